@@ -1,0 +1,65 @@
+"""The domain's errors. `SessionError` is the root; each subclass names what to fix."""
+
+from __future__ import annotations
+
+
+class SessionError(Exception):
+    """Root of every error abridged raises about a session or its messages."""
+
+
+class UnknownSessionError(SessionError, LookupError):
+    """No session has this id."""
+
+
+class InvalidMessageError(SessionError, ValueError):
+    """A message cannot be appended: it would make an invalid Messages API request."""
+
+
+class MalformedBlockError(InvalidMessageError):
+    """A content block is not of a shape the Messages API accepts."""
+
+
+class RoleOrderError(InvalidMessageError):
+    """The message's role breaks the user/assistant alternation (or the first is not user)."""
+
+
+class EmptyContentError(InvalidMessageError):
+    """A message has no blocks, or a text block is empty or only white space."""
+
+
+class OrphanToolResultError(InvalidMessageError):
+    """A tool_result answers no pending tool_use of the previous assistant message."""
+
+
+class UnansweredToolUseError(InvalidMessageError):
+    """A tool_use of the previous assistant message gets no tool_result in this one."""
+
+
+class DuplicateToolIdError(InvalidMessageError):
+    """A tool_use id is used twice in the messages the model would see."""
+
+
+class MalformedToolIdError(InvalidMessageError):
+    """A tool_use id or tool name does not match the pattern the API requires."""
+
+
+class UnsignedThinkingError(InvalidMessageError):
+    """A thinking block has no signature, so the API would reject it when sent back."""
+
+
+class MisplacedBlockError(InvalidMessageError):
+    """A block is in a message of the wrong role or at the wrong place in it."""
+
+
+class ContextOverflowError(SessionError):
+    """The next request cannot fit the budget, whatever is compacted; nothing is sent."""
+
+    def __init__(self, message: str, *, position: int | None, tokens: int, budget: int) -> None:
+        super().__init__(message)
+        self.position = position
+        self.tokens = tokens
+        self.budget = budget
+
+
+class InvalidSettingsError(SessionError, ValueError):
+    """A setting is out of range or inconsistent with the others."""

@@ -1,0 +1,80 @@
+"""How a request's size is estimated from a text counter.
+
+One rule, used everywhere: at append (stored in the event), for summaries, for truncated tool
+outputs, and by tests that re-count a dumped request body. Structural overheads are fixed
+constants on the safe side of what the API bills for the JSON around the text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+
+from domain.messages import (
+    JSON,
+    Block,
+    ImageBlock,
+    Message,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+CountText = Callable[[str], int]
+"""Counts the tokens of a text; the `TokenCounter` port's `count`."""
+
+MESSAGE_OVERHEAD = 4
+BLOCK_OVERHEAD = 3
+TOOL_OVERHEAD = 8
+IMAGE_TOKENS = 1600
+"""Anthropic bills an image at about width × height / 750 tokens, at most about 1,600."""
+REQUEST_OVERHEAD = 16
+
+
+def canonical_json(value: JSON) -> str:
+    """The JSON text a tool input or definition is counted (and compared) by."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
+
+
+def block_tokens(block: Block, count: CountText) -> int:
+    if isinstance(block, TextBlock):
+        return BLOCK_OVERHEAD + count(block.text)
+    if isinstance(block, ToolUseBlock):
+        return TOOL_OVERHEAD + count(block.name) + count(canonical_json(dict(block.input)))
+    if isinstance(block, ToolResultBlock):
+        if isinstance(block.content, str):
+            return TOOL_OVERHEAD + count(block.content)
+        return TOOL_OVERHEAD + sum(block_tokens(b, count) for b in block.content)
+    if isinstance(block, ThinkingBlock):
+        return BLOCK_OVERHEAD + count(block.thinking)
+    if isinstance(block, RedactedThinkingBlock):
+        return BLOCK_OVERHEAD + len(block.data) // 4
+    if isinstance(block, ImageBlock):
+        return IMAGE_TOKENS
+    raise TypeError(f"not a content block: {block!r}")
+
+
+def message_tokens(message: Message, count: CountText) -> int:
+    return MESSAGE_OVERHEAD + sum(block_tokens(b, count) for b in message.content)
+
+
+def system_tokens(system: str, count: CountText) -> int:
+    return BLOCK_OVERHEAD + count(system) if system else 0
+
+
+def tools_tokens(tools: Sequence[Mapping[str, JSON]], count: CountText) -> int:
+    return sum(TOOL_OVERHEAD + count(canonical_json(dict(tool))) for tool in tools)
+
+
+def request_tokens(
+    system: str, tools: Sequence[Mapping[str, JSON]], messages: Sequence[Message], count: CountText
+) -> int:
+    """The estimate of a whole request, counted from scratch (tests and audits use this)."""
+    return (
+        REQUEST_OVERHEAD
+        + system_tokens(system, count)
+        + tools_tokens(tools, count)
+        + sum(message_tokens(m, count) for m in messages)
+    )
