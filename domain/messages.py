@@ -209,7 +209,9 @@ def block_from_wire(wire: JSON) -> Block:
         tool_input = wire.get("input", {})
         if not isinstance(tool_input, Mapping):
             raise MalformedBlockError("a tool_use block's 'input' must be an object")
-        return ToolUseBlock(_str(wire, "id", "tool_use"), _str(wire, "name", "tool_use"), tool_input)
+        return ToolUseBlock(
+            _str(wire, "id", "tool_use"), _str(wire, "name", "tool_use"), tool_input
+        )
     if kind == "tool_result":
         raw = wire.get("content", "")
         content: str | tuple[TextBlock | ImageBlock, ...]

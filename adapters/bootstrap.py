@@ -1,0 +1,42 @@
+"""The one place where adapters are wired into the application."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from application.ports import Summarizer, TokenCounter
+from application.service import Sessions
+
+MEMORY = ":memory:"
+
+
+def persistence_env(db: str | Path | None) -> dict[str, str]:
+    """The eventsourcing persistence settings for a store location.
+
+    `None` or ":memory:" keeps events in memory; anything else is a SQLite file path.
+    """
+    if db is None or str(db) == MEMORY:
+        return {"PERSISTENCE_MODULE": "eventsourcing.popo"}
+    path = Path(db).expanduser()
+    if path.parent and not path.parent.exists():
+        raise FileNotFoundError(f"the folder for the session store does not exist: {path.parent}")
+    return {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(path)}
+
+
+def bootstrap(
+    db: str | Path | None = None,
+    *,
+    counter: TokenCounter | None = None,
+    summarizer: Summarizer | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Sessions:
+    """A ready `Sessions` service: tiktoken counts, extractive summaries, the given store."""
+    from adapters.summarizers import ExtractiveSummarizer
+    from adapters.token_counters import default_token_counter
+
+    counter = counter or default_token_counter()
+    summarizer = summarizer or ExtractiveSummarizer(counter)
+    return Sessions(
+        counter=counter, summarizer=summarizer, env={**persistence_env(db), **(env or {})}
+    )

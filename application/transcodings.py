@@ -1,0 +1,58 @@
+"""How domain values are stored in events and snapshots.
+
+Transcoding names are persisted with every event: never rename one. A message is stored as
+its Messages API JSON text, so tool inputs of any shape (even objects whose keys look like
+the transcoder's own `_type_`/`_data_` markers) and thinking signatures come back exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+from eventsourcing.persistence import JSONTranscoder, Transcoding
+
+from domain.messages import Message
+from domain.session import Decision, Entry, SummaryChunk, Usage
+from domain.settings import CompactionSettings
+from domain.truncation import Truncation
+
+
+class MessageAsJSON(Transcoding):
+    type = Message
+    name = "message"
+
+    def encode(self, obj: Message) -> str:
+        return json.dumps(obj.to_wire(), ensure_ascii=False, separators=(",", ":"))
+
+    def decode(self, data: str) -> Message:
+        return Message.from_wire(json.loads(data))
+
+
+class AttrsTranscoding(Transcoding):
+    """A frozen attrs value stored as its fields; nested values use their own transcodings."""
+
+    def __init__(self, cls: type[Any], name: str, *, tuples: tuple[str, ...] = ()) -> None:
+        self.type = cls
+        self.name = name
+        self._tuples = tuples
+
+    def encode(self, obj: Any) -> dict[str, Any]:
+        return attrs.asdict(obj, recurse=False)
+
+    def decode(self, data: dict[str, Any]) -> Any:
+        for field in self._tuples:
+            data[field] = tuple(data[field])
+        return self.type(**data)
+
+
+def register_transcodings(transcoder: JSONTranscoder) -> None:
+    """Registers every domain value that events and snapshots hold."""
+    transcoder.register(MessageAsJSON())
+    transcoder.register(AttrsTranscoding(Usage, "usage"))
+    transcoder.register(AttrsTranscoding(Truncation, "truncation"))
+    transcoder.register(AttrsTranscoding(Entry, "entry", tuples=("truncations",)))
+    transcoder.register(AttrsTranscoding(SummaryChunk, "summary_chunk"))
+    transcoder.register(AttrsTranscoding(Decision, "decision"))
+    transcoder.register(AttrsTranscoding(CompactionSettings, "compaction_settings"))

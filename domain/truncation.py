@@ -1,0 +1,97 @@
+"""Showing a large tool output as its head and tail, with a marker saying how much was cut."""
+
+from __future__ import annotations
+
+import attrs
+
+from domain.messages import Message, ToolResultBlock
+from domain.tokens import CountText, message_tokens
+
+
+@attrs.frozen
+class Truncation:
+    """One tool_result of a message shown as `head_chars` + marker + `tail_chars` of its text."""
+
+    block_index: int
+    head_chars: int
+    tail_chars: int
+
+
+def marker(cut_chars: int) -> str:
+    return f"\n\n[… {cut_chars:,} characters of tool output truncated …]\n\n"
+
+
+def truncate_text(text: str, head_chars: int, tail_chars: int) -> str:
+    cut = len(text) - head_chars - tail_chars
+    if cut <= 0:
+        return text
+    tail = text[len(text) - tail_chars :] if tail_chars else ""
+    return text[:head_chars] + marker(cut) + tail
+
+
+def shown(message: Message, truncations: tuple[Truncation, ...]) -> Message:
+    """The message as requests show it; the stored message is never changed."""
+    if not truncations:
+        return message
+    content = list(message.content)
+    for t in truncations:
+        block = content[t.block_index]
+        assert isinstance(block, ToolResultBlock)
+        text = truncate_text(block.text, t.head_chars, t.tail_chars)
+        content[t.block_index] = ToolResultBlock(block.tool_use_id, text, block.is_error)
+    return attrs.evolve(message, content=tuple(content))
+
+
+def plan_truncations(
+    message: Message, limit: int, count: CountText
+) -> tuple[tuple[Truncation, ...], int]:
+    """Truncations that bring the message's tool outputs to about `limit` tokens in all.
+
+    Small outputs stay whole; the large ones share what is left (water-filling), each cut to
+    head and tail. Returns the truncations and the shown message's token count.
+    """
+    results = [
+        (i, b, count(b.text))
+        for i, b in enumerate(message.content)
+        if isinstance(b, ToolResultBlock)
+    ]
+    total = sum(tokens for _, _, tokens in results)
+    if total <= limit:
+        return (), message_tokens(message, count)
+    allowance = _fair_shares([tokens for _, _, tokens in results], limit)
+    truncations: list[Truncation] = []
+    for (index, block, tokens), allowed in zip(results, allowance, strict=True):
+        if tokens <= allowed:
+            continue
+        truncations.append(_fit(index, block.text, tokens, allowed, count))
+    plan = tuple(truncations)
+    return plan, message_tokens(shown(message, plan), count)
+
+
+def _fair_shares(sizes: list[int], limit: int) -> list[int]:
+    shares = [0] * len(sizes)
+    remaining = limit
+    pending = sorted(range(len(sizes)), key=lambda i: sizes[i])
+    while pending:
+        fair = remaining // len(pending)
+        index = pending[0]
+        if sizes[index] <= fair:
+            shares[index] = sizes[index]
+            remaining -= sizes[index]
+            pending.pop(0)
+            continue
+        for index in pending:
+            shares[index] = max(fair, 16)
+        break
+    return shares
+
+
+def _fit(index: int, text: str, tokens: int, allowed: int, count: CountText) -> Truncation:
+    # Token density varies along a text, so shrink until the shown text counts within budget.
+    keep = int(len(text) * allowed / max(tokens, 1))
+    while True:
+        head = (keep * 2) // 3
+        tail = keep - head
+        if keep <= 0 or count(truncate_text(text, head, tail)) <= allowed:
+            return Truncation(index, max(head, 0), max(tail, 0))
+        keep = int(keep * 0.85)

@@ -1,0 +1,159 @@
+"""The checks a message must pass before it joins a session's history.
+
+Each check raises a specific `InvalidMessageError` naming what is wrong, so a host app can
+tell a bad message from a bad request and nothing half-valid is ever recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from domain.errors import (
+    DuplicateToolIdError,
+    EmptyContentError,
+    MalformedBlockError,
+    MalformedToolIdError,
+    MisplacedBlockError,
+    OrphanToolResultError,
+    RoleOrderError,
+    UnansweredToolUseError,
+    UnsignedThinkingError,
+)
+from domain.messages import (
+    IMAGE_MEDIA_TYPES,
+    TOOL_ID_PATTERN,
+    TOOL_NAME_PATTERN,
+    ImageBlock,
+    Message,
+    RedactedThinkingBlock,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+
+def check_blocks(message: Message) -> None:
+    """Checks a message on its own: block shapes, placement for its role, ids and text."""
+    if not message.content:
+        raise EmptyContentError(f"a {message.role.value} message needs at least one block")
+    seen_other = False
+    seen_non_thinking = False
+    for index, block in enumerate(message.content):
+        where = f"block {index}"
+        if isinstance(block, TextBlock):
+            _check_text(block.text, where)
+        elif isinstance(block, ImageBlock):
+            _check_image(block, where)
+        elif isinstance(block, ToolUseBlock):
+            if message.role is not Role.ASSISTANT:
+                raise MisplacedBlockError(f"{where}: tool_use blocks belong in assistant messages")
+            _check_tool_id(block.id, where)
+            if not TOOL_NAME_PATTERN.match(block.name):
+                raise MalformedToolIdError(
+                    f"{where}: tool name {block.name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$"
+                )
+        elif isinstance(block, ToolResultBlock):
+            if message.role is not Role.USER:
+                raise MisplacedBlockError(f"{where}: tool_result blocks belong in user messages")
+            if seen_other:
+                raise MisplacedBlockError(
+                    f"{where}: tool_result blocks must come before any text or image"
+                )
+            _check_tool_id(block.tool_use_id, where)
+            if not isinstance(block.content, str):
+                for nested in block.content:
+                    if isinstance(nested, TextBlock):
+                        _check_text(nested.text, f"{where} (tool_result content)")
+                    else:
+                        _check_image(nested, f"{where} (tool_result content)")
+        elif isinstance(block, ThinkingBlock | RedactedThinkingBlock):
+            if message.role is not Role.ASSISTANT:
+                raise MisplacedBlockError(f"{where}: thinking blocks belong in assistant messages")
+            if seen_non_thinking:
+                raise MisplacedBlockError(
+                    f"{where}: thinking blocks must come before the text and tool calls"
+                )
+            if isinstance(block, ThinkingBlock) and not block.signature:
+                raise UnsignedThinkingError(
+                    f"{where}: a thinking block needs the signature the model returned with it"
+                )
+            if isinstance(block, RedactedThinkingBlock) and not block.data:
+                raise MalformedBlockError(f"{where}: a redacted_thinking block needs its data")
+        if not isinstance(block, ToolResultBlock):
+            seen_other = True
+        if not isinstance(block, ThinkingBlock | RedactedThinkingBlock):
+            seen_non_thinking = True
+    _check_unique(message.tool_uses, "tool_use")
+    ids = [r.tool_use_id for r in message.tool_results]
+    if len(ids) != len(set(ids)):
+        raise DuplicateToolIdError("a tool call is answered twice in the same message")
+
+
+def check_sequence(previous: Message | None, message: Message, ids_in_view: Iterable[str]) -> None:
+    """Checks that `message` may follow `previous` in a valid request."""
+    if previous is None:
+        if message.role is not Role.USER:
+            raise RoleOrderError("a session must start with a user message")
+        if message.tool_results:
+            raise OrphanToolResultError(
+                "the first message cannot hold tool results: no tool call came before it"
+            )
+        return
+    if message.role is previous.role:
+        raise RoleOrderError(
+            f"two {message.role.value} messages in a row: roles must alternate "
+            "(put all the blocks of one turn in one message)"
+        )
+    if message.role is Role.USER:
+        pending = [u.id for u in previous.tool_uses]
+        answered = [r.tool_use_id for r in message.tool_results]
+        orphans = [i for i in answered if i not in pending]
+        if orphans:
+            raise OrphanToolResultError(
+                f"tool_result for {', '.join(orphans)} answers no tool_use of the previous "
+                "assistant message"
+            )
+        missing = [i for i in pending if i not in answered]
+        if missing:
+            raise UnansweredToolUseError(
+                f"tool_use {', '.join(missing)} of the previous assistant message has no "
+                "tool_result here; all results of a batch go in the next user message"
+            )
+    else:
+        seen = set(ids_in_view)
+        reused = [u.id for u in message.tool_uses if u.id in seen]
+        if reused:
+            raise DuplicateToolIdError(
+                f"tool_use id {', '.join(reused)} is already used in this session's context"
+            )
+
+
+def _check_text(text: str, where: str) -> None:
+    if not text.strip():
+        raise EmptyContentError(f"{where}: text blocks must not be empty or only white space")
+
+
+def _check_image(block: ImageBlock, where: str) -> None:
+    if block.source_type == "url":
+        if not block.url:
+            raise MalformedBlockError(f"{where}: an image by url needs the url")
+        return
+    if block.media_type not in IMAGE_MEDIA_TYPES:
+        raise MalformedBlockError(
+            f"{where}: image media_type must be one of {', '.join(sorted(IMAGE_MEDIA_TYPES))}"
+        )
+    if not block.data:
+        raise MalformedBlockError(f"{where}: a base64 image needs its data")
+
+
+def _check_tool_id(tool_id: str, where: str) -> None:
+    if not TOOL_ID_PATTERN.match(tool_id):
+        raise MalformedToolIdError(f"{where}: tool id {tool_id!r} must match ^[a-zA-Z0-9_-]+$")
+
+
+def _check_unique(uses: tuple[ToolUseBlock, ...], kind: str) -> None:
+    ids = [u.id for u in uses]
+    if len(ids) != len(set(ids)):
+        raise DuplicateToolIdError(f"a {kind} id is repeated within one message")
