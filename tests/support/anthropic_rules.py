@@ -1,0 +1,810 @@
+"""An independent checker for Anthropic Messages request bodies, used as a test oracle.
+
+`violations(body)` takes the JSON body exactly as it would be POSTed to `/v1/messages` and
+returns every rule it breaks; `assert_valid_request(body)` fails a test with all of them.
+The rules are those of `docs/anthropic-request-rules.md` in the shared docs, the [strict] ones
+included. This module deliberately imports nothing from `domain`, `application` or `adapters`:
+it judges the library's output, so it must not share the library's mistakes.
+
+Rule ids are stable (tests match on them); `RULES` lists them all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, TypeGuard
+
+import attrs
+
+RULES: frozenset[str] = frozenset(
+    {
+        # the body
+        "model-invalid",
+        "max-tokens-invalid",
+        "messages-invalid",
+        "messages-too-many",
+        "system-invalid",
+        "message-invalid",
+        "role-system",
+        "role-unknown",
+        # roles
+        "first-message-user",
+        "roles-not-alternating",
+        "content-empty",
+        "prefill-trailing-whitespace",
+        # blocks
+        "block-invalid",
+        "block-type-unknown",
+        "text-empty",
+        "image-invalid",
+        "tool-use-not-assistant",
+        "tool-result-not-user",
+        "thinking-not-assistant",
+        "thinking-invalid",
+        "redacted-thinking-invalid",
+        "thinking-order",
+        "thinking-last-block",
+        # tool use
+        "tool-use-id-invalid",
+        "tool-use-name-invalid",
+        "tool-use-input-invalid",
+        "tool-use-id-duplicate",
+        "tool-use-unanswered",
+        "tool-result-orphan",
+        "tool-result-not-first",
+        "tool-result-duplicate",
+        "tool-result-invalid",
+        "tool-result-content-invalid",
+        "tools-missing",
+        "tools-invalid",
+        "tool-name-invalid",
+        "tool-schema-invalid",
+        "tool-name-duplicate",
+        "tool-use-undefined",
+        "tool-choice-invalid",
+        # thinking
+        "thinking-config-invalid",
+        "thinking-budget-invalid",
+        "thinking-tool-choice",
+        "thinking-temperature",
+        "thinking-top-k",
+        "thinking-top-p",
+        "thinking-tool-loop",
+        # prompt caching
+        "cache-control-too-many",
+        "cache-control-invalid",
+        "cache-control-ttl-order",
+        "cache-control-on-thinking",
+        "cache-control-on-empty-text",
+    }
+)
+"""Every rule id `violations` can report."""
+
+MAX_MESSAGES = 100_000
+MAX_CACHE_BREAKPOINTS = 4
+MIN_THINKING_BUDGET = 1024
+TOOL_USE_ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
+TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+ROLES = frozenset({"user", "assistant"})
+BLOCK_TYPES = frozenset(
+    {"text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking"}
+)
+THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+TOOL_RESULT_CONTENT_TYPES = frozenset({"text", "image"})
+IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+CACHE_TTLS = frozenset({"5m", "1h"})
+# "enabled" is manual extended thinking; "adaptive" lets newer models choose their own budget.
+THINKING_CONFIG_TYPES = frozenset({"enabled", "disabled", "adaptive"})
+TOOL_CHOICE_TYPES = frozenset({"auto", "any", "tool", "none"})
+TOOL_CHOICES_WITH_THINKING = frozenset({"auto", "none"})
+MIN_TOP_P_WITH_THINKING = 0.95
+
+
+@attrs.frozen
+class Violation:
+    """One broken rule: a stable `rule` id, `where` in the body it is, and a readable `detail`."""
+
+    rule: str
+    where: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"[{self.rule}] {self.where}: {self.detail}"
+
+
+def violations(body: Mapping[str, Any]) -> list[Violation]:
+    """Every rule `body` breaks, in body order; an empty list means the request is valid."""
+    checker = _Checker(body)
+    checker.run()
+    return checker.found
+
+
+def assert_valid_request(body: Mapping[str, Any]) -> None:
+    """Raise `AssertionError` listing every violation if `body` is not a valid request."""
+    found = violations(body)
+    if found:
+        listing = "\n".join(f"  {violation}" for violation in found)
+        raise AssertionError(f"invalid Anthropic Messages request ({len(found)}):\n{listing}")
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    # bool is an int subclass, and `True` is not a token count.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_blank(text: object) -> bool:
+    return not isinstance(text, str) or not text.strip()
+
+
+def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The well-formed blocks of a message (string content has none)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [block for block in content if isinstance(block, Mapping)]
+
+
+def _tool_use_ids(message: Mapping[str, Any]) -> list[str]:
+    return [
+        block["id"]
+        for block in _blocks(message)
+        if block.get("type") == "tool_use" and isinstance(block.get("id"), str)
+    ]
+
+
+def _tool_result_ids(message: Mapping[str, Any]) -> list[str]:
+    return [
+        block["tool_use_id"]
+        for block in _blocks(message)
+        if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str)
+    ]
+
+
+class _Checker:
+    """Walks one body and collects its violations; each `check_*` covers one group of rules."""
+
+    def __init__(self, body: Mapping[str, Any]) -> None:
+        self.body = body
+        self.found: list[Violation] = []
+        raw_messages = body.get("messages")
+        self.messages: list[Mapping[str, Any]] = (
+            [message for message in raw_messages if isinstance(message, Mapping)]
+            if isinstance(raw_messages, list)
+            else []
+        )
+        # Indexes into the body's list, so `where` stays right when some entries are malformed.
+        self.message_indexes: list[int] = (
+            [i for i, message in enumerate(raw_messages) if isinstance(message, Mapping)]
+            if isinstance(raw_messages, list)
+            else []
+        )
+        tools = body.get("tools")
+        self.tool_names: set[str] = (
+            {tool["name"] for tool in tools if isinstance(tool, Mapping) and "name" in tool}
+            if isinstance(tools, list)
+            else set()
+        )
+        thinking = body.get("thinking")
+        thinking_type = thinking.get("type") if isinstance(thinking, Mapping) else None
+        self.thinking_enabled = thinking_type == "enabled"
+        self.thinking_active = thinking_type in {"enabled", "adaptive"}
+
+    def add(self, rule: str, where: str, detail: str) -> None:
+        if rule not in RULES:
+            raise ValueError(f"unknown rule id {rule!r}; add it to RULES")
+        self.found.append(Violation(rule=rule, where=where, detail=detail))
+
+    def run(self) -> None:
+        self.check_top_level()
+        self.check_system()
+        self.check_tools()
+        self.check_tool_choice()
+        self.check_thinking_config()
+        self.check_messages()
+        self.check_tool_pairing()
+        self.check_thinking_tool_loop()
+        self.check_cache_control()
+
+    # -- top level -------------------------------------------------------------------------
+
+    def check_top_level(self) -> None:
+        model = self.body.get("model")
+        if not isinstance(model, str) or not model.strip():
+            self.add("model-invalid", "model", f"model must be a non-empty string, got {model!r}")
+        max_tokens = self.body.get("max_tokens")
+        if not _is_int(max_tokens) or max_tokens < 1:
+            self.add(
+                "max-tokens-invalid",
+                "max_tokens",
+                f"max_tokens must be an integer >= 1, got {max_tokens!r}",
+            )
+        messages = self.body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            self.add("messages-invalid", "messages", "messages must be a non-empty list")
+        elif len(messages) > MAX_MESSAGES:
+            self.add(
+                "messages-too-many",
+                "messages",
+                f"{len(messages)} messages; a request may hold at most {MAX_MESSAGES}",
+            )
+
+    def check_system(self) -> None:
+        if "system" not in self.body:
+            return
+        system = self.body["system"]
+        if isinstance(system, str):
+            return
+        if not isinstance(system, list):
+            self.add(
+                "system-invalid",
+                "system",
+                f"system must be a string or a list of text blocks, got {type(system).__name__}",
+            )
+            return
+        for i, block in enumerate(system):
+            where = f"system[{i}]"
+            if not isinstance(block, Mapping) or block.get("type") != "text":
+                self.add("system-invalid", where, "system blocks must be {'type': 'text'} blocks")
+            elif _is_blank(block.get("text")):
+                self.add("system-invalid", where, "system text blocks must have non-blank text")
+
+    def check_tools(self) -> None:
+        tools = self.body.get("tools")
+        if tools is None:
+            return
+        if not isinstance(tools, list):
+            self.add("tools-invalid", "tools", f"tools must be a list, got {type(tools).__name__}")
+            return
+        seen: set[str] = set()
+        for i, tool in enumerate(tools):
+            where = f"tools[{i}]"
+            if not isinstance(tool, Mapping):
+                self.add("tools-invalid", where, "each tool must be an object")
+                continue
+            name = tool.get("name")
+            if not isinstance(name, str) or not TOOL_NAME_PATTERN.match(name):
+                self.add(
+                    "tool-name-invalid",
+                    where,
+                    f"tool name {name!r} must match {TOOL_NAME_PATTERN.pattern}",
+                )
+            elif name in seen:
+                self.add("tool-name-duplicate", where, f"tool name {name!r} is defined twice")
+            else:
+                seen.add(name)
+            schema = tool.get("input_schema")
+            if not isinstance(schema, Mapping) or schema.get("type") != "object":
+                self.add(
+                    "tool-schema-invalid",
+                    f"{where}.input_schema",
+                    "input_schema must be a JSON schema object with 'type': 'object'",
+                )
+
+    def check_tool_choice(self) -> None:
+        if "tool_choice" not in self.body:
+            return
+        choice = self.body["tool_choice"]
+        choice_type = choice.get("type") if isinstance(choice, Mapping) else None
+        if choice_type not in TOOL_CHOICE_TYPES:
+            self.add(
+                "tool-choice-invalid",
+                "tool_choice",
+                f"tool_choice type must be one of {sorted(TOOL_CHOICE_TYPES)}, got {choice!r}",
+            )
+        elif choice_type == "tool" and choice.get("name") not in self.tool_names:
+            self.add(
+                "tool-choice-invalid",
+                "tool_choice.name",
+                f"tool_choice names {choice.get('name')!r}, which is not a defined tool",
+            )
+
+    def check_thinking_config(self) -> None:
+        if "thinking" not in self.body:
+            return
+        thinking = self.body["thinking"]
+        if not isinstance(thinking, Mapping) or thinking.get("type") not in THINKING_CONFIG_TYPES:
+            self.add(
+                "thinking-config-invalid",
+                "thinking",
+                f"thinking must be an object with type in {sorted(THINKING_CONFIG_TYPES)}",
+            )
+            return
+        if not self.thinking_enabled:
+            return
+        budget = thinking.get("budget_tokens")
+        max_tokens = self.body.get("max_tokens")
+        if not _is_int(budget) or budget < MIN_THINKING_BUDGET:
+            self.add(
+                "thinking-budget-invalid",
+                "thinking.budget_tokens",
+                f"budget_tokens must be an integer >= {MIN_THINKING_BUDGET}, got {budget!r}",
+            )
+        elif _is_int(max_tokens) and budget >= max_tokens:
+            self.add(
+                "thinking-budget-invalid",
+                "thinking.budget_tokens",
+                f"budget_tokens ({budget}) must be less than max_tokens ({max_tokens})",
+            )
+        choice = self.body.get("tool_choice")
+        if isinstance(choice, Mapping) and choice.get("type") not in TOOL_CHOICES_WITH_THINKING:
+            self.add(
+                "thinking-tool-choice",
+                "tool_choice",
+                f"with thinking enabled tool_choice may only be auto or none, got {choice!r}",
+            )
+        if "temperature" in self.body:
+            self.add(
+                "thinking-temperature", "temperature", "temperature is incompatible with thinking"
+            )
+        if "top_k" in self.body:
+            self.add("thinking-top-k", "top_k", "top_k is incompatible with thinking")
+        if "top_p" in self.body:
+            top_p = self.body["top_p"]
+            if not _is_number(top_p) or not MIN_TOP_P_WITH_THINKING <= top_p <= 1:
+                self.add(
+                    "thinking-top-p",
+                    "top_p",
+                    f"with thinking enabled top_p must be in [0.95, 1], got {top_p!r}",
+                )
+
+    # -- messages and blocks ---------------------------------------------------------------
+
+    def check_messages(self) -> None:
+        raw_messages = self.body.get("messages")
+        if not isinstance(raw_messages, list):
+            return
+        last = len(raw_messages) - 1
+        previous_role: object = None
+        for i, message in enumerate(raw_messages):
+            where = f"messages[{i}]"
+            if not isinstance(message, Mapping):
+                self.add("message-invalid", where, "each message must be an object")
+                previous_role = None
+                continue
+            role = message.get("role")
+            if role == "system":
+                self.add(
+                    "role-system",
+                    f"{where}.role",
+                    "there is no 'system' role: put the system prompt in the top-level 'system'",
+                )
+            elif role not in ROLES:
+                self.add(
+                    "role-unknown", f"{where}.role", f"role must be user or assistant, got {role!r}"
+                )
+            if i == 0 and role != "user":
+                self.add(
+                    "first-message-user", where, f"the first message must be user, got {role!r}"
+                )
+            if i > 0 and role in ROLES and role == previous_role:
+                self.add(
+                    "roles-not-alternating",
+                    where,
+                    f"two consecutive {role} messages; merge them into one",
+                )
+            previous_role = role
+            is_prefill = i == last and role == "assistant"
+            self.check_content(message, where, is_prefill=is_prefill)
+
+    def check_content(self, message: Mapping[str, Any], where: str, *, is_prefill: bool) -> None:
+        if "content" not in message:
+            self.add("message-invalid", where, "message has no 'content'")
+            return
+        content = message["content"]
+        if isinstance(content, str):
+            if is_prefill:
+                if content != content.rstrip():
+                    self.add(
+                        "prefill-trailing-whitespace",
+                        f"{where}.content",
+                        "a final assistant message must not end with whitespace",
+                    )
+            elif not content.strip():
+                self.add("content-empty", f"{where}.content", "message content must not be blank")
+            return
+        if not isinstance(content, list):
+            self.add(
+                "message-invalid",
+                f"{where}.content",
+                f"content must be a string or a list of blocks, got {type(content).__name__}",
+            )
+            return
+        if not content:
+            if not is_prefill:
+                self.add(
+                    "content-empty",
+                    f"{where}.content",
+                    "only a final assistant message may have empty content",
+                )
+            return
+        role = message.get("role")
+        seen_other = False
+        seen_non_thinking = False
+        for j, block in enumerate(content):
+            block_where = f"{where}.content[{j}]"
+            if not isinstance(block, Mapping):
+                self.add("block-invalid", block_where, "each content block must be an object")
+                continue
+            block_type = block.get("type")
+            self.check_block(block, block_where, role)
+            if block_type == "tool_result" and role == "user" and seen_other:
+                self.add(
+                    "tool-result-not-first",
+                    block_where,
+                    "tool_result blocks must come before any other block in a user message",
+                )
+            elif block_type != "tool_result":
+                seen_other = True
+            if block_type in THINKING_TYPES and role == "assistant" and seen_non_thinking:
+                self.add(
+                    "thinking-order",
+                    block_where,
+                    "thinking blocks must come before every other block of the message",
+                )
+            elif block_type not in THINKING_TYPES:
+                seen_non_thinking = True
+        last_block = content[-1]
+        if isinstance(last_block, Mapping):
+            if role == "assistant" and last_block.get("type") in THINKING_TYPES:
+                self.add(
+                    "thinking-last-block",
+                    f"{where}.content[{len(content) - 1}]",
+                    "the final block of an assistant message cannot be a thinking block",
+                )
+            text = last_block.get("text")
+            if (
+                is_prefill
+                and last_block.get("type") == "text"
+                and isinstance(text, str)
+                and text != text.rstrip()
+            ):
+                self.add(
+                    "prefill-trailing-whitespace",
+                    f"{where}.content[{len(content) - 1}]",
+                    "a final assistant message must not end with whitespace",
+                )
+
+    def check_block(self, block: Mapping[str, Any], where: str, role: object) -> None:
+        block_type = block.get("type")
+        if block_type not in BLOCK_TYPES:
+            self.add(
+                "block-type-unknown",
+                where,
+                f"block type {block_type!r} is not one of {sorted(BLOCK_TYPES)}",
+            )
+            return
+        if block_type == "text":
+            self.check_text(block, where)
+        elif block_type == "image":
+            self.check_image(block, where)
+        elif block_type == "tool_use":
+            if role != "assistant":
+                self.add(
+                    "tool-use-not-assistant", where, "tool_use blocks belong in assistant messages"
+                )
+            self.check_tool_use(block, where)
+        elif block_type == "tool_result":
+            if role != "user":
+                self.add(
+                    "tool-result-not-user", where, "tool_result blocks belong in user messages"
+                )
+            self.check_tool_result(block, where)
+        else:
+            if role != "assistant":
+                self.add(
+                    "thinking-not-assistant",
+                    where,
+                    f"{block_type} blocks belong in assistant messages",
+                )
+            self.check_thinking_block(block, where)
+
+    def check_text(self, block: Mapping[str, Any], where: str) -> None:
+        text = block.get("text")
+        if not isinstance(text, str):
+            self.add("block-invalid", where, f"text block needs a string 'text', got {text!r}")
+        elif not text.strip():
+            self.add("text-empty", where, "text blocks must be non-empty and not whitespace-only")
+
+    def check_image(self, block: Mapping[str, Any], where: str) -> None:
+        source = block.get("source")
+        if not isinstance(source, Mapping):
+            source = {}
+        source_type = source.get("type")
+        if source_type == "base64":
+            if source.get("media_type") not in IMAGE_MEDIA_TYPES or _is_blank(source.get("data")):
+                self.add(
+                    "image-invalid",
+                    where,
+                    f"a base64 image needs data and a media_type in {sorted(IMAGE_MEDIA_TYPES)}",
+                )
+        elif source_type == "url":
+            if _is_blank(source.get("url")):
+                self.add("image-invalid", where, "a url image needs a non-empty 'url'")
+        else:
+            self.add("image-invalid", where, "image source must be of type base64 or url")
+
+    def check_tool_use(self, block: Mapping[str, Any], where: str) -> None:
+        tool_id = block.get("id")
+        if not isinstance(tool_id, str) or not TOOL_USE_ID_PATTERN.match(tool_id):
+            self.add(
+                "tool-use-id-invalid",
+                where,
+                f"tool_use id {tool_id!r} must match {TOOL_USE_ID_PATTERN.pattern}",
+            )
+        name = block.get("name")
+        if not isinstance(name, str) or not TOOL_NAME_PATTERN.match(name):
+            self.add(
+                "tool-use-name-invalid",
+                where,
+                f"tool_use name {name!r} must match {TOOL_NAME_PATTERN.pattern}",
+            )
+        elif name not in self.tool_names and isinstance(self.body.get("tools"), list):
+            self.add("tool-use-undefined", where, f"tool {name!r} is not defined in 'tools'")
+        if not isinstance(block.get("input"), Mapping):
+            self.add("tool-use-input-invalid", where, "tool_use input must be an object")
+
+    def check_tool_result(self, block: Mapping[str, Any], where: str) -> None:
+        if not isinstance(block.get("tool_use_id"), str):
+            self.add("tool-result-invalid", where, "tool_result needs a string 'tool_use_id'")
+        if "is_error" in block and not isinstance(block["is_error"], bool):
+            self.add("tool-result-invalid", f"{where}.is_error", "is_error must be a boolean")
+        if "content" not in block:
+            return
+        content = block["content"]
+        if isinstance(content, str):
+            return
+        if not isinstance(content, list):
+            self.add(
+                "tool-result-content-invalid",
+                f"{where}.content",
+                "tool_result content must be a string or a list of text/image blocks",
+            )
+            return
+        for k, inner in enumerate(content):
+            inner_where = f"{where}.content[{k}]"
+            inner_type = inner.get("type") if isinstance(inner, Mapping) else None
+            if inner_type not in TOOL_RESULT_CONTENT_TYPES:
+                self.add(
+                    "tool-result-content-invalid",
+                    inner_where,
+                    f"tool_result content blocks must be text or image, got {inner_type!r}",
+                )
+            elif inner_type == "text" and _is_blank(inner.get("text")):
+                self.add(
+                    "tool-result-content-invalid",
+                    inner_where,
+                    "text blocks inside a tool_result must be non-empty",
+                )
+            elif inner_type == "image":
+                self.check_image(inner, inner_where)
+
+    def check_thinking_block(self, block: Mapping[str, Any], where: str) -> None:
+        if block.get("type") == "thinking":
+            signature = block.get("signature")
+            if not isinstance(signature, str) or not signature:
+                self.add(
+                    "thinking-invalid",
+                    where,
+                    "a thinking block needs its non-empty 'signature', sent back unmodified",
+                )
+            if not isinstance(block.get("thinking"), str):
+                self.add("thinking-invalid", where, "a thinking block needs a string 'thinking'")
+        else:
+            data = block.get("data")
+            if not isinstance(data, str) or not data:
+                self.add(
+                    "redacted-thinking-invalid",
+                    where,
+                    "a redacted_thinking block needs its non-empty 'data'",
+                )
+
+    # -- tool pairing ----------------------------------------------------------------------
+
+    def check_tool_pairing(self) -> None:
+        has_tool_blocks = False
+        seen_use_ids: set[str] = set()
+        seen_result_ids: set[str] = set()
+        messages = self.messages
+        for position, message in enumerate(messages):
+            where = f"messages[{self.message_indexes[position]}]"
+            use_ids = _tool_use_ids(message)
+            result_ids = _tool_result_ids(message)
+            has_tool_blocks = has_tool_blocks or any(
+                block.get("type") in {"tool_use", "tool_result"} for block in _blocks(message)
+            )
+            for tool_id in use_ids:
+                if tool_id in seen_use_ids:
+                    self.add(
+                        "tool-use-id-duplicate",
+                        where,
+                        f"tool_use id {tool_id!r} is used more than once in the request",
+                    )
+                seen_use_ids.add(tool_id)
+            for tool_id in result_ids:
+                if tool_id in seen_result_ids:
+                    self.add(
+                        "tool-result-duplicate",
+                        where,
+                        f"more than one tool_result for tool_use id {tool_id!r}",
+                    )
+                seen_result_ids.add(tool_id)
+            if use_ids and message.get("role") == "assistant":
+                self.check_answered(position, use_ids)
+            if result_ids and message.get("role") == "user":
+                self.check_not_orphan(position, result_ids)
+        if has_tool_blocks:
+            tools = self.body.get("tools")
+            if not isinstance(tools, list) or not tools:
+                self.add(
+                    "tools-missing",
+                    "tools",
+                    "requests with tool_use or tool_result blocks must define tools",
+                )
+
+    def check_answered(self, position: int, use_ids: Sequence[str]) -> None:
+        where = f"messages[{self.message_indexes[position]}]"
+        following = self.following_message(position)
+        answered = set(_tool_result_ids(following)) if following is not None else set()
+        if following is not None and following.get("role") != "user":
+            answered = set()
+        missing = [tool_id for tool_id in use_ids if tool_id not in answered]
+        if missing:
+            self.add(
+                "tool-use-unanswered",
+                where,
+                f"tool_use ids {missing} have no tool_result in the immediately next user message",
+            )
+
+    def check_not_orphan(self, position: int, result_ids: Sequence[str]) -> None:
+        where = f"messages[{self.message_indexes[position]}]"
+        preceding = self.preceding_message(position)
+        issued: set[str] = set()
+        if preceding is not None and preceding.get("role") == "assistant":
+            issued = set(_tool_use_ids(preceding))
+        orphans = [tool_id for tool_id in result_ids if tool_id not in issued]
+        if orphans:
+            self.add(
+                "tool-result-orphan",
+                where,
+                f"tool_result ids {orphans} match no tool_use in the immediately previous "
+                "assistant message",
+            )
+
+    def following_message(self, position: int) -> Mapping[str, Any] | None:
+        """The next entry of the body's list, if it is a well-formed message."""
+        index = self.message_indexes[position]
+        if position + 1 < len(self.messages) and self.message_indexes[position + 1] == index + 1:
+            return self.messages[position + 1]
+        return None
+
+    def preceding_message(self, position: int) -> Mapping[str, Any] | None:
+        """The previous entry of the body's list, if it is a well-formed message."""
+        index = self.message_indexes[position]
+        if position > 0 and self.message_indexes[position - 1] == index - 1:
+            return self.messages[position - 1]
+        return None
+
+    def check_thinking_tool_loop(self) -> None:
+        """With thinking on, the assistant turn of an active tool loop must open with thinking.
+
+        A tool loop (assistant tool_use, user tool_result, assistant tool_use, ...) is one
+        assistant turn: the API checks its first assistant message, the one right after the
+        last user message that carries no tool_result. Later messages of the loop may have no
+        thinking (the model only thinks between tool calls with interleaved thinking).
+        """
+        if not self.thinking_active or not self.messages:
+            return
+        last = self.messages[-1]
+        if last.get("role") != "user" or not _tool_result_ids(last):
+            return
+        turn_start: int | None = None
+        for position in range(len(self.messages) - 1, -1, -1):
+            message = self.messages[position]
+            if message.get("role") == "assistant":
+                turn_start = position
+            elif not _tool_result_ids(message):
+                break
+        if turn_start is None:
+            return
+        blocks = _blocks(self.messages[turn_start])
+        if not blocks or blocks[0].get("type") not in THINKING_TYPES:
+            self.add(
+                "thinking-tool-loop",
+                f"messages[{self.message_indexes[turn_start]}].content[0]",
+                "with thinking enabled, the assistant message that opens the active tool loop "
+                "must start with its thinking or redacted_thinking block",
+            )
+
+    # -- prompt caching --------------------------------------------------------------------
+
+    def cache_sites(self) -> Iterator[tuple[str, Mapping[str, Any]]]:
+        """Every object that may carry cache_control, in request order: tools, system, messages."""
+        tools = self.body.get("tools")
+        if isinstance(tools, list):
+            for i, tool in enumerate(tools):
+                if isinstance(tool, Mapping):
+                    yield f"tools[{i}]", tool
+        system = self.body.get("system")
+        if isinstance(system, list):
+            for i, block in enumerate(system):
+                if isinstance(block, Mapping):
+                    yield f"system[{i}]", block
+        for position, message in enumerate(self.messages):
+            content = message.get("content")
+            if not isinstance(content, list):
+                continue
+            where = f"messages[{self.message_indexes[position]}]"
+            for j, block in enumerate(content):
+                if not isinstance(block, Mapping):
+                    continue
+                yield f"{where}.content[{j}]", block
+                inner = block.get("content") if block.get("type") == "tool_result" else None
+                if isinstance(inner, list):
+                    for k, inner_block in enumerate(inner):
+                        if isinstance(inner_block, Mapping):
+                            yield f"{where}.content[{j}].content[{k}]", inner_block
+
+    def check_cache_control(self) -> None:
+        breakpoints: list[tuple[str, Mapping[str, Any]]] = []
+        for where, site in self.cache_sites():
+            if "cache_control" not in site:
+                continue
+            breakpoints.append((f"{where}.cache_control", site["cache_control"]))
+            block_type = site.get("type")
+            if block_type in THINKING_TYPES:
+                self.add(
+                    "cache-control-on-thinking",
+                    where,
+                    "thinking blocks cannot carry cache_control",
+                )
+            elif block_type == "text" and _is_blank(site.get("text")):
+                self.add(
+                    "cache-control-on-empty-text",
+                    where,
+                    "empty text blocks cannot carry cache_control",
+                )
+        # Automatic caching puts its breakpoint on the last cacheable block: last in order.
+        if "cache_control" in self.body:
+            breakpoints.append(("cache_control", self.body["cache_control"]))
+        if len(breakpoints) > MAX_CACHE_BREAKPOINTS:
+            self.add(
+                "cache-control-too-many",
+                breakpoints[MAX_CACHE_BREAKPOINTS][0],
+                f"{len(breakpoints)} cache breakpoints; at most {MAX_CACHE_BREAKPOINTS} are "
+                "allowed (top-level cache_control takes one)",
+            )
+        first_short: str | None = None
+        for where, cache_control in breakpoints:
+            ttl = self.check_cache_control_value(where, cache_control)
+            if ttl == "5m" and first_short is None:
+                first_short = where
+            elif ttl == "1h" and first_short is not None:
+                self.add(
+                    "cache-control-ttl-order",
+                    where,
+                    f"a 1h cache entry must not come after the 5m entry at {first_short}",
+                )
+
+    def check_cache_control_value(self, where: str, cache_control: object) -> str | None:
+        """Report a malformed cache_control; return its effective TTL when it is well formed."""
+        if not isinstance(cache_control, Mapping) or cache_control.get("type") != "ephemeral":
+            self.add(
+                "cache-control-invalid",
+                where,
+                f"cache_control must be {{'type': 'ephemeral'}}, got {cache_control!r}",
+            )
+            return None
+        ttl = cache_control.get("ttl", "5m")
+        if ttl not in CACHE_TTLS:
+            self.add(
+                "cache-control-invalid",
+                f"{where}.ttl",
+                f"cache_control ttl must be one of {sorted(CACHE_TTLS)}, got {ttl!r}",
+            )
+            return None
+        return str(ttl)
