@@ -85,6 +85,8 @@ def check_blocks(message: Message) -> None:
             seen_other = True
         if not isinstance(block, ThinkingBlock | RedactedThinkingBlock):
             seen_non_thinking = True
+    if isinstance(message.content[-1], ThinkingBlock | RedactedThinkingBlock):
+        raise MisplacedBlockError("an assistant message cannot end with a thinking block")
     _check_unique(message.tool_uses, "tool_use")
     ids = [r.tool_use_id for r in message.tool_results]
     if len(ids) != len(set(ids)):

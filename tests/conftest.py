@@ -1,0 +1,37 @@
+"""Fixtures shared by every test layer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from application.service import Sessions
+from tests.support.fakes import FakeSummarizer, FakeTokenCounter
+
+TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "transcripts"
+
+MakeApp = Callable[..., Sessions]
+
+
+@pytest.fixture
+def summarizer() -> FakeSummarizer:
+    return FakeSummarizer("The user asked for a fix; tests failed in parser.py; we edited it.")
+
+
+@pytest.fixture
+def make_app(summarizer: FakeSummarizer) -> MakeApp:
+    """An in-memory service with fake ports; keyword arguments override them."""
+
+    def make(**overrides: object) -> Sessions:
+        ports: dict[str, object] = {"counter": FakeTokenCounter(), "summarizer": summarizer}
+        ports.update(overrides)
+        return Sessions(env={"PERSISTENCE_MODULE": "eventsourcing.popo"}, **ports)  # type: ignore[arg-type]
+
+    return make
+
+
+@pytest.fixture
+def app(make_app: MakeApp) -> Sessions:
+    return make_app()

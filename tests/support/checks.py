@@ -1,0 +1,33 @@
+"""The checks every built request must pass, shared by unit, property and replay tests."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from adapters.anthropic.request import render_request
+from application.ports import TokenCounter
+from application.service import PreparedRequest
+from domain.messages import Message
+from domain.tokens import request_tokens
+from tests.support.anthropic_rules import assert_valid_request
+
+
+def recount(body: dict[str, Any], counter: TokenCounter) -> int:
+    """Counts a rendered request body from scratch, with the library's counting rule."""
+    messages = [Message.from_wire(m) for m in body["messages"]]
+    return request_tokens(body.get("system", ""), body.get("tools", []), messages, counter.count)
+
+
+def check_request(
+    prepared: PreparedRequest, counter: TokenCounter, calibration: float = 1.0
+) -> dict[str, Any]:
+    """Renders the request, checks it is valid and in budget, and returns the body."""
+    context = prepared.context
+    body = render_request(context, model=prepared.model, max_tokens=prepared.max_tokens)
+    assert_valid_request(body)
+    counted = math.ceil(recount(body, counter) * calibration)
+    assert counted == context.estimate, (counted, context.estimate)
+    assert context.estimate <= context.window - prepared.max_tokens
+    assert context.budget == context.window - prepared.max_tokens
+    return body
