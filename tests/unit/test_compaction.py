@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from uuid import UUID
 
 import pytest
@@ -167,7 +168,7 @@ def test_summary_chunks_are_additive_then_folded_when_they_pass_their_budget(
     # Chunks cover the history without gaps or overlaps, up to the retained tail.
     covered = [(c.first_position, c.last_position) for c in session.summaries]
     assert covered[0][0] == 0
-    for (_, end), (start_, _) in zip(covered, covered[1:], strict=False):
+    for (_, end), (start_, _) in itertools.pairwise(covered):
         assert start_ == end + 1
     assert covered[-1][1] + 1 == session.retained_from
 
