@@ -1,0 +1,181 @@
+"""Sessions on a real SQLite file: reopened, snapshotted, bounded, and safe with two writers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from uuid import UUID
+
+import pytest
+
+from application.ports import Summary
+from application.service import Sessions
+from domain.errors import RoleOrderError
+from domain.messages import Message, Role
+from domain.session import Session
+from domain.settings import CompactionSettings
+from tests.support.builders import TOOLS, turn, words
+from tests.support.fakes import FakeSummarizer, FakeTokenCounter
+
+
+def sqlite_app(path: Path, summarizer: object | None = None) -> Sessions:
+    return Sessions(
+        counter=FakeTokenCounter(),
+        summarizer=summarizer or FakeSummarizer(words(40, "fact")),  # type: ignore[arg-type]
+        env={"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(path)},
+    )
+
+
+def long_session(app: Sessions, turns: int = 60) -> UUID:
+    session_id = app.start_session(
+        model="claude-test",
+        context_window=3_000,
+        max_output_tokens=400,
+        system="system prompt",
+        tools=TOOLS,
+        settings=CompactionSettings(threshold_floor_tokens=0, keep_recent_turns=2),
+    )
+    for i in range(turns):
+        for message in turn(f"Request {i} ✓ 日本語", [words(120), words(80)]):
+            if message.role is Role.ASSISTANT:
+                app.prepare_request(session_id)
+                app.record_reply(session_id, message)
+            else:
+                app.append_message(session_id, message)
+    return session_id
+
+
+def state(session: Session) -> tuple[object, ...]:
+    return (
+        session.version,
+        session.entries,
+        session.summaries,
+        session.generation,
+        session.message_count,
+        session.calibration,
+        session.tail_tokens,
+        session.tools,
+        session.settings,
+    )
+
+
+def test_a_session_reopened_from_the_file_is_the_session_that_was_saved(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.sqlite3"
+    writer = sqlite_app(db)
+    session_id = long_session(writer)
+    live = writer.session(session_id)
+
+    reopened = sqlite_app(db).session(session_id)
+
+    assert state(reopened) == state(live)
+
+
+def test_snapshots_keep_loading_flat_and_state_bounded(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.sqlite3"
+    app = sqlite_app(db)
+    session_id = long_session(app, turns=80)
+    session = app.session(session_id)
+
+    assert session.version > 300
+    assert app.snapshots is not None
+    snapshots = list(app.snapshots.get(session_id))
+    assert [s.originator_version for s in snapshots][:3] == [100, 200, 300]
+    # The aggregate holds the retained tail and the summaries, not the whole history.
+    assert session.generation > 5
+    assert len(session.entries) < session.message_count / 5
+    # A replay without snapshots reaches the same state.
+    events = list(app.events.get(session_id))
+    replayed = None
+    for event in events:
+        replayed = event.mutate(replayed)
+    assert replayed is not None
+    assert state(replayed) == state(session)
+
+
+class InterleavingSummarizer:
+    """Lets another service compact the same session while this one is summarizing."""
+
+    def __init__(self, other: Sessions, session_id: UUID) -> None:
+        self.other = other
+        self.session_id = session_id
+        self.inner = FakeSummarizer(words(30, "fact"))
+        self.interleaved = False
+
+    @property
+    def name(self) -> str:
+        return "interleaving"
+
+    def summarize(
+        self, messages: Sequence[Message], *, max_tokens: int, instructions: str | None = None
+    ) -> Summary:
+        if not self.interleaved:
+            self.interleaved = True
+            self.other.prepare_request(self.session_id)
+        return self.inner.summarize(messages, max_tokens=max_tokens, instructions=instructions)
+
+
+def test_a_concurrent_compaction_loses_nothing_and_the_loser_retries(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.sqlite3"
+    setup = sqlite_app(db, FakeSummarizer(words(30, "fact")))
+    session_id = setup.start_session(
+        model="claude-test",
+        context_window=3_000,
+        max_output_tokens=400,
+        tools=TOOLS,
+        settings=CompactionSettings(threshold_floor_tokens=0),
+    )
+    for i in range(12):
+        messages = list(turn(f"Request {i}", [words(150)]))
+        for message in messages:
+            setup.session(session_id).check_append(message)
+            # Append without preparing, so the session is over its threshold, uncompacted.
+            if message.role is Role.ASSISTANT:
+                setup.record_reply(session_id, message)
+            else:
+                setup.append_message(session_id, message)
+    setup.append_message(session_id, Message.user("And now?"))
+    other = sqlite_app(db, FakeSummarizer(words(30, "fact")))
+    racing = InterleavingSummarizer(other, session_id)
+    loser = sqlite_app(db, racing)
+
+    prepared = loser.prepare_request(session_id)
+
+    history = loser.history(session_id)
+    completed = [e for e in history if isinstance(e, Session.CompactionCompleted)]
+    assert racing.interleaved
+    assert [e.generation for e in completed] == [1]  # the winner's; the loser saw it and re-decided
+    assert prepared.compactions_so_far == 1
+    versions = [e.originator_version for e in history]
+    assert versions == list(range(1, len(versions) + 1))
+
+
+def test_a_conflicting_append_is_re_validated_against_what_won(tmp_path: Path) -> None:
+    db = tmp_path / "sessions.sqlite3"
+    first = sqlite_app(db)
+    session_id = first.start_session(model="m", context_window=10_000, max_output_tokens=500)
+    first.append_message(session_id, Message.user("Hello"))
+    first.record_reply(session_id, Message.assistant("Hi! What shall we do?"))
+    second = sqlite_app(db)
+
+    class RacingCounter(FakeTokenCounter):
+        raced = False
+
+        def count(self, text: str) -> int:
+            if not RacingCounter.raced:
+                RacingCounter.raced = True
+                second.append_message(session_id, Message.user("Fix the parser."))
+            return super().count(text)
+
+    racer = Sessions(
+        counter=RacingCounter(),
+        summarizer=FakeSummarizer(),
+        env={"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(db)},
+    )
+
+    with pytest.raises(RoleOrderError):
+        racer.append_message(session_id, Message.user("Write the docs."))
+
+    messages = [
+        e.message.text for e in racer.history(session_id) if isinstance(e, Session.MessageAppended)
+    ]
+    assert messages == ["Hello", "Hi! What shall we do?", "Fix the parser."]
