@@ -1,0 +1,1855 @@
+"""A generated coding-agent session for `abridged demo`: no shared data, no API key needed.
+
+`demo_transcript` plays a coding agent at work on `quillmark`, an imaginary Markdown library:
+several requests, each followed by many tool calls (some in parallel), tool outputs from one
+line to tens of kilobytes, failing commands, edits, short reasoning between calls and a closing
+answer. The repository it works on is generated too, and edits change it, so a file read after
+an edit shows the edit. The same seed always gives the same transcript.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import random
+import re
+import string
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from adapters.transcripts import Transcript
+from domain.messages import JSON, Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
+
+DEMO_MODEL = "claude-sonnet-4-5"
+"""The model the demo session is attributed to."""
+
+_ROOT = "/home/dev/quillmark"
+_OUTPUT_LIMIT = 40_000
+"""The run_command tool shows at most this many characters of an output."""
+_ID_ALPHABET = string.ascii_letters + string.digits
+
+SYSTEM_PROMPT = """\
+You are Quill, a coding agent working in a checked-out git repository on the user's machine.
+You help with software engineering tasks: fixing bugs, adding features, refactoring, running
+tests and explaining code.
+
+# Environment
+- Working directory: /home/dev/quillmark (a Python 3.12 project managed with pip and a .venv)
+- Platform: linux. Shell: bash. Today's date: 2025-03-04.
+- The repository is `quillmark`, a CommonMark-compliant Markdown to HTML library with a CLI.
+
+# How to work
+- Read before you edit. Never guess file contents: use read_file or search_code first.
+- Keep changes minimal and in the style of the surrounding code. Do not reformat unrelated code.
+- After each change, run the relevant tests with run_command (`.venv/bin/pytest ...`). Before
+  you say a task is done, run the whole suite, `ruff check` and `mypy`.
+- When several calls do not depend on each other, make them in the same message.
+- If a command fails, read the error and fix the cause; do not retry the same command blindly.
+- Never commit unless the user asks. Never push. Never use `git reset --hard` or `--force`.
+
+# Tone
+- Be concise. Explain what you changed and why in a few sentences at the end of each task.
+- Answer in the language the user writes in.
+- Refer to code as `path:line` so the user can jump to it.
+"""
+
+
+def demo_tools() -> tuple[dict[str, JSON], ...]:
+    """The four tool definitions of the demo agent, in Anthropic's shape (fresh copies)."""
+    return (
+        {
+            "name": "read_file",
+            "description": (
+                "Read a text file of the repository. Lines are numbered from 1, as `cat -n` "
+                "prints them. For a large file, pass `offset` and `limit` to read a part."
+            ),
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "Path of the file, relative to the repository root.",
+                    },
+                    "offset": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "description": "First line to read (1-based). Default: 1.",
+                    },
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 2000,
+                        "description": "How many lines to read. Default: the whole file.",
+                    },
+                },
+                "required": ["path"],
+                "additionalProperties": False,
+            },
+        },
+        {
+            "name": "run_command",
+            "description": (
+                "Run a shell command in the repository and return its combined stdout and "
+                "stderr. A non-zero exit status is reported as an error."
+            ),
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The bash command line."},
+                    "timeout_seconds": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 600,
+                        "default": 120,
+                        "description": "Kill the command after this many seconds.",
+                    },
+                    "cwd": {
+                        "type": "string",
+                        "description": "Directory to run in, relative to the repository root.",
+                    },
+                },
+                "required": ["command"],
+                "additionalProperties": False,
+            },
+        },
+        {
+            "name": "search_code",
+            "description": (
+                "Search the repository's files for a regular expression (ripgrep syntax). "
+                "Returns matching lines as `path:line:text`."
+            ),
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "pattern": {"type": "string", "description": "The regular expression."},
+                    "path": {
+                        "type": "string",
+                        "description": "File or directory to search. Default: the whole repo.",
+                    },
+                    "glob": {
+                        "type": "string",
+                        "description": "Only search files matching this glob, e.g. `*.py`.",
+                    },
+                    "case_sensitive": {"type": "boolean", "default": True},
+                    "max_results": {"type": "integer", "minimum": 1, "default": 200},
+                },
+                "required": ["pattern"],
+                "additionalProperties": False,
+            },
+        },
+        {
+            "name": "edit_file",
+            "description": (
+                "Replace `old_string` by `new_string` in a file. `old_string` must occur "
+                "exactly once unless `replace_all` is true. An empty `old_string` creates the "
+                "file with `new_string` as its content."
+            ),
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "Path relative to the repo root."},
+                    "old_string": {"type": "string", "description": "The exact text to replace."},
+                    "new_string": {"type": "string", "description": "The replacement text."},
+                    "replace_all": {"type": "boolean", "default": False},
+                },
+                "required": ["path", "old_string", "new_string"],
+                "additionalProperties": False,
+            },
+        },
+    )
+
+
+def demo_transcript(*, seed: int = 7, turns: int = 6) -> Transcript:
+    """A realistic coding-agent session of `turns` requests; the same seed gives the same one.
+
+    At the defaults it has about 300-500 messages and 150k-400k tokens, so replaying it at a
+    32k-token window compacts many times.
+    """
+    if turns < 1:
+        raise ValueError(f"turns must be at least 1, got {turns}")
+    rng = random.Random(seed)
+    repo = _Repo(random.Random(f"quillmark-repo:{seed}"))
+    agent = _Agent(rng, repo)
+    done: set[_Scenario] = set()
+    for scenario in _plan(rng, turns):
+        if scenario in done:
+            # Past six requests they repeat, as backports to a fresh maintenance branch, so
+            # every edit still applies to the code it was written for.
+            repo.files = dict(repo.original)
+            done.clear()
+            agent.preamble = (
+                f"Now the same on the maintenance-2.{rng.randint(0, 2)} branch (checked out). "
+            )
+        done.add(scenario)
+        scenario(agent)
+    return Transcript(
+        messages=tuple(agent.messages),
+        system=SYSTEM_PROMPT,
+        tools=demo_tools(),
+        model=DEMO_MODEL,
+        source=f"<demo seed={seed} turns={turns}>",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The imaginary repository
+
+
+_NOUNS = (
+    "token", "block", "line", "heading", "node", "span", "anchor", "cell", "row", "marker",
+    "fence", "indent", "link", "label", "title", "source", "buffer", "state", "entry", "run",
+    "delimiter", "container", "paragraph", "attr", "column", "child", "text", "offset", "item",
+)  # fmt: skip
+_VERBS = (
+    "parse", "render", "scan", "match", "split", "normalize", "collect", "resolve", "emit",
+    "escape", "strip", "measure", "flush", "consume", "peek", "close", "open", "merge", "walk",
+)  # fmt: skip
+_TYPES = (
+    "str", "int", "Node", "Token", "list[Token]", "Block | None", "Sequence[str]", "bool",
+    "State", "Iterator[Node]", "Mapping[str, str]", "Span",
+)  # fmt: skip
+_ATTRS = ("kind", "level", "start", "end", "text", "children", "indent", "closed", "lineno")
+_DEFAULTS = ("None", "[]", '""', "0", "False", "()", "self")
+_COMMENTS = (
+    "CommonMark 0.31, section 4.5: a fence may be indented up to three spaces",
+    "keep this linear: the changelog alone has ~40k lines",
+    "tabs count as four spaces here, as the spec says, not as a single column",
+    "the lazy continuation rule makes this look ahead one line",
+    "a closed container never reopens, so its children are final here",
+    "offsets are in code points, not bytes: spans are sliced from `str`",
+    "HTML blocks end at the first blank line, whatever their kind (spec 4.6)",
+)
+_IMPORTS = (
+    "from collections.abc import Iterator, Mapping, Sequence",
+    "from dataclasses import dataclass, field",
+    "from functools import lru_cache",
+    "import itertools",
+    "import html",
+    "from typing import Final",
+)
+
+_SLUG_ANCHOR = '''\
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def slugify(text: str, *, taken: set[str] | None = None) -> str:
+    """Anchor id for a heading: lowercase words joined by '-', unique within `taken`."""
+    ascii_text = text.encode("ascii", "ignore").decode("ascii")
+    slug = "-".join(_WORD.findall(ascii_text.lower())) or "section"
+    if taken is not None:
+        slug = _dedupe(slug, taken)
+    return slug'''
+_SLUG_FIXED = '''\
+_WORD = re.compile(r"\\w+")
+
+
+def slugify(text: str, *, taken: set[str] | None = None) -> str:
+    """Anchor id for a heading: lowercase words joined by '-', unique within `taken`."""
+    normalized = unicodedata.normalize("NFC", text).casefold()
+    slug = "-".join(_WORD.findall(normalized)) or "section"
+    if taken is not None:
+        slug = _dedupe(slug, taken)
+    return slug'''
+
+_TABLE_ANCHOR = '''\
+def _parse_delimiter_row(line: str) -> list[str] | None:
+    """The alignments of a table's delimiter row, or None if `line` is not one."""
+    aligns: list[str] = []
+    for cell in _split_cells(line):
+        cell = cell.strip()
+        if not _DELIMITER.fullmatch(cell):
+            return None
+        # TODO: alignment (":---", "---:", ":---:")
+        aligns.append("")
+    return aligns
+
+
+def _split_cells(line: str) -> list[str]:
+    return line.strip().strip("|").split("|")
+
+
+def _render_cell(cell: Cell, tag: str) -> str:
+    style = f' style="text-align: {cell.attrs["align"]}"' if cell.attrs["align"] else ""
+    return f"<{tag}{style}>{cell.html}</{tag}>"'''
+
+_TOC_ANCHOR = '''\
+def _anchor(title: str) -> str:
+    """The fragment a TOC entry links to."""
+    return "#" + title.strip().lower().replace(" ", "-").encode("ascii").decode()'''
+
+_EMPHASIS_ANCHOR = """\
+# Delimiter runs: `*a*`, `**a**`, with escaped stars allowed inside.
+_EMPHASIS = re.compile(r"(\\*+)((?:[^*]|\\\\\\*)+)*\\1")"""
+
+_OUTPUT_ANCHOR = """\
+def _report(written: Sequence[Path], out_dir: Path) -> None:
+    for path in written:
+        click.echo(f"wrote {str(out_dir / path.name)}")"""
+
+_VERSION_FILE = '__version__ = "2.3.1"\n'
+
+_JA_DOC = """\
+# quillmark ドキュメント
+
+quillmark は CommonMark に準拠した軽量な Markdown パーサーです。
+依存ライブラリはなく、Python 3.9 以降で動作します。
+
+## インストール
+
+```
+pip install quillmark
+```
+
+## 使い方
+
+コマンドラインから `quillmark build docs/` を実行すると、`build/` に HTML が出力されます。
+ライブラリとして使う場合は `quillmark.render()` に文字列を渡してください。
+
+## 見出しと目次
+
+見出しには自動的にアンカーが付きます。全角文字の見出し（例：「設定ファイル」）も
+そのまま使えます。目次は `[[toc]]` と書いた位置に挿入されます。
+
+### 設定ファイル
+
+`quillmark.toml` をプロジェクトのルートに置くと、次の項目を設定できます。
+
+| 項目 | 説明 | 既定値 |
+|:-----|:-----|-------:|
+| `toc_depth` | 目次に含める見出しの深さ | 3 |
+| `smart_quotes` | 引用符を「」に変換する | false |
+| `tables` | 表の拡張を有効にする | true |
+
+### よくある質問
+
+**Q. 見出しのアンカーが空になります。**
+A. 2.3.0 以前では ASCII 以外の文字が取り除かれていました。2.4.0 で修正されています。
+
+**Q. Windows でパスの区切り文字が `\\` になります。**
+A. 出力されるパスは常に `/` 区切りです。問題があれば issue を立ててください。
+"""
+
+
+class _Repo:
+    """The files of the imaginary repository, generated once, changed by the agent's edits."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.files: dict[str, str] = {}
+        self.spec_examples = 652
+        modules = {
+            "quillmark/__init__.py": "Public API: `render`, `parse` and the plugin hooks.",
+            "quillmark/errors.py": "The errors quillmark raises.",
+            "quillmark/lexer.py": "Line classification: the first pass of block parsing.",
+            "quillmark/blocks.py": "Block structure: containers, leaves and their closing.",
+            "quillmark/inline.py": "Inline parsing: emphasis, links, code spans.",
+            "quillmark/parser.py": "The two-phase CommonMark parser.",
+            "quillmark/render.py": "HTML rendering of a parsed document.",
+            "quillmark/slug.py": "Heading anchors.",
+            "quillmark/toc.py": "Table of contents for `[[toc]]`.",
+            "quillmark/cli.py": "The `quillmark` command line.",
+            "quillmark/plugins/__init__.py": "Plugin discovery and registration.",
+            "quillmark/plugins/tables.py": "GitHub-style tables.",
+            "quillmark/plugins/footnotes.py": "Footnotes: `[^1]` references.",
+        }
+        anchors = {
+            "quillmark/slug.py": (_SLUG_ANCHOR,),
+            "quillmark/plugins/tables.py": (_TABLE_ANCHOR,),
+            "quillmark/toc.py": (_TOC_ANCHOR,),
+            "quillmark/inline.py": (_EMPHASIS_ANCHOR,),
+            "quillmark/cli.py": (_OUTPUT_ANCHOR,),
+        }
+        self.files["quillmark/_version.py"] = _VERSION_FILE
+        for path, doc in modules.items():
+            size = 4 if path.endswith("__init__.py") else rng.randint(9, 26)
+            self.files[path] = _python_module(rng, doc, anchors.get(path, ()), size)
+        for name in ("parser", "lexer", "inline", "render", "tables", "cli", "toc", "slug"):
+            self.files[f"tests/test_{name}.py"] = _test_module(rng, name)
+        self.files["tests/test_spec.py"] = _SPEC_TEST
+        self.files["docs/ja/index.md"] = _JA_DOC
+        self.files["CHANGELOG.md"] = _changelog(rng)
+        self.files["pyproject.toml"] = _PYPROJECT
+        self.files[".github/workflows/ci.yml"] = _CI_YAML
+        self.original = dict(self.files)
+
+    def read(self, path: str, offset: int | None = None, limit: int | None = None) -> str | None:
+        """`cat -n` of the file (or of lines offset..offset+limit), or None if it is absent."""
+        text = self.files.get(path)
+        if text is None:
+            return None
+        lines = text.splitlines()
+        start = (offset or 1) - 1
+        stop = len(lines) if limit is None else start + limit
+        return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, 1) if start < n <= stop)
+
+    def line_of(self, path: str, needle: str) -> int:
+        """The 1-based line where `needle` starts in `path` (1 if it is not there)."""
+        position = self.files[path].find(needle)
+        return self.files[path].count("\n", 0, position) + 1 if position >= 0 else 1
+
+    def search(self, pattern: str, suffix: str = "") -> list[tuple[str, int, str]]:
+        """`(path, line number, line)` of each line matching `pattern`, like ripgrep."""
+        compiled = re.compile(pattern, re.MULTILINE)
+        # A leading \b defeats the regex engine's literal prefix scan; skipping the files
+        # that lack the word keeps a whole session's generation well under a second.
+        word = re.fullmatch(r"\\b(\w+)\\b", pattern)
+        hits: list[tuple[str, int, str]] = []
+        for path, text in self.files.items():
+            if not path.endswith(suffix) or (word and word.group(1) not in text):
+                continue
+            line, position, reported = 1, 0, -1
+            for match in compiled.finditer(text):
+                start = text.rfind("\n", 0, match.start()) + 1
+                if start == reported:
+                    continue
+                line += text.count("\n", position, start)
+                position = reported = start
+                end = text.find("\n", match.start())
+                hits.append((path, line, text[start : end if end >= 0 else len(text)]))
+        return hits
+
+    def test_ids(self) -> list[str]:
+        ids = [
+            f"{path}::{name}"
+            for path, text in self.files.items()
+            if path.startswith("tests/test_") and path != "tests/test_spec.py"
+            for name in re.findall(r"^def (test_\w+)", text, re.MULTILINE)
+        ]
+        sections = _SPEC_SECTIONS
+        per_section = self.spec_examples // len(sections)
+        ids += [
+            f"tests/test_spec.py::test_spec[{section}-{i * per_section + k + 1}]"
+            for i, section in enumerate(sections)
+            for k in range(per_section)
+        ]
+        return sorted(ids)
+
+    def tracked_files(self) -> list[str]:
+        """`git ls-files`: the generated sources plus the spec fixtures and docs."""
+        extra = [
+            f"tests/fixtures/spec/example_{n:04d}.md" for n in range(1, self.spec_examples + 1)
+        ]
+        extra += [f"docs/{page}.md" for page in _DOC_PAGES]
+        extra += [f"docs/ja/{page}.md" for page in _DOC_PAGES[:6]]
+        extra += [f"tests/fixtures/render/{n}.md" for n in _NOUNS]
+        extra += ["README.md", "LICENSE", ".gitignore", ".pre-commit-config.yaml", "Makefile"]
+        return sorted({*self.files, *extra})
+
+
+_SPEC_SECTIONS = (
+    "tabs", "thematic-breaks", "atx-headings", "setext-headings", "indented-code-blocks",
+    "fenced-code-blocks", "html-blocks", "link-reference-definitions", "paragraphs",
+    "block-quotes", "list-items", "lists", "backslash-escapes", "entity-references",
+    "code-spans", "emphasis", "links", "images", "autolinks", "raw-html", "hard-line-breaks",
+)  # fmt: skip
+_DOC_PAGES = (
+    "index", "install", "usage", "cli", "plugins", "tables", "footnotes", "toc", "api",
+    "changelog", "contributing", "faq", "migration-2.0", "performance", "security",
+)  # fmt: skip
+
+_SPEC_TEST = '''\
+"""The CommonMark spec examples, one test each (tests/fixtures/spec)."""
+
+from __future__ import annotations
+
+import pytest
+
+from quillmark import render
+from tests.spec import load_examples
+
+
+@pytest.mark.parametrize("example", load_examples(), ids=lambda e: f"{e.section}-{e.number}")
+def test_spec(example):
+    assert render(example.markdown) == example.html
+'''
+
+_PYPROJECT = """\
+[build-system]
+requires = ["hatchling>=1.21"]
+build-backend = "hatchling.build"
+
+[project]
+name = "quillmark"
+dynamic = ["version"]
+description = "CommonMark-compliant Markdown to HTML, with tables, footnotes and a TOC."
+requires-python = ">=3.9"
+dependencies = ["click>=8.1"]
+
+[project.scripts]
+quillmark = "quillmark.cli:main"
+
+[tool.hatch.version]
+path = "quillmark/_version.py"
+
+[tool.pytest.ini_options]
+addopts = "-ra"
+testpaths = ["tests"]
+
+[tool.ruff]
+line-length = 100
+target-version = "py39"
+
+[tool.mypy]
+strict = true
+"""
+
+_CI_YAML = """\
+name: ci
+on: [push, pull_request]
+jobs:
+  test:
+    strategy:
+      matrix:
+        os: [ubuntu-latest, windows-latest, macos-latest]
+        python: ["3.9", "3.12"]
+    runs-on: ${{ matrix.os }}
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with: {python-version: "${{ matrix.python }}"}
+      - run: pip install -e '.[dev]'
+      - run: pytest -ra
+"""
+
+
+def _python_module(rng: random.Random, doc: str, anchors: Sequence[str], functions: int) -> str:
+    header = [f'"""{doc}"""', "", "from __future__ import annotations", "", "import re"]
+    header += sorted(rng.sample(_IMPORTS, k=rng.randint(1, 3)))
+    header += ["", "from quillmark.errors import QuillError"]
+    if rng.random() < 0.6:
+        header += ["", f"_{rng.choice(_NOUNS).upper()}_RE = re.compile(r{_regex(rng)!r})"]
+    used: set[str] = set()
+    chunks = [
+        _dataclass(rng) if rng.random() < 0.15 else _function(rng, used) for _ in range(functions)
+    ]
+    for anchor in anchors:
+        chunks.insert(rng.randint(0, len(chunks)), anchor)
+    return "\n".join(header) + "\n\n\n" + "\n\n\n".join(chunks) + "\n"
+
+
+def _regex(rng: random.Random) -> str:
+    return rng.choice(
+        (
+            r"^ {0,3}(#{1,6})(?:[ \t]+|$)",
+            r"^ {0,3}(`{3,}|~{3,})([^`]*)$",
+            r"^ {0,3}>[ ]?",
+            r"^ {0,3}([-+*]|\d{1,9}[.)])(?:[ \t]+|$)",
+            r"\[([^\]]+)\]\(([^)\s]*)(?:\s+\"([^\"]*)\")?\)",
+            r"&(?:#[xX][0-9a-fA-F]{1,6}|#\d{1,7}|[A-Za-z][A-Za-z0-9]{1,31});",
+        )
+    )
+
+
+def _function(rng: random.Random, used: set[str]) -> str:
+    name = f"{'_' if rng.random() < 0.4 else ''}{rng.choice(_VERBS)}_{rng.choice(_NOUNS)}"
+    while name in used:
+        name += "s" if not name.endswith("s") else "_all"
+    used.add(name)
+    params = rng.sample(_NOUNS, k=rng.randint(1, 3))
+    signature = ", ".join(f"{p}: {rng.choice(_TYPES)}" for p in params)
+    verb, noun = name.strip("_").split("_", 1)
+    lines = [
+        f"def {name}({signature}) -> {rng.choice(_TYPES)}:",
+        f'    """{verb.capitalize()} the {noun} of `{params[0]}`; {rng.choice(_DOC_TAILS)}."""',
+    ]
+    return "\n".join(lines + _body(rng, params, 1))
+
+
+_DOC_TAILS = (
+    "None when there is nothing to do",
+    "the result keeps source offsets",
+    "raises QuillError on malformed input",
+    "pure, safe to cache",
+    "the input is not modified",
+    "tabs are expanded first",
+)
+
+
+def _body(rng: random.Random, params: list[str], depth: int) -> list[str]:
+    pad = "    " * depth
+    known = list(params)
+    out: list[str] = []
+    for _ in range(rng.randint(3, 10)):
+        source = rng.choice(known)
+        new = rng.choice(_NOUNS) + rng.choice(("", "s", "_end", "_text", "_count"))
+        attr, verb, noun = rng.choice(_ATTRS), rng.choice(_VERBS), rng.choice(_NOUNS)
+        kind = rng.randrange(9)
+        if kind == 0:
+            out.append(f"{pad}{new} = {source}.{verb}_{noun}()")
+        elif kind == 1:
+            out += [f"{pad}if {source} is None:", f"{pad}    return {rng.choice(_DEFAULTS)}"]
+        elif kind == 2:
+            out += [
+                f"{pad}{new} = []",
+                f"{pad}for {noun} in {source}:",
+                f"{pad}    if {noun}.{attr} > {rng.randint(0, 4)}:",
+                f"{pad}        {new}.append({noun})",
+            ]
+        elif kind == 3:
+            out.append(f"{pad}{new} = [c.{attr} for c in {source}.children if not c.closed]")
+        elif kind == 4:
+            out += [
+                f"{pad}if not {source}:",
+                f'{pad}    raise QuillError(f"unexpected {noun} {{{source}!r}}")',
+            ]
+        elif kind == 5:
+            out.append(f"{pad}{new} = {source}.{attr} + len({rng.choice(known)})")
+        elif kind == 6:
+            out += [f"{pad}with {source}.{verb}() as {noun}:", f"{pad}    {new} = {noun}.{attr}"]
+        elif kind == 7:
+            out.append(f"{pad}# {rng.choice(_COMMENTS)}")
+            continue
+        else:
+            out.append(f"{pad}{new} = {verb}_{noun}({source}, {rng.choice(_DEFAULTS)})")
+        known.append(new)
+    out.append(f"{pad}return {known[-1]}")
+    return out
+
+
+def _dataclass(rng: random.Random) -> str:
+    name = rng.choice(_NOUNS).capitalize() + rng.choice(("State", "Info", "Spec", "Run", ""))
+    fields = rng.sample(_ATTRS, k=rng.randint(2, 5))
+    lines = ["@dataclass(frozen=True)", f"class {name}:", f'    """One {name.lower()}."""', ""]
+    lines += [f"    {f}: {rng.choice(_TYPES)}" for f in fields]
+    lines += ["", f"    def {rng.choice(_VERBS)}(self) -> {name}:"]
+    return "\n".join(lines + _body(rng, ["self"], 2))
+
+
+_MARKDOWN_SAMPLES = (
+    "# Title\\n",
+    "*a* **b**\\n",
+    "> quote\\n> more\\n",
+    "- one\\n- two\\n",
+    "```py\\nx = 1\\n```\\n",
+    "[link](/url 'title')\\n",
+    "Über uns\\n========\\n",
+    "| a | b |\\n|---|---|\\n| 1 | 2 |\\n",
+    "text[^1]\\n\\n[^1]: note\\n",
+    "&copy; &#169;\\n",
+)
+
+
+def _test_module(rng: random.Random, name: str) -> str:
+    lines = [
+        f'"""Tests of quillmark.{name}."""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "import pytest",
+        "",
+        "from quillmark import parse, render",
+    ]
+    extra = _ANCHOR_TESTS.get(name, ())
+    names = {rng.choice(_VERBS) + "_" + rng.choice(_NOUNS) for _ in range(rng.randint(8, 20))}
+    for test in sorted(names):
+        sample = rng.choice(_MARKDOWN_SAMPLES)
+        lines += [
+            "",
+            "",
+            f"def test_{test}():",
+            f'    doc = parse("{sample}")',
+            f"    assert doc.children[0].{rng.choice(_ATTRS)} == {rng.choice(_DEFAULTS)}",
+            f'    assert render("{sample}").startswith("<")',
+        ]
+    for test in extra:
+        lines += ["", "", test]
+    return "\n".join(lines) + "\n"
+
+
+_ANCHOR_TESTS = {
+    "parser": (
+        """def test_unicode():
+    html = render("## Über uns\\n")
+    assert html == '<h2 id="über-uns">Über uns</h2>\\n\'""",
+    ),
+    "toc": (
+        """def test_anchor_links():
+    toc = render("[[toc]]\\n\\n## Straße\\n")
+    assert 'href="#straße"' in toc""",
+    ),
+    "tables": (
+        """def test_alignment():
+    html = render("| a | b | c |\\n|:--|:-:|--:|\\n| 1 | 2 | 3 |\\n")
+    assert '<td style="text-align: center">2</td>' in html""",
+        """def test_escaped_pipe():
+    table = parse("| a \\\\| b | c |\\n|---|---|\\n").children[0]
+    assert len(table.header.cells) == 2""",
+    ),
+    "cli": (
+        """def test_watch_rebuilds(tmp_path, run_cli):
+    (tmp_path / "a.md").write_text("# A\\n")
+    with run_cli("build", str(tmp_path), "--watch", "-o", str(tmp_path / "out")) as proc:
+        proc.wait_for_line("wrote", timeout=2.0)
+        (tmp_path / "a.md").write_text("# B\\n")
+        proc.wait_for_line("rebuilt", timeout=2.0)""",
+        """def test_output_path(tmp_path, run_cli):
+    result = run_cli("build", "docs", "-o", "build")
+    assert "wrote build/index.html" in result.output""",
+    ),
+}
+
+
+def _changelog(rng: random.Random) -> str:
+    lines = ["# Changelog", "", "## Unreleased", ""]
+    for minor in range(3, -1, -1):
+        for patch in range(rng.randint(1, 4), -1, -1):
+            lines += [f"## 2.{minor}.{patch}", ""]
+            for _ in range(rng.randint(2, 6)):
+                verb = rng.choice(("Fix", "Add", "Speed up", "Document", "Deprecate"))
+                subject = f"{rng.choice(_NOUNS)} {rng.choice(_VERBS)}ing"
+                lines.append(f"- {verb} {subject} (#{rng.randint(40, 420)})")
+            lines.append("")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing the session
+
+
+@attrs.frozen
+class _Call:
+    name: str
+    input: dict[str, JSON]
+    output: str
+    is_error: bool = False
+
+
+@attrs.frozen
+class _Failure:
+    """A failing test: its id, the traceback frames below the test, and the error line."""
+
+    test_id: str
+    error: str
+    frames: tuple[tuple[str, int, str, str], ...] = ()
+    source: str = ""
+
+
+class _Agent:
+    """Appends the messages of the session, one step (a call round trip) at a time."""
+
+    def __init__(self, rng: random.Random, repo: _Repo) -> None:
+        self.rng = rng
+        self.repo = repo
+        self.messages: list[Message] = []
+        self._ids: set[str] = set()
+        self._changed: dict[str, str] = {}
+        self.listed = False
+        self.seen: set[str] = set()
+        self.done: list[tuple[str, str]] = []
+        self.preamble = ""
+
+    def ask(self, text: str) -> None:
+        self.messages.append(Message.user(self.preamble + text))
+        self.preamble = ""
+        self._changed = {}
+        self.seen = set()
+
+    def step(self, thought: str | None, *calls: _Call, remark: str | None = None) -> None:
+        uses = [ToolUseBlock(self._new_id(), call.name, call.input) for call in calls]
+        content: list[Block] = [TextBlock(thought)] if thought else []
+        self.messages.append(Message.assistant(*content, *uses))
+        results: list[Block] = [
+            ToolResultBlock(use.id, call.output, call.is_error)
+            for use, call in zip(uses, calls, strict=True)
+        ]
+        if remark:
+            results.append(TextBlock(remark))
+        self.messages.append(Message.user(*results))
+
+    def answer(self, text: str) -> None:
+        self.messages.append(Message.assistant(text))
+
+    def maybe(self, thought: str) -> str | None:
+        """Real agents often call a tool without a word; keep about two thirds of thoughts."""
+        return thought if self.rng.random() < 0.68 else None
+
+    def _new_id(self) -> str:
+        while True:
+            tool_id = "toolu_01" + "".join(self.rng.choices(_ID_ALPHABET, k=22))
+            if tool_id not in self._ids:
+                self._ids.add(tool_id)
+                return tool_id
+
+    def read(self, path: str, offset: int | None = None, limit: int | None = None) -> _Call:
+        arguments: dict[str, JSON] = {"path": path}
+        if offset is not None:
+            arguments["offset"] = offset
+        if limit is not None:
+            arguments["limit"] = limit
+        text = self.repo.read(path, offset, limit)
+        if text is None:
+            return _Call("read_file", arguments, f"Error: file not found: {path}", True)
+        return _Call("read_file", arguments, text or "(empty file)")
+
+    def run(self, command: str, output: str, *, status: int = 0, timeout: int = 0) -> _Call:
+        arguments: dict[str, JSON] = {"command": command}
+        if timeout:
+            arguments["timeout_seconds"] = timeout
+        if len(output) > _OUTPUT_LIMIT:
+            # Like real agent harnesses, keep the head and the tail of a huge output: the
+            # tail is where test summaries and tracebacks end up.
+            head = output[: output.rfind("\n", 0, _OUTPUT_LIMIT // 2)]
+            tail = output[output.find("\n", len(output) - _OUTPUT_LIMIT // 2) + 1 :]
+            omitted = len(output) - len(head) - len(tail)
+            output = f"{head}\n\n[... {omitted} characters omitted ...]\n\n{tail}"
+        if status:
+            output = f"{output}\n\n[exit status {status}]"
+        return _Call("run_command", arguments, output or "(no output)", status != 0)
+
+    def search(self, pattern: str, suffix: str = "", limit: int = 200) -> _Call:
+        arguments: dict[str, JSON] = {"pattern": pattern}
+        if suffix:
+            arguments["glob"] = f"*{suffix}"
+        hits = self.repo.search(pattern, suffix)
+        lines = [f"{path}:{n}:{line}" for path, n, line in hits[:limit]]
+        if len(hits) > limit:
+            arguments["max_results"] = limit
+            lines.append(f"[{len(hits) - limit} more matches not shown]")
+        return _Call("search_code", arguments, "\n".join(lines) or "No matches found.")
+
+    def edit(self, path: str, old: str, new: str) -> _Call:
+        arguments: dict[str, JSON] = {"path": path, "old_string": old, "new_string": new}
+        current = self.repo.files.get(path)
+        if not old:
+            self._changed.setdefault(path, "")
+            self.repo.files[path] = new
+            return _Call("edit_file", arguments, f"Created {path} ({len(new.splitlines())} lines).")
+        if current is None:
+            return _Call("edit_file", arguments, f"Error: file not found: {path}", True)
+        found = current.count(old)
+        if found != 1:
+            problem = (
+                "old_string was not found in the file. Read the file again: whitespace and "
+                "indentation must match exactly."
+                if found == 0
+                else f"old_string occurs {found} times; give more context or set replace_all."
+            )
+            return _Call("edit_file", arguments, f"Error editing {path}: {problem}", True)
+        self._changed.setdefault(path, current)
+        self.repo.files[path] = current.replace(old, new)
+        first = self.repo.line_of(path, new)
+        shown = self.repo.read(path, max(1, first - 3), len(new.splitlines()) + 6) or ""
+        return _Call(
+            "edit_file",
+            arguments,
+            f"The file {path} has been edited. Here is `cat -n` of the edited part:\n{shown}",
+        )
+
+    @property
+    def changed(self) -> list[str]:
+        """The files changed since the last request."""
+        return sorted(self._changed)
+
+    def diff(self) -> str:
+        """`git diff` of the files changed since the last request."""
+        parts: list[str] = []
+        for path, before in self._changed.items():
+            after = self.repo.files[path]
+            parts.append(f"diff --git a/{path} b/{path}")
+            parts += difflib.unified_diff(
+                before.splitlines(), after.splitlines(), f"a/{path}", f"b/{path}", lineterm=""
+            )
+        return "\n".join(parts)
+
+    def pytest(
+        self,
+        target: str,
+        failures: Sequence[_Failure] = (),
+        *,
+        verbose: bool = False,
+        only: Sequence[str] = (),
+    ) -> _Call:
+        """Run pytest on `target`; `only` restricts the collected ids (default: all under it)."""
+        ids = list(only) or [t for t in self.repo.test_ids() if t.startswith(target)]
+        failed = {f.test_id for f in failures}
+        ids = sorted({*ids, *failed})
+        seconds = self.rng.uniform(0.3, 0.9) + len(ids) * 0.009
+        command = f".venv/bin/pytest {target} {'-v' if verbose else '-q'}"
+        out = _pytest_log(
+            self.rng, ids, failures, verbose=verbose, seconds=seconds, line_of=self.repo.line_of
+        )
+        return self.run(command, out, status=1 if failures else 0)
+
+
+def _pytest_log(
+    rng: random.Random,
+    ids: Sequence[str],
+    failures: Sequence[_Failure],
+    *,
+    verbose: bool,
+    seconds: float,
+    line_of: Callable[[str, str], int],
+) -> str:
+    failed = {f.test_id for f in failures}
+    skipped = {t for t in ids if t not in failed and rng.random() < 0.012}
+    lines = [
+        "=" * 29 + " test session starts " + "=" * 30,
+        "platform linux -- Python 3.12.3, pytest-8.3.4, pluggy-1.5.0"
+        + (f" -- {_ROOT}/.venv/bin/python" if verbose else ""),
+        f"rootdir: {_ROOT}",
+        "configfile: pyproject.toml",
+        "plugins: cov-6.0.0, xdist-3.6.1",
+        ("collecting ... " if verbose else "")
+        + f"collected {len(ids)} item{'' if len(ids) == 1 else 's'}",
+        "",
+    ]
+    if verbose:
+        for index, test_id in enumerate(ids, 1):
+            outcome = (
+                "FAILED" if test_id in failed else "SKIPPED" if test_id in skipped else "PASSED"
+            )
+            percent = f"[{index * 100 // len(ids):>3}%]"
+            lines.append(f"{test_id} {outcome}".ljust(72) + percent)
+    else:
+        marks = "".join(
+            "F" if test_id in failed else "s" if test_id in skipped else "." for test_id in ids
+        )
+        for start in range(0, len(marks), 72):
+            chunk = marks[start : start + 72]
+            lines.append(chunk.ljust(72) + f" [{(start + len(chunk)) * 100 // len(marks):>3}%]")
+    if failures:
+        lines += ["", "=" * 35 + " FAILURES " + "=" * 35]
+        for failure in failures:
+            test_name = failure.test_id.split("::")[-1]
+            lines.append(f" {test_name} ".center(80, "_"))
+            source = failure.source.splitlines()
+            lines += ["", *(f"    {line}" for line in source[:-1]), f">   {source[-1]}"]
+            path = failure.test_id.split("::")[0]
+            where = line_of(path, f"def {test_name}(") + failure.source.count("\n")
+            if failure.frames:
+                lines += ["", f"{path}:{where}: ", "_ " * 40]
+                for frame_path, line, function, code in failure.frames:
+                    lines += [f"{frame_path}:{line}: in {function}", f"    {code}"]
+                lines += [f"E   {line}" for line in failure.error.splitlines()]
+            else:
+                lines += [f"E       {line}" for line in failure.error.splitlines()]
+                lines += ["", f"{path}:{where}: " + failure.error.split(":")[0]]
+    passed = len(ids) - len(failed) - len(skipped)
+    if failures or skipped:
+        lines += ["", "=" * 28 + " short test summary info " + "=" * 27]
+        lines += [
+            f"SKIPPED [1] {t.split('::')[0]}: needs the optional 'watchdog' extra"
+            for t in sorted(skipped)
+        ]
+        for failure in failures:
+            error = failure.error.splitlines()[0]
+            error = error if len(error) <= 70 else error[:67] + "..."
+            lines.append(f"FAILED {failure.test_id} - {error}")
+    summary = ", ".join(
+        part
+        for part in (
+            f"{len(failed)} failed" if failed else "",
+            f"{passed} passed" if passed else "",
+            f"{len(skipped)} skipped" if skipped else "",
+        )
+        if part
+    )
+    lines.append(f" {summary} in {seconds:.2f}s ".center(80, "="))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# Common moves
+
+
+def _orient(agent: _Agent, big: bool) -> None:
+    rng = agent.rng
+    log = "\n".join(
+        f"{''.join(rng.choices('0123456789abcdef', k=7))} {rng.choice(_COMMIT_SUBJECTS)}"
+        for _ in range(rng.randint(12, 30))
+    )
+    status = (
+        "On branch main\nYour branch is up to date with 'origin/main'.\n\n"
+        "nothing to commit, working tree clean"
+    )
+    agent.step(
+        agent.maybe("Let me get oriented in the repository first."),
+        agent.run("git status", status),
+        agent.run("git log --oneline -30", log),
+    )
+    if big or not agent.listed:
+        agent.listed = True
+        agent.step(
+            agent.maybe("Listing the tracked files to see the layout."),
+            agent.run("git ls-files", "\n".join(agent.repo.tracked_files())),
+        )
+
+
+_COMMIT_SUBJECTS = (
+    "Fix lazy continuation in nested block quotes (#402)",
+    "Speed up entity decoding with a lookup table",
+    "docs: explain the [[toc]] marker",
+    "Bump click to 8.1.7",
+    "Tables: parse header row separately",
+    "Footnotes: keep definition order stable",
+    "ci: add Python 3.12 to the matrix",
+    "Refactor container closing into blocks.close_unmatched",
+    "Fix off-by-one in code span backtick runs (#388)",
+    "Add --stdout option to `quillmark build`",
+    "Release 2.3.1",
+    "lexer: classify tabs per spec 2.2",
+)
+
+
+def _wander(agent: _Agent, steps: int, around: Sequence[str]) -> None:
+    """Exploration between the moves that matter: reads, searches, history, quick checks."""
+    rng, repo = agent.rng, agent.repo
+    modules = [
+        path
+        for path, text in repo.files.items()
+        if path.startswith("quillmark/") and path.endswith(".py") and text.count("\n") > 20
+    ]
+    tests = [p for p in repo.files if p.startswith("tests/test_")]
+    for _ in range(steps):
+        path = rng.choice([*around, *around, *modules])
+        names = re.findall(r"^def (\w+)", repo.files.get(path, ""), re.MULTILINE) or ["render"]
+        name = rng.choice(names)
+        move = rng.randrange(9)
+        if move == 0 and path not in agent.seen:
+            agent.seen.add(path)
+            thought = rng.choice(("Reading `{path}` in full.", "Let me see all of `{path}`."))
+            agent.step(agent.maybe(thought.format(path=path)), agent.read(path))
+        elif move <= 1:
+            start = max(1, repo.line_of(path, f"def {name}") - rng.randint(2, 8))
+            thought = rng.choice(
+                ("Let me look at `{name}` in `{path}`.", "Reading `{name}` and its surroundings.")
+            )
+            agent.step(
+                agent.maybe(thought.format(name=name, path=path)),
+                agent.read(path, start, rng.randint(30, 90)),
+            )
+        elif move == 2:
+            thought = rng.choice(
+                (
+                    "Who calls `{name}`?",
+                    "I'll check the callers of `{name}` too.",
+                    "Checking whether anything else depends on `{name}`.",
+                )
+            )
+            agent.step(agent.maybe(thought.format(name=name)), agent.search(rf"\b{name}\b", ".py"))
+        elif move == 3:
+            other = rng.choice([m for m in modules if m != path])
+            agent.seen.update((path, other))
+            agent.step(
+                agent.maybe(f"Reading `{path}` and `{other}` side by side."),
+                agent.read(path),
+                agent.read(other, 1, rng.randint(40, 120)),
+            )
+        elif move == 4:
+            verb = rng.choice(_VERBS)
+            agent.step(
+                agent.maybe(f"Are there other `{verb}_*` helpers doing the same thing?"),
+                agent.search(rf"def _?{verb}_\w+\(", ".py", 60),
+            )
+        elif move == 5:
+            agent.step(
+                agent.maybe(f"When did `{path}` last change?"),
+                agent.run(f"git log -5 -- {path}", _git_log(rng)),
+            )
+        elif move == 6:
+            first = repo.line_of(path, f"def {name}")
+            agent.step(
+                agent.maybe(f"Who wrote `{name}`, and when?"),
+                agent.run(
+                    f"git blame -L {first},+{rng.randint(12, 30)} {path}",
+                    _blame(rng, repo, path, first),
+                ),
+            )
+        elif move == 7:
+            test_file = rng.choice(tests)
+            agent.step(
+                agent.maybe(f"Running `{test_file}` too, to see where it stands."),
+                agent.pytest(test_file),
+            )
+        else:
+            sample = rng.choice([s for s in _MARKDOWN_SAMPLES if "'" not in s])
+            code = f'from quillmark import render; print(render("{sample}"))'
+            agent.step(
+                agent.maybe("Let me see what the renderer does with a small input."),
+                agent.run(f".venv/bin/python -c '{code}'", _html_for(sample)),
+            )
+
+
+def _git_log(rng: random.Random) -> str:
+    return "\n".join(
+        f"commit {''.join(rng.choices('0123456789abcdef', k=40))}\n"
+        f"Author: {rng.choice(_AUTHORS)}\nDate:   {rng.choice(_DATES)}\n\n"
+        f"    {rng.choice(_COMMIT_SUBJECTS)}\n"
+        for _ in range(rng.randint(2, 5))
+    )
+
+
+def _blame(rng: random.Random, repo: _Repo, path: str, first: int) -> str:
+    lines = repo.files[path].splitlines()[first - 1 : first + 29]
+    authors = [a.split(" <")[0] for a in _AUTHORS]
+    commits = ["".join(rng.choices("0123456789abcdef", k=8)) for _ in range(3)]
+    out = []
+    for number, line in enumerate(lines[: rng.randint(12, 30)], first):
+        who = rng.randrange(3)
+        date = (
+            "2024-11-02 14:20:51 +0100",
+            "2025-01-28 09:15:31 +0000",
+            "2025-02-24 10:41:07 +0100",
+        )
+        out.append(f"{commits[who]} ({authors[who]:<16} {date[who]} {number:>4}) {line}")
+    return "\n".join(out)
+
+
+def _html_for(sample: str) -> str:
+    text = sample.replace("\\n", "\n")
+    first = text.splitlines()[0]
+    if first.startswith("#"):
+        return f'<h1 id="title">{first.lstrip("# ")}</h1>'
+    if first.startswith("- "):
+        return "<ul>\n<li>one</li>\n<li>two</li>\n</ul>"
+    if first.startswith(">"):
+        return "<blockquote>\n<p>quote\nmore</p>\n</blockquote>"
+    if first.startswith("```"):
+        return '<pre><code class="language-py">x = 1\n</code></pre>'
+    if first.startswith("|"):
+        return (
+            "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n"
+            "<tbody>\n<tr>\n<td>1</td>\n<td>2</td>\n</tr>\n</tbody>\n</table>"
+        )
+    if first.startswith("Über"):
+        return '<h1 id="ber">Über uns</h1>'
+    return f"<p>{html.escape(first)}</p>"
+
+
+_AUTHORS = (
+    "Mara Lindqvist <mara@quillmark.dev>",
+    "Tomás Ferreira <tomas.ferreira@example.org>",
+    "Yuki Tanaka <yuki@quillmark.dev>",
+    "Dev Patel <dev@example.com>",
+)
+_DATES = (
+    "Mon Feb 24 10:41:07 2025 +0100",
+    "Thu Feb 13 18:02:55 2025 +0900",
+    "Tue Jan 28 09:15:31 2025 +0000",
+    "Fri Dec 20 16:47:12 2024 -0500",
+)
+
+
+def _checks(agent: _Agent, mypy_error: str | None = None) -> None:
+    """Full suite plus linters before declaring a task done."""
+    rng = agent.rng
+    ruff = agent.run(".venv/bin/ruff check .", "All checks passed!")
+    if mypy_error:
+        mypy = agent.run(
+            ".venv/bin/mypy quillmark",
+            f"{mypy_error}\nFound 1 error in 1 file (checked 17 source files)",
+            status=1,
+        )
+    else:
+        mypy = agent.run(".venv/bin/mypy quillmark", "Success: no issues found in 17 source files")
+    agent.step(agent.maybe("Now the linters, in parallel."), ruff, mypy)
+    agent.step(
+        agent.maybe("And the whole suite."),
+        agent.pytest("tests", verbose=rng.random() < 0.75),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The requests
+
+
+def _unicode_headings(agent: _Agent) -> None:
+    rng = agent.rng
+    agent.ask(
+        "test_unicode started failing after the slug refactor: headings with non-ASCII letters "
+        'lose characters in their anchor ids (`## Über uns` gets `id="ber-uns"`). Can you fix '
+        "it properly? Anchors should keep the heading's letters."
+    )
+    _orient(agent, big=rng.random() < 0.5)
+    failure = _Failure(
+        "tests/test_parser.py::test_unicode",
+        "AssertionError: assert '<h2 id=\"ber-uns\">Über uns</h2>\\n' == "
+        "'<h2 id=\"über-uns\">Über uns</h2>\\n'",
+        source=_ANCHOR_TESTS["parser"][0],
+    )
+    agent.step(
+        agent.maybe("First, reproduce the failure."),
+        agent.pytest("tests/test_parser.py", [failure], only=(failure.test_id,)),
+    )
+    agent.step(
+        "Confirmed. The anchor comes from the slug helper; let me find it.",
+        agent.search(r"def slugify|slugify\(", ".py"),
+    )
+    agent.step(
+        agent.maybe("Reading the slug module and its tests."),
+        agent.read("quillmark/slug.py"),
+        agent.read("tests/test_slug.py"),
+    )
+    _wander(agent, rng.randint(12, 18), ("quillmark/slug.py", "quillmark/render.py"))
+    agent.step(
+        'Found it: `slugify` encodes to ASCII with `errors="ignore"`, which silently drops '
+        "`Ü`. I'll match word characters with `\\w` (Unicode-aware) instead.",
+        agent.edit("quillmark/slug.py", _SLUG_ANCHOR.replace("    ", "  "), _SLUG_FIXED),
+    )
+    agent.step(
+        "The indentation in my old_string was wrong. Retrying with the exact text.",
+        agent.edit("quillmark/slug.py", _SLUG_ANCHOR, _SLUG_FIXED),
+    )
+    agent.step(
+        agent.maybe("It needs `unicodedata`."),
+        agent.edit("quillmark/slug.py", "import re\n", "import re\nimport unicodedata\n"),
+    )
+    agent.step(None, agent.pytest("tests/test_parser.py", only=(failure.test_id,)))
+    toc_failure = _Failure(
+        "tests/test_toc.py::test_anchor_links",
+        "AssertionError: assert 'href=\"#straße\"' in "
+        '\'<nav class="toc"><a href="#strasse">Straße</a></nav>\'',
+        source=_ANCHOR_TESTS["toc"][0],
+    )
+    agent.step(
+        agent.maybe("That passes. Running the neighbouring test files."),
+        agent.pytest("tests/test_toc.py", [toc_failure]),
+        agent.pytest("tests/test_slug.py"),
+    )
+    agent.step(
+        "`casefold()` turns `ß` into `ss`, which is right for comparing strings but not for an "
+        "id the reader sees. `lower()` keeps `ß`.",
+        agent.edit(
+            "quillmark/slug.py",
+            '.normalize("NFC", text).casefold()',
+            '.normalize("NFC", text).lower()',
+        ),
+    )
+    agent.step(None, agent.pytest("tests/test_toc.py"))
+    _wander(agent, rng.randint(5, 9), ("quillmark/toc.py", "quillmark/slug.py"))
+    _checks(agent)
+    agent.step(agent.maybe("Final diff:"), agent.run("git diff", agent.diff()))
+    agent.done.append(
+        ("Unicode anchors", "Heading anchors keep non-ASCII letters (`## Über uns` → `#über-uns`)")
+    )
+    agent.answer(
+        "Fixed. `slugify` (quillmark/slug.py) no longer strips non-ASCII letters:\n\n"
+        "- it matches words with `\\w` (Unicode-aware) after NFC normalisation, so "
+        '`## Über uns` gets `id="über-uns"`;\n'
+        "- it uses `lower()`, not `casefold()`: casefold maps `ß` to `ss`, which broke "
+        "`test_toc.py::test_anchor_links`.\n\n"
+        "The whole suite passes, and ruff and mypy are clean. Anchors of existing ASCII "
+        "headings do not change, so old links keep working."
+    )
+
+
+def _tables(agent: _Agent) -> None:
+    repo, rng = agent.repo, agent.rng
+    path = "quillmark/plugins/tables.py"
+    agent.ask(
+        "Please finish GitHub-style table alignment in the tables plugin (`:---`, `:---:`, "
+        "`---:`). There's a TODO in plugins/tables.py. Also make sure an escaped pipe `\\|` "
+        "inside a cell doesn't split it."
+    )
+    _orient(agent, big=False)
+    agent.step(
+        agent.maybe("Reading the plugin and its tests."),
+        agent.read(path),
+        agent.read("tests/test_tables.py"),
+    )
+    line = repo.line_of(path, "_render_cell")
+    failures = [
+        _Failure(
+            "tests/test_tables.py::test_alignment",
+            "KeyError: 'align'",
+            (
+                (
+                    path,
+                    line + 1,
+                    "_render_cell",
+                    'style = f\' style="text-align: {cell.attrs["align"]}"\'',
+                ),
+            ),
+            _ANCHOR_TESTS["tables"][0],
+        ),
+        _Failure(
+            "tests/test_tables.py::test_escaped_pipe",
+            "AssertionError: assert 3 == 2\n"
+            " +  where 3 = len([Cell('a \\\\'), Cell(' b '), Cell(' c ')])",
+            source=_ANCHOR_TESTS["tables"][1],
+        ),
+    ]
+    agent.step(
+        agent.maybe("Running the table tests as they are."),
+        agent.pytest("tests/test_tables.py", failures),
+    )
+    _wander(agent, rng.randint(12, 18), (path, "quillmark/render.py", "quillmark/blocks.py"))
+    agent.step(
+        "Two problems: the delimiter row never records an alignment, and `_render_cell` "
+        "assumes the key exists. I'll compute the alignment from the colons.",
+        agent.edit(
+            path,
+            '        # TODO: alignment (":---", "---:", ":---:")\n        aligns.append("")',
+            '        left, right = cell.startswith(":"), cell.endswith(":")\n'
+            '        aligns.append("center" if left and right else "right" if right else '
+            '"left" if left else "")',
+        ),
+    )
+    agent.step(
+        agent.maybe("And make the renderer tolerate cells without alignment."),
+        agent.edit(
+            path,
+            'style = f\' style="text-align: {cell.attrs["align"]}"\''
+            ' if cell.attrs["align"] else ""',
+            'align = cell.attrs.get("align", "")\n'
+            '    style = f\' style="text-align: {align}"\' if align else ""',
+        ),
+    )
+    agent.step(None, agent.pytest("tests/test_tables.py", failures[1:]))
+    agent.step(
+        "Alignment passes. For the escaped pipe, split only on `|` not preceded by a backslash.",
+        agent.edit(
+            path,
+            '    return line.strip().strip("|").split("|")',
+            '    cells = _UNESCAPED_PIPE.split(line.strip().removeprefix("|").removesuffix("|"))\n'
+            '    return [cell.replace("\\\\|", "|") for cell in cells]',
+        ),
+    )
+    agent.step(
+        agent.maybe("Defining the pattern next to the other module constants."),
+        agent.edit(
+            path, "import re\n", 'import re\n\n_UNESCAPED_PIPE = re.compile(r"(?<!\\\\)\\|")\n'
+        ),
+    )
+    agent.step(None, agent.pytest("tests/test_tables.py"))
+    agent.step(
+        agent.maybe("Spec tests touch tables indirectly through paragraphs; running them too."),
+        agent.pytest("tests/test_spec.py", verbose=rng.random() < 0.5),
+    )
+    _wander(agent, rng.randint(5, 9), (path,))
+    if rng.random() < 0.5:
+        _checks(agent)
+    else:
+        line = repo.line_of(path, 'align = cell.attrs.get("align", "")')
+        _checks(
+            agent,
+            mypy_error=f"{path}:{line}: error: Incompatible types in assignment "
+            '(expression has type "object", variable has type "str")  [assignment]',
+        )
+        agent.step(
+            "`Cell.attrs` is a `dict[str, object]`, so `.get` returns `object`. Converting "
+            "explicitly keeps the annotation honest.",
+            agent.edit(
+                path,
+                'align = cell.attrs.get("align", "")',
+                'align = str(cell.attrs.get("align") or "")',
+            ),
+        )
+        agent.step(
+            None,
+            agent.run(".venv/bin/mypy quillmark", "Success: no issues found in 17 source files"),
+        )
+    agent.step(
+        agent.maybe("Diff for review:"), agent.run("git diff --stat && git diff", agent.diff())
+    )
+    agent.done.append(("table alignment", "Tables: column alignment and escaped pipes"))
+    agent.answer(
+        "Table alignment is done (quillmark/plugins/tables.py):\n\n"
+        "- `_parse_delimiter_row` reads the colons: `:---` left, `:---:` center, `---:` right;\n"
+        '- `_render_cell` emits `style="text-align: …"` only when a column has an alignment;\n'
+        "- cells are split on unescaped pipes only; `\\|` becomes a literal `|` in the cell.\n\n"
+        "test_tables.py passes, as does the whole suite and the spec tests."
+    )
+
+
+def _watch_option(agent: _Agent) -> None:
+    rng = agent.rng
+    agent.ask(
+        "Hallo! Kannst du der CLI bitte eine Option `--watch` hinzufügen, die bei Änderungen an "
+        "den Markdown-Dateien automatisch neu rendert? Die Ausgabe soll weiterhin in `build/` "
+        "landen. Ohne neue Abhängigkeiten bitte, also kein watchdog. Danke! 🙏"
+    )
+    _orient(agent, big=rng.random() < 0.4)
+    agent.step(
+        agent.maybe("Ich schaue mir zuerst die CLI und ihre Tests an."),
+        agent.read("quillmark/cli.py"),
+        agent.read("tests/test_cli.py"),
+    )
+    _wander(agent, rng.randint(12, 18), ("quillmark/cli.py", "quillmark/render.py"))
+    watch_module = '''\
+"""Rebuild on change for `quillmark build --watch`, by polling (no extra dependency)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+
+def snapshot(paths: Iterable[Path]) -> dict[Path, float]:
+    return {path: path.stat().st_mtime for path in paths}
+
+
+def watch(
+    sources: Callable[[], Iterable[Path]],
+    rebuild: Callable[[list[Path]], None],
+    *,
+    interval: float = 0.5,
+) -> None:
+    """Call `rebuild` with the changed files whenever a source changes, until interrupted."""
+    seen = snapshot(sources())
+    while True:
+        time.sleep(interval)
+        now = snapshot(sources())
+        changed = [path for path, mtime in now.items() if mtime > seen.get(path, 0)]
+        if changed:
+            rebuild(changed)
+        seen = now
+'''
+    agent.step(
+        "Ein eigenes Modul mit einer einfachen Polling-Schleife über die Änderungszeiten "
+        "genügt; so bleibt es ohne Abhängigkeiten.",
+        agent.edit("quillmark/watch.py", "", watch_module),
+    )
+    agent.step(
+        agent.maybe("Jetzt die Option in der CLI."),
+        agent.edit(
+            "quillmark/cli.py",
+            "def _report(",
+            "def _watch_forever(source: Path, out_dir: Path) -> None:\n"
+            '    watch(lambda: source.rglob("*.md"), lambda changed: _build(changed, out_dir))\n'
+            "\n\ndef _report(",
+        ),
+    )
+    agent.step(
+        agent.maybe("Und der Import."),
+        agent.edit(
+            "quillmark/cli.py", "import re\n", "import re\n\nfrom quillmark.watch import watch\n"
+        ),
+    )
+    failure = _Failure(
+        "tests/test_cli.py::test_watch_rebuilds",
+        "TimeoutError: no line matching 'rebuilt' within 2.0s",
+        (
+            (
+                "tests/conftest.py",
+                58,
+                "wait_for_line",
+                'raise TimeoutError(f"no line matching {pattern!r} within {timeout}s")',
+            ),
+        ),
+        _ANCHOR_TESTS["cli"][0],
+    )
+    agent.step(None, agent.pytest("tests/test_cli.py", [failure]))
+    agent.step(
+        "Der Test schreibt die Datei innerhalb derselben Sekunde neu; auf diesem Dateisystem "
+        "hat `st_mtime` nur Sekundenauflösung, daher ist `mtime > seen` falsch. Ich vergleiche "
+        "`st_mtime_ns` auf Ungleichheit.",
+        agent.edit(
+            "quillmark/watch.py",
+            "mtime > seen.get(path, 0)",
+            "mtime != seen.get(path)",
+        ),
+        agent.edit("quillmark/watch.py", "path.stat().st_mtime for", "path.stat().st_mtime_ns for"),
+    )
+    agent.step(None, agent.pytest("tests/test_cli.py"))
+    _wander(agent, rng.randint(5, 9), ("quillmark/watch.py", "quillmark/cli.py"))
+    _checks(
+        agent,
+        mypy_error=(
+            'quillmark/watch.py:10: error: Incompatible return value type (got "dict[Path, int]", '
+            'expected "dict[Path, float]")  [return-value]'
+        ),
+    )
+    agent.step(
+        "mypy hat recht: `st_mtime_ns` ist ein `int`.",
+        agent.edit("quillmark/watch.py", "dict[Path, float]", "dict[Path, int]"),
+    )
+    agent.step(
+        None, agent.run(".venv/bin/mypy quillmark", "Success: no issues found in 18 source files")
+    )
+    agent.step(agent.maybe("Zum Schluss der Diff."), agent.run("git diff", agent.diff()))
+    agent.done.append(("--watch", "`quillmark build --watch` rebuilds on change"))
+    agent.answer(
+        "Fertig! `quillmark build --watch` rendert jetzt bei jeder Änderung neu:\n\n"
+        "- neues Modul `quillmark/watch.py`: eine Polling-Schleife (alle 0,5 s) über "
+        "`st_mtime_ns`, ohne neue Abhängigkeit;\n"
+        "- `quillmark/cli.py`: die Option `--watch` ruft nach dem ersten Build "
+        "`_watch_forever` auf; die Ausgabe landet wie bisher in `build/`.\n\n"
+        "Wichtig war der Vergleich mit `!=` auf Nanosekunden: mit `st_mtime` und `>` wurden "
+        "Änderungen innerhalb derselben Sekunde übersehen (daran scheiterte "
+        "`test_watch_rebuilds`). Alle Tests, ruff und mypy sind grün."
+    )
+
+
+def _japanese_docs(agent: _Agent) -> None:
+    repo, rng = agent.repo, agent.rng
+    agent.ask(
+        "We're adding Japanese docs (docs/ja/). `quillmark build docs/` now crashes on them "
+        "with a UnicodeEncodeError in the TOC. Can you fix it and add a test with a "
+        "full-width heading like 「設定ファイル」?"
+    )
+    line = repo.line_of("quillmark/toc.py", 'return "#"')
+    cli_line = repo.line_of("quillmark/cli.py", "def ")
+    crash = "\n".join(
+        [
+            "building docs/ → build/ (21 files)",
+            "wrote build/index.html",
+            "wrote build/install.html",
+            "Traceback (most recent call last):",
+            f'  File "{_ROOT}/.venv/bin/quillmark", line 8, in <module>',
+            "    sys.exit(main())",
+            f'  File "{_ROOT}/quillmark/cli.py", line {cli_line + 4}, in build',
+            '    html = render(source.read_text(encoding="utf-8"), toc=True)',
+            f'  File "{_ROOT}/quillmark/toc.py", line {line}, in _anchor',
+            '    return "#" + title.strip().lower().replace(" ", "-").encode("ascii").decode()',
+            "UnicodeEncodeError: 'ascii' codec can't encode characters in position 0-5: "
+            "ordinal not in range(128)",
+        ]
+    )
+    agent.step(
+        agent.maybe("Reproducing first."),
+        agent.run(".venv/bin/quillmark build docs/ -o /tmp/qm-docs", crash, status=1),
+    )
+    agent.step(
+        agent.maybe("Looking at the TOC code and the Japanese page that trips it."),
+        agent.read("quillmark/toc.py"),
+        agent.read("docs/ja/index.md"),
+    )
+    _wander(agent, rng.randint(12, 18), ("quillmark/toc.py", "quillmark/slug.py"))
+    agent.step(
+        "`toc._anchor` builds its own ASCII-only fragment instead of reusing `slugify`, so TOC "
+        "links and heading ids can disagree even when nothing crashes. Reuse `slugify`.",
+        agent.edit(
+            "quillmark/toc.py",
+            _TOC_ANCHOR,
+            '''def _anchor(title: str) -> str:
+    """The fragment a TOC entry links to: the heading's own id."""
+    return "#" + slugify(title)''',
+        ),
+        agent.edit(
+            "quillmark/toc.py", "import re\n", "import re\n\nfrom quillmark.slug import slugify\n"
+        ),
+    )
+    test = """
+
+def test_fullwidth_heading():
+    html = render("[[toc]]\\n\\n## 設定ファイル\\n")
+    assert 'href="#設定ファイル"' in html
+    assert '<h2 id="設定ファイル">設定ファイル</h2>' in html
+"""
+    agent.step(
+        agent.maybe("Adding the test with a full-width heading."),
+        agent.edit(
+            "tests/test_toc.py",
+            "from quillmark import parse, render\n",
+            "from quillmark import parse, render\n" + test,
+        ),
+    )
+    agent.step(None, agent.pytest("tests/test_toc.py"))
+    built = "\n".join(
+        ["building docs/ → build/ (21 files)"]
+        + [f"wrote build/{page}.html" for page in _DOC_PAGES]
+        + [f"wrote build/ja/{page}.html" for page in _DOC_PAGES[:6]]
+    )
+    agent.step(
+        agent.maybe("And the real docs build."),
+        agent.run(".venv/bin/quillmark build docs/ -o /tmp/qm-docs", built),
+    )
+    agent.step(
+        agent.maybe("Checking the generated anchors in the Japanese page."),
+        agent.run(
+            'grep -o \'id="[^"]*"\' /tmp/qm-docs/ja/index.html',
+            'id="quillmark-ドキュメント"\nid="インストール"\nid="使い方"\nid="見出しと目次"\n'
+            'id="設定ファイル"\nid="よくある質問"',
+        ),
+    )
+    _wander(agent, rng.randint(5, 9), ("quillmark/toc.py",))
+    _checks(agent)
+    agent.done.append(
+        ("日本語 docs", "TOC links reuse `slugify`, so Japanese docs build (設定ファイル)")
+    )
+    agent.answer(
+        "Fixed: `quillmark/toc.py` built its own ASCII-only anchor and crashed on Japanese "
+        "headings. It now reuses `slugify`, so TOC links always match heading ids "
+        "(e.g. `#設定ファイル`). I added `test_fullwidth_heading` to tests/test_toc.py; "
+        "`quillmark build docs/` now writes all 21 pages, and the suite, ruff and mypy pass."
+    )
+
+
+def _slow_render(agent: _Agent) -> None:
+    repo, rng = agent.repo, agent.rng
+    agent.ask(
+        "Rendering our 2 MB CHANGELOG takes ~9 s since 2.3.0 (it was well under a second). "
+        "Can you profile it and fix the hot spot?"
+    )
+    agent.step(
+        agent.maybe("Timing it first."),
+        agent.run(
+            "time .venv/bin/quillmark build CHANGELOG.md -o /tmp/cl.html",
+            "wrote /tmp/cl.html\n\nreal\t0m9.412s\nuser\t0m9.371s\nsys\t0m0.036s",
+        ),
+    )
+    agent.step(
+        agent.maybe("Profiling, sorted by cumulative time."),
+        agent.run(
+            "python -m cProfile -s cumtime -m quillmark build CHANGELOG.md -o /tmp/cl.html",
+            _profile(rng, repo),
+            timeout=300,
+        ),
+        remark="(also: please keep it working on Python 3.9, we still ship there)",
+    )
+    agent.step(
+        "Almost all the time is in `re.Pattern.match`, called from `inline.scan_emphasis`. "
+        "Noted on 3.9, I'll avoid newer syntax. Let me read the emphasis pattern.",
+        agent.search(r"_EMPHASIS", ".py"),
+    )
+    line = repo.line_of("quillmark/inline.py", "_EMPHASIS = ")
+    agent.step(None, agent.read("quillmark/inline.py", max(1, line - 20), 60))
+    _wander(agent, rng.randint(12, 18), ("quillmark/inline.py", "quillmark/lexer.py"))
+    agent.step(
+        "`((?:[^*]|\\\\\\*)+)*` nests two quantifiers over overlapping alternatives: on a long "
+        "line with an unmatched `*`, the engine tries exponentially many splits. One lazy "
+        "quantifier over the same alternatives matches the same strings.",
+        agent.edit(
+            "quillmark/inline.py",
+            '_EMPHASIS = re.compile(r"(\\*+)((?:[^*]|\\\\\\*)+)*\\1")',
+            '_EMPHASIS = re.compile(r"(\\*+)((?:\\\\\\*|[^*])+?)\\1")',
+        ),
+    )
+    agent.step(
+        agent.maybe("Timing again."),
+        agent.run(
+            "time .venv/bin/quillmark build CHANGELOG.md -o /tmp/cl.html",
+            "wrote /tmp/cl.html\n\nreal\t0m0.388s\nuser\t0m0.351s\nsys\t0m0.031s",
+        ),
+    )
+    agent.step(
+        agent.maybe("Emphasis is heavily covered by the spec tests; running those."),
+        agent.pytest("tests/test_spec.py", verbose=True),
+        agent.pytest("tests/test_inline.py"),
+    )
+    agent.step(
+        agent.maybe("Adding a regression test with a time bound."),
+        agent.edit(
+            "tests/test_inline.py",
+            "from quillmark import parse, render\n",
+            "from quillmark import parse, render\n\n\n"
+            "@pytest.mark.timeout(1)\n"
+            "def test_unmatched_star_is_linear():\n"
+            '    render("*" + "a" * 50_000 + "\\n")\n',
+        ),
+    )
+    agent.step(None, agent.pytest("tests/test_inline.py"))
+    _wander(agent, rng.randint(5, 9), ("quillmark/inline.py",))
+    _checks(agent)
+    agent.done.append(
+        ("linear emphasis", "Emphasis parsing is linear again (CHANGELOG renders 24× faster)")
+    )
+    agent.answer(
+        "The hot spot was the emphasis regex in `quillmark/inline.py`: "
+        "`((?:[^*]|\\\\\\*)+)*` nests quantifiers, so an unmatched `*` on a long line made "
+        "the regex engine backtrack exponentially. The new pattern `((?:\\\\\\*|[^*])+?)` "
+        "matches the same text with one lazy quantifier.\n\n"
+        "CHANGELOG.md now renders in 0.39 s (was 9.4 s). All spec tests pass, and "
+        "`test_unmatched_star_is_linear` guards against a regression. Nothing here needs "
+        "Python newer than 3.9."
+    )
+
+
+def _windows_paths(agent: _Agent) -> None:
+    repo, rng = agent.repo, agent.rng
+    agent.ask(
+        "Salut ! Les tests échouent sur Windows dans la CI : `test_cli.py::test_output_path` "
+        "attend `wrote build/index.html` mais obtient `wrote build\\index.html`. Tu peux "
+        "regarder ? Le run est le n° 8812345. Merci !"
+    )
+    agent.step(
+        agent.maybe("Je récupère d'abord le log du job qui échoue."),
+        agent.run("gh run view 8812345 --log-failed", _ci_log(rng, repo)),
+    )
+    agent.step(
+        agent.maybe("Le message vient de la CLI ; je lis le code concerné."),
+        agent.search(r"wrote ", ".py"),
+        agent.read("quillmark/cli.py"),
+    )
+    _wander(agent, rng.randint(12, 18), ("quillmark/cli.py",))
+    agent.step(
+        "`str(out_dir / path.name)` utilise le séparateur du système (`\\` sous Windows). Le "
+        "message est destiné à l'utilisateur et aux tests : `as_posix()` le rend stable.",
+        agent.edit(
+            "quillmark/cli.py",
+            'click.echo(f"wrote {str(out_dir / path.name)}")',
+            'click.echo(f"wrote {(out_dir / path.name).as_posix()}")',
+        ),
+    )
+    agent.step(None, agent.pytest("tests/test_cli.py"))
+    agent.step(
+        agent.maybe("Y a-t-il d'autres chemins affichés avec str() ?"),
+        agent.search(r"str\((out|path|dest)", ".py"),
+    )
+    _wander(agent, rng.randint(5, 9), ("quillmark/cli.py",))
+    _checks(agent)
+    agent.done.append(("Windows paths", "The CLI prints `/`-separated paths on Windows too"))
+    agent.answer(
+        "C'est corrigé. Dans `quillmark/cli.py`, `_report` affichait le chemin avec "
+        "`str(...)`, qui utilise `\\` sous Windows ; il utilise maintenant `.as_posix()`, "
+        "donc le message est `wrote build/index.html` sur toutes les plateformes. Les fichiers "
+        "eux-mêmes étaient déjà écrits au bon endroit. Tous les tests passent en local ; la CI "
+        "Windows devrait repasser au vert au prochain push."
+    )
+
+
+def _release(agent: _Agent) -> None:
+    rng = agent.rng
+    agent.ask(
+        "Great work today. Bump the version to 2.4.0, move the Unreleased notes into a 2.4.0 "
+        "section of the CHANGELOG, run everything once more and commit. Use a nice commit message."
+    )
+    agent.step(
+        agent.maybe("Reading the version file and the top of the changelog."),
+        agent.read("quillmark/_version.py"),
+        agent.read("CHANGELOG.md", 1, 40),
+    )
+    done = dict.fromkeys(agent.done)
+    notes = "".join(f"- {note}\n" for _, note in done) or "- Maintenance release\n"
+    agent.step(
+        None,
+        agent.edit("quillmark/_version.py", '"2.3.1"', '"2.4.0"'),
+        agent.edit("CHANGELOG.md", "## Unreleased\n", f"## Unreleased\n\n## 2.4.0 \n\n{notes}"),
+    )
+    agent.step(agent.maybe("Full run before committing."), agent.pytest("tests", verbose=True))
+    agent.step(
+        None,
+        agent.run("git status --short", "\n".join(f" M {path}" for path in agent.changed)),
+    )
+    labels = ", ".join(label for label, _ in done)
+    message = "✨ Release 2.4.0" + (f": {labels}" if labels else "")
+    hook = "\n".join(
+        [
+            "trim trailing whitespace.................................................Failed",
+            "- hook id: trailing-whitespace",
+            "- exit code: 1",
+            "- files were modified by this hook",
+            "",
+            "Fixing CHANGELOG.md",
+            "",
+            "fix end of files.........................................................Passed",
+            "ruff.....................................................................Passed",
+            "mypy.....................................................................Passed",
+        ]
+    )
+    agent.step(
+        agent.maybe("Committing."),
+        agent.run(f'git commit -am "{message}"', hook, status=1),
+    )
+    # The hook rewrote the file itself; the agent only commits again.
+    changelog = agent.repo.files["CHANGELOG.md"]
+    agent.repo.files["CHANGELOG.md"] = changelog.replace("## 2.4.0 \n", "## 2.4.0\n")
+    created = (
+        "\n create mode 100644 quillmark/watch.py"
+        if "quillmark/watch.py" in agent.repo.files
+        else ""
+    )
+    agent.step(
+        "The pre-commit hook stripped a trailing space in CHANGELOG.md and aborted the commit. "
+        "The file is fixed now; committing again.",
+        agent.run(
+            f'git commit -am "{message}"',
+            "trim trailing whitespace.................................................Passed\n"
+            f"[main {''.join(rng.choices('0123456789abcdef', k=7))}] {message}\n"
+            f" {rng.randint(9, 16)} files changed, {rng.randint(120, 260)} insertions(+), "
+            f"{rng.randint(20, 60)} deletions(-){created}",
+        ),
+    )
+    agent.answer(
+        f"Committed as “{message}”. Version 2.4.0 is in `quillmark/_version.py`, and the "
+        "CHANGELOG has a 2.4.0 section. The first commit attempt was stopped by the "
+        "trailing-whitespace hook (a space after the heading); it is fixed and the second "
+        "attempt went through. I did not push or tag: `git tag v2.4.0 && git push --tags` "
+        "when you're ready. 🚀"
+    )
+
+
+def _profile(rng: random.Random, repo: _Repo) -> str:
+    rows = [
+        ("1", "9.402", "9.402", "{built-in method builtins.exec}"),
+        ("1", "0.000", "9.398", "cli.py:1(<module>)"),
+        ("1", "0.002", "9.391", "cli.py:88(build)"),
+        ("41873", "0.211", "9.102", "inline.py:140(parse_inline)"),
+        ("39920", "0.094", "8.871", "inline.py:212(scan_emphasis)"),
+        ("39920", "8.744", "8.744", "{method 'match' of 're.Pattern' objects}"),
+    ]
+    functions = [
+        (path.split("/")[-1], name)
+        for path, text in repo.files.items()
+        if path.startswith("quillmark/")
+        for name in re.findall(r"^def (\w+)", text, re.MULTILINE)
+    ]
+    for _ in range(rng.randint(260, 330)):
+        module, name = rng.choice(functions)
+        count = rng.randint(1, 90000)
+        total = rng.uniform(0, 0.05)
+        rows.append(
+            (
+                str(count),
+                f"{total * 0.6:.3f}",
+                f"{total:.3f}",
+                f"{module}:{rng.randint(1, 600)}({name})",
+            )
+        )
+    lines = [
+        "wrote /tmp/cl.html",
+        f"         {rng.randint(4_000_000, 6_000_000)} function calls "
+        f"({rng.randint(3_000_000, 4_000_000)} primitive calls) in 9.409 seconds",
+        "",
+        "   Ordered by: cumulative time",
+        "",
+        "   ncalls  tottime  percall  cumtime  percall filename:lineno(function)",
+    ]
+    for calls, tottime, cumtime, where in rows:
+        per = float(cumtime) / max(1, int(calls))
+        lines.append(
+            f"{calls:>9} {tottime:>8} {float(tottime) / max(1, int(calls)):>8.3f} "
+            f"{cumtime:>8} {per:>8.3f} {where}"
+        )
+    return "\n".join(lines)
+
+
+def _ci_log(rng: random.Random, repo: _Repo) -> str:
+    stamp = "2025-03-03T17:{:02d}:{:02d}.{:07d}Z"
+    lines: list[str] = []
+    ids = repo.test_ids()
+    for index, test_id in enumerate(ids):
+        moment = stamp.format(41 + index // 600, (index // 10) % 60, rng.randrange(10_000_000))
+        outcome = "FAILED" if test_id == "tests/test_cli.py::test_output_path" else "PASSED"
+        if index % 4 == 0 or outcome == "FAILED":
+            lines.append(
+                f"test (windows-latest, 3.12)\tRun pytest -ra\t{moment} {test_id} {outcome}"
+            )
+    lines += [
+        "test (windows-latest, 3.12)\tRun pytest -ra\t2025-03-03T17:42:58.1934121Z "
+        + "=" * 30
+        + " FAILURES "
+        + "=" * 30,
+        "test (windows-latest, 3.12)\tRun pytest -ra\t2025-03-03T17:42:58.1934872Z "
+        "E       AssertionError: assert 'wrote build/index.html' in 'wrote build\\\\index.html\\n'",
+        "test (windows-latest, 3.12)\tRun pytest -ra\t2025-03-03T17:42:58.1935510Z "
+        "FAILED tests/test_cli.py::test_output_path - AssertionError: assert 'wrote build/in...",
+        "test (windows-latest, 3.12)\tRun pytest -ra\t2025-03-03T17:42:58.2011734Z "
+        f"=========== 1 failed, {len(ids) - 1} passed in 14.82s ===========",
+        "test (windows-latest, 3.12)\tRun pytest -ra\t2025-03-03T17:42:58.2687203Z "
+        "##[error]Process completed with exit code 1.",
+    ]
+    return "\n".join(lines)
+
+
+_Scenario = Callable[[_Agent], None]
+_REQUESTS: tuple[_Scenario, ...] = (
+    _unicode_headings,
+    _tables,
+    _watch_option,
+    _japanese_docs,
+    _slow_render,
+    _windows_paths,
+)
+
+
+def _plan(rng: random.Random, turns: int) -> list[_Scenario]:
+    """`turns` requests: a shuffled selection, repeated when more are asked, release last."""
+    order: list[_Scenario] = []
+    while len(order) < turns - 1:
+        batch = list(_REQUESTS)
+        rng.shuffle(batch)
+        order += batch
+    return [*order[: turns - 1], _release]

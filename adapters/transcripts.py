@@ -1,0 +1,206 @@
+"""Recorded transcripts: one Messages API message per line, with an optional sidecar meta file.
+
+A transcript `X.jsonl` holds one JSON message per line (`{"role": ..., "content": ...}`);
+beside it, `X.meta.json` may give the `system` prompt, the `model` and the `tools` the agent
+had (Anthropic shape, or OpenAI function shape, which is converted). Only the syntax of each
+line is checked here: whether the conversation is a valid request is the session's to say.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+import attrs
+
+from domain.errors import InvalidMessageError
+from domain.messages import JSON, Message
+
+PERMISSIVE_SCHEMA: Mapping[str, JSON] = {"type": "object", "additionalProperties": True}
+"""The input schema given to a tool the transcript used but never defined."""
+
+
+class TranscriptError(ValueError):
+    """A transcript or its meta file cannot be read; the message names the file and line."""
+
+    def __init__(self, path: str, line: int | None, problem: str) -> None:
+        where = path if line is None else f"{path} line {line}"
+        super().__init__(f"{where}: {problem}")
+        self.path = path
+        self.line = line
+        self.problem = problem
+
+
+@attrs.frozen
+class Transcript:
+    """A recorded conversation, ready to replay: its tools cover every tool it calls."""
+
+    messages: tuple[Message, ...]
+    system: str
+    tools: tuple[Mapping[str, JSON], ...] = attrs.field(hash=False)
+    model: str | None
+    source: str
+    line_numbers: tuple[int, ...] = ()
+    """The 1-based line of each message in `source`; empty when the transcript was generated."""
+
+
+def load_transcript(path: Path | str) -> Transcript:
+    """Read a transcript file and the `.meta.json` beside it, if any; raises `TranscriptError`."""
+    path = Path(path)
+    source = str(path)
+    meta_path = path.with_name(f"{path.stem}.meta.json") if path.name else None
+    meta = _read_meta(meta_path) if meta_path and meta_path.is_file() else None
+    try:
+        stream = path.open("rb")
+    except FileNotFoundError:
+        raise TranscriptError(source, None, "no such file") from None
+    except IsADirectoryError:
+        raise TranscriptError(source, None, "is a directory, not a transcript file") from None
+    except OSError as error:
+        raise TranscriptError(source, None, f"cannot be read ({error.strerror})") from None
+    with stream:
+        return _parse(_decoded_lines(stream, source), source, meta, meta_source=str(meta_path))
+
+
+def parse_transcript(
+    lines: Iterable[str], *, source: str = "<input>", meta: Mapping[str, JSON] | None = None
+) -> Transcript:
+    """Parse transcript lines (blank ones skipped) and optional meta; raises `TranscriptError`."""
+    return _parse(enumerate(lines, start=1), source, meta, meta_source=f"{source} (meta)")
+
+
+def tools_for(
+    messages: Sequence[Message], defined: Sequence[Mapping[str, JSON]] = ()
+) -> tuple[dict[str, JSON], ...]:
+    """Tool definitions for `messages`: `defined` first, in Anthropic shape, then one
+    permissive definition per tool the messages call but `defined` lacks."""
+    return _complete_tools(messages, _convert_tools(defined, "<tools>"))
+
+
+def _parse(
+    numbered_lines: Iterable[tuple[int, str]],
+    source: str,
+    meta: Mapping[str, JSON] | None,
+    *,
+    meta_source: str,
+) -> Transcript:
+    numbered = tuple(_messages(numbered_lines, source))
+    messages = tuple(message for _, message in numbered)
+    if not messages:
+        raise TranscriptError(source, None, "holds no messages (every line is blank)")
+    meta = meta or {}
+    if not isinstance(meta, Mapping):
+        raise TranscriptError(meta_source, None, "must be a JSON object")
+    system = meta.get("system")
+    model = meta.get("model")
+    defined = meta.get("tools") or ()
+    if not isinstance(defined, Sequence) or isinstance(defined, str | bytes):
+        raise TranscriptError(meta_source, None, "'tools' must be a list of tool definitions")
+    return Transcript(
+        messages=messages,
+        # Some sources store the system prompt as a structure; only a plain string is a prompt.
+        system=system if isinstance(system, str) else "",
+        tools=_complete_tools(messages, _convert_tools(defined, meta_source)),
+        model=model if isinstance(model, str) else None,
+        source=source,
+        line_numbers=tuple(number for number, _ in numbered),
+    )
+
+
+def _messages(
+    numbered_lines: Iterable[tuple[int, str]], source: str
+) -> Iterable[tuple[int, Message]]:
+    for number, line in numbered_lines:
+        if not line.strip():
+            continue
+        try:
+            wire = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise TranscriptError(
+                source, number, f"not valid JSON ({error.msg} at column {error.colno})"
+            ) from None
+        except RecursionError:
+            raise TranscriptError(source, number, "JSON nested too deeply to read") from None
+        try:
+            yield number, Message.from_wire(wire)
+        except InvalidMessageError as error:
+            raise TranscriptError(source, number, str(error)) from None
+
+
+def _decoded_lines(stream: Iterable[bytes], source: str) -> Iterable[tuple[int, str]]:
+    # Split on b"\n" only: a JSON string may hold U+2028 and similar, which str.splitlines
+    # would take for line breaks.
+    for number, raw in enumerate(stream, start=1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise TranscriptError(
+                source, number, f"not UTF-8 (byte {error.start + 1}: {error.reason})"
+            ) from None
+        yield number, text.removeprefix("\ufeff") if number == 1 else text
+
+
+def _read_meta(meta_path: Path) -> Mapping[str, JSON]:
+    source = str(meta_path)
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as error:
+        raise TranscriptError(
+            source, error.lineno, f"not valid JSON ({error.msg} at column {error.colno})"
+        ) from None
+    except UnicodeDecodeError as error:
+        raise TranscriptError(source, None, f"not UTF-8 ({error.reason})") from None
+    except OSError as error:
+        raise TranscriptError(source, None, f"cannot be read ({error.strerror})") from None
+    if not isinstance(meta, Mapping):
+        raise TranscriptError(source, None, "must be a JSON object")
+    return meta
+
+
+def _convert_tools(defined: Sequence[JSON], source: str) -> tuple[dict[str, JSON], ...]:
+    return tuple(_anthropic_tool(tool, index, source) for index, tool in enumerate(defined))
+
+
+def _anthropic_tool(tool: JSON, index: int, source: str) -> dict[str, JSON]:
+    """One definition in Anthropic's shape, from Anthropic's or OpenAI's function shape."""
+    if isinstance(tool, Mapping) and isinstance(tool.get("function"), Mapping):
+        tool = tool["function"]
+    name = tool.get("name") if isinstance(tool, Mapping) else None
+    if not isinstance(tool, Mapping) or not isinstance(name, str) or not name:
+        raise TranscriptError(
+            source, None, f"tools[{index}] is not a tool definition (it needs a string 'name')"
+        )
+    schema = tool.get("input_schema", tool.get("parameters"))
+    if schema is None:
+        schema = dict(PERMISSIVE_SCHEMA)
+    if not isinstance(schema, Mapping):
+        raise TranscriptError(
+            source, None, f"tools[{index}] ({name!r}) has an input schema that is not an object"
+        )
+    converted: dict[str, JSON] = {"name": name}
+    description = tool.get("description")
+    if isinstance(description, str) and description:
+        converted["description"] = description
+    converted["input_schema"] = dict(schema)
+    return converted
+
+
+def _complete_tools(
+    messages: Sequence[Message], defined: Sequence[dict[str, JSON]]
+) -> tuple[dict[str, JSON], ...]:
+    tools: dict[str, dict[str, JSON]] = {}
+    for tool in defined:
+        tools.setdefault(tool["name"], tool)
+    for message in messages:
+        for use in message.tool_uses:
+            if use.name not in tools:
+                tools[use.name] = {
+                    "name": use.name,
+                    "description": (
+                        f"The {use.name!r} tool the recorded agent called; "
+                        "its definition was not recorded."
+                    ),
+                    "input_schema": dict(PERMISSIVE_SCHEMA),
+                }
+    return tuple(tools.values())
