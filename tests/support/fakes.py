@@ -1,0 +1,66 @@
+"""Fakes for the application's ports: in memory, deterministic, and held to the same contract
+test suites as the real adapters."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from application.ports import SummarizerError, Summary
+from domain.messages import Message
+
+
+class FakeTokenCounter:
+    """Counts words plus line breaks; any non-empty text counts at least 1."""
+
+    @property
+    def name(self) -> str:
+        """Always "fake:words"."""
+        return "fake:words"
+
+    def count(self, text: str) -> int:
+        """Words plus newlines; 1 for non-empty text with neither; 0 for ""."""
+        if not text:
+            return 0
+        return max(1, len(text.split()) + text.count("\n"))
+
+
+class FakeSummarizer:
+    """Returns `text` cut to `max_tokens` words; fails the first `fail` calls; records calls."""
+
+    MIN_TOKENS = 16
+
+    def __init__(self, text: str = "Summary of the earlier conversation.", fail: int = 0) -> None:
+        if not text.strip():
+            raise ValueError("the fake's summary text must not be blank")
+        self.text = text
+        self.fail = fail
+        self.calls: list[tuple[tuple[Message, ...], int, str | None]] = []
+
+    @property
+    def name(self) -> str:
+        """Always "fake"."""
+        return "fake"
+
+    def summarize(
+        self, messages: Sequence[Message], *, max_tokens: int, instructions: str | None = None
+    ) -> Summary:
+        """The fixed text, at most `max_tokens` words; raises `SummarizerError` when told to fail,
+        for no messages, or for `max_tokens` below 16."""
+        self.calls.append((tuple(messages), max_tokens, instructions))
+        if len(self.calls) <= self.fail:
+            raise SummarizerError(f"fake summarizer failure {len(self.calls)} of {self.fail}")
+        if not messages:
+            raise SummarizerError("nothing to summarize: no messages were given")
+        if max_tokens < self.MIN_TOKENS:
+            raise SummarizerError(
+                f"max_tokens={max_tokens} is too small; a summary needs at least "
+                f"{self.MIN_TOKENS} tokens"
+            )
+        words = self.text.split()[:max_tokens]
+        text = " ".join(words)
+        return Summary(
+            text=text,
+            model="fake-v1",
+            input_tokens=sum(len(m.text.split()) for m in messages),
+            output_tokens=len(words),
+        )
