@@ -30,7 +30,7 @@ from domain.session import (
     summary_block_tokens,
 )
 from domain.settings import CompactionSettings, Limits
-from domain.tokens import message_tokens, system_tokens, tools_tokens
+from domain.tokens import MESSAGE_OVERHEAD, block_tokens, system_tokens, tools_tokens
 from domain.truncation import plan_truncations, truncate_text
 
 logger = structlog.get_logger(__name__)
@@ -81,7 +81,9 @@ class Sessions(Application[UUID]):
     ) -> None:
         self.counter = counter
         self.summarizer = summarizer
-        super().__init__(env=env)
+        # Recently used sessions stay in memory and are fast-forwarded from the store, so a
+        # command decodes only the events it has not seen (set the size to 0 to turn it off).
+        super().__init__(env={"AGGREGATE_CACHE_MAXSIZE": "256", **(env or {})})
 
     def register_transcodings(self, transcoder: JSONTranscoder) -> None:
         super().register_transcodings(transcoder)
@@ -174,9 +176,10 @@ class Sessions(Application[UUID]):
         def command() -> int:
             session = self.session(session_id)
             session.check_append(parsed)
-            tokens = message_tokens(parsed, self.counter.count)
+            block_counts = [block_tokens(b, self.counter.count) for b in parsed.content]
+            tokens = MESSAGE_OVERHEAD + sum(block_counts)
             truncations, shown_tokens = plan_truncations(
-                parsed, session.limits.tool_output_tokens, self.counter.count
+                parsed, session.limits.tool_output_tokens, self.counter.count, block_counts
             )
             request_estimate = session.raw_estimate() if usage is not None else None
             session.append(

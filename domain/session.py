@@ -17,7 +17,7 @@ import attrs
 from eventsourcing.domain import Aggregate, event
 
 from domain.errors import ContextOverflowError, InvalidMessageError, RoleOrderError
-from domain.messages import JSON, Message, Role, TextBlock
+from domain.messages import JSON, Immutable, Message, Role, TextBlock
 from domain.settings import CompactionSettings, Limits
 from domain.tokens import BLOCK_OVERHEAD, MESSAGE_OVERHEAD, REQUEST_OVERHEAD
 from domain.truncation import Truncation, shown
@@ -42,7 +42,7 @@ class Usage:
 
 
 @attrs.frozen
-class Entry:
+class Entry(Immutable):
     """A message of the retained tail, at its place in the whole history."""
 
     position: int
@@ -59,7 +59,7 @@ class Entry:
 
 
 @attrs.frozen
-class SummaryChunk:
+class SummaryChunk(Immutable):
     """Text that stands for the messages `first_position` to `last_position` (inclusive)."""
 
     text: str

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 
 from domain.messages import Message, ToolResultBlock
-from domain.tokens import CountText, message_tokens
+from domain.tokens import MESSAGE_OVERHEAD, TOOL_OVERHEAD, CountText
 
 
 @attrs.frozen
@@ -43,29 +45,33 @@ def shown(message: Message, truncations: tuple[Truncation, ...]) -> Message:
 
 
 def plan_truncations(
-    message: Message, limit: int, count: CountText
+    message: Message, limit: int, count: CountText, block_counts: Sequence[int]
 ) -> tuple[tuple[Truncation, ...], int]:
     """Truncations that bring the message's tool outputs to about `limit` tokens in all.
 
-    Small outputs stay whole; the large ones share what is left (water-filling), each cut to
-    head and tail. Returns the truncations and the shown message's token count.
+    `block_counts` are the message's per-block counts (`block_tokens`), so nothing already
+    counted is counted again. Small outputs stay whole; the large ones share what is left
+    (water-filling), each cut to head and tail. Returns the truncations and the shown
+    message's token count.
     """
     results = [
-        (i, b, count(b.text))
+        (i, b, block_counts[i] - TOOL_OVERHEAD)
         for i, b in enumerate(message.content)
         if isinstance(b, ToolResultBlock)
     ]
-    total = sum(tokens for _, _, tokens in results)
-    if total <= limit:
-        return (), message_tokens(message, count)
+    whole = MESSAGE_OVERHEAD + sum(block_counts)
+    if sum(tokens for _, _, tokens in results) <= limit:
+        return (), whole
     allowance = _fair_shares([tokens for _, _, tokens in results], limit)
     truncations: list[Truncation] = []
+    saved = 0
     for (index, block, tokens), allowed in zip(results, allowance, strict=True):
         if tokens <= allowed:
             continue
-        truncations.append(_fit(index, block.text, tokens, allowed, count))
-    plan = tuple(truncations)
-    return plan, message_tokens(shown(message, plan), count)
+        truncation, shown_tokens = _fit(index, block.text, tokens, allowed, count)
+        truncations.append(truncation)
+        saved += tokens - shown_tokens
+    return tuple(truncations), whole - saved
 
 
 def _fair_shares(sizes: list[int], limit: int) -> list[int]:
@@ -86,12 +92,15 @@ def _fair_shares(sizes: list[int], limit: int) -> list[int]:
     return shares
 
 
-def _fit(index: int, text: str, tokens: int, allowed: int, count: CountText) -> Truncation:
+def _fit(
+    index: int, text: str, tokens: int, allowed: int, count: CountText
+) -> tuple[Truncation, int]:
     # Token density varies along a text, so shrink until the shown text counts within budget.
     keep = int(len(text) * allowed / max(tokens, 1))
     while True:
         head = (keep * 2) // 3
         tail = keep - head
-        if keep <= 0 or count(truncate_text(text, head, tail)) <= allowed:
-            return Truncation(index, max(head, 0), max(tail, 0))
+        shown_tokens = count(truncate_text(text, max(head, 0), max(tail, 0)))
+        if keep <= 0 or shown_tokens <= allowed:
+            return Truncation(index, max(head, 0), max(tail, 0)), shown_tokens
         keep = int(keep * 0.85)

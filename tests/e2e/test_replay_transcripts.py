@@ -1,0 +1,90 @@
+"""Every shared transcript, replayed at 16k, 32k and 64k: every dumped request is valid and
+its estimate is within the window minus the output reservation."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from adapters.cli import main
+from adapters.token_counters import TiktokenCounter
+from domain.messages import Message
+from domain.tokens import REQUEST_OVERHEAD, message_tokens, system_tokens, tools_tokens
+from tests.conftest import TRANSCRIPTS
+from tests.support.anthropic_rules import assert_valid_request
+
+COUNTER = TiktokenCounter()
+WINDOWS = (16_000, 32_000, 64_000)
+
+
+def transcripts() -> list[Path]:
+    if not TRANSCRIPTS.is_dir():
+        return []
+    return sorted(TRANSCRIPTS.glob("*.jsonl"))
+
+
+class Recounter:
+    """Counts request bodies from scratch with the library's rule; consecutive requests share
+    most messages, so each distinct message is counted once."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+
+    def message(self, wire: dict[str, object]) -> int:
+        key = json.dumps(wire, sort_keys=True, ensure_ascii=False)
+        if key not in self.seen:
+            self.seen[key] = message_tokens(Message.from_wire(wire), COUNTER.count)
+        return self.seen[key]
+
+    def body(self, body: dict[str, object]) -> int:
+        return (
+            REQUEST_OVERHEAD
+            + system_tokens(body.get("system", ""), COUNTER.count)  # type: ignore[arg-type]
+            + tools_tokens(body.get("tools", []), COUNTER.count)  # type: ignore[arg-type]
+            + sum(self.message(m) for m in body["messages"])  # type: ignore[attr-defined]
+        )
+
+
+@pytest.mark.transcripts
+@pytest.mark.skipif(not transcripts(), reason="the shared transcripts folder is absent")
+@pytest.mark.parametrize("window", WINDOWS)
+@pytest.mark.parametrize("transcript", transcripts(), ids=lambda p: p.stem)
+def test_every_dumped_request_is_valid_and_within_budget(
+    transcript: Path, window: int, tmp_path: Path
+) -> None:
+    dump = tmp_path / "requests"
+    result = CliRunner().invoke(
+        main,
+        [
+            "replay",
+            str(transcript),
+            "--window",
+            str(window),
+            "--db",
+            ":memory:",
+            "--dump-requests",
+            str(dump),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.output.splitlines()]
+    reports, summary = lines[:-1], lines[-1]["summary"]
+    bodies = sorted(dump.glob("*.json"))
+    assert len(bodies) == len(reports) == summary["requests"] > 0
+    recounter = Recounter()
+    try:
+        for path, report in zip(bodies, reports, strict=True):
+            body = json.loads(path.read_text(encoding="utf-8"))
+            assert_valid_request(body)
+            counted = recounter.body(body)
+            assert counted == report["tokens"], path.name
+            assert counted <= window - body["max_tokens"], path.name
+    finally:
+        shutil.rmtree(dump)
+    if window == WINDOWS[0] and summary["messages"] > 100:
+        assert summary["compactions"] > 0

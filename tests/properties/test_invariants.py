@@ -1,0 +1,171 @@
+"""The design's invariants, held over generated conversations.
+
+Every request built is valid and within budget (or the caller gets the typed oversize error
+and nothing is saved); history is never rewritten; thinking blocks go out byte for byte;
+replaying the events reproduces the live state and every decision; a failing summarizer
+loses nothing.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import event as note
+from hypothesis import strategies as st
+
+from adapters.summarizers import ExtractiveSummarizer
+from adapters.token_counters import TiktokenCounter
+from application.ports import Summarizer
+from application.service import Sessions
+from domain.errors import ContextOverflowError
+from domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
+from domain.session import Session
+from domain.settings import CompactionSettings
+from tests.properties.strategies import TOOLS, conversations
+from tests.support.checks import check_request
+from tests.support.fakes import FakeSummarizer
+
+COUNTER = TiktokenCounter()
+
+PROPERTY = settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+windows = st.tuples(st.integers(2_500, 12_000), st.integers(200, 1_200))
+knobs = st.builds(
+    CompactionSettings,
+    threshold_ratio=st.floats(0.3, 1.0),
+    threshold_floor_tokens=st.integers(0, 3_000),
+    keep_recent_turns=st.integers(0, 6),
+    retained_share=st.floats(0.1, 0.8),
+)
+
+
+def replay_live(
+    messages: list[Message],
+    window: tuple[int, int],
+    knob: CompactionSettings,
+    summarizer: Summarizer,
+) -> tuple[Sessions, UUID, list[dict[str, object]], int]:
+    app = Sessions(
+        counter=COUNTER, summarizer=summarizer, env={"PERSISTENCE_MODULE": "eventsourcing.popo"}
+    )
+    session_id = app.start_session(
+        model="claude-test",
+        context_window=window[0],
+        max_output_tokens=window[1],
+        system="You are an agent. Ünïcode 🧪.",
+        tools=TOOLS,
+        settings=knob,
+    )
+    bodies: list[dict[str, object]] = []
+    overflows = 0
+    for message in (
+        [*messages, Message.user("What next?")] if messages[-1].role is Role.ASSISTANT else messages
+    ):
+        if message.role is Role.ASSISTANT:
+            bodies.append(prepare(app, session_id))
+            app.record_reply(session_id, message)
+        else:
+            app.append_message(session_id, message)
+    body = prepare(app, session_id)
+    if body:
+        bodies.append(body)
+    overflows = sum(1 for b in bodies if not b)
+    session = app.session(session_id)
+    note(f"compactions: {min(session.generation, 3)}{'+' if session.generation > 3 else ''}")
+    note(f"overflow errors: {'yes' if overflows else 'no'}")
+    truncated = any(
+        e.truncations for e in app.history(session_id) if isinstance(e, Session.MessageAppended)
+    )
+    note(f"tool output shown truncated: {'yes' if truncated else 'no'}")
+    return app, session_id, bodies, overflows
+
+
+def stored_version(app: Sessions, session_id: UUID) -> int:
+    return app.recorder.select_events(session_id, desc=True, limit=1)[0].originator_version
+
+
+def prepare(app: Sessions, session_id: UUID) -> dict[str, object]:
+    before = stored_version(app, session_id)
+    try:
+        prepared = app.prepare_request(session_id)
+    except ContextOverflowError as error:
+        overflow = error
+    else:
+        return check_request(prepared, COUNTER, app.session(session_id).calibration)
+    # Only a message that cannot fit alongside what must go with it may cause the error; it
+    # names the message, and nothing is saved.
+    assert overflow.position is not None
+    assert overflow.tokens > 0
+    assert stored_version(app, session_id) == before
+    return {}
+
+
+@PROPERTY
+@given(conversations(), windows, knobs)
+def test_every_request_is_valid_and_within_budget(
+    messages: list[Message], window: tuple[int, int], knob: CompactionSettings
+) -> None:
+    app, session_id, bodies, _ = replay_live(messages, window, knob, ExtractiveSummarizer(COUNTER))
+
+    # History is never rewritten: the appended messages are exactly those fed, in order.
+    appended = [
+        e.message for e in app.history(session_id) if isinstance(e, Session.MessageAppended)
+    ]
+    assert appended[: len(messages)] == messages
+    # Thinking blocks go out exactly as recorded, or not at all.
+    recorded = {
+        b
+        for m in messages
+        for b in m.content
+        if isinstance(b, ThinkingBlock | RedactedThinkingBlock)
+    }
+    for body in bodies:
+        for message in body.get("messages", []):  # type: ignore[attr-defined]
+            for block in message["content"]:
+                if block["type"] == "thinking":
+                    assert ThinkingBlock(block["thinking"], block["signature"]) in recorded
+                if block["type"] == "redacted_thinking":
+                    assert RedactedThinkingBlock(block["data"]) in recorded
+
+
+@PROPERTY
+@given(conversations(), windows, knobs)
+def test_replaying_the_events_reproduces_the_state_and_every_decision(
+    messages: list[Message], window: tuple[int, int], knob: CompactionSettings
+) -> None:
+    app, session_id, _, _ = replay_live(messages, window, knob, ExtractiveSummarizer(COUNTER))
+    live = app.session(session_id)
+
+    replayed = None
+    for event in app.history(session_id):
+        if isinstance(event, Session.CompactionThresholdHit):
+            assert replayed is not None
+            assert replayed.decide() == event.decision
+        replayed = event.mutate(replayed)
+
+    assert replayed is not None
+    assert replayed.__dict__.keys() == live.__dict__.keys()
+    for name, value in live.__dict__.items():
+        if name != "_pending_events":
+            assert getattr(replayed, name) == value, name
+
+
+@PROPERTY
+@given(conversations(), windows, st.integers(1, 50))
+def test_a_failing_summarizer_loses_nothing_and_leaves_the_session_usable(
+    messages: list[Message], window: tuple[int, int], failures: int
+) -> None:
+    knob = CompactionSettings(threshold_floor_tokens=0)
+    app, session_id, _, _ = replay_live(messages, window, knob, FakeSummarizer(fail=failures))
+
+    history = app.history(session_id)
+    appended = [e.message for e in history if isinstance(e, Session.MessageAppended)]
+    assert appended[: len(messages)] == messages
+    completed = [e for e in history if isinstance(e, Session.CompactionCompleted)]
+    failed = [e for e in history if isinstance(e, Session.CompactionFailed)]
+    assert len([e for e in completed if e.strategy == "truncate"]) == len(failed)
