@@ -1,0 +1,321 @@
+"""The `abridged` command line: replay recorded transcripts, run the demo, audit a session."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import attrs
+import click
+import structlog
+
+from adapters.anthropic.request import render_request
+from adapters.bootstrap import MEMORY, bootstrap
+from adapters.transcripts import Transcript, TranscriptError, load_transcript
+from application.service import PreparedRequest, Sessions
+from domain.errors import ContextOverflowError, InvalidSettingsError, SessionError
+from domain.messages import Role
+
+DEFAULT_DB = "abridged.sqlite3"
+DEFAULT_MODEL = "claude-sonnet-4-5"
+
+EXIT_BAD_INPUT = 2
+EXIT_OVERFLOW = 3
+
+
+def _default_db() -> str:
+    return os.environ.get("ABRIDGED_DB", DEFAULT_DB)
+
+
+def _configure_logging(verbose: bool) -> None:
+    # Logs go to stderr so stdout stays the command's output (and parseable with --json).
+    level = logging.INFO if verbose else logging.WARNING
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+    )
+
+
+@click.group()
+@click.version_option(package_name="abridged")
+@click.option("-v", "--verbose", is_flag=True, help="Log each compaction to stderr.")
+def main(verbose: bool) -> None:
+    """Keep long agent conversations inside the context window, and show how."""
+    _configure_logging(verbose)
+
+
+@attrs.frozen
+class ReplayResult:
+    session_id: UUID
+    messages: int
+    requests: int
+    compactions: int
+    peak_tokens: int
+    overflows: int
+
+
+def _replay_options(f: Any) -> Any:
+    options = [
+        click.option(
+            "--window",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Context window in tokens (default: 200000 for replay, 32000 for the demo).",
+        ),
+        click.option(
+            "--max-output-tokens",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Output tokens reserved per request (default: a quarter of the window, "
+            "at most 8192).",
+        ),
+        click.option(
+            "--db",
+            default=_default_db,
+            show_default=f"$ABRIDGED_DB or {DEFAULT_DB}",
+            help=f"SQLite file for the session's events; {MEMORY} keeps them in memory.",
+        ),
+        click.option(
+            "--dump-requests",
+            type=click.Path(file_okay=False, path_type=Path),
+            default=None,
+            help="Write each request body as DIR/0001.json, DIR/0002.json, …",
+        ),
+        click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of text."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+@main.command()
+@click.argument("transcript", type=click.Path(dir_okay=False, path_type=Path))
+@_replay_options
+def replay(
+    transcript: Path,
+    window: int | None,
+    max_output_tokens: int | None,
+    db: str,
+    dump_requests: Path | None,
+    as_json: bool,
+) -> None:
+    """Feed a recorded TRANSCRIPT (JSONL, one message per line) through a session as if live.
+
+    Before each assistant message, the request the model would have received is prepared
+    (compacted when needed), checked against the budget, printed and optionally dumped.
+    """
+    try:
+        loaded = load_transcript(transcript)
+    except TranscriptError as error:
+        raise click.ClickException(str(error)) from None
+    _run(loaded, window or 200_000, max_output_tokens, db, dump_requests, as_json)
+
+
+@main.command()
+@_replay_options
+@click.option("--seed", default=7, show_default=True, help="Varies the generated session.")
+def demo(
+    window: int | None,
+    max_output_tokens: int | None,
+    db: str,
+    dump_requests: Path | None,
+    as_json: bool,
+    seed: int,
+) -> None:
+    """Replay a realistic coding-agent session generated here (no data or API key needed)."""
+    from adapters.demo_session import demo_transcript
+
+    _run(
+        demo_transcript(seed=seed), window or 32_000, max_output_tokens, db, dump_requests, as_json
+    )
+
+
+@main.command()
+@click.argument("session_id", type=click.UUID)
+@click.option("--db", default=_default_db, show_default=f"$ABRIDGED_DB or {DEFAULT_DB}")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of text.")
+def history(session_id: UUID, db: str, as_json: bool) -> None:
+    """Print a session's events: every message, decision and compaction, oldest first."""
+    app = _open(db)
+    try:
+        events = app.history(session_id)
+    except SessionError as error:
+        raise click.ClickException(str(error)) from None
+    for e in events:
+        facts = _event_facts(e)
+        if as_json:
+            click.echo(json.dumps(facts, ensure_ascii=False, default=str))
+        else:
+            detail = "  ".join(
+                f"{k}={v}" for k, v in facts.items() if k not in {"version", "event"}
+            )
+            click.echo(f"{facts['version']:>6}  {facts['event']:<24} {detail}")
+
+
+def _event_facts(e: Any) -> dict[str, Any]:
+    facts: dict[str, Any] = {"version": e.originator_version, "event": type(e).__name__}
+    name = type(e).__name__
+    if name == "Started":
+        facts |= {"model": e.model, "window": e.context_window, "settings": e.settings_fingerprint}
+    elif name == "MessageAppended":
+        facts |= {"role": e.message.role.value, "tokens": e.tokens, "shown_tokens": e.shown_tokens}
+        if e.usage is not None:
+            facts["usage_prompt_tokens"] = e.usage.prompt_tokens
+    elif name == "CompactionThresholdHit":
+        d = e.decision
+        facts |= {
+            "trigger": d.trigger,
+            "estimate": d.estimate,
+            "threshold": d.threshold,
+            "retained_from": d.retained_from,
+            "turns_kept": d.turns_kept,
+            "reason": d.reason,
+        }
+    elif name == "CompactionCompleted":
+        facts |= {
+            "generation": e.generation,
+            "strategy": e.strategy,
+            "summarized": e.messages_summarized,
+            "tokens_before": e.tokens_before,
+            "tokens_after": e.tokens_after,
+        }
+    elif name == "CompactionFailed":
+        facts |= {"summarizer": e.summarizer, "error": e.error, "fallback": e.fallback}
+    return facts
+
+
+def _open(db: str) -> Sessions:
+    try:
+        return bootstrap(db)
+    except (OSError, InvalidSettingsError) as error:
+        raise click.ClickException(str(error)) from None
+
+
+def _run(
+    transcript: Transcript,
+    window: int,
+    max_output_tokens: int | None,
+    db: str,
+    dump_requests: Path | None,
+    as_json: bool,
+) -> None:
+    reserve = max_output_tokens or min(8192, max(1, window // 4))
+    app = _open(db)
+    try:
+        session_id = app.start_session(
+            model=transcript.model or DEFAULT_MODEL,
+            context_window=window,
+            max_output_tokens=reserve,
+            system=transcript.system,
+            tools=transcript.tools,
+        )
+    except InvalidSettingsError as error:
+        raise click.UsageError(str(error)) from None
+    if dump_requests is not None:
+        dump_requests.mkdir(parents=True, exist_ok=True)
+    result = _feed(app, session_id, transcript, dump_requests, as_json)
+    summary = attrs.asdict(result) | {"session_id": str(result.session_id), "db": db}
+    summary["peak_percent"] = round(100 * result.peak_tokens / window, 1)
+    if as_json:
+        click.echo(json.dumps({"summary": summary}))
+    else:
+        click.echo(
+            f"session {result.session_id}: {result.messages} messages, {result.requests} "
+            f"requests, {result.compactions} compactions, peak {result.peak_tokens:,} tokens "
+            f"({summary['peak_percent']}% of {window:,}); events in {db}"
+        )
+        if db != MEMORY:
+            click.echo(f"audit it: abridged history {result.session_id} --db {db}")
+    if result.overflows:
+        raise SystemExit(EXIT_OVERFLOW)
+
+
+def _feed(
+    app: Sessions,
+    session_id: UUID,
+    transcript: Transcript,
+    dump_requests: Path | None,
+    as_json: bool,
+) -> ReplayResult:
+    requests = peak = overflows = 0
+    compactions = 0
+    for line, message in _numbered(transcript):
+        try:
+            if message.role is Role.ASSISTANT:
+                requests += 1
+                try:
+                    prepared = app.prepare_request(session_id)
+                except ContextOverflowError as error:
+                    overflows += 1
+                    _report_overflow(requests, line, error, as_json)
+                else:
+                    peak = max(peak, prepared.context.estimate)
+                    compactions = prepared.compactions_so_far
+                    _report(requests, line, prepared, dump_requests, as_json)
+                app.record_reply(session_id, message)
+            else:
+                app.append_message(session_id, message)
+        except SessionError as error:
+            where = f"line {line}" if line > 0 else f"message {-line}"
+            raise click.ClickException(f"{transcript.source} {where}: {error}") from None
+    return ReplayResult(
+        session_id, len(transcript.messages), requests, compactions, peak, overflows
+    )
+
+
+def _numbered(transcript: Transcript) -> Iterator[tuple[int, Any]]:
+    """Each message with its file line, or minus its position for a generated transcript."""
+    lines = transcript.line_numbers or range(-1, -len(transcript.messages) - 1, -1)
+    yield from zip(lines, transcript.messages, strict=True)
+
+
+def _report(
+    number: int, line: int, prepared: PreparedRequest, dump: Path | None, as_json: bool
+) -> None:
+    context = prepared.context
+    if dump is not None:
+        body = render_request(context, model=prepared.model, max_tokens=prepared.max_tokens)
+        (dump / f"{number:04d}.json").write_text(
+            json.dumps(body, ensure_ascii=False, indent=1), encoding="utf-8"
+        )
+    percent = round(100 * context.estimate / context.window, 1)
+    compaction = prepared.compaction
+    if as_json:
+        record: dict[str, Any] = {
+            "request": number,
+            "line": line if line > 0 else None,
+            "tokens": context.estimate,
+            "window": context.window,
+            "percent": percent,
+            "messages": len(context.messages),
+            "compactions": prepared.compactions_so_far,
+            "compacted": attrs.asdict(compaction) if compaction else None,
+        }
+        click.echo(json.dumps(record))
+        return
+    where = f"line {line:>4}" if line > 0 else f"message {-line:>4}"
+    text = (
+        f"request {number:>4} ({where}): {context.estimate:>7,} tokens "
+        f"{percent:5.1f}% of window, {len(context.messages):>4} messages, "
+        f"compactions {prepared.compactions_so_far}"
+    )
+    if compaction:
+        text += (
+            f"  <- compacted ({compaction.strategy}): {compaction.messages_summarized} messages "
+            f"summarized, {compaction.tokens_before:,} -> {compaction.tokens_after:,} tokens"
+        )
+    click.echo(text)
+
+
+def _report_overflow(number: int, line: int, error: ContextOverflowError, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({"request": number, "line": line, "error": str(error)}))
+    else:
+        where = f"line {line:>4}" if line > 0 else f"message {-line:>4}"
+        click.echo(f"request {number:>4} ({where}): NOT SENT: {error}")
