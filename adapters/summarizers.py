@@ -194,7 +194,12 @@ class ExtractiveSummarizer:
         return "extractive-v1"
 
     def summarize(
-        self, messages: Sequence[Message], *, max_tokens: int, instructions: str | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        instructions: str | None = None,
+        session_model: str | None = None,
     ) -> Summary:
         """A Markdown summary of at most `max_tokens` tokens by the counter, never blank.
 

@@ -6,12 +6,13 @@ against the fake and every real adapter.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 import attrs
 
-from domain.messages import Message
+from domain.messages import JSON, Message
+from domain.session import Context, Usage
 
 
 @runtime_checkable
@@ -51,7 +52,65 @@ class Summarizer(Protocol):
         ...
 
     def summarize(
-        self, messages: Sequence[Message], *, max_tokens: int, instructions: str | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        instructions: str | None = None,
+        session_model: str | None = None,
     ) -> Summary:
-        """A summary of `messages` of at most `max_tokens` tokens; raises `SummarizerError`."""
+        """A summary of `messages` of at most `max_tokens` tokens; raises `SummarizerError`.
+
+        `instructions` are the caller's focus (from a manual compaction); `session_model` is
+        the conversation's model, for summarizers that fall back to it.
+        """
+        ...
+
+
+class ProviderError(Exception):
+    """The model provider failed the request (after the adapter's own retries)."""
+
+
+class PromptTooLongError(ProviderError):
+    """The provider rejected the request as longer than the model's context window."""
+
+    def __init__(self, message: str, *, tokens: int | None = None, maximum: int | None = None):
+        super().__init__(message)
+        self.tokens = tokens
+        self.maximum = maximum
+
+
+class ProviderUnavailableError(ProviderError):
+    """Rate limited, overloaded or failing (429, 5xx, 529) after the retries ran out."""
+
+
+@attrs.frozen
+class ModelReply:
+    """The model's answer to one request, with the usage the provider reported."""
+
+    message: Message
+    usage: Usage
+    model: str
+    stop_reason: str | None = None
+
+
+class ChatModel(Protocol):
+    """The conversation's model provider."""
+
+    @property
+    def name(self) -> str:
+        """Which provider adapter this is."""
+        ...
+
+    @property
+    def context_management(self) -> Mapping[str, JSON] | None:
+        """The provider-side context management this adapter adds to requests, if any."""
+        ...
+
+    def send(self, context: Context, *, model: str, max_tokens: int) -> ModelReply:
+        """Sends the context as one request; raises `PromptTooLongError`, `ProviderError`."""
+        ...
+
+    def count_tokens(self, context: Context, *, model: str) -> int:
+        """The provider's own count of the context's input tokens; raises `ProviderError`."""
         ...

@@ -244,7 +244,9 @@ class Sessions(Application[UUID]):
                 raise SummarizerError(
                     f"only {text_budget} tokens are left for the summary in this window"
                 )
-            summary = self.summarizer.summarize(earlier + messages, max_tokens=text_budget)
+            summary = self.summarizer.summarize(
+                earlier + messages, max_tokens=text_budget, session_model=session.model
+            )
             text, model = summary.text, summary.model
             usage = (summary.input_tokens, summary.output_tokens)
         except SummarizerError as error:

@@ -106,7 +106,12 @@ class InterleavingSummarizer:
         return "interleaving"
 
     def summarize(
-        self, messages: Sequence[Message], *, max_tokens: int, instructions: str | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        instructions: str | None = None,
+        session_model: str | None = None,
     ) -> Summary:
         if not self.interleaved:
             self.interleaved = True

@@ -42,7 +42,12 @@ class FakeSummarizer:
         return "fake"
 
     def summarize(
-        self, messages: Sequence[Message], *, max_tokens: int, instructions: str | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        instructions: str | None = None,
+        session_model: str | None = None,
     ) -> Summary:
         """The fixed text, at most `max_tokens` words; raises `SummarizerError` when told to fail,
         for no messages, or for `max_tokens` below 16."""
