@@ -21,6 +21,7 @@ from adapters.transcripts import Transcript, TranscriptError, load_transcript
 from application.service import PreparedRequest, Sessions
 from domain.errors import ContextOverflowError, InvalidSettingsError, SessionError
 from domain.messages import Role
+from domain.tokens import MESSAGE_OVERHEAD
 
 DEFAULT_DB = "abridged.sqlite3"
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -164,7 +165,8 @@ def _event_facts(e: Any) -> dict[str, Any]:
     if name == "Started":
         facts |= {"model": e.model, "window": e.context_window, "settings": e.settings_fingerprint}
     elif name == "MessageAppended":
-        facts |= {"role": e.message.role.value, "tokens": e.tokens, "shown_tokens": e.shown_tokens}
+        shown = MESSAGE_OVERHEAD + sum(e.block_tokens)
+        facts |= {"role": e.message.role.value, "tokens": e.tokens, "shown_tokens": shown}
         if e.usage is not None:
             facts["usage_prompt_tokens"] = e.usage.prompt_tokens
     elif name == "CompactionThresholdHit":
@@ -185,6 +187,18 @@ def _event_facts(e: Any) -> dict[str, Any]:
             "tokens_before": e.tokens_before,
             "tokens_after": e.tokens_after,
         }
+    elif name == "ToolsPruned":
+        facts |= {
+            "boundary": e.boundary,
+            "outputs": len(e.outputs),
+            "tokens_before": e.tokens_before,
+            "tokens_after": e.tokens_after,
+            "reason": e.reason,
+        }
+    elif name == "ReasoningDowngraded":
+        facts |= {"blocks": len(e.blocks), "reason": e.reason}
+    elif name in {"CompactionSuppressed", "CompactionRequested"}:
+        facts |= {"reason": e.reason}
     elif name == "CompactionFailed":
         facts |= {"summarizer": e.summarizer, "error": e.error, "fallback": e.fallback}
     return facts

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
+from uuid import UUID
 
 import attrs
 
 from domain.messages import JSON, Message
-from domain.session import Context, Usage
+from domain.session import Context, Decision, Usage
 
 
 @runtime_checkable
@@ -113,4 +114,50 @@ class ChatModel(Protocol):
 
     def count_tokens(self, context: Context, *, model: str) -> int:
         """The provider's own count of the context's input tokens; raises `ProviderError`."""
+        ...
+
+
+@attrs.frozen
+class CompactionReport:
+    """What a compaction did, for the caller's logs and progress output."""
+
+    generation: int
+    trigger: str
+    strategy: str
+    retained_from: int
+    messages_summarized: int
+    tokens_before: int
+    tokens_after: int
+    turns_kept: int
+
+
+@attrs.frozen
+class HookVerdict:
+    """A before-compaction hook's answer: go ahead, cancel (with a reason), or supply the
+    summary text itself."""
+
+    cancel: str | None = None
+    summary: str | None = None
+
+
+class CompactionHooks(Protocol):
+    """Lets a host app take part in compaction."""
+
+    def before_compaction(
+        self, session_id: UUID, decision: Decision, messages: Sequence[Message]
+    ) -> HookVerdict | None:
+        """Called before summarizing `messages`; `None` or an empty verdict goes ahead."""
+        ...
+
+    def after_compaction(self, session_id: UUID, report: CompactionReport) -> None:
+        """Called once the compaction is saved."""
+        ...
+
+
+class ContextProvider(Protocol):
+    """Content recomputed for every request (date, open files, …): never stored, never
+    compacted, sent last in the last user message."""
+
+    def content(self, session_id: UUID) -> str | None:
+        """The content for the next request of the session, or `None`."""
         ...

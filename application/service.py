@@ -2,7 +2,7 @@
 
 Each public method is one command or query: load the session, decide (pure domain policy),
 act through the ports, save every new event in one transaction. A command that fails raises
-a typed error and saves nothing.
+a typed error and saves nothing it should not.
 """
 
 from __future__ import annotations
@@ -17,10 +17,37 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import IntegrityError, JSONTranscoder
 
-from application.ports import Summarizer, SummarizerError, TokenCounter
+from application.ports import (
+    ChatModel,
+    CompactionHooks,
+    CompactionReport,
+    ContextProvider,
+    HookVerdict,
+    ModelReply,
+    PromptTooLongError,
+    Summarizer,
+    SummarizerError,
+    TokenCounter,
+)
 from application.transcodings import register_transcodings
-from domain.errors import ContextOverflowError, RoleOrderError, UnknownSessionError
-from domain.messages import JSON, Message, Role
+from domain.errors import (
+    CompactionFailedError,
+    ContextOverflowError,
+    NothingToCompactError,
+    RoleOrderError,
+    SessionError,
+    UnknownSessionError,
+)
+from domain.footer import files_footer
+from domain.messages import (
+    JSON,
+    Message,
+    RedactedThinkingBlock,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+)
+from domain.pruning import PrunedOutput, PrunePlan
 from domain.session import (
     Context,
     Decision,
@@ -30,8 +57,16 @@ from domain.session import (
     summary_block_tokens,
 )
 from domain.settings import CompactionSettings, Limits
-from domain.tokens import MESSAGE_OVERHEAD, block_tokens, system_tokens, tools_tokens
+from domain.tokens import (
+    MESSAGE_OVERHEAD,
+    TOOL_OVERHEAD,
+    block_tokens,
+    system_tokens,
+    tools_tokens,
+)
 from domain.truncation import plan_truncations, truncate_text
+
+__all__ = ["CompactionReport", "PreparedRequest", "Sessions", "as_usage"]
 
 logger = structlog.get_logger(__name__)
 
@@ -39,24 +74,15 @@ T = TypeVar("T")
 
 CONFLICT_RETRIES = 3
 MIN_SUMMARY_TOKENS = 16
-
-
-@attrs.frozen
-class CompactionReport:
-    """What a compaction did, for the caller's logs and progress output."""
-
-    generation: int
-    strategy: str
-    retained_from: int
-    messages_summarized: int
-    tokens_before: int
-    tokens_after: int
-    turns_kept: int
+COUNT_TOKENS_SHARE = 0.9
+"""Above this share of the budget, `complete` asks the provider to count before sending."""
+TURN_CONTEXT_SHARE = 0.4
+"""Of a split turn's summary budget, the share for the current turn's prefix."""
 
 
 @attrs.frozen
 class PreparedRequest:
-    """The context of the next request, and the compaction it took to fit, if any."""
+    """The context of the next request, and what it took to make it fit."""
 
     session_id: UUID
     model: str
@@ -64,6 +90,8 @@ class PreparedRequest:
     context: Context
     compaction: CompactionReport | None
     compactions_so_far: int
+    pruned_outputs: int = 0
+    suppressed: str | None = None
 
 
 class Sessions(Application[UUID]):
@@ -77,10 +105,16 @@ class Sessions(Application[UUID]):
         *,
         counter: TokenCounter,
         summarizer: Summarizer,
+        chat_model: ChatModel | None = None,
+        hooks: CompactionHooks | None = None,
+        context_provider: ContextProvider | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.counter = counter
         self.summarizer = summarizer
+        self.chat_model = chat_model
+        self.hooks = hooks
+        self.context_provider = context_provider
         # Recently used sessions stay in memory and are fast-forwarded from the store, so a
         # command decodes only the events it has not seen (set the size to 0 to turn it off).
         super().__init__(env={"AGGREGATE_CACHE_MAXSIZE": "256", **(env or {})})
@@ -102,7 +136,10 @@ class Sessions(Application[UUID]):
         settings: CompactionSettings | None = None,
         session_id: UUID | None = None,
     ) -> UUID:
-        """Starts a session and returns its id; raises `InvalidSettingsError` for bad limits."""
+        """Starts a session and returns its id; raises `InvalidSettingsError` for bad limits.
+
+        When the chat model adds the provider's own context management to requests, a
+        `DoubleCompactionConfigured` warning is recorded with the start."""
         settings = settings or CompactionSettings()
         Limits(context_window, max_output_tokens, settings)  # validates before anything is saved
         tool_list = tuple(dict(t) for t in tools)
@@ -119,6 +156,14 @@ class Sessions(Application[UUID]):
             tools_tokens=tools_tokens(tool_list, self.counter.count),
             token_counter=self.counter.name,
         )
+        management = self.chat_model.context_management if self.chat_model else None
+        if management:
+            session.warn_double_compaction(
+                self.chat_model.name if self.chat_model else "provider",
+                f"the provider's context management is configured too: {dict(management)}; "
+                "both may compact the same conversation",
+            )
+            logger.warning("double compaction configured", session=str(session.id))
         self.save(session)
         return session.id
 
@@ -146,11 +191,65 @@ class Sessions(Application[UUID]):
         return self._append(session_id, parsed, usage=usage)
 
     def prepare_request(self, session_id: UUID) -> PreparedRequest:
-        """The context for the next model call, compacted first when the threshold is hit.
+        """The context for the next model call: old tool outputs pruned and the session
+        compacted first when its threshold is hit (or a compaction was requested).
 
         Raises `ContextOverflowError` when no compaction can make it fit; nothing is saved.
         """
-        return self._retrying(lambda: self._prepare(session_id))
+        return self._retrying(lambda: self._prepare(session_id, None, None))
+
+    def compact(self, session_id: UUID, instructions: str | None = None) -> CompactionReport:
+        """Compacts now (`/compact`), whatever the threshold; `instructions` reach the
+        summarizer as its focus.
+
+        Fails loudly: `NothingToCompactError` when nothing can be summarized, and
+        `CompactionFailedError` when the summarizer fails (the failure is recorded)."""
+        return self._retrying(lambda: self._manual(session_id, instructions))
+
+    def request_compaction(self, session_id: UUID, reason: str = "requested") -> None:
+        """Asks for a compaction mid-turn; it runs at the first request of the next turn."""
+
+        def command() -> None:
+            session = self.session(session_id)
+            session.request_compaction(reason)
+            self.save(session)
+
+        self._retrying(command)
+
+    def complete(self, session_id: UUID) -> ModelReply:
+        """Prepares the request, sends it through the chat model and records the reply.
+
+        Near the limit the provider counts the request first. When the provider answers that
+        the prompt is too long, the session is compacted (trigger `overflow`) and the request
+        sent once more."""
+        if self.chat_model is None:
+            raise SessionError("this service has no chat model: pass chat_model= to Sessions")
+        chat = self.chat_model
+        prepared = self.prepare_request(session_id)
+        context = prepared.context
+        if context.estimate >= COUNT_TOKENS_SHARE * context.budget:
+            counted = chat.count_tokens(context, model=prepared.model)
+            if counted > context.budget:
+                prepared = self._after_overflow(session_id, counted, context.budget)
+        try:
+            reply = chat.send(
+                prepared.context, model=prepared.model, max_tokens=prepared.max_tokens
+            )
+        except PromptTooLongError as error:
+            prepared = self._after_overflow(session_id, error.tokens, error.maximum)
+            try:
+                reply = chat.send(
+                    prepared.context, model=prepared.model, max_tokens=prepared.max_tokens
+                )
+            except PromptTooLongError as again:
+                raise ContextOverflowError(
+                    f"the provider still found the request too long after compacting: {again}",
+                    position=None,
+                    tokens=again.tokens or prepared.context.estimate,
+                    budget=prepared.context.budget,
+                ) from again
+        self.record_reply(session_id, reply.message, reply.usage)
+        return reply
 
     # Queries.
 
@@ -176,37 +275,61 @@ class Sessions(Application[UUID]):
         def command() -> int:
             session = self.session(session_id)
             session.check_append(parsed)
-            block_counts = [block_tokens(b, self.counter.count) for b in parsed.content]
-            tokens = MESSAGE_OVERHEAD + sum(block_counts)
-            truncations, shown_tokens = plan_truncations(
-                parsed, session.limits.tool_output_tokens, self.counter.count, block_counts
+            counts = [block_tokens(b, self.counter.count) for b in parsed.content]
+            truncations, shown = plan_truncations(
+                parsed, session.limits.tool_output_tokens, self.counter.count, counts
             )
-            request_estimate = session.raw_estimate() if usage is not None else None
             session.append(
                 parsed,
-                tokens=tokens,
-                shown_tokens=shown_tokens if truncations else tokens,
+                tokens=MESSAGE_OVERHEAD + sum(counts),
+                block_tokens=shown,
                 truncations=truncations,
                 usage=usage,
-                request_estimate=request_estimate,
+                request_estimate=session.raw_estimate() if usage is not None else None,
             )
             self.save(session)
             return session.message_count - 1
 
         return self._retrying(command)
 
-    def _prepare(self, session_id: UUID) -> PreparedRequest:
+    def _extra(self, session_id: UUID) -> tuple[str | None, int]:
+        if self.context_provider is None:
+            return None, 0
+        text = self.context_provider.content(session_id)
+        if not text or not text.strip():
+            return None, 0
+        return text, block_tokens_of_text(text, self.counter)
+
+    def _prepare(
+        self, session_id: UUID, trigger: str | None, instructions: str | None
+    ) -> PreparedRequest:
         session = self.session(session_id)
         if not session.awaiting_reply:
             raise RoleOrderError(
                 "the next request needs a user message last (a prompt or tool results)"
             )
+        extra_text, extra_tokens = self._extra(session_id)
+        pruned = 0
+        plan = session.plan_pruning(extra_tokens)
+        if plan is not None:
+            pruned = self._prune(session, plan)
+        if trigger is None:
+            requested = session.compaction_requested and session.turn_ended
+            trigger = "requested" if requested else "threshold"
+        decision = session.decide(trigger, extra_tokens)
         report = None
-        decision = session.decide()
+        suppressed = None
         if decision is not None:
-            report = self._compact(session, decision)
-            self.save(session)
-        context = session.context()
+            suppressed = session.suppression(decision)
+            if suppressed:
+                session.suppress(decision.trigger, suppressed, decision.estimate)
+            else:
+                report = self._compact(session, decision, instructions, loud=False)
+        self._downgrade_reasoning(session, pruned > 0 or report is not None)
+        self.save(session)
+        if report is not None and self.hooks is not None:
+            self.hooks.after_compaction(session_id, report)
+        context = session.context(extra_text, extra_tokens)
         if context.estimate > context.budget:  # pragma: no cover - decide() guarantees the fit
             raise ContextOverflowError(
                 f"the request needs {context.estimate} tokens, over the budget of {context.budget}",
@@ -221,9 +344,106 @@ class Sessions(Application[UUID]):
             context=context,
             compaction=report,
             compactions_so_far=session.generation,
+            pruned_outputs=pruned,
+            suppressed=suppressed,
         )
 
-    def _compact(self, session: Session, decision: Decision) -> CompactionReport:
+    def _manual(self, session_id: UUID, instructions: str | None) -> CompactionReport:
+        session = self.session(session_id)
+        decision = session.decide("manual", self._extra(session_id)[1])
+        if decision is None:
+            raise NothingToCompactError(
+                "nothing can be compacted: only the last exchange is in the context"
+            )
+        report = self._compact(session, decision, instructions, loud=True)
+        self._downgrade_reasoning(session, True)
+        self.save(session)
+        if report is None:
+            raise NothingToCompactError("a compaction hook cancelled the compaction")
+        if self.hooks is not None:
+            self.hooks.after_compaction(session_id, report)
+        return report
+
+    def _after_overflow(
+        self, session_id: UUID, tokens: int | None, maximum: int | None
+    ) -> PreparedRequest:
+        def command() -> None:
+            session = self.session(session_id)
+            session.report_overflow(tokens, maximum)
+            decision = session.decide("overflow")
+            if decision is not None:
+                self._compact(session, decision, None, loud=False)
+                self._downgrade_reasoning(session, True)
+            self.save(session)
+
+        self._retrying(command)
+        logger.warning("provider overflow; compacted", session=str(session_id), tokens=tokens)
+        return self.prepare_request(session_id)
+
+    def _prune(self, session: Session, plan: PrunePlan) -> int:
+        outputs = []
+        for output in plan.outputs:
+            text = output.text
+            if output.policy == "summarize":
+                text = self._summarize_output(session, output)
+            tokens = TOOL_OVERHEAD + self.counter.count(text)
+            outputs.append(attrs.evolve(output, text=text, tokens_after=tokens))
+        kept = tuple(o for o in outputs if o.tokens_after < o.tokens_before)
+        if not kept:
+            return 0
+        session.prune(plan, kept)
+        logger.info("pruned", session=str(session.id), outputs=len(kept), boundary=plan.boundary)
+        return len(kept)
+
+    def _summarize_output(self, session: Session, output: PrunedOutput) -> str:
+        entry = next(e for e in session.entries if e.position == output.position)
+        block = entry.message.content[output.block_index]
+        try:
+            summary = self.summarizer.summarize(
+                (Message.user(f"Output of {output.tool_name}:\n{getattr(block, 'text', '')}"),),
+                max_tokens=160,
+                session_model=session.model,
+            )
+        except SummarizerError as error:
+            logger.warning("tool output summary failed", error=str(error))
+            return f"[output of {output.tool_name} pruned; its summary failed: {error}]"
+        return f"[summary of the output of {output.tool_name}]\n{summary.text}"
+
+    def _downgrade_reasoning(self, session: Session, moment: bool) -> None:
+        # Reasoning changes old messages, which breaks the cached prefix: batch them with
+        # pruning and compaction, unless enough has piled up to be worth a break of its own.
+        blocks = session.plan_reasoning()
+        if not blocks:
+            return
+        worth = sum(b.tokens_before for b in blocks) >= session.limits.prune_min_tokens
+        if not (moment or worth):
+            return
+        counted = tuple(
+            attrs.evolve(
+                b, tokens_after=block_tokens_of_text(b.text, self.counter) if b.text else 0
+            )
+            for b in blocks
+        )
+        policy = session.settings.reasoning_policy
+        session.downgrade_reasoning(
+            counted,
+            f"older than the last {max(1, session.settings.reasoning_keep_turns)} turn(s); "
+            f"policy {policy}",
+        )
+
+    def _compact(
+        self, session: Session, decision: Decision, instructions: str | None, *, loud: bool
+    ) -> CompactionReport | None:
+        messages = session.messages_before(decision.retained_from)
+        supplied: str | None = None
+        if self.hooks is not None:
+            verdict = self.hooks.before_compaction(session.id, decision, messages) or HookVerdict()
+            if verdict.cancel is not None and decision.estimate <= decision.budget:
+                session.suppress(
+                    decision.trigger, f"cancelled by a hook: {verdict.cancel}", decision.estimate
+                )
+                return None
+            supplied = verdict.summary
         session.hit_threshold(decision)
         generation = session.generation + 1
         first = (
@@ -233,35 +453,48 @@ class Sessions(Application[UUID]):
         )
         last = decision.retained_from - 1
         framing = summary_block_tokens(self.counter.count(render_summary("", first, last, 0)))
-        text_budget = decision.summary_max_tokens - framing
-        messages = session.messages_before(decision.retained_from)
+        footer = files_footer(messages)
+        footer_tokens = self.counter.count(footer) + 2 if footer else 0
+        text_budget = decision.summary_max_tokens - framing - footer_tokens
         earlier = (
             tuple(Message.user(c.text) for c in session.summaries) if decision.resummarize else ()
         )
         strategy = "resummarize" if decision.resummarize else "additive"
-        try:
-            if text_budget < MIN_SUMMARY_TOKENS:
-                raise SummarizerError(
-                    f"only {text_budget} tokens are left for the summary in this window"
+        if decision.resummarize and session.settings.summary_strategy == "update":
+            strategy = "update"
+        usage = (0, 0)
+        model = "hook"
+        if supplied is not None and supplied.strip():
+            text, strategy = supplied, "hook"
+        else:
+            try:
+                mid_turn = (
+                    next(
+                        e for e in session.entries if e.position == decision.retained_from
+                    ).message.role
+                    is Role.ASSISTANT
                 )
-            summary = self.summarizer.summarize(
-                earlier + messages, max_tokens=text_budget, session_model=session.model
-            )
-            text, model = summary.text, summary.model
-            usage = (summary.input_tokens, summary.output_tokens)
-        except SummarizerError as error:
-            # Threshold compaction fails open: the session stays usable, and the event says so.
-            session.fail_compaction(self.summarizer.name, str(error), fallback="truncate")
-            logger.warning(
-                "summarizer failed; truncating", session=str(session.id), error=str(error)
-            )
-            text = (
-                f"[{len(messages)} earlier messages were dropped without a summary: "
-                f"the summarizer failed ({error}).]"
-            )
-            if earlier:
-                text = "\n\n".join([*(m.text for m in earlier), text])
-            model, strategy, usage = "none", "truncate", (0, 0)
+                text, model, usage = self._summarize(
+                    session, earlier, messages, text_budget, instructions, mid_turn=mid_turn
+                )
+            except SummarizerError as error:
+                session.fail_compaction(
+                    self.summarizer.name, str(error), fallback="raise" if loud else "truncate"
+                )
+                if loud:
+                    self.save(session)
+                    raise CompactionFailedError(f"the summarizer failed: {error}") from error
+                # Threshold compaction fails open: the session stays usable, and events say so.
+                logger.warning("summarizer failed; truncating", session=str(session.id))
+                text = (
+                    f"[{len(messages)} earlier messages were dropped without a summary: "
+                    f"the summarizer failed ({error}).]"
+                )
+                if earlier:
+                    text = "\n\n".join([*(m.text for m in earlier), text])
+                model, strategy = "none", "truncate"
+        if footer:
+            text = f"{text.rstrip()}\n\n{footer}"
         text, tokens = self._fit_summary(text, first, last, generation, decision.summary_max_tokens)
         outcome = session.complete_compaction(
             decision,
@@ -276,14 +509,15 @@ class Sessions(Application[UUID]):
         logger.info(
             "compacted",
             session=str(session.id),
+            trigger=decision.trigger,
             generation=outcome.generation,
             strategy=strategy,
-            retained_from=decision.retained_from,
             tokens_before=outcome.tokens_before,
             tokens_after=outcome.tokens_after,
         )
         return CompactionReport(
             generation=outcome.generation,
+            trigger=decision.trigger,
             strategy=strategy,
             retained_from=decision.retained_from,
             messages_summarized=outcome.messages_summarized,
@@ -291,6 +525,65 @@ class Sessions(Application[UUID]):
             tokens_after=outcome.tokens_after,
             turns_kept=decision.turns_kept,
         )
+
+    def _summarize(
+        self,
+        session: Session,
+        earlier: tuple[Message, ...],
+        messages: tuple[Message, ...],
+        text_budget: int,
+        instructions: str | None,
+        *,
+        mid_turn: bool,
+    ) -> tuple[str, str, tuple[int, int]]:
+        if text_budget < MIN_SUMMARY_TOKENS:
+            raise SummarizerError(f"only {text_budget} tokens are left for the summary")
+        if not session.settings.summarize_thinking:
+            messages = tuple(_without_thinking(m) for m in messages)
+        # A turn cut inside gets its own "turn context" summary, joined to the history's.
+        prompts = [i for i, m in enumerate(messages) if m.is_user_prompt]
+        split = mid_turn and bool(prompts) and prompts[-1] > 0
+        parts = [(earlier + messages, text_budget, "")]
+        if split:
+            turn_budget = int(text_budget * TURN_CONTEXT_SHARE)
+            parts = [
+                (earlier + messages[: prompts[-1]], text_budget - turn_budget, ""),
+                (messages[prompts[-1] :], turn_budget, "## The current request so far\n"),
+            ]
+        texts, models, used = [], [], [0, 0]
+        for part, limit, heading in parts:
+            if not part:
+                continue
+            summary = self._summarize_within(session, part, limit, instructions)
+            texts.append(heading + summary.text.strip())
+            models.append(summary.model)
+            used[0] += summary.input_tokens
+            used[1] += summary.output_tokens
+        return "\n\n".join(texts), models[-1], (used[0], used[1])
+
+    def _summarize_within(
+        self,
+        session: Session,
+        messages: Sequence[Message],
+        limit: int,
+        instructions: str | None,
+    ) -> Any:
+        if limit < MIN_SUMMARY_TOKENS:
+            raise SummarizerError(f"only {limit} tokens are left for the summary")
+        summary = self.summarizer.summarize(
+            messages, max_tokens=limit, instructions=instructions, session_model=session.model
+        )
+        if not summary.text.strip():
+            raise SummarizerError("the summarizer returned an empty summary")
+        if self.counter.count(summary.text) > limit:
+            # One retry asking for less; past that the summary is cut to fit.
+            smaller = max(MIN_SUMMARY_TOKENS, limit // 2)
+            retry = self.summarizer.summarize(
+                messages, max_tokens=smaller, instructions=instructions, session_model=session.model
+            )
+            if retry.text.strip():
+                summary = retry
+        return summary
 
     def _fit_summary(
         self, text: str, first: int, last: int, generation: int, limit: int
@@ -318,6 +611,18 @@ class Sessions(Application[UUID]):
                     raise
                 logger.info("concurrent write; retrying", attempt=attempt + 1)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def block_tokens_of_text(text: str, counter: TokenCounter) -> int:
+    """What a text block of `text` costs in a request."""
+    return block_tokens(TextBlock(text), counter.count)
+
+
+def _without_thinking(message: Message) -> Message:
+    kept = tuple(
+        b for b in message.content if not isinstance(b, ThinkingBlock | RedactedThinkingBlock)
+    )
+    return attrs.evolve(message, content=kept) if kept else message
 
 
 def as_usage(data: Mapping[str, Any] | None) -> Usage | None:

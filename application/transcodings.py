@@ -14,9 +14,10 @@ import attrs
 from eventsourcing.persistence import JSONTranscoder, Transcoding
 
 from domain.messages import Message
+from domain.pruning import DowngradedThinking, PrunedOutput
 from domain.session import Decision, Entry, SummaryChunk, Usage
 from domain.settings import CompactionSettings
-from domain.truncation import Truncation
+from domain.truncation import Replacement, Truncation
 
 
 class MessageAsJSON(Transcoding):
@@ -52,7 +53,12 @@ def register_transcodings(transcoder: JSONTranscoder) -> None:
     transcoder.register(MessageAsJSON())
     transcoder.register(AttrsTranscoding(Usage, "usage"))
     transcoder.register(AttrsTranscoding(Truncation, "truncation"))
-    transcoder.register(AttrsTranscoding(Entry, "entry", tuples=("truncations",)))
+    transcoder.register(AttrsTranscoding(Replacement, "replacement"))
+    transcoder.register(AttrsTranscoding(PrunedOutput, "pruned_output"))
+    transcoder.register(AttrsTranscoding(DowngradedThinking, "downgraded_thinking"))
+    transcoder.register(
+        AttrsTranscoding(Entry, "entry", tuples=("block_tokens", "truncations", "replacements"))
+    )
     transcoder.register(AttrsTranscoding(SummaryChunk, "summary_chunk"))
     transcoder.register(AttrsTranscoding(Decision, "decision"))
     transcoder.register(AttrsTranscoding(CompactionSettings, "compaction_settings"))

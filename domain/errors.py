@@ -61,5 +61,13 @@ class ContextOverflowError(SessionError):
         self.budget = budget
 
 
+class NothingToCompactError(SessionError):
+    """A compaction was asked for, but only what must stay is in the context."""
+
+
+class CompactionFailedError(SessionError):
+    """A compaction asked for by the caller failed (the failure is recorded as an event)."""
+
+
 class InvalidSettingsError(SessionError, ValueError):
     """A setting is out of range or inconsistent with the others."""

@@ -9,7 +9,7 @@ the context window however long the conversation runs.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
@@ -17,10 +17,26 @@ import attrs
 from eventsourcing.domain import Aggregate, event
 
 from domain.errors import ContextOverflowError, InvalidMessageError, RoleOrderError
-from domain.messages import JSON, Immutable, Message, Role, TextBlock
+from domain.messages import (
+    JSON,
+    Immutable,
+    Message,
+    RedactedThinkingBlock,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+)
+from domain.pruning import (
+    DowngradedThinking,
+    EntryView,
+    PrunedOutput,
+    PrunePlan,
+    plan_pruning,
+    plan_reasoning,
+)
 from domain.settings import CompactionSettings, Limits
 from domain.tokens import BLOCK_OVERHEAD, MESSAGE_OVERHEAD, REQUEST_OVERHEAD
-from domain.truncation import Truncation, shown
+from domain.truncation import Replacement, Truncation, shown
 from domain.validation import check_blocks, check_sequence
 
 CALIBRATION_BOUNDS = (0.5, 4.0)
@@ -49,13 +65,42 @@ class Entry(Immutable):
     message: Message
     tokens: int
     """Tokens of the whole message, as stored."""
-    shown_tokens: int
-    """Tokens of the message as requests show it (large tool outputs head and tail)."""
+    block_tokens: tuple[int, ...]
+    """Tokens of each block as requests show it (large outputs truncated, pruned, ...)."""
     truncations: tuple[Truncation, ...] = ()
+    replacements: tuple[Replacement, ...] = ()
+
+    @property
+    def shown_tokens(self) -> int:
+        """Tokens of the message as requests show it."""
+        return MESSAGE_OVERHEAD + sum(
+            t for i, t in enumerate(self.block_tokens) if i not in self.dropped
+        )
+
+    @property
+    def dropped(self) -> frozenset[int]:
+        return frozenset(r.block_index for r in self.replacements if r.text is None)
 
     @property
     def shown_message(self) -> Message:
-        return shown(self.message, self.truncations)
+        return shown(self.message, self.truncations, self.replacements)
+
+    def view(self) -> EntryView:
+        return EntryView(
+            self.position,
+            self.message,
+            self.block_tokens,
+            frozenset(r.block_index for r in self.replacements),
+        )
+
+    def replaced(self, block_index: int, text: str | None, tokens: int) -> Entry:
+        counts = list(self.block_tokens)
+        counts[block_index] = tokens
+        return attrs.evolve(
+            self,
+            block_tokens=tuple(counts),
+            replacements=(*self.replacements, Replacement(block_index, text)),
+        )
 
 
 @attrs.frozen
@@ -124,6 +169,13 @@ class Context:
     estimate: int
     budget: int
     window: int
+    stable_prefix: int = 0
+    """How many leading messages stay byte-identical until the next prune or compaction:
+    a good place for a prompt-cache breakpoint."""
+    summary_messages: int = 0
+    """1 when the first message carries the summary chunks (its first blocks), else 0."""
+    extra_blocks: int = 0
+    """1 when the last message ends with per-turn content (never cached), else 0."""
 
 
 class Session(Aggregate):
@@ -175,6 +227,14 @@ class Session(Aggregate):
         self.generation = 0
         self.tail_tokens = 0
         self.calibration = 1.0
+        self.prune_boundary = 0
+        self.thinking_seen = False
+        self.last_compaction_at = -1
+        """`message_count` when the last compaction completed."""
+        self.stalled_estimate: int | None = None
+        """The estimate a compaction could not reduce enough; guards against loops."""
+        self.compaction_requested: str | None = None
+        self.suppressed: str | None = None
 
     @property
     def limits(self) -> Limits:
@@ -187,7 +247,7 @@ class Session(Aggregate):
 
         message: Message
         tokens: int
-        shown_tokens: int
+        block_tokens: tuple[int, ...]
         truncations: tuple[Truncation, ...]
         usage: Usage | None
         request_estimate: int | None
@@ -205,21 +265,25 @@ class Session(Aggregate):
         message: Message,
         *,
         tokens: int,
-        shown_tokens: int | None = None,
+        block_tokens: tuple[int, ...],
         truncations: tuple[Truncation, ...] = (),
         usage: Usage | None = None,
         request_estimate: int | None = None,
     ) -> None:
-        """Validates and appends a message; nothing is recorded when it is invalid."""
+        """Validates and appends a message; nothing is recorded when it is invalid.
+
+        `block_tokens` are the counts of the blocks as shown (after `truncations`)."""
         self.check_append(message)
-        if tokens < 0 or (shown_tokens is not None and shown_tokens < 0):
+        if len(block_tokens) != len(message.content):
+            raise ValueError("block_tokens needs one count per block")
+        if tokens < 0 or any(t < 0 for t in block_tokens):
             raise ValueError("token counts cannot be negative")
         if usage is not None and message.role is not Role.ASSISTANT:
             raise InvalidMessageError("only a model reply (assistant message) carries usage")
         self._append(
             message=message,
             tokens=tokens,
-            shown_tokens=tokens if shown_tokens is None else shown_tokens,
+            block_tokens=tuple(block_tokens),
             truncations=truncations,
             usage=usage,
             request_estimate=request_estimate,
@@ -230,15 +294,17 @@ class Session(Aggregate):
         self,
         message: Message,
         tokens: int,
-        shown_tokens: int,
+        block_tokens: tuple[int, ...],
         truncations: tuple[Truncation, ...],
         usage: Usage | None,
         request_estimate: int | None,
     ) -> None:
-        entry = Entry(self.message_count, message, tokens, shown_tokens, tuple(truncations))
+        entry = Entry(self.message_count, message, tokens, tuple(block_tokens), tuple(truncations))
         self.entries.append(entry)
         self.message_count += 1
-        self.tail_tokens += shown_tokens
+        self.tail_tokens += entry.shown_tokens
+        if any(isinstance(b, ThinkingBlock | RedactedThinkingBlock) for b in message.content):
+            self.thinking_seen = True
         if usage is not None and request_estimate:
             observed = usage.prompt_tokens / request_estimate
             low, high = CALIBRATION_BOUNDS
@@ -282,52 +348,79 @@ class Session(Aggregate):
         """The estimate of the next request, calibrated by the provider's reported usage."""
         return self.calibrated(self.raw_estimate())
 
-    def context(self) -> Context:
-        """The context of the next request: a pure projection of the state."""
+    def context(self, extra_text: str | None = None, extra_tokens: int = 0) -> Context:
+        """The context of the next request: a pure projection of the state.
+
+        `extra_text` is per-turn content (recomputed every turn, never stored or compacted):
+        it goes last in the last user message, and its `extra_tokens` count in the estimate.
+        """
         if not self.awaiting_reply:
             raise RoleOrderError("a request needs the last message to be the user's")
         messages = [e.shown_message for e in self.entries]
+        stable = sum(1 for e in self.entries if e.position < self.prune_boundary)
+        summary_messages = 0
         if self.summaries:
             blocks = tuple(
                 TextBlock(render_summary(c.text, c.first_position, c.last_position, c.generation))
                 for c in self.summaries
             )
             first = messages[0]
+            summary_messages = 1
             if first.role is Role.USER:
                 messages[0] = Message(Role.USER, blocks + first.content)
             else:
                 messages.insert(0, Message(Role.USER, blocks))
+                stable += 1 if stable else 0
+        if extra_text:
+            last = messages[-1]
+            messages[-1] = Message(Role.USER, (*last.content, TextBlock(extra_text)))
         limits = self.limits
         return Context(
             system=self.system,
             tools=tuple(self.tools),
             summaries=tuple(self.summaries),
             messages=tuple(messages),
-            estimate=self.estimate(),
+            estimate=self.calibrated(self.raw_estimate() + extra_tokens),
             budget=limits.budget,
             window=limits.window,
+            stable_prefix=min(stable, len(messages) - 1),
+            summary_messages=summary_messages,
+            extra_blocks=1 if extra_text else 0,
         )
 
     # Deciding.
 
-    def decide(self, trigger: str = "threshold") -> Decision | None:
-        """Whether to compact now and where to cut; `ContextOverflowError` if nothing fits."""
+    def decide(self, trigger: str = "threshold", extra_tokens: int = 0) -> Decision | None:
+        """Whether to compact now and where to cut; `ContextOverflowError` if nothing fits.
+
+        Triggers: `threshold` (the estimate reached the threshold), `manual` (asked for),
+        `overflow` (the provider said the request was too long), `requested` (asked for
+        mid-turn, run when the turn has ended). `extra_tokens` are per-turn content's.
+        """
         limits = self.limits
-        estimate = self.estimate()
+        estimate = self.calibrated(self.raw_estimate() + extra_tokens)
         if trigger == "threshold" and estimate < limits.threshold:
             return None
         entries = self.entries
-        cuts = _cut_points(entries)
+        cuts = _cut_points(entries, thinking_led=self.thinking_seen)
         if not cuts:
             if estimate > limits.budget:
                 raise self._overflow(entries, limits)
             return None
         existing = sum(c.tokens for c in self.summaries)
-        resummarize = existing + limits.summary_tokens > limits.summaries_tokens
+        resummarize = bool(self.summaries) and (
+            self.settings.summary_strategy == "update"
+            or existing + limits.summary_tokens > limits.summaries_tokens
+        )
         summaries_bound = limits.summary_tokens if resummarize else existing + limits.summary_tokens
         fixed = (
-            REQUEST_OVERHEAD + self.system_tokens + self.tools_tokens + summaries_bound
-        ) + MESSAGE_OVERHEAD
+            REQUEST_OVERHEAD
+            + self.system_tokens
+            + self.tools_tokens
+            + summaries_bound
+            + MESSAGE_OVERHEAD
+            + extra_tokens
+        )
         suffix = _suffix_sums(entries)
         hard = limits.budget
         soft = min(limits.retained_tokens + fixed, limits.threshold)
@@ -335,21 +428,44 @@ class Session(Aggregate):
         def fits(index: int, limit: int) -> bool:
             return self.calibrated(fixed + suffix[index]) <= limit
 
+        def choose(cut: int, turns: int, reason: str) -> Decision:
+            return self._decision(trigger, estimate, limits, cut, turns, resummarize, reason)
+
         turn_starts = [k for k in cuts if entries[k].message.is_user_prompt]
-        for turns in range(min(self.settings.keep_recent_turns, len(turn_starts)), 0, -1):
-            cut = turn_starts[-turns]
-            if fits(cut, soft):
-                return self._decision(trigger, estimate, limits, cut, turns, resummarize, "turns")
-        inside = [k for k in cuts if not turn_starts or k > turn_starts[-1]] or cuts[-1:]
-        for cut in inside:
-            if fits(cut, soft):
-                return self._decision(
-                    trigger, estimate, limits, cut, 0, resummarize, "inside current turn"
-                )
+        if self.settings.keep_recent_tokens is not None:
+            for cut in cuts:
+                if fits(cut, soft):
+                    return choose(cut, _turns_from(entries, cut), "recent tokens")
+        else:
+            for turns in range(min(self.settings.keep_recent_turns, len(turn_starts)), 0, -1):
+                cut = turn_starts[-turns]
+                if fits(cut, soft):
+                    return choose(cut, turns, "turns")
+            inside = [k for k in cuts if not turn_starts or k > turn_starts[-1]] or cuts[-1:]
+            for cut in inside:
+                if fits(cut, soft):
+                    return choose(cut, 0, "inside current turn")
         cut = cuts[-1]
         if fits(cut, hard):
-            return self._decision(trigger, estimate, limits, cut, 0, resummarize, "minimal tail")
+            return choose(cut, _turns_from(entries, cut), "minimal tail")
         raise self._overflow(entries[cut:], limits)
+
+    def suppression(self, decision: Decision) -> str | None:
+        """Why a threshold compaction should not run now (loop guards), or `None`.
+
+        Never suppresses when the request would not fit the budget otherwise."""
+        if decision.trigger != "threshold" or decision.estimate > decision.budget:
+            return None
+        since = self.message_count - self.last_compaction_at
+        if self.last_compaction_at >= 0 and since < self.settings.cooldown_messages:
+            return f"the last compaction ran {since} message(s) ago"
+        stalled = self.stalled_estimate
+        if stalled is not None and decision.estimate < stalled + self.limits.min_reduction:
+            return (
+                "the last compaction could not reduce the context by "
+                f"{self.limits.min_reduction:,} tokens; waiting for it to grow"
+            )
+        return None
 
     def _decision(
         self,
@@ -520,6 +636,153 @@ class Session(Aggregate):
         self.summaries = [*self.summaries[replaced_chunks:], summary]
         self.entries = [e for e in self.entries if e.position >= retained_from]
         self.tail_tokens = sum(e.shown_tokens for e in self.entries)
+        self.last_compaction_at = self.message_count
+        made_progress = tokens_before - tokens_after >= self.limits.min_reduction
+        self.stalled_estimate = None if made_progress else tokens_after
+        self.compaction_requested = None
+        self.suppressed = None
+
+    # Pruning and reasoning.
+
+    def views(self) -> tuple[EntryView, ...]:
+        return tuple(e.view() for e in self.entries)
+
+    def plan_pruning(self, extra_tokens: int = 0) -> PrunePlan | None:
+        """Where the prune boundary should move now, or `None` (pure)."""
+        past = self.calibrated(self.raw_estimate() + extra_tokens) >= self.limits.threshold
+        return plan_pruning(self.views(), self.prune_boundary, self.limits, past_threshold=past)
+
+    def plan_reasoning(self) -> tuple[DowngradedThinking, ...]:
+        """Thinking blocks that should now be dropped or shown as text (pure)."""
+        return plan_reasoning(self.views(), self.limits)
+
+    class ToolsPruned(Aggregate.Event):
+        """The prune boundary moved: older tool outputs are shown pruned from now on."""
+
+        boundary: int
+        strategy: str
+        outputs: tuple[PrunedOutput, ...]
+        tokens_before: int
+        tokens_after: int
+        reason: str
+
+    def prune(self, plan: PrunePlan, outputs: tuple[PrunedOutput, ...]) -> None:
+        """Moves the prune boundary forward; `outputs` carry the exact shown token counts."""
+        if plan.boundary <= self.prune_boundary:
+            raise ValueError("the prune boundary only moves forward")
+        before = self.estimate()
+        saved = sum(o.tokens_before - o.tokens_after for o in outputs)
+        self._prune(
+            boundary=plan.boundary,
+            strategy=self.settings.prune_strategy,
+            outputs=outputs,
+            tokens_before=before,
+            tokens_after=self.calibrated(self.raw_estimate() - saved),
+            reason=plan.reason,
+        )
+
+    @event(ToolsPruned)
+    def _prune(
+        self,
+        boundary: int,
+        strategy: str,
+        outputs: tuple[PrunedOutput, ...],
+        tokens_before: int,
+        tokens_after: int,
+        reason: str,
+    ) -> None:
+        self.prune_boundary = boundary
+        self._replace_blocks((o.position, o.block_index, o.text, o.tokens_after) for o in outputs)
+
+    class ReasoningDowngraded(Aggregate.Event):
+        """Older thinking blocks were dropped from requests or shown as plain text."""
+
+        blocks: tuple[DowngradedThinking, ...]
+        reason: str
+
+    def downgrade_reasoning(self, blocks: tuple[DowngradedThinking, ...], reason: str) -> None:
+        self._downgrade_reasoning(blocks=blocks, reason=reason)
+
+    @event(ReasoningDowngraded)
+    def _downgrade_reasoning(self, blocks: tuple[DowngradedThinking, ...], reason: str) -> None:
+        self._replace_blocks((b.position, b.block_index, b.text, b.tokens_after) for b in blocks)
+
+    def _replace_blocks(self, changes: Iterable[tuple[int, int, str | None, int]]) -> None:
+        by_position = {e.position: k for k, e in enumerate(self.entries)}
+        for position, block_index, text, tokens in changes:
+            k = by_position[position]
+            self.entries[k] = self.entries[k].replaced(block_index, text, tokens)
+        self.tail_tokens = sum(e.shown_tokens for e in self.entries)
+
+    # Guards, requests and warnings.
+
+    class CompactionSuppressed(Aggregate.Event):
+        """A compaction was due but did not run: a loop guard, or a hook cancelled it."""
+
+        trigger: str
+        reason: str
+        estimate: int
+
+    def suppress(self, trigger: str, reason: str, estimate: int) -> None:
+        """Records a suppression once; the same reason again is not recorded twice."""
+        if self.suppressed == reason:
+            return
+        self._suppress(trigger=trigger, reason=reason, estimate=estimate)
+
+    @event(CompactionSuppressed)
+    def _suppress(self, trigger: str, reason: str, estimate: int) -> None:
+        self.suppressed = reason
+
+    class CompactionRequested(Aggregate.Event):
+        """Compaction was asked for mid-turn; it runs when the turn has ended."""
+
+        reason: str
+
+    def request_compaction(self, reason: str) -> None:
+        self._request_compaction(reason=reason)
+
+    @event(CompactionRequested)
+    def _request_compaction(self, reason: str) -> None:
+        self.compaction_requested = reason
+
+    @property
+    def turn_ended(self) -> bool:
+        """Whether the last message starts a new turn (the previous turn has ended)."""
+        return bool(self.entries) and self.entries[-1].message.is_user_prompt
+
+    class OverflowReported(Aggregate.Event):
+        """The provider rejected a request as too long: its count recalibrates the estimate."""
+
+        provider_tokens: int | None
+        maximum: int | None
+        estimate: int
+
+    def report_overflow(self, provider_tokens: int | None, maximum: int | None) -> None:
+        self._report_overflow(
+            provider_tokens=provider_tokens, maximum=maximum, estimate=self.raw_estimate()
+        )
+
+    @event(OverflowReported)
+    def _report_overflow(
+        self, provider_tokens: int | None, maximum: int | None, estimate: int
+    ) -> None:
+        if provider_tokens and estimate:
+            low, high = CALIBRATION_BOUNDS
+            observed = min(high, max(low, provider_tokens / estimate))
+            self.calibration = max(self.calibration, round(observed, 6))
+
+    class DoubleCompactionConfigured(Aggregate.Event):
+        """A warning: the provider's own context management is on as well as this session's."""
+
+        provider: str
+        detail: str
+
+    def warn_double_compaction(self, provider: str, detail: str) -> None:
+        self._warn_double_compaction(provider=provider, detail=detail)
+
+    @event(DoubleCompactionConfigured)
+    def _warn_double_compaction(self, provider: str, detail: str) -> None:
+        pass
 
 
 def summary_block_tokens(text_tokens: int) -> int:
@@ -527,22 +790,40 @@ def summary_block_tokens(text_tokens: int) -> int:
     return BLOCK_OVERHEAD + text_tokens
 
 
-def _cut_points(entries: Sequence[Entry]) -> list[int]:
+def _cut_points(entries: Sequence[Entry], *, thinking_led: bool = False) -> list[int]:
     """Indices where the retained tail may start: never between a tool call and its result.
 
     A tail may start at an assistant message (a summary message leads it) or at a user prompt.
     The last exchange always stays: the last user message, and the tool calls it answers.
+    In a session with thinking, an active tool loop must keep an assistant message that
+    starts with thinking first, so a cut inside it falls only before such a message.
     """
     if not entries:
         return []
     last = len(entries) - 1
-    if entries[last].message.tool_results:
+    active_loop = bool(entries[last].message.tool_results)
+    if active_loop:
         last -= 1
-    return [
-        k
-        for k in range(1, last + 1)
-        if entries[k].message.role is Role.ASSISTANT or entries[k].message.is_user_prompt
-    ]
+    loop_start = len(entries)
+    if thinking_led and active_loop:
+        prompts = [k for k, e in enumerate(entries) if e.message.is_user_prompt]
+        loop_start = prompts[-1] + 1 if prompts else 0
+    cuts = []
+    for k in range(1, last + 1):
+        message = entries[k].message
+        if message.is_user_prompt or (
+            message.role is Role.ASSISTANT
+            and (
+                k <= loop_start
+                or isinstance(message.content[0], ThinkingBlock | RedactedThinkingBlock)
+            )
+        ):
+            cuts.append(k)
+    return cuts
+
+
+def _turns_from(entries: Sequence[Entry], cut: int) -> int:
+    return sum(1 for e in entries[cut:] if e.message.is_user_prompt)
 
 
 def _suffix_sums(entries: Sequence[Entry]) -> list[int]:

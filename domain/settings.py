@@ -16,6 +16,23 @@ def _share(name: str, value: float, *, low: float = 0.0, high: float = 1.0) -> N
         raise InvalidSettingsError(f"{name} must be in ({low}, {high}], got {value!r}")
 
 
+TOOL_OUTPUT_MODES = ("auto", "keep_all", "keep_none")
+PRUNE_STRATEGIES = ("head-tail", "name-only")
+TOOL_POLICIES = ("prune", "keep", "summarize")
+REASONING_POLICIES = ("drop", "summarize")
+SUMMARY_STRATEGIES = ("additive", "update")
+
+
+def _choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise InvalidSettingsError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+
+
+def _at_least(name: str, value: int | None, low: int) -> None:
+    if value is not None and value < low:
+        raise InvalidSettingsError(f"{name} must be at least {low}, got {value!r}")
+
+
 @attrs.frozen
 class CompactionSettings:
     """How a session decides to compact, what it keeps, and how large things may grow.
@@ -23,20 +40,60 @@ class CompactionSettings:
     Shares are fractions of the budget (window minus reserved output tokens) unless said.
     """
 
+    # Triggers.
     threshold_ratio: float = 0.7
     """Compact when the next request's estimate reaches this fraction of the window."""
     threshold_floor_tokens: int = 2_000
     """Never compact a context smaller than this, whatever the ratio says."""
+    threshold_reserve_tokens: int | None = None
+    """When set, compact at `window - threshold_reserve_tokens` instead of by ratio."""
+    cooldown_messages: int = 2
+    """A threshold compaction this few messages after the last one is suppressed (loops)."""
+    min_reduction_share: float = 0.05
+    """A compaction saving less than this share of the budget made no progress."""
+
+    # What stays verbatim.
     keep_recent_turns: int = 4
     """Turns kept verbatim after a compaction; fewer when they alone do not fit."""
+    keep_recent_tokens: int | None = None
+    """When set, keep the most recent exchanges up to this many tokens instead of by turns."""
     retained_share: float = 0.4
     """At most this share of the window is kept verbatim after a compaction."""
+
+    # Summaries.
     summary_share: float = 0.1
     """A new summary chunk may take at most this share of the budget."""
     summaries_share: float = 0.2
     """All summary chunks together may take this share; past it they are re-summarized."""
+    summary_strategy: str = "additive"
+    """`additive`: one chunk per compaction; `update`: the summary so far and the new
+    messages are summarized into one chunk every time."""
+
+    # Tool outputs.
     tool_output_share: float = 0.25
     """One message's tool outputs are shown head-and-tail above this share of the budget."""
+    tool_output_mode: str = "auto"
+    """`auto` prunes by the rules below; `keep_all` prunes only past the compaction threshold;
+    `keep_none` prunes every output outside the protected window at once."""
+    prune_strategy: str = "head-tail"
+    """How a pruned output is shown: `head-tail` (first and last bytes) or `name-only`."""
+    prune_protect_share: float = 0.3
+    """The most recent tool outputs, up to this share of the budget, are never pruned."""
+    prune_min_share: float = 0.05
+    """The prune boundary moves only to save at least this share of the budget at once."""
+    prune_head_bytes: int = 400
+    prune_tail_bytes: int = 400
+    tool_policies: dict[str, str] = attrs.field(factory=dict, hash=False)
+    """Per tool name: `prune` (the default), `keep` (never pruned) or `summarize` (pruned to
+    a summary of the whole output)."""
+
+    # Reasoning.
+    reasoning_policy: str = "drop"
+    """What older thinking blocks become: `drop` them, or `summarize` them as plain text."""
+    reasoning_keep_turns: int = 1
+    """Thinking blocks of this many recent turns are sent byte for byte."""
+    summarize_thinking: bool = False
+    """Whether the summarizer is given raw thinking text."""
 
     def __attrs_post_init__(self) -> None:
         _share("threshold_ratio", self.threshold_ratio)
@@ -44,15 +101,37 @@ class CompactionSettings:
         _share("summary_share", self.summary_share, high=0.5)
         _share("summaries_share", self.summaries_share, high=0.5)
         _share("tool_output_share", self.tool_output_share)
+        _share("prune_protect_share", self.prune_protect_share)
+        _share("min_reduction_share", self.min_reduction_share, high=0.5)
+        if not (0.0 <= self.prune_min_share <= 1.0):
+            raise InvalidSettingsError(
+                f"prune_min_share must be in [0, 1], got {self.prune_min_share!r}"
+            )
         if self.summary_share > self.summaries_share:
             raise InvalidSettingsError(
                 f"summary_share ({self.summary_share}) cannot exceed "
                 f"summaries_share ({self.summaries_share})"
             )
-        if self.threshold_floor_tokens < 0:
-            raise InvalidSettingsError("threshold_floor_tokens cannot be negative")
-        if self.keep_recent_turns < 0:
-            raise InvalidSettingsError("keep_recent_turns cannot be negative")
+        for name in (
+            "threshold_floor_tokens",
+            "keep_recent_turns",
+            "cooldown_messages",
+            "prune_head_bytes",
+            "prune_tail_bytes",
+            "reasoning_keep_turns",
+        ):
+            _at_least(name, getattr(self, name), 0)
+        _at_least("threshold_reserve_tokens", self.threshold_reserve_tokens, 1)
+        _at_least("keep_recent_tokens", self.keep_recent_tokens, 1)
+        _choice("tool_output_mode", self.tool_output_mode, TOOL_OUTPUT_MODES)
+        _choice("prune_strategy", self.prune_strategy, PRUNE_STRATEGIES)
+        _choice("reasoning_policy", self.reasoning_policy, REASONING_POLICIES)
+        _choice("summary_strategy", self.summary_strategy, SUMMARY_STRATEGIES)
+        for tool, policy in self.tool_policies.items():
+            _choice(f"tool_policies[{tool!r}]", policy, TOOL_POLICIES)
+
+    def tool_policy(self, tool_name: str) -> str:
+        return self.tool_policies.get(tool_name, "prune")
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -96,12 +175,30 @@ class Limits:
     @property
     def threshold(self) -> int:
         """The estimate at which compaction triggers; never above the budget."""
-        by_ratio = int(self.settings.threshold_ratio * self.window)
-        return min(self.budget, max(by_ratio, self.settings.threshold_floor_tokens))
+        reserve = self.settings.threshold_reserve_tokens
+        if reserve is not None:
+            by_setting = self.window - reserve
+        else:
+            by_setting = int(self.settings.threshold_ratio * self.window)
+        return min(self.budget, max(by_setting, self.settings.threshold_floor_tokens))
+
+    @property
+    def min_reduction(self) -> int:
+        return int(self.settings.min_reduction_share * self.budget)
+
+    @property
+    def prune_protect_tokens(self) -> int:
+        return int(self.settings.prune_protect_share * self.budget)
+
+    @property
+    def prune_min_tokens(self) -> int:
+        return int(self.settings.prune_min_share * self.budget)
 
     @property
     def retained_tokens(self) -> int:
-        return int(self.settings.retained_share * self.window)
+        share = int(self.settings.retained_share * self.window)
+        by_tokens = self.settings.keep_recent_tokens
+        return share if by_tokens is None else min(share, by_tokens)
 
     @property
     def summary_tokens(self) -> int:
@@ -114,3 +211,70 @@ class Limits:
     @property
     def tool_output_tokens(self) -> int:
         return max(64, int(self.settings.tool_output_share * self.budget))
+
+
+PRESETS: dict[str, CompactionSettings] = {
+    # Nothing is pruned or summarized until the next request would not fit the budget.
+    "off": CompactionSettings(
+        threshold_ratio=1.0, tool_output_mode="keep_all", reasoning_keep_turns=1_000_000
+    ),
+    "conservative": CompactionSettings(
+        threshold_ratio=0.85,
+        keep_recent_turns=6,
+        retained_share=0.5,
+        prune_protect_share=0.5,
+        prune_min_share=0.1,
+        reasoning_keep_turns=3,
+    ),
+    "default": CompactionSettings(),
+    "aggressive": CompactionSettings(
+        threshold_ratio=0.5,
+        keep_recent_turns=2,
+        retained_share=0.25,
+        prune_strategy="name-only",
+        prune_protect_share=0.15,
+        prune_min_share=0.02,
+        summary_share=0.08,
+        summaries_share=0.15,
+    ),
+}
+"""Named starting points; `settings_from(preset, overrides)` adjusts any field."""
+
+
+def settings_from(
+    preset: str = "default", overrides: dict[str, Any] | None = None
+) -> CompactionSettings:
+    """A preset with some fields replaced; raises `InvalidSettingsError` naming what is wrong."""
+    try:
+        base = PRESETS[preset]
+    except KeyError:
+        raise InvalidSettingsError(
+            f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}"
+        ) from None
+    if not overrides:
+        return base
+    return CompactionSettings.from_dict({**base.to_dict(), **overrides})
+
+
+MODEL_WINDOWS: tuple[tuple[str, int], ...] = (
+    ("claude-opus-4", 200_000),
+    ("claude-sonnet-4", 200_000),
+    ("claude-haiku-4", 200_000),
+    ("claude-3-7-sonnet", 200_000),
+    ("claude-3-5-sonnet", 200_000),
+    ("claude-3-5-haiku", 200_000),
+    ("claude-3-opus", 200_000),
+    ("claude-3-haiku", 200_000),
+)
+"""Context windows by model-name prefix (longest prefix wins); unknown models get the default."""
+DEFAULT_WINDOW = 200_000
+
+
+def context_window_for(model: str, override: int | None = None) -> int:
+    """The context window for `model`: the override when given, else the table's entry."""
+    if override is not None:
+        if override <= 0:
+            raise InvalidSettingsError(f"the context window must be positive, got {override}")
+        return override
+    matches = [window for prefix, window in MODEL_WINDOWS if model.startswith(prefix)]
+    return matches[0] if matches else DEFAULT_WINDOW

@@ -6,12 +6,24 @@ from collections.abc import Sequence
 
 import attrs
 
-from domain.messages import Message, ToolResultBlock
-from domain.tokens import MESSAGE_OVERHEAD, TOOL_OVERHEAD, CountText
+from domain.messages import Block, Immutable, Message, TextBlock, ToolResultBlock
+from domain.tokens import TOOL_OVERHEAD, CountText
 
 
 @attrs.frozen
-class Truncation:
+class Replacement(Immutable):
+    """A block shown differently from how it is stored: pruned, or reasoning downgraded.
+
+    `text` is what a tool_result shows, or the plain text a thinking block becomes; `None`
+    drops the block from requests.
+    """
+
+    block_index: int
+    text: str | None
+
+
+@attrs.frozen
+class Truncation(Immutable):
     """One tool_result of a message shown as `head_chars` + marker + `tail_chars` of its text."""
 
     block_index: int
@@ -31,47 +43,60 @@ def truncate_text(text: str, head_chars: int, tail_chars: int) -> str:
     return text[:head_chars] + marker(cut) + tail
 
 
-def shown(message: Message, truncations: tuple[Truncation, ...]) -> Message:
+def shown(
+    message: Message,
+    truncations: tuple[Truncation, ...],
+    replacements: tuple[Replacement, ...] = (),
+) -> Message:
     """The message as requests show it; the stored message is never changed."""
-    if not truncations:
+    if not truncations and not replacements:
         return message
-    content = list(message.content)
+    content: list[Block | None] = list(message.content)
     for t in truncations:
         block = content[t.block_index]
         assert isinstance(block, ToolResultBlock)
         text = truncate_text(block.text, t.head_chars, t.tail_chars)
         content[t.block_index] = ToolResultBlock(block.tool_use_id, text, block.is_error)
-    return attrs.evolve(message, content=tuple(content))
+    for r in replacements:
+        original = message.content[r.block_index]
+        if r.text is None:
+            content[r.block_index] = None
+        elif isinstance(original, ToolResultBlock):
+            content[r.block_index] = ToolResultBlock(
+                original.tool_use_id, r.text, original.is_error
+            )
+        else:
+            content[r.block_index] = TextBlock(r.text)
+    return attrs.evolve(message, content=tuple(b for b in content if b is not None))
 
 
 def plan_truncations(
     message: Message, limit: int, count: CountText, block_counts: Sequence[int]
-) -> tuple[tuple[Truncation, ...], int]:
+) -> tuple[tuple[Truncation, ...], tuple[int, ...]]:
     """Truncations that bring the message's tool outputs to about `limit` tokens in all.
 
     `block_counts` are the message's per-block counts (`block_tokens`), so nothing already
     counted is counted again. Small outputs stay whole; the large ones share what is left
     (water-filling), each cut to head and tail. Returns the truncations and the shown
-    message's token count.
+    message's per-block counts.
     """
     results = [
         (i, b, block_counts[i] - TOOL_OVERHEAD)
         for i, b in enumerate(message.content)
         if isinstance(b, ToolResultBlock)
     ]
-    whole = MESSAGE_OVERHEAD + sum(block_counts)
+    shown_counts = list(block_counts)
     if sum(tokens for _, _, tokens in results) <= limit:
-        return (), whole
+        return (), tuple(shown_counts)
     allowance = _fair_shares([tokens for _, _, tokens in results], limit)
     truncations: list[Truncation] = []
-    saved = 0
     for (index, block, tokens), allowed in zip(results, allowance, strict=True):
         if tokens <= allowed:
             continue
         truncation, shown_tokens = _fit(index, block.text, tokens, allowed, count)
         truncations.append(truncation)
-        saved += tokens - shown_tokens
-    return tuple(truncations), whole - saved
+        shown_counts[index] = TOOL_OVERHEAD + shown_tokens
+    return tuple(truncations), tuple(shown_counts)
 
 
 def _fair_shares(sizes: list[int], limit: int) -> list[int]:

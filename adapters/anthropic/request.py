@@ -1,4 +1,4 @@
-"""Rendering a context as an Anthropic Messages API request body."""
+"""Rendering a context as an Anthropic Messages API request body, with cache breakpoints."""
 
 from __future__ import annotations
 
@@ -6,14 +6,66 @@ from typing import Any
 
 from domain.session import Context
 
+MAX_BREAKPOINTS = 4
+CACHE_TTLS = ("5m", "1h")
 
-def render_request(context: Context, *, model: str, max_tokens: int) -> dict[str, Any]:
+
+def render_request(
+    context: Context, *, model: str, max_tokens: int, cache: bool = True, ttl: str = "5m"
+) -> dict[str, Any]:
     """The complete `POST /v1/messages` body for `context`: model, max_tokens, system,
-    messages and tools (the last two only when present)."""
+    messages and tools (the last two only when present).
+
+    With `cache`, at most four prompt-cache breakpoints are set, where the prefix stays
+    byte-stable longest: after the system prompt, after the summary chunks, at the prune
+    boundary (the last message before it) and on the last message (before any per-turn
+    content). Thinking blocks and empty text are never marked.
+    """
+    if ttl not in CACHE_TTLS:
+        raise ValueError(f"ttl must be one of {', '.join(CACHE_TTLS)}, got {ttl!r}")
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
+    marker = {"type": "ephemeral"} if ttl == "5m" else {"type": "ephemeral", "ttl": ttl}
     if context.system:
-        body["system"] = context.system
-    body["messages"] = [message.to_wire() for message in context.messages]
+        if cache:
+            body["system"] = [{"type": "text", "text": context.system, "cache_control": marker}]
+        else:
+            body["system"] = context.system
+    messages = [message.to_wire() for message in context.messages]
+    if cache and messages:
+        for index, limit in _breakpoints(context, len(messages)):
+            _mark(messages[index], limit, marker)
+    body["messages"] = messages
     if context.tools:
         body["tools"] = [dict(tool) for tool in context.tools]
     return body
+
+
+def _breakpoints(context: Context, count: int) -> list[tuple[int, int]]:
+    """(message index, number of leading blocks eligible) for each breakpoint, in order."""
+    wanted: list[tuple[int, int]] = []
+    if context.summary_messages:
+        wanted.append((0, len(context.summaries)))
+    if context.stable_prefix > 0:
+        wanted.append((context.stable_prefix - 1, -1))
+    last = count - 1
+    wanted.append((last, -1 - context.extra_blocks if context.extra_blocks else -1))
+    budget = MAX_BREAKPOINTS - (1 if context.system else 0)
+    unique: list[tuple[int, int]] = []
+    for point in wanted:
+        if point not in unique:
+            unique.append(point)
+    return unique[-budget:] if len(unique) > budget else unique
+
+
+def _mark(message: dict[str, Any], limit: int, marker: dict[str, str]) -> None:
+    """Marks the last eligible block among the first `limit` (negative: all but the last
+    `-limit - 1`) blocks of the message."""
+    blocks = message["content"]
+    end = limit if limit >= 0 else len(blocks) + limit + 1
+    for block in reversed(blocks[:end]):
+        if block["type"] in {"thinking", "redacted_thinking"}:
+            continue
+        if block["type"] == "text" and not block["text"].strip():
+            continue
+        block["cache_control"] = dict(marker)
+        return

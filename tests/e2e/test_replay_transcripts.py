@@ -16,6 +16,7 @@ from domain.messages import Message
 from domain.tokens import REQUEST_OVERHEAD, message_tokens, system_tokens, tools_tokens
 from tests.conftest import TRANSCRIPTS
 from tests.support.anthropic_rules import assert_valid_request
+from tests.support.checks import system_text
 
 COUNTER = TiktokenCounter()
 WINDOWS = (16_000, 32_000, 64_000)
@@ -43,7 +44,7 @@ class Recounter:
     def body(self, body: dict[str, object]) -> int:
         return (
             REQUEST_OVERHEAD
-            + system_tokens(body.get("system", ""), COUNTER.count)  # type: ignore[arg-type]
+            + system_tokens(system_text(body), COUNTER.count)
             + tools_tokens(body.get("tools", []), COUNTER.count)  # type: ignore[arg-type]
             + sum(self.message(m) for m in body["messages"])  # type: ignore[attr-defined]
         )

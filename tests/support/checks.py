@@ -13,10 +13,18 @@ from domain.tokens import request_tokens
 from tests.support.anthropic_rules import assert_valid_request
 
 
+def system_text(body: dict[str, Any]) -> str:
+    """The system prompt of a body, whether a string or a list of text blocks."""
+    system = body.get("system", "")
+    if isinstance(system, str):
+        return system
+    return "\n".join(block["text"] for block in system)
+
+
 def recount(body: dict[str, Any], counter: TokenCounter) -> int:
     """Counts a rendered request body from scratch, with the library's counting rule."""
     messages = [Message.from_wire(m) for m in body["messages"]]
-    return request_tokens(body.get("system", ""), body.get("tools", []), messages, counter.count)
+    return request_tokens(system_text(body), body.get("tools", []), messages, counter.count)
 
 
 def check_request(

@@ -1,0 +1,218 @@
+"""Pruning old tool outputs and downgrading old reasoning: what to change, decided purely.
+
+Both change how old blocks are *shown*, never what is stored. Both are batched: the prune
+boundary moves only when the move saves enough (or the context is past its threshold), and
+reasoning is downgraded only at those moments or at a compaction, so the request prefix stays
+byte-stable for prompt caching between moves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from domain.messages import (
+    Immutable,
+    Message,
+    RedactedThinkingBlock,
+    Role,
+    ThinkingBlock,
+    ToolResultBlock,
+)
+from domain.settings import Limits
+from domain.tokens import TOOL_OVERHEAD
+
+PRUNE_MARKER = "…truncated {cut:,} bytes…"
+NAME_ONLY_TOKENS = 40
+SUMMARIZED_OUTPUT_TOKENS = 200
+REASONING_SUMMARY_CHARS = 240
+
+
+@attrs.frozen
+class PrunedOutput(Immutable):
+    """One tool output shown pruned from now on."""
+
+    position: int
+    block_index: int
+    tool_use_id: str
+    tool_name: str
+    policy: str
+    """`prune` (shown by the strategy) or `summarize` (shown as a summary of the output)."""
+    text: str
+    tokens_before: int
+    tokens_after: int
+
+
+@attrs.frozen
+class DowngradedThinking(Immutable):
+    """One thinking block dropped from requests, or shown as plain text."""
+
+    position: int
+    block_index: int
+    action: str
+    """`dropped` or `summarized`."""
+    text: str | None
+    tokens_before: int
+    tokens_after: int
+
+
+@attrs.frozen
+class EntryView:
+    """What the planners need of a retained message."""
+
+    position: int
+    message: Message
+    block_tokens: tuple[int, ...]
+    replaced: frozenset[int]
+
+
+def head_tail(text: str, head_bytes: int, tail_bytes: int) -> str:
+    """The first and last bytes of `text` with a marker saying how many were cut."""
+    data = text.encode("utf-8")
+    marker_room = len(PRUNE_MARKER.format(cut=len(data))) + 2
+    if len(data) <= head_bytes + tail_bytes + marker_room:
+        return text
+    head = data[:head_bytes].decode("utf-8", errors="ignore")
+    tail = data[len(data) - tail_bytes :].decode("utf-8", errors="ignore") if tail_bytes else ""
+    cut = len(data) - len(head.encode()) - len(tail.encode())
+    return f"{head}\n{PRUNE_MARKER.format(cut=cut)}\n{tail}"
+
+
+def name_only(tool_name: str, tokens: int, is_error: bool) -> str:
+    outcome = "an error" if is_error else "output"
+    return (
+        f"[{outcome} of {tool_name} pruned from the context to save space: "
+        f"{tokens:,} tokens; the call and its input are kept above]"
+    )
+
+
+def protected_from(entries: Sequence[EntryView], protect_tokens: int) -> int:
+    """Index of the first entry whose tool outputs are protected: the most recent outputs up
+    to `protect_tokens`, and always the last exchange."""
+    total = 0
+    index = len(entries)
+    for k in range(len(entries) - 1, -1, -1):
+        outputs = sum(
+            entries[k].block_tokens[i]
+            for i, b in enumerate(entries[k].message.content)
+            if isinstance(b, ToolResultBlock)
+        )
+        if total + outputs > protect_tokens and index < len(entries):
+            break
+        total += outputs
+        index = k
+    last_exchange = len(entries) - 2 if len(entries) >= 2 else 0
+    return min(index, max(last_exchange, 0))
+
+
+@attrs.frozen
+class PrunePlan:
+    """A move of the prune boundary: the outputs it prunes and the texts they will show.
+
+    Outputs with the `summarize` policy have an empty `text` for the service to fill."""
+
+    boundary: int
+    outputs: tuple[PrunedOutput, ...]
+    estimated_saving: int
+    reason: str
+
+
+def plan_pruning(
+    entries: Sequence[EntryView],
+    boundary: int,
+    limits: Limits,
+    *,
+    past_threshold: bool,
+) -> PrunePlan | None:
+    """Where to move the prune boundary now, or `None` to leave it."""
+    settings = limits.settings
+    mode = settings.tool_output_mode
+    if mode == "keep_all" and not past_threshold:
+        return None
+    protect_index = protected_from(entries, limits.prune_protect_tokens)
+    if protect_index <= 0:
+        return None
+    new_boundary = entries[protect_index].position
+    if new_boundary <= boundary:
+        return None
+    names: dict[str, str] = {}
+    outputs: list[PrunedOutput] = []
+    saving = 0
+    for entry in entries[:protect_index]:
+        if entry.message.role is Role.ASSISTANT:
+            names.update({u.id: u.name for u in entry.message.tool_uses})
+            continue
+        if entry.position < boundary:
+            continue
+        for index, block in enumerate(entry.message.content):
+            if not isinstance(block, ToolResultBlock) or index in entry.replaced:
+                continue
+            name = names.get(block.tool_use_id, "a tool")
+            policy = settings.tool_policy(name)
+            if policy == "keep":
+                continue
+            before = entry.block_tokens[index]
+            if policy == "summarize":
+                text, after = "", SUMMARIZED_OUTPUT_TOKENS
+            elif settings.prune_strategy == "name-only":
+                text = name_only(name, before - TOOL_OVERHEAD, block.is_error)
+                after = NAME_ONLY_TOKENS
+            else:
+                text = head_tail(block.text, settings.prune_head_bytes, settings.prune_tail_bytes)
+                after = TOOL_OVERHEAD + len(text.encode()) // 3 + 1
+            if after >= before or (policy == "prune" and text == block.text):
+                continue
+            saving += before - after
+            outputs.append(
+                PrunedOutput(
+                    entry.position, index, block.tool_use_id, name, policy, text, before, after
+                )
+            )
+    if not outputs:
+        return None
+    if mode == "keep_none":
+        reason = "keep_none: every output outside the protected window"
+    elif past_threshold:
+        reason = "past the compaction threshold"
+    elif saving >= limits.prune_min_tokens:
+        reason = f"about {saving:,} tokens of old tool output"
+    else:
+        return None
+    return PrunePlan(new_boundary, tuple(outputs), saving, reason)
+
+
+def plan_reasoning(entries: Sequence[EntryView], limits: Limits) -> tuple[DowngradedThinking, ...]:
+    """Thinking blocks older than the protected turns, with what each becomes.
+
+    The turns kept are never fewer than one, so the assistant message that opened an active
+    tool loop keeps its thinking (the API requires it when thinking is on)."""
+    settings = limits.settings
+    prompts = [
+        k
+        for k, e in enumerate(entries)
+        if e.message.role is Role.USER and not e.message.tool_results
+    ]
+    keep_turns = max(1, settings.reasoning_keep_turns)
+    if len(prompts) < keep_turns:
+        return ()
+    keep_from = prompts[-keep_turns]
+    downgrades: list[DowngradedThinking] = []
+    for entry in entries[:keep_from]:
+        for index, block in enumerate(entry.message.content):
+            if index in entry.replaced:
+                continue
+            before = entry.block_tokens[index]
+            if isinstance(block, ThinkingBlock) and settings.reasoning_policy == "summarize":
+                gist = " ".join(block.thinking.split())
+                if len(gist) > REASONING_SUMMARY_CHARS:
+                    gist = gist[:REASONING_SUMMARY_CHARS].rstrip() + "…"
+                text = f"[Earlier reasoning, summarized as plain text: {gist}]"
+                downgrades.append(
+                    DowngradedThinking(entry.position, index, "summarized", text, before, 0)
+                )
+            elif isinstance(block, ThinkingBlock | RedactedThinkingBlock):
+                downgrades.append(
+                    DowngradedThinking(entry.position, index, "dropped", None, before, 0)
+                )
+    return tuple(downgrades)

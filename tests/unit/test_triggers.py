@@ -1,0 +1,261 @@
+"""Triggers, loop guards, hooks, reasoning and per-turn content."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from uuid import UUID
+
+import pytest
+
+from application.ports import CompactionReport, HookVerdict
+from application.service import Sessions
+from domain.errors import CompactionFailedError, NothingToCompactError
+from domain.messages import Message, RedactedThinkingBlock, Role, TextBlock, ThinkingBlock
+from domain.session import Decision, Session
+from domain.settings import CompactionSettings
+from tests.conftest import MakeApp
+from tests.support.builders import TOOLS, exchange, thinking_exchange, turn, words
+from tests.support.checks import check_request
+from tests.support.fakes import FakeSummarizer, FakeTokenCounter
+
+COUNTER = FakeTokenCounter()
+
+
+def start(app: Sessions, window: int = 4_000, **settings: object) -> UUID:
+    return app.start_session(
+        model="claude-test",
+        context_window=window,
+        max_output_tokens=500,
+        system="You are a careful coding agent.",
+        tools=TOOLS,
+        settings=CompactionSettings(**settings),  # type: ignore[arg-type]
+    )
+
+
+def feed(app: Sessions, session_id: UUID, messages: list[Message]) -> None:
+    for message in messages:
+        if message.role is Role.ASSISTANT:
+            check_request(app.prepare_request(session_id), COUNTER)
+            app.record_reply(session_id, message)
+        else:
+            app.append_message(session_id, message)
+
+
+def events_of(app: Sessions, session_id: UUID, kind: type) -> list:
+    return [e for e in app.history(session_id) if isinstance(e, kind)]
+
+
+def test_manual_compaction_runs_below_the_threshold_with_focus_instructions(
+    app: Sessions, summarizer: FakeSummarizer
+) -> None:
+    session_id = start(app, window=100_000)
+    for i in range(3):
+        feed(app, session_id, list(turn(f"Request {i}", [words(50)])))
+    app.append_message(session_id, Message.user("Now the docs."))
+
+    report = app.compact(session_id, instructions="keep the parser errors")
+
+    assert report.trigger == "manual"
+    hits = events_of(app, session_id, Session.CompactionThresholdHit)
+    assert hits[-1].decision.trigger == "manual"
+    assert summarizer.calls[-1][2] == "keep the parser errors"
+    check_request(app.prepare_request(session_id), COUNTER)
+
+
+def test_manual_compaction_fails_loudly_and_records_the_failure(make_app: MakeApp) -> None:
+    app = make_app(summarizer=FakeSummarizer(fail=10))
+    session_id = start(app, window=100_000)
+    for i in range(3):
+        feed(app, session_id, list(turn(f"Request {i}", [words(50)])))
+    app.append_message(session_id, Message.user("Now the docs."))
+
+    with pytest.raises(CompactionFailedError, match="fake summarizer failure"):
+        app.compact(session_id)
+
+    failed = events_of(app, session_id, Session.CompactionFailed)
+    assert [f.fallback for f in failed] == ["raise"]
+    assert events_of(app, session_id, Session.CompactionCompleted) == []
+    check_request(app.prepare_request(session_id), COUNTER)
+
+
+def test_manual_compaction_with_nothing_to_summarize_is_a_typed_error(app: Sessions) -> None:
+    session_id = start(app)
+    app.append_message(session_id, Message.user("Hello"))
+    with pytest.raises(NothingToCompactError):
+        app.compact(session_id)
+
+
+def test_a_requested_compaction_waits_for_the_turn_to_end(app: Sessions) -> None:
+    session_id = start(app, window=100_000)
+    feed(app, session_id, list(turn("First", [words(50)])))
+    app.append_message(session_id, Message.user("Second"))
+    call, result = exchange([words(20)])
+    app.record_reply(session_id, call)
+    app.append_message(session_id, result)
+
+    app.request_compaction(session_id, "the extension wants a fresh start")
+    mid_turn = app.prepare_request(session_id)
+    app.record_reply(session_id, Message.assistant("Done with the second."))
+    app.append_message(session_id, Message.user("Third"))
+    next_turn = app.prepare_request(session_id)
+
+    assert mid_turn.compaction is None
+    assert next_turn.compaction is not None
+    assert next_turn.compaction.trigger == "requested"
+    assert app.session(session_id).compaction_requested is None
+
+
+def test_a_compaction_right_after_another_is_suppressed_once(make_app: MakeApp) -> None:
+    # A summary as large as allowed keeps the context near its threshold after compacting.
+    app = make_app(summarizer=FakeSummarizer(words(2_000, "fact")))
+    session_id = start(
+        app,
+        window=3_000,
+        threshold_floor_tokens=0,
+        cooldown_messages=6,
+        retained_share=1.0,
+        keep_recent_turns=50,
+    )
+    for i in range(12):
+        feed(app, session_id, list(turn(f"Request {i}", [words(150)])))
+
+    suppressed = events_of(app, session_id, Session.CompactionSuppressed)
+    completed = events_of(app, session_id, Session.CompactionCompleted)
+    assert completed
+    assert suppressed
+    assert all("message(s) ago" in s.reason or "reduce" in s.reason for s in suppressed)
+    # The same suppression is recorded once, not on every request.
+    reasons = [s.reason for s in suppressed]
+    assert all(a != b for a, b in itertools.pairwise(reasons))
+
+
+class RecordingHooks:
+    def __init__(self, verdict: HookVerdict | None = None) -> None:
+        self.verdict = verdict
+        self.before: list[Decision] = []
+        self.after: list[CompactionReport] = []
+
+    def before_compaction(
+        self, session_id: UUID, decision: Decision, messages: Sequence[Message]
+    ) -> HookVerdict | None:
+        self.before.append(decision)
+        return self.verdict
+
+    def after_compaction(self, session_id: UUID, report: CompactionReport) -> None:
+        self.after.append(report)
+
+
+def test_hooks_see_each_compaction_and_can_supply_the_summary(make_app: MakeApp) -> None:
+    hooks = RecordingHooks(HookVerdict(summary="The host's own summary."))
+    app = make_app(hooks=hooks)
+    session_id = start(app, threshold_floor_tokens=0)
+    for i in range(20):
+        feed(app, session_id, list(turn(f"Request {i}", [words(150)])))
+
+    completed = events_of(app, session_id, Session.CompactionCompleted)
+    assert completed
+    assert len(hooks.before) == len(hooks.after) == len(completed)
+    assert completed[0].strategy == "hook"
+    assert completed[0].summary.text.startswith("The host's own summary.")
+
+
+def test_a_hook_can_cancel_a_compaction_that_is_not_needed_to_fit(make_app: MakeApp) -> None:
+    hooks = RecordingHooks(HookVerdict(cancel="not now"))
+    app = make_app(hooks=hooks)
+    session_id = start(app, window=3_000, threshold_ratio=0.5, threshold_floor_tokens=0)
+    for i in range(12):
+        feed(app, session_id, list(turn(f"Request {i}", [words(100)])))
+
+    suppressed = events_of(app, session_id, Session.CompactionSuppressed)
+    assert suppressed
+    assert suppressed[0].reason == "cancelled by a hook: not now"
+    # When the request would not fit otherwise, the hook cannot stop the compaction.
+    for i in range(10):
+        feed(app, session_id, list(turn(f"More {i}", [words(150)])))
+    assert events_of(app, session_id, Session.CompactionCompleted)
+
+
+def test_old_thinking_is_dropped_but_the_active_loop_keeps_its_own(app: Sessions) -> None:
+    session_id = start(app, window=100_000, reasoning_keep_turns=1, prune_min_share=0.0)
+    first_call, first_result = thinking_exchange(words(30), thought="old reasoning")
+    feed(app, session_id, [Message.user("One"), first_call, first_result, Message.assistant("ok")])
+    second_call, second_result = thinking_exchange(words(30), thought="current reasoning")
+    feed(app, session_id, [Message.user("Two"), second_call, second_result])
+
+    context = app.prepare_request(session_id).context
+
+    blocks = [b for m in context.messages for b in m.content]
+    thinking = [b for b in blocks if isinstance(b, ThinkingBlock | RedactedThinkingBlock)]
+    assert thinking == [second_call.content[0]]
+    downgraded = events_of(app, session_id, Session.ReasoningDowngraded)
+    assert downgraded
+    assert downgraded[0].blocks[0].action == "dropped"
+
+
+def test_old_thinking_can_be_summarized_as_plain_text_never_as_thinking(app: Sessions) -> None:
+    session_id = start(app, window=100_000, reasoning_policy="summarize", prune_min_share=0.0)
+    call, result = thinking_exchange(words(30), thought="the parser fails on tabs")
+    feed(app, session_id, [Message.user("One"), call, result, Message.assistant("ok")])
+    app.append_message(session_id, Message.user("Two"))
+
+    context = app.prepare_request(session_id).context
+
+    first_assistant = context.messages[1]
+    assert isinstance(first_assistant.content[0], TextBlock)
+    assert "the parser fails on tabs" in first_assistant.content[0].text
+    assert not any(isinstance(b, ThinkingBlock) for m in context.messages for b in m.content)
+
+
+def test_a_thinking_led_tool_loop_is_only_cut_before_a_thinking_message(app: Sessions) -> None:
+    session_id = start(app, window=3_000, threshold_floor_tokens=0)
+    app.append_message(session_id, Message.user("Refactor everything."))
+    for i in range(30):
+        if i % 4 == 0:
+            call, result = thinking_exchange(words(60), thought=f"plan {i}")
+        else:
+            call, result = exchange([words(60)])
+        check_request(app.prepare_request(session_id), COUNTER)
+        app.record_reply(session_id, call)
+        app.append_message(session_id, result)
+
+    context = app.prepare_request(session_id).context
+    assert app.session(session_id).generation > 0
+    first_assistant = next(m for m in context.messages if m.role is Role.ASSISTANT)
+    assert isinstance(first_assistant.content[0], ThinkingBlock)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.turn = 0
+
+    def content(self, session_id: UUID) -> str | None:
+        self.turn += 1
+        return f"Current time: turn {self.turn}"
+
+
+def test_per_turn_content_goes_last_is_counted_and_never_stored(make_app: MakeApp) -> None:
+    app = make_app(context_provider=Clock())
+    session_id = start(app)
+    app.append_message(session_id, Message.user("Hi"))
+
+    first = app.prepare_request(session_id)
+    second = app.prepare_request(session_id)
+
+    last = second.context.messages[-1]
+    assert last.content[-1] == TextBlock("Current time: turn 2")
+    assert first.context.messages[-1].content[-1] == TextBlock("Current time: turn 1")
+    check_request(second, COUNTER)
+    stored = events_of(app, session_id, Session.MessageAppended)
+    assert all("Current time" not in e.message.text for e in stored)
+
+
+def test_a_session_records_a_warning_when_the_provider_compacts_too(make_app: MakeApp) -> None:
+    from tests.support.fakes import FakeChatModel
+
+    chat = FakeChatModel(context_management={"edits": [{"type": "clear_tool_uses_20250919"}]})
+    app = make_app(chat_model=chat)
+    session_id = start(app)
+    warnings = events_of(app, session_id, Session.DoubleCompactionConfigured)
+    assert len(warnings) == 1
+    assert "clear_tool_uses" in warnings[0].detail
