@@ -21,6 +21,7 @@ from adapters.transcripts import Transcript, TranscriptError, load_transcript
 from application.service import PreparedRequest, Sessions
 from domain.errors import ContextOverflowError, InvalidSettingsError, SessionError
 from domain.messages import Role
+from domain.settings import PRESETS, CompactionSettings, context_window_for, settings_from
 from domain.tokens import MESSAGE_OVERHEAD
 
 DEFAULT_DB = "abridged.sqlite3"
@@ -67,7 +68,8 @@ def _replay_options(f: Any) -> Any:
             "--window",
             type=click.IntRange(min=1),
             default=None,
-            help="Context window in tokens (default: 200000 for replay, 32000 for the demo).",
+            help="Context window in tokens (default: the model's, from its name; 32000 for the "
+            "demo).",
         ),
         click.option(
             "--max-output-tokens",
@@ -89,6 +91,21 @@ def _replay_options(f: Any) -> Any:
             help="Write each request body as DIR/0001.json, DIR/0002.json, …",
         ),
         click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of text."),
+        click.option(
+            "--preset",
+            type=click.Choice(list(PRESETS)),
+            default="default",
+            show_default=True,
+            help="Compaction settings to start from.",
+        ),
+        click.option(
+            "--set",
+            "overrides",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="Change one setting (repeatable), e.g. --set keep_recent_turns=2 "
+            '--set tool_policies=\'{"bash": "keep"}\'.',
+        ),
     ]
     for option in reversed(options):
         f = option(f)
@@ -105,6 +122,8 @@ def replay(
     db: str,
     dump_requests: Path | None,
     as_json: bool,
+    preset: str,
+    overrides: tuple[str, ...],
 ) -> None:
     """Feed a recorded TRANSCRIPT (JSONL, one message per line) through a session as if live.
 
@@ -115,7 +134,9 @@ def replay(
         loaded = load_transcript(transcript)
     except TranscriptError as error:
         raise click.ClickException(str(error)) from None
-    _run(loaded, window or 200_000, max_output_tokens, db, dump_requests, as_json)
+    settings = _settings(preset, overrides)
+    window = context_window_for(loaded.model or DEFAULT_MODEL, window)
+    _run(loaded, window, max_output_tokens, db, dump_requests, as_json, settings)
 
 
 @main.command()
@@ -127,14 +148,32 @@ def demo(
     db: str,
     dump_requests: Path | None,
     as_json: bool,
+    preset: str,
+    overrides: tuple[str, ...],
     seed: int,
 ) -> None:
     """Replay a realistic coding-agent session generated here (no data or API key needed)."""
     from adapters.demo_session import demo_transcript
 
-    _run(
-        demo_transcript(seed=seed), window or 32_000, max_output_tokens, db, dump_requests, as_json
-    )
+    settings = _settings(preset, overrides)
+    transcript = demo_transcript(seed=seed)
+    _run(transcript, window or 32_000, max_output_tokens, db, dump_requests, as_json, settings)
+
+
+def _settings(preset: str, overrides: tuple[str, ...]) -> CompactionSettings:
+    values: dict[str, Any] = {}
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set")
+        try:
+            values[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            values[key.strip()] = raw  # a bare word such as name-only
+    try:
+        return settings_from(preset, values)
+    except (InvalidSettingsError, TypeError) as error:
+        raise click.BadParameter(str(error), param_hint="--set") from None
 
 
 @main.command()
@@ -218,6 +257,7 @@ def _run(
     db: str,
     dump_requests: Path | None,
     as_json: bool,
+    settings: CompactionSettings,
 ) -> None:
     reserve = max_output_tokens or min(8192, max(1, window // 4))
     app = _open(db)
@@ -228,6 +268,7 @@ def _run(
             max_output_tokens=reserve,
             system=transcript.system,
             tools=transcript.tools,
+            settings=settings,
         )
     except InvalidSettingsError as error:
         raise click.UsageError(str(error)) from None

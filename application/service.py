@@ -64,7 +64,7 @@ from domain.tokens import (
     system_tokens,
     tools_tokens,
 )
-from domain.truncation import plan_truncations, truncate_text
+from domain.truncation import plan_truncations
 
 __all__ = ["CompactionReport", "PreparedRequest", "Sessions", "as_usage"]
 
@@ -588,18 +588,27 @@ class Sessions(Application[UUID]):
     def _fit_summary(
         self, text: str, first: int, last: int, generation: int, limit: int
     ) -> tuple[str, int]:
-        """The summary text, cut at its end until its rendered chunk fits `limit` tokens."""
+        """The summary text, cut at its end (marked "…") so its rendered chunk fits `limit`.
+
+        A binary search over the kept length: a bounded number of counts, whatever the text.
+        """
 
         def cost(candidate: str) -> int:
             rendered = render_summary(candidate, first, last, generation)
             return summary_block_tokens(self.counter.count(rendered))
 
         tokens = cost(text)
-        while tokens > limit and len(text) > 1:
-            keep = max(1, int(len(text) * limit / tokens * 0.9))
-            text = truncate_text(text, keep, 0).rstrip() or text[:keep]
-            tokens = cost(text)
-        return text, tokens
+        if tokens <= limit:
+            return text, tokens
+        low, high = 0, len(text)
+        while low < high:
+            middle = (low + high + 1) // 2
+            if cost(text[:middle].rstrip() + " …") <= limit:
+                low = middle
+            else:
+                high = middle - 1
+        fitted = text[:low].rstrip() + " …" if low else "…"
+        return fitted, cost(fitted)
 
     def _retrying(self, command: Callable[[], T]) -> T:
         """Runs a command again on a concurrent writer's conflict, re-reading the session."""

@@ -259,3 +259,29 @@ def test_a_session_records_a_warning_when_the_provider_compacts_too(make_app: Ma
     warnings = events_of(app, session_id, Session.DoubleCompactionConfigured)
     assert len(warnings) == 1
     assert "clear_tool_uses" in warnings[0].detail
+
+
+class VerboseSummarizer(FakeSummarizer):
+    """Ignores its limit: writes ten times what it was asked for."""
+
+    def summarize(self, messages, *, max_tokens, instructions=None, session_model=None):  # type: ignore[no-untyped-def,override]
+        self.calls.append((tuple(messages), max_tokens, instructions))
+        from application.ports import Summary
+
+        return Summary(text=words(max_tokens * 10, "fact"), model="verbose")
+
+
+def test_an_oversize_summary_gets_one_retry_asking_for_less_then_is_cut(make_app: MakeApp) -> None:
+    summarizer = VerboseSummarizer()
+    app = make_app(summarizer=summarizer)
+    session_id = start(app, window=3_000, threshold_floor_tokens=0)
+    for i in range(12):
+        feed(app, session_id, list(turn(f"Request {i}", [words(150)])))
+
+    completed = events_of(app, session_id, Session.CompactionCompleted)
+    hits = events_of(app, session_id, Session.CompactionThresholdHit)
+    assert completed
+    first_limit, retry_limit = summarizer.calls[0][1], summarizer.calls[1][1]
+    assert retry_limit < first_limit
+    assert completed[0].summary.text.endswith(" …")
+    assert completed[0].summary.tokens <= hits[0].decision.summary_max_tokens

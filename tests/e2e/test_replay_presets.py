@@ -1,0 +1,60 @@
+"""Every shared transcript, with each preset, at 16k, 32k and 64k: valid, in-budget requests,
+with prunes and compaction generations recorded, and at most four cache breakpoints."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapters.anthropic.request import render_request
+from adapters.bootstrap import bootstrap
+from adapters.transcripts import load_transcript
+from domain.errors import ContextOverflowError
+from domain.messages import Role
+from domain.session import Session
+from domain.settings import PRESETS, settings_from
+from tests.e2e.test_replay_transcripts import COUNTER, WINDOWS, Recounter, transcripts
+from tests.support.anthropic_rules import assert_valid_request
+
+PRESET_NAMES = [name for name in PRESETS if name != "default"]  # default: test_replay_transcripts
+
+
+@pytest.mark.transcripts
+@pytest.mark.skipif(not transcripts(), reason="the shared transcripts folder is absent")
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+@pytest.mark.parametrize("window", WINDOWS)
+@pytest.mark.parametrize("path", transcripts(), ids=lambda p: p.stem)
+def test_each_preset_gives_valid_in_budget_requests(path, window: int, preset: str) -> None:  # type: ignore[no-untyped-def]
+    transcript = load_transcript(path)
+    app = bootstrap(counter=COUNTER)
+    reserve = min(8192, window // 4)
+    session_id = app.start_session(
+        model=transcript.model or "claude-sonnet-4-5",
+        context_window=window,
+        max_output_tokens=reserve,
+        system=transcript.system,
+        tools=transcript.tools,
+        settings=settings_from(preset),
+    )
+    recounter = Recounter()
+    requests = 0
+    for message in transcript.messages:
+        if message.role is Role.ASSISTANT:
+            try:
+                prepared = app.prepare_request(session_id)
+            except ContextOverflowError:  # pragma: no cover - none of the transcripts needs it
+                pytest.fail(f"request {requests + 1} could not fit")
+            body = render_request(prepared.context, model=prepared.model, max_tokens=reserve)
+            assert_valid_request(body)
+            assert recounter.body(body) == prepared.context.estimate <= window - reserve
+            requests += 1
+            app.record_reply(session_id, message)
+        else:
+            app.append_message(session_id, message)
+
+    history = app.history(session_id)
+    session = app.session(session_id)
+    estimates_over_half = requests and session.message_count > 100
+    if window == WINDOWS[0] and estimates_over_half:
+        assert session.generation > 0 or any(isinstance(e, Session.ToolsPruned) for e in history)
+    generations = [e.generation for e in history if isinstance(e, Session.CompactionCompleted)]
+    assert generations == list(range(1, len(generations) + 1))
