@@ -3,10 +3,16 @@ test suites as the real adapters."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from application.ports import SummarizerError, Summary
-from domain.messages import Message
+from application.ports import (
+    ModelReply,
+    PromptTooLongError,
+    SummarizerError,
+    Summary,
+)
+from domain.messages import JSON, Message
+from domain.session import Context, Usage
 
 
 class FakeTokenCounter:
@@ -69,3 +75,59 @@ class FakeSummarizer:
             input_tokens=sum(len(m.text.split()) for m in messages),
             output_tokens=len(words),
         )
+
+
+class FakeChatModel:
+    """Answers with scripted replies (a `ModelReply` is returned, an exception raised), then
+    with "Done."; records what it was sent. Like a provider, it refuses a context whose
+    estimate is over its window with `PromptTooLongError`. `count_tokens` answers `tokens`,
+    or the context's estimate."""
+
+    def __init__(
+        self,
+        replies: Sequence[ModelReply | Exception] = (),
+        *,
+        tokens: int | None = None,
+        context_management: Mapping[str, JSON] | None = None,
+    ) -> None:
+        self.replies = list(replies)
+        self.tokens = tokens
+        self._context_management = context_management
+        self.sent: list[tuple[Context, str, int]] = []
+        self.counted: list[tuple[Context, str]] = []
+
+    @property
+    def name(self) -> str:
+        """Always "fake"."""
+        return "fake"
+
+    @property
+    def context_management(self) -> Mapping[str, JSON] | None:
+        """What it was given, or None."""
+        return self._context_management
+
+    def send(self, context: Context, *, model: str, max_tokens: int) -> ModelReply:
+        """The next scripted reply (raised when it is an exception), else "Done."."""
+        self.sent.append((context, model, max_tokens))
+        if self.replies:
+            reply = self.replies.pop(0)
+            if isinstance(reply, Exception):
+                raise reply
+            return reply
+        if context.estimate > context.window:
+            raise PromptTooLongError(
+                f"prompt is too long: {context.estimate} tokens > {context.window} maximum",
+                tokens=context.estimate,
+                maximum=context.window,
+            )
+        return ModelReply(
+            message=Message.assistant("Done."),
+            usage=Usage(input_tokens=context.estimate, output_tokens=1),
+            model=model,
+            stop_reason="end_turn",
+        )
+
+    def count_tokens(self, context: Context, *, model: str) -> int:
+        """`tokens` if it was given, else the context's estimate (at least 1)."""
+        self.counted.append((context, model))
+        return self.tokens if self.tokens is not None else max(1, context.estimate)

@@ -1,0 +1,215 @@
+"""The `ChatModel` port through the Anthropic Python SDK.
+
+Replies are streamed and collected into one message: the SDK refuses a non-streamed request
+whose `max_tokens` could take more than ten minutes to generate (about 21,000 tokens and up),
+and agent sessions routinely reserve more output than that.
+
+Retries are the SDK's own: 408, 409, 429 and every 5xx (529 overloaded included) are retried
+with exponential backoff (0.5 s doubling up to 8 s, with jitter), `retry-after` and
+`retry-after-ms` are obeyed, and `x-should-retry` overrides the status. A stream that fails
+after it started is not retried: that surfaces as `ProviderUnavailableError`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+import anthropic
+
+from adapters.anthropic.errors import SDK_ERRORS, translate_error
+from adapters.anthropic.request import render_request
+from application.ports import ModelReply, ProviderError
+from domain.errors import InvalidMessageError
+from domain.messages import JSON, Message
+from domain.session import Context, Usage
+
+__all__ = [
+    "CONTEXT_MANAGEMENT_BETA",
+    "COUNT_TOKENS_FIELDS",
+    "AnthropicChatModel",
+    "reply_from_message",
+]
+
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+"""The beta that enables provider-side context editing (`clear_tool_uses_20250919`,
+`clear_thinking_20251015`)."""
+
+COUNT_TOKENS_FIELDS = frozenset(
+    {
+        "model",
+        "messages",
+        "system",
+        "tools",
+        "tool_choice",
+        "thinking",
+        "cache_control",
+        "output_config",
+    }
+)
+"""The request fields `POST /v1/messages/count_tokens` accepts; it rejects the others
+(`max_tokens` first of all) as extra inputs."""
+
+_REQUIRED_FIELDS = ("model", "max_tokens", "messages")
+
+_BLOCK_FIELDS: Mapping[str, tuple[str, ...]] = {
+    "text": ("text",),
+    "tool_use": ("id", "name", "input"),
+    "thinking": ("thinking", "signature"),
+    "redacted_thinking": ("data",),
+}
+"""The fields of each reply block a session keeps; others (`citations`, `caller`) are
+response-only metadata."""
+
+
+class AnthropicChatModel:
+    """Sends contexts to the Anthropic Messages API and counts their tokens there.
+
+    `client` defaults to `anthropic.Anthropic()` (credentials and base URL from the
+    environment); it is used with `max_retries` retries. `context_management` turns on
+    provider-side context editing through the beta Messages API, with `betas` as the
+    `anthropic-beta` header (by default the context-management beta).
+    """
+
+    def __init__(
+        self,
+        client: anthropic.Anthropic | None = None,
+        *,
+        max_retries: int = 2,
+        context_management: Mapping[str, JSON] | None = None,
+        betas: Sequence[str] | None = None,
+    ) -> None:
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be 0 or more, got {max_retries}")
+        self._client = (
+            anthropic.Anthropic(max_retries=max_retries)
+            if client is None
+            else client.with_options(max_retries=max_retries)
+        )
+        self._context_management = _checked_context_management(context_management)
+        if betas is not None:
+            self._betas: tuple[str, ...] = tuple(betas)
+        elif self._context_management is not None:
+            self._betas = (CONTEXT_MANAGEMENT_BETA,)
+        else:
+            self._betas = ()
+
+    @property
+    def name(self) -> str:
+        """Always "anthropic"."""
+        return "anthropic"
+
+    @property
+    def context_management(self) -> Mapping[str, JSON] | None:
+        """The provider-side context management added to every request, or None."""
+        if self._context_management is None:
+            return None
+        return MappingProxyType(self._context_management)
+
+    def send(self, context: Context, *, model: str, max_tokens: int) -> ModelReply:
+        """Sends the context as one request; raises `PromptTooLongError`, `ProviderError`."""
+        return self.send_body(render_request(context, model=model, max_tokens=max_tokens))
+
+    def send_body(self, body: Mapping[str, JSON]) -> ModelReply:
+        """Sends a complete `POST /v1/messages` body (with this adapter's context management)
+        and returns the reply; raises `PromptTooLongError`, `ProviderError`."""
+        missing = [key for key in _REQUIRED_FIELDS if key not in body]
+        if missing:
+            raise ValueError(f"a Messages request body needs {', '.join(missing)}")
+        # Replies are always streamed (see the module docstring), whatever the body says.
+        rest = {
+            key: value
+            for key, value in body.items()
+            if key not in _REQUIRED_FIELDS and key != "stream"
+        }
+        if self._context_management is not None:
+            rest["context_management"] = copy.deepcopy(self._context_management)
+        # The body is already in wire form: everything but the required fields goes through
+        # `extra_body` as is, so a field this SDK release has no keyword for still gets sent.
+        required: dict[str, Any] = {key: body[key] for key in _REQUIRED_FIELDS}
+        try:
+            if self._betas:
+                with self._client.beta.messages.stream(
+                    **required, betas=list(self._betas), extra_body=rest
+                ) as beta_stream:
+                    message: Any = beta_stream.get_final_message()
+            else:
+                with self._client.messages.stream(**required, extra_body=rest) as stream:
+                    message = stream.get_final_message()
+        except SDK_ERRORS as error:
+            raise translate_error(error) from error
+        return reply_from_message(message)
+
+    def count_tokens(self, context: Context, *, model: str) -> int:
+        """The API's count of the context's input tokens (as rendered, before any
+        provider-side context editing); raises `ProviderError`."""
+        # max_tokens is required to render and refused by count_tokens, so it goes again.
+        body = render_request(context, model=model, max_tokens=1)
+        rest = {
+            key: value
+            for key, value in body.items()
+            if key in COUNT_TOKENS_FIELDS and key not in ("model", "messages")
+        }
+        try:
+            counted = self._client.messages.count_tokens(
+                model=model, messages=body["messages"], extra_body=rest
+            )
+        except SDK_ERRORS as error:
+            raise translate_error(error) from error
+        return int(counted.input_tokens)
+
+
+def reply_from_message(message: Any) -> ModelReply:
+    """A `ModelReply` from the SDK's `Message` (or `BetaMessage`); raises `ProviderError` when
+    the reply holds a block a session cannot keep."""
+    content = [_block_wire(block) for block in message.content]
+    try:
+        reply_message = Message.from_wire({"role": message.role, "content": content})
+    except InvalidMessageError as error:
+        raise ProviderError(f"the model's reply could not be read: {error}") from error
+    usage = message.usage
+    return ModelReply(
+        message=reply_message,
+        usage=Usage(
+            input_tokens=usage.input_tokens or 0,
+            output_tokens=usage.output_tokens or 0,
+            cache_read_input_tokens=getattr(usage, "cache_read_input_tokens", None) or 0,
+            cache_creation_input_tokens=getattr(usage, "cache_creation_input_tokens", None) or 0,
+        ),
+        model=str(message.model),
+        stop_reason=message.stop_reason,
+    )
+
+
+def _block_wire(block: Any) -> dict[str, JSON]:
+    kind = getattr(block, "type", None)
+    fields = _BLOCK_FIELDS.get(kind) if isinstance(kind, str) else None
+    if fields is None:
+        raise ProviderError(
+            f"the model's reply holds a {kind!r} block, which a session cannot keep "
+            "(server tools and provider-side compaction are not supported)"
+        )
+    return {"type": kind, **{field: getattr(block, field) for field in fields}}
+
+
+def _checked_context_management(value: Mapping[str, JSON] | None) -> dict[str, JSON] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError(f"context_management must be a mapping, got {type(value).__name__}")
+    edits = value.get("edits", ())
+    if not isinstance(edits, Sequence) or isinstance(edits, str):
+        raise ValueError("context_management['edits'] must be a list of edits")
+    for edit in edits:
+        kind = edit.get("type") if isinstance(edit, Mapping) else None
+        if isinstance(kind, str) and kind.startswith("compact"):
+            # Provider-side compaction answers with a `compaction` block that every later
+            # request must send back; a session's history has no place for it, and abridged
+            # already compacts. Context editing (clearing old tool uses) is fine.
+            raise ValueError(
+                f"context_management edit {kind!r} is provider-side compaction, which abridged "
+                "cannot combine with its own; use context editing (clear_tool_uses_20250919)"
+            )
+    return copy.deepcopy(dict(value))

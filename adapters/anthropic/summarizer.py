@@ -1,0 +1,138 @@
+"""The `Summarizer` port through an Anthropic model (by default a small, fast one)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import anthropic
+
+from adapters.anthropic.chat_model import AnthropicChatModel
+from adapters.anthropic.errors import ModelNotFoundError
+from adapters.anthropic.prompts import DEFAULT_PROMPT, SummaryPrompt, summary_request_text
+from adapters.summarizers import MIN_MAX_TOKENS
+from application.ports import (
+    ModelReply,
+    PromptTooLongError,
+    ProviderError,
+    ProviderUnavailableError,
+    SummarizerError,
+    Summary,
+)
+from domain.messages import JSON, Message
+
+__all__ = ["DEFAULT_MODEL", "MAX_SUMMARY_TOKENS", "AnthropicSummarizer"]
+
+DEFAULT_MODEL = "claude-haiku-4-5"
+
+MAX_SUMMARY_TOKENS = 32_000
+"""The most a summary is asked to take, whatever room it is given: every current model can
+write this much in one reply, and a longer text no longer summarizes anything."""
+
+_FALLBACK_ERRORS = (ProviderUnavailableError, ModelNotFoundError, PromptTooLongError)
+"""Failures the session's model may not share: the summarizer model is down or unknown, or
+its window is smaller than the one that held the conversation."""
+
+
+class AnthropicSummarizer:
+    """Asks an Anthropic model for the summary, in one request.
+
+    `model=None` summarizes with the session's model. When the summarizer model is
+    unavailable (after `max_retries` retries), unknown, or its window is too small, and
+    `fallback_to_session_model` is set, the session's model is asked once instead. Thinking
+    blocks are left out of the transcript unless `include_thinking`.
+    """
+
+    def __init__(
+        self,
+        client: anthropic.Anthropic | None = None,
+        *,
+        model: str | None = DEFAULT_MODEL,
+        fallback_to_session_model: bool = True,
+        prompt: SummaryPrompt = DEFAULT_PROMPT,
+        max_retries: int = 2,
+        include_thinking: bool = False,
+        max_summary_tokens: int = MAX_SUMMARY_TOKENS,
+    ) -> None:
+        if model is not None and not model.strip():
+            raise ValueError("model must be a model name, or None for the session's model")
+        if max_summary_tokens < MIN_MAX_TOKENS:
+            raise ValueError(f"max_summary_tokens must be at least {MIN_MAX_TOKENS}")
+        self.model = model
+        self.fallback_to_session_model = fallback_to_session_model
+        self.prompt = prompt
+        self.include_thinking = include_thinking
+        self.max_summary_tokens = max_summary_tokens
+        self._chat = AnthropicChatModel(client, max_retries=max_retries)
+
+    @property
+    def name(self) -> str:
+        """The adapter and its model, e.g. `anthropic:claude-haiku-4-5`
+        (`anthropic:session-model` when it summarizes with the session's model)."""
+        return f"anthropic:{self.model or 'session-model'}"
+
+    def summarize(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        instructions: str | None = None,
+        session_model: str | None = None,
+    ) -> Summary:
+        """The model's summary of `messages`, asked for in at most `max_tokens` tokens (a reply
+        cut short at the limit is returned as it is); raises `SummarizerError`."""
+        if not messages:
+            raise SummarizerError("nothing to summarize: no messages were given")
+        if max_tokens < MIN_MAX_TOKENS:
+            raise SummarizerError(
+                f"max_tokens={max_tokens} is too small; a summary needs at least "
+                f"{MIN_MAX_TOKENS} tokens"
+            )
+        text = summary_request_text(
+            messages, self.prompt, instructions=instructions, include_thinking=self.include_thinking
+        )
+        failures: list[str] = []
+        last_error: ProviderError | None = None
+        for model in self._models(session_model):
+            try:
+                reply = self._chat.send_body(self._body(model, text, max_tokens))
+            except _FALLBACK_ERRORS as error:
+                failures.append(f"{model}: {error}")
+                last_error = error
+                continue
+            except ProviderError as error:
+                raise SummarizerError(f"summarizer model {model} failed: {error}") from error
+            return self._summary(reply)
+        raise SummarizerError("summarizer failed: " + "; then ".join(failures)) from last_error
+
+    def _models(self, session_model: str | None) -> list[str]:
+        if self.model is None:
+            if not session_model:
+                raise SummarizerError(
+                    "no summarizer model: none was configured and no session model was given"
+                )
+            return [session_model]
+        models = [self.model]
+        if self.fallback_to_session_model and session_model and session_model != self.model:
+            models.append(session_model)
+        return models
+
+    def _body(self, model: str, text: str, max_tokens: int) -> dict[str, JSON]:
+        return {
+            "model": model,
+            "max_tokens": min(max_tokens, self.max_summary_tokens),
+            "system": self.prompt.system,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}],
+        }
+
+    def _summary(self, reply: ModelReply) -> Summary:
+        text = reply.message.text.strip()
+        if not text:
+            raise SummarizerError(
+                f"summarizer model {reply.model} wrote no text (stop reason {reply.stop_reason})"
+            )
+        return Summary(
+            text=text,
+            model=reply.model,
+            input_tokens=reply.usage.prompt_tokens,
+            output_tokens=reply.usage.output_tokens,
+        )
