@@ -235,10 +235,15 @@ class Session(Aggregate):
         """The estimate a compaction could not reduce enough; guards against loops."""
         self.compaction_requested: str | None = None
         self.suppressed: str | None = None
+        self.provider_window: int | None = None
+        """The window the provider enforced when it was smaller than `context_window`."""
 
     @property
     def limits(self) -> Limits:
-        return Limits(self.context_window, self.reserved_output, self.settings)
+        window = self.context_window
+        if self.provider_window is not None:
+            window = min(window, self.provider_window)
+        return Limits(window, self.reserved_output, self.settings)
 
     # Appending messages.
 
@@ -770,6 +775,9 @@ class Session(Aggregate):
             low, high = CALIBRATION_BOUNDS
             observed = min(high, max(low, provider_tokens / estimate))
             self.calibration = max(self.calibration, round(observed, 6))
+        if maximum and self.reserved_output < maximum < self.context_window:
+            # The provider's window is what counts; a misconfigured one would overflow again.
+            self.provider_window = maximum
 
     class DoubleCompactionConfigured(Aggregate.Event):
         """A warning: the provider's own context management is on as well as this session's."""

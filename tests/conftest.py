@@ -35,3 +35,6 @@ def make_app(summarizer: FakeSummarizer) -> MakeApp:
 @pytest.fixture
 def app(make_app: MakeApp) -> Sessions:
     return make_app()
+
+
+pytest_plugins = ["tests.support.fake_anthropic"]
