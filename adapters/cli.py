@@ -238,6 +238,14 @@ def _event_facts(e: Any) -> dict[str, Any]:
         facts |= {"blocks": len(e.blocks), "reason": e.reason}
     elif name in {"CompactionSuppressed", "CompactionRequested"}:
         facts |= {"reason": e.reason}
+    elif name == "OverflowReported":
+        facts |= {
+            "provider_tokens": e.provider_tokens,
+            "maximum": e.maximum,
+            "estimate": e.estimate,
+        }
+    elif name == "DoubleCompactionConfigured":
+        facts |= {"provider": e.provider, "detail": e.detail}
     elif name == "CompactionFailed":
         facts |= {"summarizer": e.summarizer, "error": e.error, "fallback": e.fallback}
     return facts

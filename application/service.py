@@ -173,22 +173,25 @@ class Sessions(Application[UUID]):
         Raises `InvalidMessageError` (a subclass names the problem) and writes nothing when
         the message would make an invalid request, `UnknownSessionError` for an unknown id.
         """
-        return self._append(session_id, message, usage=None)
+        return self._append(session_id, message, usage=None, request_estimate=None)
 
     def record_reply(
         self,
         session_id: UUID,
         message: Message | Mapping[str, JSON],
         usage: Usage | None = None,
+        request_estimate: int | None = None,
     ) -> int:
         """Appends the model's reply with the usage the provider reported for the request.
 
         The usage calibrates the session's estimates (reported prompt tokens / estimated).
+        Pass `request_estimate=prepared.context.raw_estimate` when per-turn content was sent;
+        without it the estimate is re-derived from the session, which cannot know that content.
         """
         parsed = message if isinstance(message, Message) else Message.from_wire(message)
         if parsed.role is not Role.ASSISTANT:
             raise RoleOrderError("a model reply is an assistant message")
-        return self._append(session_id, parsed, usage=usage)
+        return self._append(session_id, parsed, usage=usage, request_estimate=request_estimate)
 
     def prepare_request(self, session_id: UUID) -> PreparedRequest:
         """The context for the next model call: old tool outputs pruned and the session
@@ -230,7 +233,8 @@ class Sessions(Application[UUID]):
         if context.estimate >= COUNT_TOKENS_SHARE * context.budget:
             counted = chat.count_tokens(context, model=prepared.model)
             if counted > context.budget:
-                prepared = self._after_overflow(session_id, counted, context.budget)
+                # Our own budget, not a provider maximum: recalibrate, keep the window.
+                prepared = self._after_overflow(session_id, counted, None)
         try:
             reply = chat.send(
                 prepared.context, model=prepared.model, max_tokens=prepared.max_tokens
@@ -248,7 +252,9 @@ class Sessions(Application[UUID]):
                     tokens=again.tokens or prepared.context.estimate,
                     budget=prepared.context.budget,
                 ) from again
-        self.record_reply(session_id, reply.message, reply.usage)
+        self.record_reply(
+            session_id, reply.message, reply.usage, request_estimate=prepared.context.raw_estimate
+        )
         return reply
 
     # Queries.
@@ -268,7 +274,11 @@ class Sessions(Application[UUID]):
     # Internals.
 
     def _append(
-        self, session_id: UUID, message: Message | Mapping[str, JSON], usage: Usage | None
+        self,
+        session_id: UUID,
+        message: Message | Mapping[str, JSON],
+        usage: Usage | None,
+        request_estimate: int | None,
     ) -> int:
         parsed = message if isinstance(message, Message) else Message.from_wire(message)
 
@@ -285,7 +295,9 @@ class Sessions(Application[UUID]):
                 block_tokens=shown,
                 truncations=truncations,
                 usage=usage,
-                request_estimate=session.raw_estimate() if usage is not None else None,
+                request_estimate=(
+                    (request_estimate or session.raw_estimate()) if usage is not None else None
+                ),
             )
             self.save(session)
             return session.message_count - 1
@@ -367,17 +379,23 @@ class Sessions(Application[UUID]):
     def _after_overflow(
         self, session_id: UUID, tokens: int | None, maximum: int | None
     ) -> PreparedRequest:
+        report: list[CompactionReport] = []
+
         def command() -> None:
+            report.clear()
             session = self.session(session_id)
             session.report_overflow(tokens, maximum)
-            decision = session.decide("overflow")
+            decision = session.decide("overflow", self._extra(session_id)[1])
             if decision is not None:
-                self._compact(session, decision, None, loud=False)
+                done = self._compact(session, decision, None, loud=False)
+                report.extend([done] if done else [])
                 self._downgrade_reasoning(session, True)
             self.save(session)
 
         self._retrying(command)
         logger.warning("provider overflow; compacted", session=str(session_id), tokens=tokens)
+        if report and self.hooks is not None:
+            self.hooks.after_compaction(session_id, report[0])
         return self.prepare_request(session_id)
 
     def _prune(self, session: Session, plan: PrunePlan) -> int:
@@ -491,7 +509,8 @@ class Sessions(Application[UUID]):
                     f"the summarizer failed ({error}).]"
                 )
                 if earlier:
-                    text = "\n\n".join([*(m.text for m in earlier), text])
+                    # The note goes first: fitting cuts from the end, and it must survive.
+                    text = "\n\n".join([text, *(m.text for m in earlier)])
                 model, strategy = "none", "truncate"
         if footer:
             text = f"{text.rstrip()}\n\n{footer}"
@@ -502,7 +521,7 @@ class Sessions(Application[UUID]):
             tokens=tokens,
             model=model,
             strategy=strategy,
-            summarizer=self.summarizer.name,
+            summarizer="hook" if strategy == "hook" else self.summarizer.name,
             summarizer_input_tokens=usage[0],
             summarizer_output_tokens=usage[1],
         )

@@ -9,6 +9,7 @@ byte-stable for prompt caching between moves.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import attrs
 
@@ -57,14 +58,20 @@ class DowngradedThinking(Immutable):
     tokens_after: int
 
 
-@attrs.frozen
-class EntryView:
-    """What the planners need of a retained message."""
+class EntryView(Protocol):
+    """What the planners read of a retained message (a session's `Entry` is one)."""
 
-    position: int
-    message: Message
-    block_tokens: tuple[int, ...]
-    replaced: frozenset[int]
+    @property
+    def position(self) -> int: ...
+
+    @property
+    def message(self) -> Message: ...
+
+    @property
+    def block_tokens(self) -> tuple[int, ...]: ...
+
+    @property
+    def replaced_blocks(self) -> frozenset[int]: ...
 
 
 def head_tail(text: str, head_bytes: int, tail_bytes: int) -> str:
@@ -146,7 +153,7 @@ def plan_pruning(
         if entry.position < boundary:
             continue
         for index, block in enumerate(entry.message.content):
-            if not isinstance(block, ToolResultBlock) or index in entry.replaced:
+            if not isinstance(block, ToolResultBlock) or index in entry.replaced_blocks:
                 continue
             name = names.get(block.tool_use_id, "a tool")
             policy = settings.tool_policy(name)
@@ -200,7 +207,7 @@ def plan_reasoning(entries: Sequence[EntryView], limits: Limits) -> tuple[Downgr
     downgrades: list[DowngradedThinking] = []
     for entry in entries[:keep_from]:
         for index, block in enumerate(entry.message.content):
-            if index in entry.replaced:
+            if index in entry.replaced_blocks:
                 continue
             before = entry.block_tokens[index]
             if isinstance(block, ThinkingBlock) and settings.reasoning_policy == "summarize":

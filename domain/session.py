@@ -28,7 +28,6 @@ from domain.messages import (
 )
 from domain.pruning import (
     DowngradedThinking,
-    EntryView,
     PrunedOutput,
     PrunePlan,
     plan_pruning,
@@ -85,13 +84,9 @@ class Entry(Immutable):
     def shown_message(self) -> Message:
         return shown(self.message, self.truncations, self.replacements)
 
-    def view(self) -> EntryView:
-        return EntryView(
-            self.position,
-            self.message,
-            self.block_tokens,
-            frozenset(r.block_index for r in self.replacements),
-        )
+    @property
+    def replaced_blocks(self) -> frozenset[int]:
+        return frozenset(r.block_index for r in self.replacements)
 
     def replaced(self, block_index: int, text: str | None, tokens: int) -> Entry:
         counts = list(self.block_tokens)
@@ -135,6 +130,8 @@ class Decision:
     """Whether the existing chunks are folded with the new range into one chunk."""
     summary_max_tokens: int
     reason: str
+    extra_tokens: int = 0
+    """Tokens of the per-turn content the decision counted (not stored in the history)."""
 
 
 def render_summary(chunk_text: str, first: int, last: int, generation: int) -> str:
@@ -169,6 +166,8 @@ class Context:
     estimate: int
     budget: int
     window: int
+    raw_estimate: int = 0
+    """The estimate before calibration (what a model reply's usage is compared with)."""
     stable_prefix: int = 0
     """How many leading messages stay byte-identical until the next prune or compaction:
     a good place for a prompt-cache breakpoint."""
@@ -238,6 +237,19 @@ class Session(Aggregate):
         self.provider_window: int | None = None
         """The window the provider enforced when it was smaller than `context_window`."""
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Session:
+        # The service copies a cached session before each command. Every value the session
+        # holds is immutable or replaced whole, never changed in place, so fresh containers
+        # are enough: sharing the values keeps the copy cheap whatever the history's length.
+        copy = object.__new__(type(self))
+        copy.__dict__.update(
+            {
+                name: list(value) if isinstance(value, list) else value
+                for name, value in self.__dict__.items()
+            }
+        )
+        return copy
+
     @property
     def limits(self) -> Limits:
         window = self.context_window
@@ -263,7 +275,7 @@ class Session(Aggregate):
         previous = self.entries[-1].message if self.entries else None
         if previous is None and self.message_count:
             raise InvalidMessageError("the session's retained tail is empty")  # pragma: no cover
-        check_sequence(previous, message, self.tool_ids_in_view())
+        check_sequence(previous, message, self.tool_ids_in_view)
 
     def append(
         self,
@@ -386,6 +398,7 @@ class Session(Aggregate):
             summaries=tuple(self.summaries),
             messages=tuple(messages),
             estimate=self.calibrated(self.raw_estimate() + extra_tokens),
+            raw_estimate=self.raw_estimate() + extra_tokens,
             budget=limits.budget,
             window=limits.window,
             stable_prefix=min(stable, len(messages) - 1),
@@ -434,7 +447,8 @@ class Session(Aggregate):
             return self.calibrated(fixed + suffix[index]) <= limit
 
         def choose(cut: int, turns: int, reason: str) -> Decision:
-            return self._decision(trigger, estimate, limits, cut, turns, resummarize, reason)
+            decision = self._decision(trigger, estimate, limits, cut, turns, resummarize, reason)
+            return attrs.evolve(decision, extra_tokens=extra_tokens)
 
         turn_starts = [k for k in cuts if entries[k].message.is_user_prompt]
         if self.settings.keep_recent_tokens is not None:
@@ -519,8 +533,13 @@ class Session(Aggregate):
         )
 
     def messages_before(self, position: int) -> tuple[Message, ...]:
-        """The retained messages a compaction up to `position` would summarize."""
-        return tuple(e.message for e in self.entries if e.position < position)
+        """The retained messages a compaction up to `position` would summarize.
+
+        Large tool outputs come head and tail, as at append (so the summarizer's input is
+        bounded per message), but pruned outputs come whole: what pruning hid from the model
+        is what the summary should keep.
+        """
+        return tuple(shown(e.message, e.truncations) for e in self.entries if e.position < position)
 
     # Compacting.
 
@@ -649,17 +668,14 @@ class Session(Aggregate):
 
     # Pruning and reasoning.
 
-    def views(self) -> tuple[EntryView, ...]:
-        return tuple(e.view() for e in self.entries)
-
     def plan_pruning(self, extra_tokens: int = 0) -> PrunePlan | None:
         """Where the prune boundary should move now, or `None` (pure)."""
         past = self.calibrated(self.raw_estimate() + extra_tokens) >= self.limits.threshold
-        return plan_pruning(self.views(), self.prune_boundary, self.limits, past_threshold=past)
+        return plan_pruning(self.entries, self.prune_boundary, self.limits, past_threshold=past)
 
     def plan_reasoning(self) -> tuple[DowngradedThinking, ...]:
         """Thinking blocks that should now be dropped or shown as text (pure)."""
-        return plan_reasoning(self.views(), self.limits)
+        return plan_reasoning(self.entries, self.limits)
 
     class ToolsPruned(Aggregate.Event):
         """The prune boundary moved: older tool outputs are shown pruned from now on."""

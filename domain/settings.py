@@ -28,6 +28,33 @@ def _choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
         raise InvalidSettingsError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
 
 
+def _check_types(settings: CompactionSettings) -> None:
+    """Each field has its declared type: JSON and the CLI give ints, floats and strings
+    freely, and a wrong one must fail here, not in the middle of a compaction."""
+    for field in attrs.fields(type(settings)):
+        value = getattr(settings, field.name)
+        declared = str(field.type)
+        ok: bool
+        if declared.startswith("int"):
+            ok = (value is None and "None" in declared) or (
+                isinstance(value, int) and not isinstance(value, bool)
+            )
+        elif declared == "float":
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+        elif declared == "bool":
+            ok = isinstance(value, bool)
+        elif declared == "str":
+            ok = isinstance(value, str)
+        else:
+            ok = isinstance(value, dict) and all(
+                isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+            )
+        if not ok:
+            raise InvalidSettingsError(
+                f"{field.name} must be {declared.replace(' | None', ' or null')}, got {value!r}"
+            )
+
+
 def _at_least(name: str, value: int | None, low: int) -> None:
     if value is not None and value < low:
         raise InvalidSettingsError(f"{name} must be at least {low}, got {value!r}")
@@ -47,8 +74,9 @@ class CompactionSettings:
     """Never compact a context smaller than this, whatever the ratio says."""
     threshold_reserve_tokens: int | None = None
     """When set, compact at `window - threshold_reserve_tokens` instead of by ratio."""
-    cooldown_messages: int = 2
-    """A threshold compaction this few messages after the last one is suppressed (loops)."""
+    cooldown_messages: int = 4
+    """A threshold compaction fewer than this many messages after the last one is suppressed
+    (a request follows at least two new messages, so 4 holds off one exchange)."""
     min_reduction_share: float = 0.05
     """A compaction saving less than this share of the budget made no progress."""
 
@@ -96,6 +124,7 @@ class CompactionSettings:
     """Whether the summarizer is given raw thinking text."""
 
     def __attrs_post_init__(self) -> None:
+        _check_types(self)
         _share("threshold_ratio", self.threshold_ratio)
         _share("retained_share", self.retained_share)
         _share("summary_share", self.summary_share, high=0.5)
@@ -266,7 +295,8 @@ MODEL_WINDOWS: tuple[tuple[str, int], ...] = (
     ("claude-3-opus", 200_000),
     ("claude-3-haiku", 200_000),
 )
-"""Context windows by model-name prefix (longest prefix wins); unknown models get the default."""
+"""Context windows by model-name prefix (the first match wins); unknown models get the
+default. Override per session with an explicit window."""
 DEFAULT_WINDOW = 200_000
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from domain.messages import Block, Immutable, Message, TextBlock, ToolResultBlock
+from domain.messages import Block, ImageBlock, Immutable, Message, TextBlock, ToolResultBlock
 from domain.tokens import TOOL_OVERHEAD, CountText
 
 
@@ -56,6 +56,13 @@ def shown(
         block = content[t.block_index]
         assert isinstance(block, ToolResultBlock)
         text = truncate_text(block.text, t.head_chars, t.tail_chars)
+        images = (
+            0
+            if isinstance(block.content, str)
+            else sum(1 for b in block.content if isinstance(b, ImageBlock))
+        )
+        if images:
+            text = f"{text}\n[{images} image(s) of this tool output omitted: too large]".strip()
         content[t.block_index] = ToolResultBlock(block.tool_use_id, text, block.is_error)
     for r in replacements:
         original = message.content[r.block_index]

@@ -6,7 +6,7 @@ tell a bad message from a bad request and nothing half-valid is ever recorded.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from domain.errors import (
     DuplicateToolIdError,
@@ -93,8 +93,13 @@ def check_blocks(message: Message) -> None:
         raise DuplicateToolIdError("a tool call is answered twice in the same message")
 
 
-def check_sequence(previous: Message | None, message: Message, ids_in_view: Iterable[str]) -> None:
-    """Checks that `message` may follow `previous` in a valid request."""
+def check_sequence(
+    previous: Message | None, message: Message, ids_in_view: Callable[[], Iterable[str]]
+) -> None:
+    """Checks that `message` may follow `previous` in a valid request.
+
+    `ids_in_view` gives the tool_use ids already in the context; it is called only for an
+    assistant message, the one kind that brings new ids."""
     if previous is None:
         if message.role is not Role.USER:
             raise RoleOrderError("a session must start with a user message")
@@ -124,7 +129,7 @@ def check_sequence(previous: Message | None, message: Message, ids_in_view: Iter
                 "tool_result here; all results of a batch go in the next user message"
             )
     else:
-        seen = set(ids_in_view)
+        seen = set(ids_in_view())
         reused = [u.id for u in message.tool_uses if u.id in seen]
         if reused:
             raise DuplicateToolIdError(

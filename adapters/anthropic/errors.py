@@ -123,10 +123,10 @@ def _translate_status(error: anthropic.APIStatusError) -> ProviderError:
                 text, tokens=int(match["tokens"]), maximum=int(match["maximum"])
             )
         if match := INPUT_AND_OUTPUT_TOO_LONG.search(message):
+            # `tokens` is the prompt's size: the session compares it with its own estimate of
+            # the input, and already reserves the output tokens from the window.
             return PromptTooLongError(
-                text,
-                tokens=int(match["input"]) + int(match["output"]),
-                maximum=int(match["maximum"]),
+                text, tokens=int(match["input"]), maximum=int(match["maximum"])
             )
         if status == 413:
             # request_too_large: the body is over the API's byte limit; a smaller context is

@@ -217,3 +217,18 @@ def test_the_installed_demo_command_runs_without_data_or_key(tmp_path: Path) -> 
     assert summary["compactions"] > 0
     assert summary["peak_percent"] <= 100 * (32_000 - 8_000) / 32_000
     assert (tmp_path / "abridged.sqlite3").exists()
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("keep_recent_turns=2.5", "keep_recent_turns must be int"),
+        ("summarize_thinking=no", "summarize_thinking must be bool"),
+        ("tool_policies=x", "tool_policies must be dict[str, str]"),
+        ("prune_strategy=sometimes", "prune_strategy must be one of"),
+    ],
+)
+def test_a_bad_setting_is_a_usage_error_naming_it(setting: str, message: str) -> None:
+    result = CliRunner().invoke(main, ["demo", "--db", ":memory:", "--set", setting])
+    assert result.exit_code == 2
+    assert message in result.output

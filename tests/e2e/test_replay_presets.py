@@ -45,7 +45,8 @@ def test_each_preset_gives_valid_in_budget_requests(path, window: int, preset: s
                 pytest.fail(f"request {requests + 1} could not fit")
             body = render_request(prepared.context, model=prepared.model, max_tokens=reserve)
             assert_valid_request(body)
-            assert recounter.body(body) == prepared.context.estimate <= window - reserve
+            assert recounter.context(prepared.context) == prepared.context.estimate
+            assert prepared.context.estimate <= window - reserve
             requests += 1
             app.record_reply(session_id, message)
         else:

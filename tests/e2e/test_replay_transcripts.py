@@ -13,12 +13,14 @@ from click.testing import CliRunner
 from adapters.cli import main
 from adapters.token_counters import TiktokenCounter
 from domain.messages import Message
+from domain.session import Context
 from domain.tokens import REQUEST_OVERHEAD, message_tokens, system_tokens, tools_tokens
 from tests.conftest import TRANSCRIPTS
 from tests.support.anthropic_rules import assert_valid_request
 from tests.support.checks import system_text
+from tests.support.counting import MemoCounter
 
-COUNTER = TiktokenCounter()
+COUNTER = MemoCounter(TiktokenCounter())
 WINDOWS = (16_000, 32_000, 64_000)
 
 
@@ -34,12 +36,23 @@ class Recounter:
 
     def __init__(self) -> None:
         self.seen: dict[str, int] = {}
+        self.by_message: dict[Message, int] = {}
 
     def message(self, wire: dict[str, object]) -> int:
         key = json.dumps(wire, sort_keys=True, ensure_ascii=False)
         if key not in self.seen:
             self.seen[key] = message_tokens(Message.from_wire(wire), COUNTER.count)
         return self.seen[key]
+
+    def context(self, context: Context) -> int:
+        """The same count, from the context's messages (keyed by value, not by JSON)."""
+        total = REQUEST_OVERHEAD + system_tokens(context.system, COUNTER.count)
+        total += tools_tokens(context.tools, COUNTER.count)
+        for message in context.messages:
+            if message not in self.by_message:
+                self.by_message[message] = message_tokens(message, COUNTER.count)
+            total += self.by_message[message]
+        return total
 
     def body(self, body: dict[str, object]) -> int:
         return (

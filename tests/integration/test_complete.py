@@ -167,3 +167,22 @@ def test_through_the_real_sdk_overloaded_is_retried(
 
     assert reply.message.role is Role.ASSISTANT
     assert len([r for r in fake_anthropic.requests if r.path == "/v1/messages"]) == 3
+
+
+def test_counting_over_our_own_budget_recalibrates_but_keeps_the_window(
+    make_app: MakeApp,
+) -> None:
+    chat = FakeChatModel(tokens=25_000)
+    app = make_app(chat_model=chat)
+    session_id = start(app, threshold_ratio=1.0)
+    grow(app, session_id, turns=1)
+    for _ in range(4):
+        while app.session(session_id).estimate() < 0.9 * 19_000:
+            app.record_reply(session_id, Message.assistant("Go on."))
+            app.append_message(session_id, Message.user(words(400)))
+        app.complete(session_id)
+        app.append_message(session_id, Message.user(words(400)))
+
+    session = app.session(session_id)
+    assert session.provider_window is None
+    assert session.limits.budget == 19_000

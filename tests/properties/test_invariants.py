@@ -145,7 +145,10 @@ def test_replaying_the_events_reproduces_the_state_and_every_decision(
     for event in app.history(session_id):
         if isinstance(event, Session.CompactionThresholdHit):
             assert replayed is not None
-            assert replayed.decide() == event.decision
+            assert (
+                replayed.decide(event.decision.trigger, event.decision.extra_tokens)
+                == event.decision
+            )
         replayed = event.mutate(replayed)
 
     assert replayed is not None

@@ -285,3 +285,53 @@ def test_an_oversize_summary_gets_one_retry_asking_for_less_then_is_cut(make_app
     assert retry_limit < first_limit
     assert completed[0].summary.text.endswith(" …")
     assert completed[0].summary.tokens <= hits[0].decision.summary_max_tokens
+
+
+def test_decisions_with_per_turn_content_can_be_re_derived(make_app: MakeApp) -> None:
+    app = make_app(context_provider=Clock())
+    session_id = start(app, window=3_000, threshold_floor_tokens=0)
+    for i in range(12):
+        feed(app, session_id, list(turn(f"Request {i}", [words(150)])))
+
+    hits = events_of(app, session_id, Session.CompactionThresholdHit)
+    assert hits
+    assert all(h.decision.extra_tokens > 0 for h in hits)
+    for hit in hits:
+        before = app.session(session_id, version=hit.originator_version - 1)
+        assert before.decide(hit.decision.trigger, hit.decision.extra_tokens) == hit.decision
+
+
+def test_when_folding_fails_the_missing_summary_note_survives(make_app: MakeApp) -> None:
+    summarizer = FakeSummarizer(words(400, "fact"))
+    app = make_app(summarizer=summarizer)
+    session_id = start(app, window=3_000, threshold_floor_tokens=0, keep_recent_turns=1)
+    for i in range(40):
+        feed(app, session_id, list(turn(f"Request {i}", [words(150)])))
+        if len(app.session(session_id).summaries) >= 2:
+            break
+    summarizer.fail = len(summarizer.calls) + 5
+    for i in range(10):
+        feed(app, session_id, list(turn(f"More {i}", [words(150)])))
+
+    truncated = [
+        e
+        for e in events_of(app, session_id, Session.CompactionCompleted)
+        if e.strategy == "truncate"
+    ]
+    assert truncated
+    assert all("dropped without a summary" in e.summary.text for e in truncated)
+
+
+def test_an_image_only_tool_output_over_the_limit_says_what_was_omitted(app: Sessions) -> None:
+    from domain.messages import ImageBlock, ToolResultBlock, ToolUseBlock
+
+    session_id = start(app, window=4_000)
+    images = tuple(
+        ImageBlock("base64", media_type="image/png", data="iVBORw0KGgo=") for _ in range(3)
+    )
+    call = Message.assistant(ToolUseBlock("shot_1", "read_file", {"path": "screen.png"}))
+    result = Message.user(ToolResultBlock("shot_1", images))
+    feed(app, session_id, [Message.user("Look at the screen."), call, result])
+
+    shown = app.prepare_request(session_id).context.messages[-1].tool_results[0]
+    assert "3 image(s) of this tool output omitted" in str(shown.content)
