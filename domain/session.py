@@ -535,11 +535,14 @@ class Session(Aggregate):
     def messages_before(self, position: int) -> tuple[Message, ...]:
         """The retained messages a compaction up to `position` would summarize.
 
-        Large tool outputs come head and tail, as at append (so the summarizer's input is
-        bounded per message), but pruned outputs come whole: what pruning hid from the model
-        is what the summary should keep.
+        Pruned outputs come whole (what pruning hid from the model is what the summary should
+        keep), with append-time truncation, when that fits the session's budget; otherwise
+        the messages come as requests show them, so the summarizer's input stays bounded.
         """
-        return tuple(shown(e.message, e.truncations) for e in self.entries if e.position < position)
+        entries = [e for e in self.entries if e.position < position]
+        if sum(e.tokens for e in entries) <= self.limits.budget:
+            return tuple(shown(e.message, e.truncations) for e in entries)
+        return tuple(e.shown_message for e in entries)
 
     # Compacting.
 
