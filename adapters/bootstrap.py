@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from application.ports import Summarizer, TokenCounter
+from application.ports import (
+    ChatModel,
+    CompactionHooks,
+    ContextProvider,
+    Summarizer,
+    TokenCounter,
+)
 from application.service import Sessions
 
 MEMORY = ":memory:"
@@ -29,14 +35,23 @@ def bootstrap(
     *,
     counter: TokenCounter | None = None,
     summarizer: Summarizer | None = None,
+    chat_model: ChatModel | None = None,
+    hooks: CompactionHooks | None = None,
+    context_provider: ContextProvider | None = None,
     env: Mapping[str, str] | None = None,
 ) -> Sessions:
-    """A ready `Sessions` service: tiktoken counts, extractive summaries, the given store."""
+    """A ready `Sessions` service: tiktoken counts, extractive summaries (unless another
+    summarizer is given), the given store, and any chat model, hooks or context provider."""
     from adapters.summarizers import ExtractiveSummarizer
     from adapters.token_counters import default_token_counter
 
     counter = counter or default_token_counter()
     summarizer = summarizer or ExtractiveSummarizer(counter)
     return Sessions(
-        counter=counter, summarizer=summarizer, env={**persistence_env(db), **(env or {})}
+        counter=counter,
+        summarizer=summarizer,
+        chat_model=chat_model,
+        hooks=hooks,
+        context_provider=context_provider,
+        env={**persistence_env(db), **(env or {})},
     )
