@@ -9,7 +9,7 @@ from adapters.anthropic.request import render_request
 from adapters.bootstrap import bootstrap
 from adapters.transcripts import load_transcript
 from domain.errors import ContextOverflowError
-from domain.messages import Role
+from domain.messages import Message, Role
 from domain.session import Session
 from domain.settings import PRESETS, settings_from
 from tests.e2e.test_replay_transcripts import COUNTER, WINDOWS, Recounter, transcripts
@@ -37,6 +37,8 @@ def test_each_preset_gives_valid_in_budget_requests(path, window: int, preset: s
     )
     recounter = Recounter()
     requests = 0
+    previous: tuple[Message, ...] = ()
+    previous_view: tuple[int, ...] = ()
     for message in transcript.messages:
         if message.role is Role.ASSISTANT:
             try:
@@ -45,6 +47,16 @@ def test_each_preset_gives_valid_in_budget_requests(path, window: int, preset: s
                 pytest.fail(f"request {requests + 1} could not fit")
             body = render_request(prepared.context, model=prepared.model, max_tokens=reserve)
             assert_valid_request(body)
+            # Between prunes, downgrades and compactions, each request starts with the last.
+            session = app.session(session_id)
+            view = (
+                session.generation,
+                session.prune_boundary,
+                sum(len(e.replacements) for e in session.entries),
+            )
+            if view == previous_view:
+                assert prepared.context.messages[: len(previous)] == previous
+            previous, previous_view = prepared.context.messages, view
             assert recounter.context(prepared.context) == prepared.context.estimate
             assert prepared.context.estimate <= window - reserve
             requests += 1

@@ -40,7 +40,21 @@ knobs = st.builds(
     threshold_ratio=st.floats(0.3, 1.0),
     threshold_floor_tokens=st.integers(0, 3_000),
     keep_recent_turns=st.integers(0, 6),
+    keep_recent_tokens=st.none() | st.integers(200, 5_000),
     retained_share=st.floats(0.1, 0.8),
+    summary_strategy=st.sampled_from(["additive", "update"]),
+    tool_output_mode=st.sampled_from(["auto", "keep_all", "keep_none"]),
+    prune_strategy=st.sampled_from(["head-tail", "name-only"]),
+    prune_protect_share=st.floats(0.05, 0.6),
+    prune_min_share=st.floats(0.0, 0.2),
+    tool_policies=st.dictionaries(
+        st.sampled_from(["run_command", "read_file", "edit_file"]),
+        st.sampled_from(["prune", "keep", "summarize"]),
+        max_size=2,
+    ),
+    reasoning_policy=st.sampled_from(["drop", "summarize"]),
+    reasoning_keep_turns=st.integers(0, 3),
+    cooldown_messages=st.integers(0, 8),
 )
 
 
