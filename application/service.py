@@ -116,8 +116,12 @@ class Sessions(Application[UUID]):
         self.hooks = hooks
         self.context_provider = context_provider
         # Recently used sessions stay in memory and are fast-forwarded from the store, so a
-        # command decodes only the events it has not seen (set the size to 0 to turn it off).
-        super().__init__(env={"AGGREGATE_CACHE_MAXSIZE": "256", **(env or {})})
+        # command decodes only the events it has not seen. eventsourcing reads a size of "0"
+        # as "no limit"; here it turns the cache off, as a user would expect.
+        settings = {"AGGREGATE_CACHE_MAXSIZE": "256", **(env or {})}
+        if settings["AGGREGATE_CACHE_MAXSIZE"].strip() == "0":
+            settings["AGGREGATE_CACHE_MAXSIZE"] = ""
+        super().__init__(env=settings)
 
     def register_transcodings(self, transcoder: JSONTranscoder) -> None:
         super().register_transcodings(transcoder)
@@ -338,7 +342,8 @@ class Sessions(Application[UUID]):
             else:
                 report = self._compact(session, decision, instructions, loud=False)
         self._downgrade_reasoning(session, pruned > 0 or report is not None)
-        self.save(session)
+        if session.pending_events:
+            self.save(session)
         if report is not None and self.hooks is not None:
             self.hooks.after_compaction(session_id, report)
         context = session.context(extra_text, extra_tokens)

@@ -184,3 +184,17 @@ def test_a_conflicting_append_is_re_validated_against_what_won(tmp_path: Path) -
         e.message.text for e in racer.history(session_id) if isinstance(e, Session.MessageAppended)
     ]
     assert messages == ["Hello", "Hi! What shall we do?", "Fix the parser."]
+
+
+@pytest.mark.parametrize(("size", "cached"), [("0", False), ("", False), ("8", True)])
+def test_the_session_cache_size_setting(tmp_path: Path, size: str, cached: bool) -> None:
+    app = Sessions(
+        counter=FakeTokenCounter(),
+        summarizer=FakeSummarizer(),
+        env={
+            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+            "SQLITE_DBNAME": str(tmp_path / "s.sqlite3"),
+            "AGGREGATE_CACHE_MAXSIZE": size,
+        },
+    )
+    assert bool(app.repository.cache) is cached
