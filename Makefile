@@ -30,6 +30,7 @@ typecheck: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.prepare
+	$(BIN)/python -m tests.benchmarks.prefix
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
