@@ -56,7 +56,7 @@ from domain.session import (
     render_summary,
     summary_block_tokens,
 )
-from domain.settings import CompactionSettings, Limits
+from domain.settings import CompactionSettings, Limits, context_window_for
 from domain.tokens import (
     MESSAGE_OVERHEAD,
     TOOL_OVERHEAD,
@@ -133,8 +133,8 @@ class Sessions(Application[UUID]):
         self,
         *,
         model: str,
-        context_window: int,
         max_output_tokens: int,
+        context_window: int | None = None,
         system: str = "",
         tools: Sequence[Mapping[str, JSON]] = (),
         settings: CompactionSettings | None = None,
@@ -142,9 +142,12 @@ class Sessions(Application[UUID]):
     ) -> UUID:
         """Starts a session and returns its id; raises `InvalidSettingsError` for bad limits.
 
+        `context_window` defaults to the model's, from `domain.settings.MODEL_WINDOWS`.
+
         When the chat model adds the provider's own context management to requests, a
         `DoubleCompactionConfigured` warning is recorded with the start."""
         settings = settings or CompactionSettings()
+        context_window = context_window_for(model, context_window)
         Limits(context_window, max_output_tokens, settings)  # validates before anything is saved
         tool_list = tuple(dict(t) for t in tools)
         session = Session(  # type: ignore[call-arg]  # `id` is eventsourcing's

@@ -242,3 +242,16 @@ def test_tool_result_text_blocks_survive_a_round_trip(app: Sessions) -> None:
     )
     feed(app, session_id, [Message.user("go"), call, result])
     assert app.session(session_id).entries[-1].message == result
+
+
+def test_the_window_defaults_to_the_models_and_can_be_overridden(app: Sessions) -> None:
+    from domain.errors import InvalidSettingsError
+
+    by_model = app.start_session(model="claude-sonnet-4-6", max_output_tokens=8_000)
+    overridden = app.start_session(
+        model="claude-sonnet-4-6", max_output_tokens=8_000, context_window=50_000
+    )
+    assert app.session(by_model).context_window == 200_000
+    assert app.session(overridden).context_window == 50_000
+    with pytest.raises(InvalidSettingsError, match="reserved output tokens"):
+        app.start_session(model="m", max_output_tokens=60_000, context_window=50_000)
