@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 from typing import Any
+from uuid import UUID
 
 from adapters.anthropic.request import render_request
 from application.ports import TokenCounter
-from application.service import PreparedRequest
-from domain.messages import Message
+from application.service import PreparedRequest, Sessions
+from domain.messages import Message, Role
 from domain.tokens import request_tokens
 from tests.support.anthropic_rules import assert_valid_request
 
@@ -39,3 +40,14 @@ def check_request(
     assert context.estimate <= context.window - prepared.max_tokens
     assert context.budget == context.window - prepared.max_tokens
     return body
+
+
+def feed(app: Sessions, session_id: UUID, messages: list[Message], counter: TokenCounter) -> None:
+    """Feeds messages as a host app would: before each assistant message, the request is
+    prepared and checked; the reply is then recorded."""
+    for message in messages:
+        if message.role is Role.ASSISTANT:
+            check_request(app.prepare_request(session_id), counter)
+            app.record_reply(session_id, message)
+        else:
+            app.append_message(session_id, message)

@@ -17,6 +17,7 @@ from domain.settings import CompactionSettings
 from tests.conftest import MakeApp
 from tests.support.builders import TOOLS, exchange, thinking_exchange, turn, words
 from tests.support.checks import check_request
+from tests.support.checks import feed as feed_checked
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 
 COUNTER = FakeTokenCounter()
@@ -34,12 +35,7 @@ def start(app: Sessions, window: int = 4_000, **settings: object) -> UUID:
 
 
 def feed(app: Sessions, session_id: UUID, messages: list[Message]) -> None:
-    for message in messages:
-        if message.role is Role.ASSISTANT:
-            check_request(app.prepare_request(session_id), COUNTER)
-            app.record_reply(session_id, message)
-        else:
-            app.append_message(session_id, message)
+    feed_checked(app, session_id, messages, COUNTER)
 
 
 def events_of(app: Sessions, session_id: UUID, kind: type) -> list:
