@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from application.ports import (
     ChatModel,
@@ -20,14 +21,39 @@ MEMORY = ":memory:"
 def persistence_env(db: str | Path | None) -> dict[str, str]:
     """The eventsourcing persistence settings for a store location.
 
-    `None` or ":memory:" keeps events in memory; anything else is a SQLite file path.
+    `None` or ":memory:" keeps events in memory; `postgresql://user:password@host:port/db`
+    (optionally `?schema=name`) uses PostgreSQL; anything else is a SQLite file path.
+    Raises `ValueError` for a PostgreSQL URL without a database name, `FileNotFoundError`
+    when a SQLite file's folder does not exist.
     """
     if db is None or str(db) == MEMORY:
         return {"PERSISTENCE_MODULE": "eventsourcing.popo"}
-    path = Path(db).expanduser()
+    location = str(db)
+    if location.startswith(("postgresql://", "postgres://")):
+        return _postgres_env(location)
+    path = Path(location).expanduser()
     if path.parent and not path.parent.exists():
         raise FileNotFoundError(f"the folder for the session store does not exist: {path.parent}")
     return {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(path)}
+
+
+def _postgres_env(url: str) -> dict[str, str]:
+    parts = urlsplit(url)
+    dbname = unquote(parts.path.lstrip("/"))
+    if not dbname:
+        raise ValueError(f"the PostgreSQL URL names no database: {url!r}")
+    env = {
+        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "POSTGRES_DBNAME": dbname,
+        "POSTGRES_HOST": parts.hostname or "localhost",
+        "POSTGRES_PORT": str(parts.port or 5432),
+        "POSTGRES_USER": unquote(parts.username or ""),
+        "POSTGRES_PASSWORD": unquote(parts.password or ""),
+    }
+    schema = parse_qs(parts.query).get("schema")
+    if schema:
+        env["POSTGRES_SCHEMA"] = schema[0]
+    return env
 
 
 def bootstrap(

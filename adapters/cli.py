@@ -82,7 +82,7 @@ def _replay_options(f: Any) -> Any:
             "--db",
             default=_default_db,
             show_default=f"$ABRIDGED_DB or {DEFAULT_DB}",
-            help=f"SQLite file for the session's events; {MEMORY} keeps them in memory.",
+            help=f"Where the session's events go: a SQLite file, a postgresql:// URL, or {MEMORY}.",
         ),
         click.option(
             "--dump-requests",
@@ -254,7 +254,7 @@ def _event_facts(e: Any) -> dict[str, Any]:
 def _open(db: str) -> Sessions:
     try:
         return bootstrap(db)
-    except (OSError, InvalidSettingsError) as error:
+    except (OSError, ValueError) as error:
         raise click.ClickException(str(error)) from None
 
 

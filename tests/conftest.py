@@ -43,4 +43,4 @@ def app(make_app: MakeApp) -> Sessions:
     return make_app()
 
 
-pytest_plugins = ["tests.support.fake_anthropic"]
+pytest_plugins = ["tests.support.fake_anthropic", "tests.support.postgres"]

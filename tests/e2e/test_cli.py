@@ -232,3 +232,20 @@ def test_a_bad_setting_is_a_usage_error_naming_it(setting: str, message: str) ->
     result = CliRunner().invoke(main, ["demo", "--db", ":memory:", "--set", setting])
     assert result.exit_code == 2
     assert message in result.output
+
+
+def test_the_demo_and_history_on_postgresql(postgres_server: str) -> None:
+    from tests.support.postgres import fresh_database
+
+    db = fresh_database(postgres_server)
+    runner = CliRunner()
+    replayed = runner.invoke(main, ["demo", "--db", db, "--json", "--window", "16000"])
+    assert replayed.exit_code == 0, replayed.output
+    session_id = json.loads(replayed.output.splitlines()[-1])["summary"]["session_id"]
+
+    result = runner.invoke(main, ["history", session_id, "--db", db, "--json"])
+
+    assert result.exit_code == 0, result.output
+    names = [json.loads(line)["event"] for line in result.output.splitlines()]
+    assert names[0] == "Started"
+    assert "CompactionCompleted" in names

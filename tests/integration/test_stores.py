@@ -1,4 +1,5 @@
-"""Sessions on a real SQLite file: reopened, snapshotted, bounded, and safe with two writers."""
+"""Sessions in real stores, a SQLite file and a PostgreSQL server: reopened, snapshotted,
+bounded, and safe with two writers. Every scenario runs against each store."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from uuid import UUID
 
 import pytest
 
+from adapters.bootstrap import persistence_env
 from application.ports import Summary
 from application.service import Sessions
 from domain.errors import RoleOrderError
@@ -16,13 +18,23 @@ from domain.session import Session
 from domain.settings import CompactionSettings
 from tests.support.builders import TOOLS, turn, words
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
+from tests.support.postgres import fresh_database
 
 
-def sqlite_app(path: Path, summarizer: object | None = None) -> Sessions:
+@pytest.fixture(params=["sqlite", "postgres"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh store location: a SQLite file, or a new database on the test server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "sessions.sqlite3")
+    return fresh_database(request.getfixturevalue("postgres_server"))
+
+
+def store_app(db: str, summarizer: object | None = None, counter: object | None = None) -> Sessions:
+    """A service on the store `db`, as a separate process would open it."""
     return Sessions(
-        counter=FakeTokenCounter(),
+        counter=counter or FakeTokenCounter(),  # type: ignore[arg-type]
         summarizer=summarizer or FakeSummarizer(words(40, "fact")),  # type: ignore[arg-type]
-        env={"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(path)},
+        env=persistence_env(db),
     )
 
 
@@ -59,20 +71,18 @@ def state(session: Session) -> tuple[object, ...]:
     )
 
 
-def test_a_session_reopened_from_the_file_is_the_session_that_was_saved(tmp_path: Path) -> None:
-    db = tmp_path / "sessions.sqlite3"
-    writer = sqlite_app(db)
+def test_a_reopened_session_is_the_session_that_was_saved(db: str) -> None:
+    writer = store_app(db)
     session_id = long_session(writer)
     live = writer.session(session_id)
 
-    reopened = sqlite_app(db).session(session_id)
+    reopened = store_app(db).session(session_id)
 
     assert state(reopened) == state(live)
 
 
-def test_snapshots_keep_loading_flat_and_state_bounded(tmp_path: Path) -> None:
-    db = tmp_path / "sessions.sqlite3"
-    app = sqlite_app(db)
+def test_snapshots_keep_loading_flat_and_state_bounded(db: str) -> None:
+    app = store_app(db)
     session_id = long_session(app, turns=80)
     session = app.session(session_id)
 
@@ -119,9 +129,8 @@ class InterleavingSummarizer:
         return self.inner.summarize(messages, max_tokens=max_tokens, instructions=instructions)
 
 
-def test_a_concurrent_compaction_loses_nothing_and_the_loser_retries(tmp_path: Path) -> None:
-    db = tmp_path / "sessions.sqlite3"
-    setup = sqlite_app(db, FakeSummarizer(words(30, "fact")))
+def test_a_concurrent_compaction_loses_nothing_and_the_loser_retries(db: str) -> None:
+    setup = store_app(db, FakeSummarizer(words(30, "fact")))
     session_id = setup.start_session(
         model="claude-test",
         context_window=3_000,
@@ -139,9 +148,9 @@ def test_a_concurrent_compaction_loses_nothing_and_the_loser_retries(tmp_path: P
             else:
                 setup.append_message(session_id, message)
     setup.append_message(session_id, Message.user("And now?"))
-    other = sqlite_app(db, FakeSummarizer(words(30, "fact")))
+    other = store_app(db, FakeSummarizer(words(30, "fact")))
     racing = InterleavingSummarizer(other, session_id)
-    loser = sqlite_app(db, racing)
+    loser = store_app(db, racing)
 
     prepared = loser.prepare_request(session_id)
 
@@ -154,13 +163,12 @@ def test_a_concurrent_compaction_loses_nothing_and_the_loser_retries(tmp_path: P
     assert versions == list(range(1, len(versions) + 1))
 
 
-def test_a_conflicting_append_is_re_validated_against_what_won(tmp_path: Path) -> None:
-    db = tmp_path / "sessions.sqlite3"
-    first = sqlite_app(db)
+def test_a_conflicting_append_is_re_validated_against_what_won(db: str) -> None:
+    first = store_app(db)
     session_id = first.start_session(model="m", context_window=10_000, max_output_tokens=500)
     first.append_message(session_id, Message.user("Hello"))
     first.record_reply(session_id, Message.assistant("Hi! What shall we do?"))
-    second = sqlite_app(db)
+    second = store_app(db)
 
     class RacingCounter(FakeTokenCounter):
         raced = False
@@ -171,11 +179,7 @@ def test_a_conflicting_append_is_re_validated_against_what_won(tmp_path: Path) -
                 second.append_message(session_id, Message.user("Fix the parser."))
             return super().count(text)
 
-    racer = Sessions(
-        counter=RacingCounter(),
-        summarizer=FakeSummarizer(),
-        env={"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(db)},
-    )
+    racer = store_app(db, FakeSummarizer(), RacingCounter())
 
     with pytest.raises(RoleOrderError):
         racer.append_message(session_id, Message.user("Write the docs."))
