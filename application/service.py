@@ -206,7 +206,7 @@ class Sessions(Application[UUID]):
 
         Raises `ContextOverflowError` when no compaction can make it fit; nothing is saved.
         """
-        return self._retrying(lambda: self._prepare(session_id, None, None))
+        return self._retrying(lambda: self._prepare(session_id))
 
     def compact(self, session_id: UUID, instructions: str | None = None) -> CompactionReport:
         """Compacts now (`/compact`), whatever the threshold; `instructions` reach the
@@ -291,7 +291,8 @@ class Sessions(Application[UUID]):
 
         def command() -> int:
             session = self.session(session_id)
-            session.check_append(parsed)
+            # Validation happens in `session.append`, before any event exists; counting first
+            # costs nothing extra on the valid path.
             counts = [block_tokens(b, self.counter.count) for b in parsed.content]
             truncations, shown = plan_truncations(
                 parsed, session.limits.tool_output_tokens, self.counter.count, counts
@@ -319,9 +320,7 @@ class Sessions(Application[UUID]):
             return None, 0
         return text, block_tokens_of_text(text, self.counter)
 
-    def _prepare(
-        self, session_id: UUID, trigger: str | None, instructions: str | None
-    ) -> PreparedRequest:
+    def _prepare(self, session_id: UUID) -> PreparedRequest:
         session = self.session(session_id)
         if not session.awaiting_reply:
             raise RoleOrderError(
@@ -332,10 +331,8 @@ class Sessions(Application[UUID]):
         plan = session.plan_pruning(extra_tokens)
         if plan is not None:
             pruned = self._prune(session, plan)
-        if trigger is None:
-            requested = session.compaction_requested and session.turn_ended
-            trigger = "requested" if requested else "threshold"
-        decision = session.decide(trigger, extra_tokens)
+        requested = session.compaction_requested and session.turn_ended
+        decision = session.decide("requested" if requested else "threshold", extra_tokens)
         report = None
         suppressed = None
         if decision is not None:
@@ -343,7 +340,7 @@ class Sessions(Application[UUID]):
             if suppressed:
                 session.suppress(decision.trigger, suppressed, decision.estimate)
             else:
-                report = self._compact(session, decision, instructions, loud=False)
+                report = self._compact(session, decision, None, loud=False)
         self._downgrade_reasoning(session, pruned > 0 or report is not None)
         if session.pending_events:
             self.save(session)

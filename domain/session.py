@@ -678,6 +678,8 @@ class Session(Aggregate):
 
     def plan_reasoning(self) -> tuple[DowngradedThinking, ...]:
         """Thinking blocks that should now be dropped or shown as text (pure)."""
+        if not self.thinking_seen:
+            return ()
         return plan_reasoning(self.entries, self.limits)
 
     class ToolsPruned(Aggregate.Event):
