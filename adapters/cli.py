@@ -27,7 +27,6 @@ from domain.tokens import MESSAGE_OVERHEAD
 DEFAULT_DB = "abridged.sqlite3"
 DEFAULT_MODEL = "claude-sonnet-4-5"
 
-EXIT_BAD_INPUT = 2
 EXIT_OVERFLOW = 3
 
 

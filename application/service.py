@@ -275,8 +275,10 @@ class Sessions(Application[UUID]):
 
     def history(self, session_id: UUID) -> list[DomainEventProtocol[UUID]]:
         """Every event of the session, oldest first: the audit trail."""
-        self.session(session_id)
-        return list(self.events.get(session_id))
+        events = list(self.events.get(session_id))
+        if not events:
+            raise UnknownSessionError(f"no session with id {session_id}")
+        return events
 
     # Internals.
 
@@ -288,12 +290,15 @@ class Sessions(Application[UUID]):
         request_estimate: int | None,
     ) -> int:
         parsed = message if isinstance(message, Message) else Message.from_wire(message)
+        counts: list[int] = []
 
         def command() -> int:
             session = self.session(session_id)
-            # Validation happens in `session.append`, before any event exists; counting first
-            # costs nothing extra on the valid path.
-            counts = [block_tokens(b, self.counter.count) for b in parsed.content]
+            # A fast typed error for bad input before anything is tokenized; the aggregate
+            # checks again before its event exists.
+            session.check_append(parsed)
+            if not counts:  # counted once, even when a conflicting write makes this rerun
+                counts.extend(block_tokens(b, self.counter.count) for b in parsed.content)
             truncations, shown = plan_truncations(
                 parsed, session.limits.tool_output_tokens, self.counter.count, counts
             )

@@ -24,22 +24,6 @@ TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
 
-class Immutable:
-    """A value that is never changed after it is made, so copies may share it.
-
-    The service copies a cached session before each command; sharing the messages, which
-    are the bulk of its state, keeps that copy proportional to the number of messages.
-    """
-
-    __slots__ = ()
-
-    def __copy__(self) -> Any:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return self
-
-
 class Role(enum.Enum):
     """Who wrote a message. There is no system role: the system prompt is separate."""
 
@@ -81,9 +65,6 @@ class ToolUseBlock:
 
     def to_wire(self) -> dict[str, JSON]:
         return {"type": "tool_use", "id": self.id, "name": self.name, "input": dict(self.input)}
-
-
-ToolResultContent: TypeAlias = "str | tuple[TextBlock | ImageBlock, ...]"
 
 
 @attrs.frozen
@@ -137,7 +118,7 @@ Block: TypeAlias = (
 
 
 @attrs.frozen
-class Message(Immutable):
+class Message:
     role: Role
     content: tuple[Block, ...]
 

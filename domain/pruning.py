@@ -14,7 +14,6 @@ from typing import Protocol
 import attrs
 
 from domain.messages import (
-    Immutable,
     Message,
     RedactedThinkingBlock,
     Role,
@@ -31,7 +30,7 @@ REASONING_SUMMARY_CHARS = 240
 
 
 @attrs.frozen
-class PrunedOutput(Immutable):
+class PrunedOutput:
     """One tool output shown pruned from now on."""
 
     position: int
@@ -46,7 +45,7 @@ class PrunedOutput(Immutable):
 
 
 @attrs.frozen
-class DowngradedThinking(Immutable):
+class DowngradedThinking:
     """One thinking block dropped from requests, or shown as plain text."""
 
     position: int
@@ -143,15 +142,16 @@ def plan_pruning(
     new_boundary = entries[protect_index].position
     if new_boundary <= boundary:
         return None
-    names: dict[str, str] = {}
     outputs: list[PrunedOutput] = []
     saving = 0
-    for entry in entries[:protect_index]:
+    # Outputs before the boundary are pruned already: start there. A result answers the
+    # assistant message just before it, so that message names the tools.
+    start = max(1, boundary - entries[0].position)
+    for k in range(start, protect_index):
+        entry = entries[k]
         if entry.message.role is Role.ASSISTANT:
-            names.update({u.id: u.name for u in entry.message.tool_uses})
             continue
-        if entry.position < boundary:
-            continue
+        names = {u.id: u.name for u in entries[k - 1].message.tool_uses}
         for index, block in enumerate(entry.message.content):
             if not isinstance(block, ToolResultBlock) or index in entry.replaced_blocks:
                 continue

@@ -8,6 +8,7 @@ the context window however long the conversation runs.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -19,7 +20,6 @@ from eventsourcing.domain import Aggregate, event
 from domain.errors import ContextOverflowError, InvalidMessageError, RoleOrderError
 from domain.messages import (
     JSON,
-    Immutable,
     Message,
     RedactedThinkingBlock,
     Role,
@@ -57,7 +57,7 @@ class Usage:
 
 
 @attrs.frozen
-class Entry(Immutable):
+class Entry:
     """A message of the retained tail, at its place in the whole history."""
 
     position: int
@@ -71,17 +71,13 @@ class Entry(Immutable):
 
     @property
     def shown_tokens(self) -> int:
-        """Tokens of the message as requests show it."""
-        return MESSAGE_OVERHEAD + sum(
-            t for i, t in enumerate(self.block_tokens) if i not in self.dropped
-        )
+        """Tokens of the message as requests show it (a dropped block counts 0)."""
+        return MESSAGE_OVERHEAD + sum(self.block_tokens)
 
-    @property
-    def dropped(self) -> frozenset[int]:
-        return frozenset(r.block_index for r in self.replacements if r.text is None)
-
-    @property
+    @functools.cached_property
     def shown_message(self) -> Message:
+        """The message as requests show it; entries are replaced, never changed, so the
+        result is kept instead of rebuilt for every request."""
         return shown(self.message, self.truncations, self.replacements)
 
     @property
@@ -99,7 +95,7 @@ class Entry(Immutable):
 
 
 @attrs.frozen
-class SummaryChunk(Immutable):
+class SummaryChunk:
     """Text that stands for the messages `first_position` to `last_position` (inclusive)."""
 
     text: str
@@ -345,17 +341,21 @@ class Session(Aggregate):
 
     def raw_estimate(self) -> int:
         """The uncalibrated estimate of the next request: a sum of stored counts."""
-        summaries = sum(chunk.tokens for chunk in self.summaries)
-        separate = (
-            self.summaries and self.entries and self.entries[0].message.role is Role.ASSISTANT
-        )
+        return self._raw_estimate(self.summaries, self.entries, self.tail_tokens)
+
+    def _raw_estimate(
+        self, summaries: Sequence[SummaryChunk], entries: Sequence[Entry], tail_tokens: int
+    ) -> int:
+        # A tail that starts with an assistant message needs the summaries in a user message
+        # of their own.
+        separate = bool(summaries) and bool(entries) and entries[0].message.role is Role.ASSISTANT
         return (
             REQUEST_OVERHEAD
             + self.system_tokens
             + self.tools_tokens
-            + summaries
+            + sum(chunk.tokens for chunk in summaries)
             + (MESSAGE_OVERHEAD if separate else 0)
-            + self.tail_tokens
+            + tail_tokens
         )
 
     def calibrated(self, raw: int) -> int:
@@ -620,15 +620,8 @@ class Session(Aggregate):
         summarized = sum(1 for e in self.entries if e.position < decision.retained_from)
         kept = [e for e in self.entries if e.position >= decision.retained_from]
         summaries = [*self.summaries[replaced:], chunk]
-        separate = kept[0].message.role is Role.ASSISTANT
-        after = self.calibrated(
-            REQUEST_OVERHEAD
-            + self.system_tokens
-            + self.tools_tokens
-            + sum(c.tokens for c in summaries)
-            + (MESSAGE_OVERHEAD if separate else 0)
-            + sum(e.shown_tokens for e in kept)
-        )
+        kept_tokens = sum(e.shown_tokens for e in kept)
+        after = self.calibrated(self._raw_estimate(summaries, kept, kept_tokens))
         self._complete_compaction(
             generation=generation,
             summary=chunk,

@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 import attrs
 
-from domain.messages import Block, ImageBlock, Immutable, Message, TextBlock, ToolResultBlock
+from domain.messages import Block, ImageBlock, Message, TextBlock, ToolResultBlock
 from domain.tokens import TOOL_OVERHEAD, CountText
 
 
 @attrs.frozen
-class Replacement(Immutable):
+class Replacement:
     """A block shown differently from how it is stored: pruned, or reasoning downgraded.
 
     `text` is what a tool_result shows, or the plain text a thinking block becomes; `None`
@@ -23,7 +23,7 @@ class Replacement(Immutable):
 
 
 @attrs.frozen
-class Truncation(Immutable):
+class Truncation:
     """One tool_result of a message shown as `head_chars` + marker + `tail_chars` of its text."""
 
     block_index: int
