@@ -44,7 +44,6 @@ from domain.messages import (
     Message,
     RedactedThinkingBlock,
     Role,
-    TextBlock,
     ThinkingBlock,
 )
 from domain.pruning import PrunedOutput, PrunePlan
@@ -54,7 +53,6 @@ from domain.session import (
     Session,
     Usage,
     render_summary,
-    summary_block_tokens,
 )
 from domain.settings import CompactionSettings, Limits, context_window_for
 from domain.tokens import (
@@ -62,6 +60,7 @@ from domain.tokens import (
     TOOL_OVERHEAD,
     block_tokens,
     system_tokens,
+    text_block_tokens,
     tools_tokens,
 )
 from domain.truncation import plan_truncations
@@ -323,7 +322,7 @@ class Sessions(Application[UUID]):
         text = self.context_provider.content(session_id)
         if not text or not text.strip():
             return None, 0
-        return text, block_tokens_of_text(text, self.counter)
+        return text, text_block_tokens(text, self.counter.count)
 
     def _prepare(self, session_id: UUID) -> PreparedRequest:
         session = self.session(session_id)
@@ -448,7 +447,7 @@ class Sessions(Application[UUID]):
             return
         counted = tuple(
             attrs.evolve(
-                b, tokens_after=block_tokens_of_text(b.text, self.counter) if b.text else 0
+                b, tokens_after=text_block_tokens(b.text, self.counter.count) if b.text else 0
             )
             for b in blocks
         )
@@ -480,7 +479,7 @@ class Sessions(Application[UUID]):
             else session.retained_from
         )
         last = decision.retained_from - 1
-        framing = summary_block_tokens(self.counter.count(render_summary("", first, last, 0)))
+        framing = text_block_tokens(render_summary("", first, last, 0), self.counter.count)
         footer = files_footer(messages)
         footer_tokens = self.counter.count(footer) + 2 if footer else 0
         text_budget = decision.summary_max_tokens - framing - footer_tokens
@@ -624,7 +623,7 @@ class Sessions(Application[UUID]):
 
         def cost(candidate: str) -> int:
             rendered = render_summary(candidate, first, last, generation)
-            return summary_block_tokens(self.counter.count(rendered))
+            return text_block_tokens(rendered, self.counter.count)
 
         tokens = cost(text)
         if tokens <= limit:
@@ -649,11 +648,6 @@ class Sessions(Application[UUID]):
                     raise
                 logger.info("concurrent write; retrying", attempt=attempt + 1)
         raise AssertionError("unreachable")  # pragma: no cover
-
-
-def block_tokens_of_text(text: str, counter: TokenCounter) -> int:
-    """What a text block of `text` costs in a request."""
-    return block_tokens(TextBlock(text), counter.count)
 
 
 def _without_thinking(message: Message) -> Message:

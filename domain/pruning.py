@@ -120,7 +120,6 @@ class PrunePlan:
 
     boundary: int
     outputs: tuple[PrunedOutput, ...]
-    estimated_saving: int
     reason: str
 
 
@@ -186,7 +185,7 @@ def plan_pruning(
         reason = f"about {saving:,} tokens of old tool output"
     else:
         return None
-    return PrunePlan(new_boundary, tuple(outputs), saving, reason)
+    return PrunePlan(new_boundary, tuple(outputs), reason)
 
 
 def plan_reasoning(entries: Sequence[EntryView], limits: Limits) -> tuple[DowngradedThinking, ...]:

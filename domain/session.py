@@ -34,7 +34,7 @@ from domain.pruning import (
     plan_reasoning,
 )
 from domain.settings import CompactionSettings, Limits
-from domain.tokens import BLOCK_OVERHEAD, MESSAGE_OVERHEAD, REQUEST_OVERHEAD
+from domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD
 from domain.truncation import Replacement, Truncation, shown
 from domain.validation import check_blocks, check_sequence
 
@@ -805,11 +805,6 @@ class Session(Aggregate):
     @event(DoubleCompactionConfigured)
     def _warn_double_compaction(self, provider: str, detail: str) -> None:
         pass
-
-
-def summary_block_tokens(text_tokens: int) -> int:
-    """Tokens a rendered summary chunk costs in a request, from the count of its text."""
-    return BLOCK_OVERHEAD + text_tokens
 
 
 def _cut_points(entries: Sequence[Entry], *, thinking_led: bool = False) -> list[int]:

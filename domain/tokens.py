@@ -38,9 +38,14 @@ def canonical_json(value: JSON) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
 
 
+def text_block_tokens(text: str, count: CountText) -> int:
+    """What a text block of `text` costs in a request (also a summary chunk, per-turn content)."""
+    return BLOCK_OVERHEAD + count(text)
+
+
 def block_tokens(block: Block, count: CountText) -> int:
     if isinstance(block, TextBlock):
-        return BLOCK_OVERHEAD + count(block.text)
+        return text_block_tokens(block.text, count)
     if isinstance(block, ToolUseBlock):
         return TOOL_OVERHEAD + count(block.name) + count(canonical_json(dict(block.input)))
     if isinstance(block, ToolResultBlock):
@@ -61,7 +66,7 @@ def message_tokens(message: Message, count: CountText) -> int:
 
 
 def system_tokens(system: str, count: CountText) -> int:
-    return BLOCK_OVERHEAD + count(system) if system else 0
+    return text_block_tokens(system, count) if system else 0
 
 
 def tools_tokens(tools: Sequence[Mapping[str, JSON]], count: CountText) -> int:

@@ -87,7 +87,7 @@ def check_blocks(message: Message) -> None:
             seen_non_thinking = True
     if isinstance(message.content[-1], ThinkingBlock | RedactedThinkingBlock):
         raise MisplacedBlockError("an assistant message cannot end with a thinking block")
-    _check_unique(message.tool_uses, "tool_use")
+    _check_unique(message.tool_uses)
     ids = [r.tool_use_id for r in message.tool_results]
     if len(ids) != len(set(ids)):
         raise DuplicateToolIdError("a tool call is answered twice in the same message")
@@ -160,7 +160,7 @@ def _check_tool_id(tool_id: str, where: str) -> None:
         raise MalformedToolIdError(f"{where}: tool id {tool_id!r} must match ^[a-zA-Z0-9_-]+$")
 
 
-def _check_unique(uses: tuple[ToolUseBlock, ...], kind: str) -> None:
+def _check_unique(uses: tuple[ToolUseBlock, ...]) -> None:
     ids = [u.id for u in uses]
     if len(ids) != len(set(ids)):
-        raise DuplicateToolIdError(f"a {kind} id is repeated within one message")
+        raise DuplicateToolIdError("a tool_use id is repeated within one message")
