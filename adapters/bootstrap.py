@@ -6,14 +6,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from application.ports import (
+from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
     ContextProvider,
     Summarizer,
     TokenCounter,
 )
-from application.service import Sessions
+from abridged.application.service import Sessions
 
 MEMORY = ":memory:"
 
@@ -68,8 +68,8 @@ def bootstrap(
 ) -> Sessions:
     """A ready `Sessions` service: tiktoken counts, extractive summaries (unless another
     summarizer is given), the given store, and any chat model, hooks or context provider."""
-    from adapters.summarizers import ExtractiveSummarizer
-    from adapters.token_counters import default_token_counter
+    from abridged.adapters.summarizers import ExtractiveSummarizer
+    from abridged.adapters.token_counters import default_token_counter
 
     counter = counter or default_token_counter()
     summarizer = summarizer or ExtractiveSummarizer(counter)

@@ -15,14 +15,14 @@ import attrs
 import click
 import structlog
 
-from adapters.anthropic.request import render_request
-from adapters.bootstrap import MEMORY, bootstrap
-from adapters.transcripts import Transcript, TranscriptError, load_transcript
-from application.service import PreparedRequest, Sessions
-from domain.errors import ContextOverflowError, InvalidSettingsError, SessionError
-from domain.messages import Role
-from domain.settings import PRESETS, CompactionSettings, context_window_for, settings_from
-from domain.tokens import MESSAGE_OVERHEAD
+from abridged.adapters.anthropic.request import render_request
+from abridged.adapters.bootstrap import MEMORY, bootstrap
+from abridged.adapters.transcripts import Transcript, TranscriptError, load_transcript
+from abridged.application.service import PreparedRequest, Sessions
+from abridged.domain.errors import ContextOverflowError, InvalidSettingsError, SessionError
+from abridged.domain.messages import Role
+from abridged.domain.settings import PRESETS, CompactionSettings, context_window_for, settings_from
+from abridged.domain.tokens import MESSAGE_OVERHEAD
 
 DEFAULT_DB = "abridged.sqlite3"
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -152,7 +152,7 @@ def demo(
     seed: int,
 ) -> None:
     """Replay a realistic coding-agent session generated here (no data or API key needed)."""
-    from adapters.demo_session import demo_transcript
+    from abridged.adapters.demo_session import demo_transcript
 
     settings = _settings(preset, overrides)
     transcript = demo_transcript(seed=seed)

@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from adapters.transcripts import Transcript
-from domain.messages import JSON, Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from abridged.adapters.transcripts import Transcript
+from abridged.domain.messages import JSON, Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 DEMO_MODEL = "claude-sonnet-4-5"
 """The model the demo session is attributed to."""

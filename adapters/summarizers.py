@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from application.ports import SummarizerError, Summary
-from domain.messages import Message, Role, TextBlock, ToolResultBlock, ToolUseBlock
-from domain.tokens import canonical_json, message_tokens
+from abridged.application.ports import SummarizerError, Summary
+from abridged.domain.messages import Message, Role, TextBlock, ToolResultBlock, ToolUseBlock
+from abridged.domain.tokens import canonical_json, message_tokens
 
 if TYPE_CHECKING:
-    from application.ports import TokenCounter
+    from abridged.application.ports import TokenCounter
 
 MIN_MAX_TOKENS = 16
 """Below this a summary cannot say anything useful, so `summarize` refuses."""

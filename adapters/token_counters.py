@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 if TYPE_CHECKING:
-    from application.ports import TokenCounter
+    from abridged.application.ports import TokenCounter
 
 _log = structlog.get_logger(__name__)
 

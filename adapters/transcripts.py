@@ -14,8 +14,8 @@ from pathlib import Path
 
 import attrs
 
-from domain.errors import InvalidMessageError
-from domain.messages import JSON, Message
+from abridged.domain.errors import InvalidMessageError
+from abridged.domain.messages import JSON, Message
 
 PERMISSIVE_SCHEMA: Mapping[str, JSON] = {"type": "object", "additionalProperties": True}
 """The input schema given to a tool the transcript used but never defined."""

@@ -12,8 +12,8 @@ from uuid import UUID
 
 import attrs
 
-from domain.messages import JSON, Message
-from domain.session import Context, Decision, Usage
+from abridged.domain.messages import JSON, Message
+from abridged.domain.session import Context, Decision, Usage
 
 
 @runtime_checkable

@@ -17,7 +17,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import IntegrityError, JSONTranscoder
 
-from application.ports import (
+from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
     CompactionReport,
@@ -29,8 +29,9 @@ from application.ports import (
     SummarizerError,
     TokenCounter,
 )
-from application.transcodings import register_transcodings
-from domain.errors import (
+from abridged.application.topics import register_legacy_topics
+from abridged.application.transcodings import register_transcodings
+from abridged.domain.errors import (
     CompactionFailedError,
     ContextOverflowError,
     NothingToCompactError,
@@ -38,24 +39,24 @@ from domain.errors import (
     SessionError,
     UnknownSessionError,
 )
-from domain.footer import files_footer
-from domain.messages import (
+from abridged.domain.footer import files_footer
+from abridged.domain.messages import (
     JSON,
     Message,
     RedactedThinkingBlock,
     Role,
     ThinkingBlock,
 )
-from domain.pruning import PrunedOutput, PrunePlan
-from domain.session import (
+from abridged.domain.pruning import PrunedOutput, PrunePlan
+from abridged.domain.session import (
     Context,
     Decision,
     Session,
     Usage,
     render_summary,
 )
-from domain.settings import CompactionSettings, Limits, context_window_for
-from domain.tokens import (
+from abridged.domain.settings import CompactionSettings, Limits, context_window_for
+from abridged.domain.tokens import (
     MESSAGE_OVERHEAD,
     TOOL_OVERHEAD,
     block_tokens,
@@ -63,7 +64,7 @@ from domain.tokens import (
     text_block_tokens,
     tools_tokens,
 )
-from domain.truncation import plan_truncations
+from abridged.domain.truncation import plan_truncations
 
 __all__ = ["CompactionReport", "PreparedRequest", "Sessions", "as_usage"]
 
@@ -120,6 +121,7 @@ class Sessions(Application[UUID]):
         settings = {"AGGREGATE_CACHE_MAXSIZE": "256", **(env or {})}
         if settings["AGGREGATE_CACHE_MAXSIZE"].strip() == "0":
             settings["AGGREGATE_CACHE_MAXSIZE"] = ""
+        register_legacy_topics()
         super().__init__(env=settings)
 
     def register_transcodings(self, transcoder: JSONTranscoder) -> None:
@@ -141,7 +143,7 @@ class Sessions(Application[UUID]):
     ) -> UUID:
         """Starts a session and returns its id; raises `InvalidSettingsError` for bad limits.
 
-        `context_window` defaults to the model's, from `domain.settings.MODEL_WINDOWS`.
+        `context_window` defaults to the model's, from `abridged.domain.settings.MODEL_WINDOWS`.
 
         When the chat model adds the provider's own context management to requests, a
         `DoubleCompactionConfigured` warning is recorded with the start."""

@@ -13,11 +13,11 @@ from typing import Any
 import attrs
 from eventsourcing.persistence import JSONTranscoder, Transcoding
 
-from domain.messages import Message
-from domain.pruning import DowngradedThinking, PrunedOutput
-from domain.session import Decision, Entry, SummaryChunk, Usage
-from domain.settings import CompactionSettings
-from domain.truncation import Replacement, Truncation
+from abridged.domain.messages import Message
+from abridged.domain.pruning import DowngradedThinking, PrunedOutput
+from abridged.domain.session import Decision, Entry, SummaryChunk, Usage
+from abridged.domain.settings import CompactionSettings
+from abridged.domain.truncation import Replacement, Truncation
 
 
 class MessageAsJSON(Transcoding):

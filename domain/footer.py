@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from domain.messages import Message
+from abridged.domain.messages import Message
 
 PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file")
 WRITES = ("edit", "write", "create", "replace", "patch", "insert", "delete", "move", "rename")

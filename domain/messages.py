@@ -14,7 +14,7 @@ from typing import Any, TypeAlias
 
 import attrs
 
-from domain.errors import InvalidMessageError, MalformedBlockError
+from abridged.domain.errors import InvalidMessageError, MalformedBlockError
 
 JSON: TypeAlias = Any
 """A JSON value as `json.loads` returns it."""

@@ -13,15 +13,15 @@ from typing import Protocol
 
 import attrs
 
-from domain.messages import (
+from abridged.domain.messages import (
     Message,
     RedactedThinkingBlock,
     Role,
     ThinkingBlock,
     ToolResultBlock,
 )
-from domain.settings import Limits
-from domain.tokens import TOOL_OVERHEAD
+from abridged.domain.settings import Limits
+from abridged.domain.tokens import TOOL_OVERHEAD
 
 PRUNE_MARKER = "…truncated {cut:,} bytes…"
 NAME_ONLY_TOKENS = 40

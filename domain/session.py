@@ -17,8 +17,8 @@ from uuid import UUID
 import attrs
 from eventsourcing.domain import Aggregate, event
 
-from domain.errors import ContextOverflowError, InvalidMessageError, RoleOrderError
-from domain.messages import (
+from abridged.domain.errors import ContextOverflowError, InvalidMessageError, RoleOrderError
+from abridged.domain.messages import (
     JSON,
     Message,
     RedactedThinkingBlock,
@@ -26,17 +26,17 @@ from domain.messages import (
     TextBlock,
     ThinkingBlock,
 )
-from domain.pruning import (
+from abridged.domain.pruning import (
     DowngradedThinking,
     PrunedOutput,
     PrunePlan,
     plan_pruning,
     plan_reasoning,
 )
-from domain.settings import CompactionSettings, Limits
-from domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD
-from domain.truncation import Replacement, Truncation, shown
-from domain.validation import check_blocks, check_sequence
+from abridged.domain.settings import CompactionSettings, Limits
+from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD
+from abridged.domain.truncation import Replacement, Truncation, shown
+from abridged.domain.validation import check_blocks, check_sequence
 
 CALIBRATION_BOUNDS = (0.5, 4.0)
 

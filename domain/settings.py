@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from domain.errors import InvalidSettingsError
+from abridged.domain.errors import InvalidSettingsError
 
 
 def _share(name: str, value: float, *, low: float = 0.0, high: float = 1.0) -> None:

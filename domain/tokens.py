@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 
-from domain.messages import (
+from abridged.domain.messages import (
     JSON,
     Block,
     ImageBlock,

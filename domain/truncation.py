@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from domain.messages import Block, ImageBlock, Message, TextBlock, ToolResultBlock
-from domain.tokens import TOOL_OVERHEAD, CountText
+from abridged.domain.messages import Block, ImageBlock, Message, TextBlock, ToolResultBlock
+from abridged.domain.tokens import TOOL_OVERHEAD, CountText
 
 
 @attrs.frozen

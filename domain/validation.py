@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from domain.errors import (
+from abridged.domain.errors import (
     DuplicateToolIdError,
     EmptyContentError,
     MalformedBlockError,
@@ -19,7 +19,7 @@ from domain.errors import (
     UnansweredToolUseError,
     UnsignedThinkingError,
 )
-from domain.messages import (
+from abridged.domain.messages import (
     IMAGE_MEDIA_TYPES,
     TOOL_ID_PATTERN,
     TOOL_NAME_PATTERN,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from application.service import Sessions
+from abridged.application.service import Sessions
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 
 # Speed is measured by the benchmarks, not by tests: a first tokenizer load or a busy CI

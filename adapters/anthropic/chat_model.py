@@ -19,12 +19,12 @@ from typing import Any
 
 import anthropic
 
-from adapters.anthropic.errors import SDK_ERRORS, translate_error
-from adapters.anthropic.request import render_request
-from application.ports import ModelReply, ProviderError
-from domain.errors import InvalidMessageError
-from domain.messages import JSON, Message
-from domain.session import Context, Usage
+from abridged.adapters.anthropic.errors import SDK_ERRORS, translate_error
+from abridged.adapters.anthropic.request import render_request
+from abridged.application.ports import ModelReply, ProviderError
+from abridged.domain.errors import InvalidMessageError
+from abridged.domain.messages import JSON, Message
+from abridged.domain.session import Context, Usage
 
 __all__ = [
     "CONTEXT_MANAGEMENT_BETA",

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import anthropic
 
-from application.ports import PromptTooLongError, ProviderError, ProviderUnavailableError
+from abridged.application.ports import PromptTooLongError, ProviderError, ProviderUnavailableError
 
 __all__ = [
     "SDK_ERRORS",

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from domain.messages import (
+from abridged.domain.messages import (
     ImageBlock,
     Message,
     RedactedThinkingBlock,

@@ -6,11 +6,11 @@ from collections.abc import Sequence
 
 import anthropic
 
-from adapters.anthropic.chat_model import AnthropicChatModel
-from adapters.anthropic.errors import ModelNotFoundError
-from adapters.anthropic.prompts import DEFAULT_PROMPT, SummaryPrompt, summary_request_text
-from adapters.summarizers import MIN_MAX_TOKENS
-from application.ports import (
+from abridged.adapters.anthropic.chat_model import AnthropicChatModel
+from abridged.adapters.anthropic.errors import ModelNotFoundError
+from abridged.adapters.anthropic.prompts import DEFAULT_PROMPT, SummaryPrompt, summary_request_text
+from abridged.adapters.summarizers import MIN_MAX_TOKENS
+from abridged.application.ports import (
     ModelReply,
     PromptTooLongError,
     ProviderError,
@@ -18,7 +18,7 @@ from application.ports import (
     SummarizerError,
     Summary,
 )
-from domain.messages import JSON, Message
+from abridged.domain.messages import JSON, Message
 
 __all__ = ["DEFAULT_MODEL", "MAX_SUMMARY_TOKENS", "AnthropicSummarizer"]
 

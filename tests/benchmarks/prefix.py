@@ -22,13 +22,13 @@ from typing import Any
 
 import structlog
 
-from adapters.anthropic.request import render_request
-from adapters.bootstrap import bootstrap
-from adapters.demo_session import demo_transcript
-from adapters.token_counters import TiktokenCounter
-from adapters.transcripts import Transcript, load_transcript
-from domain.messages import Role
-from domain.settings import settings_from
+from abridged.adapters.anthropic.request import render_request
+from abridged.adapters.bootstrap import bootstrap
+from abridged.adapters.demo_session import demo_transcript
+from abridged.adapters.token_counters import TiktokenCounter
+from abridged.adapters.transcripts import Transcript, load_transcript
+from abridged.domain.messages import Role
+from abridged.domain.settings import settings_from
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "transcripts"
 

@@ -38,11 +38,11 @@ from uuid import UUID
 import attrs
 import structlog
 
-from adapters.anthropic.request import render_request
-from adapters.bootstrap import bootstrap
-from application.service import Sessions
-from domain.messages import JSON
-from domain.session import Session, Usage
+from abridged.adapters.anthropic.request import render_request
+from abridged.adapters.bootstrap import bootstrap
+from abridged.application.service import Sessions
+from abridged.domain.messages import JSON
+from abridged.domain.session import Session, Usage
 
 TARGET_RATIO = 1.5
 SNAPSHOT_INTERVAL = Sessions.snapshotting_intervals[Session]

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.summarizers import ExtractiveSummarizer
-from adapters.token_counters import CharRatioCounter, TiktokenCounter
-from application.ports import Summarizer, SummarizerError, TokenCounter
-from domain.messages import Message, ToolResultBlock, ToolUseBlock
+from abridged.adapters.summarizers import ExtractiveSummarizer
+from abridged.adapters.token_counters import CharRatioCounter, TiktokenCounter
+from abridged.application.ports import Summarizer, SummarizerError, TokenCounter
+from abridged.domain.messages import Message, ToolResultBlock, ToolUseBlock
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 
 

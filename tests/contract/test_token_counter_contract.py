@@ -17,15 +17,15 @@ import structlog
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from adapters import token_counters
-from adapters.token_counters import (
+from abridged.adapters import token_counters
+from abridged.adapters.token_counters import (
     DEFAULT_CHARS_PER_TOKEN,
     CharRatioCounter,
     TiktokenCounter,
     TokenCounterUnavailableError,
     default_token_counter,
 )
-from application.ports import TokenCounter
+from abridged.application.ports import TokenCounter
 from tests.support.fakes import FakeTokenCounter
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -217,7 +217,7 @@ except OSError:
 else:
     sys.exit("the network guard does not work")
 
-from adapters.token_counters import TiktokenCounter
+from abridged.adapters.token_counters import TiktokenCounter
 print(TiktokenCounter().count("hello world, counted offline"))
 """
         cache = tmp_path / "tiktoken-cache"
@@ -243,7 +243,7 @@ print(TiktokenCounter().count("hello world, counted offline"))
     def test_building_a_counter_does_not_load_the_tokenizer(self) -> None:
         script = (
             "import sys\n"
-            "from adapters.token_counters import TiktokenCounter\n"
+            "from abridged.adapters.token_counters import TiktokenCounter\n"
             "TiktokenCounter()\n"
             "print('tiktoken' in sys.modules)\n"
         )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from adapters.cli import main
+from abridged.adapters.cli import main
 from tests.support.anthropic_rules import assert_valid_request
 
 

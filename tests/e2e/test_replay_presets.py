@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.anthropic.request import render_request
-from adapters.bootstrap import bootstrap
-from adapters.transcripts import load_transcript
-from domain.errors import ContextOverflowError
-from domain.messages import Message, Role
-from domain.session import Session
-from domain.settings import PRESETS, settings_from
+from abridged.adapters.anthropic.request import render_request
+from abridged.adapters.bootstrap import bootstrap
+from abridged.adapters.transcripts import load_transcript
+from abridged.domain.errors import ContextOverflowError
+from abridged.domain.messages import Message, Role
+from abridged.domain.session import Session
+from abridged.domain.settings import PRESETS, settings_from
 from tests.e2e.test_replay_transcripts import COUNTER, WINDOWS, Recounter, transcripts
 from tests.support.anthropic_rules import assert_valid_request
 

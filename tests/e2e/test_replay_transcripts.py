@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from adapters.cli import main
-from adapters.token_counters import TiktokenCounter
-from domain.messages import Message
-from domain.session import Context
-from domain.tokens import REQUEST_OVERHEAD, message_tokens, system_tokens, tools_tokens
+from abridged.adapters.cli import main
+from abridged.adapters.token_counters import TiktokenCounter
+from abridged.domain.messages import Message
+from abridged.domain.session import Context
+from abridged.domain.tokens import REQUEST_OVERHEAD, message_tokens, system_tokens, tools_tokens
 from tests.conftest import TRANSCRIPTS
 from tests.support.anthropic_rules import assert_valid_request
 from tests.support.checks import system_text

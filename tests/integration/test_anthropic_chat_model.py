@@ -10,12 +10,12 @@ from typing import Any
 import anthropic
 import pytest
 
-from adapters.anthropic.chat_model import CONTEXT_MANAGEMENT_BETA, AnthropicChatModel
-from adapters.anthropic.errors import ModelNotFoundError
-from adapters.anthropic.request import render_request
-from application.ports import PromptTooLongError, ProviderError, ProviderUnavailableError
-from domain.messages import Message, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from domain.session import Context, Usage
+from abridged.adapters.anthropic.chat_model import CONTEXT_MANAGEMENT_BETA, AnthropicChatModel
+from abridged.adapters.anthropic.errors import ModelNotFoundError
+from abridged.adapters.anthropic.request import render_request
+from abridged.application.ports import PromptTooLongError, ProviderError, ProviderUnavailableError
+from abridged.domain.messages import Message, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from abridged.domain.session import Context, Usage
 from tests.contract.test_chat_model_contract import make_context
 from tests.support import fake_anthropic as api
 from tests.support.fake_anthropic import (  # noqa: F401 (fixtures)

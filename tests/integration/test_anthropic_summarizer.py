@@ -7,16 +7,20 @@ from collections.abc import Iterator
 
 import pytest
 
-from adapters.anthropic.prompts import DEFAULT_PROMPT, SummaryPrompt
-from adapters.anthropic.summarizer import DEFAULT_MODEL, MAX_SUMMARY_TOKENS, AnthropicSummarizer
-from application.ports import (
+from abridged.adapters.anthropic.prompts import DEFAULT_PROMPT, SummaryPrompt
+from abridged.adapters.anthropic.summarizer import (
+    DEFAULT_MODEL,
+    MAX_SUMMARY_TOKENS,
+    AnthropicSummarizer,
+)
+from abridged.application.ports import (
     PromptTooLongError,
     ProviderUnavailableError,
     Summarizer,
     SummarizerError,
     TokenCounter,
 )
-from domain.messages import Message, RedactedThinkingBlock, ThinkingBlock, ToolUseBlock
+from abridged.domain.messages import Message, RedactedThinkingBlock, ThinkingBlock, ToolUseBlock
 from tests.contract.test_summarizer_contract import SummarizerContract, coding_session
 from tests.support import fake_anthropic as api
 from tests.support.fake_anthropic import (  # noqa: F401 (fixtures)

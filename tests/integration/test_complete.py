@@ -6,13 +6,13 @@ from uuid import UUID
 
 import pytest
 
-from adapters.anthropic.chat_model import AnthropicChatModel
-from application.ports import ModelReply, PromptTooLongError, ProviderUnavailableError
-from application.service import Sessions
-from domain.errors import ContextOverflowError
-from domain.messages import Message, Role
-from domain.session import Session, Usage
-from domain.settings import CompactionSettings
+from abridged.adapters.anthropic.chat_model import AnthropicChatModel
+from abridged.application.ports import ModelReply, PromptTooLongError, ProviderUnavailableError
+from abridged.application.service import Sessions
+from abridged.domain.errors import ContextOverflowError
+from abridged.domain.messages import Message, Role
+from abridged.domain.session import Session, Usage
+from abridged.domain.settings import CompactionSettings
 from tests.conftest import MakeApp
 from tests.support import fake_anthropic as api
 from tests.support.builders import TOOLS, turn, words

@@ -9,13 +9,13 @@ from uuid import UUID
 
 import pytest
 
-from adapters.bootstrap import persistence_env
-from application.ports import Summary
-from application.service import Sessions
-from domain.errors import RoleOrderError
-from domain.messages import Message, Role
-from domain.session import Session
-from domain.settings import CompactionSettings
+from abridged.adapters.bootstrap import persistence_env
+from abridged.application.ports import Summary
+from abridged.application.service import Sessions
+from abridged.domain.errors import RoleOrderError
+from abridged.domain.messages import Message, Role
+from abridged.domain.session import Session
+from abridged.domain.settings import CompactionSettings
 from tests.support.builders import TOOLS, turn, words
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 from tests.support.postgres import fresh_database

@@ -6,7 +6,7 @@ import itertools
 
 from hypothesis import strategies as st
 
-from domain.messages import (
+from abridged.domain.messages import (
     Block,
     ImageBlock,
     Message,

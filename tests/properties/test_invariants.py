@@ -14,14 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import event as note
 from hypothesis import strategies as st
 
-from adapters.summarizers import ExtractiveSummarizer
-from adapters.token_counters import TiktokenCounter
-from application.ports import Summarizer
-from application.service import Sessions
-from domain.errors import ContextOverflowError
-from domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
-from domain.session import Session
-from domain.settings import CompactionSettings
+from abridged.adapters.summarizers import ExtractiveSummarizer
+from abridged.adapters.token_counters import TiktokenCounter
+from abridged.application.ports import Summarizer
+from abridged.application.service import Sessions
+from abridged.domain.errors import ContextOverflowError
+from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
+from abridged.domain.session import Session
+from abridged.domain.settings import CompactionSettings
 from tests.properties.strategies import TOOLS, conversations
 from tests.support.checks import check_request
 from tests.support.fakes import FakeSummarizer

@@ -5,7 +5,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from domain.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
+from abridged.domain.messages import (
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 
 _ids = itertools.count(1)
 

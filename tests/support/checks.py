@@ -6,11 +6,11 @@ import math
 from typing import Any
 from uuid import UUID
 
-from adapters.anthropic.request import render_request
-from application.ports import TokenCounter
-from application.service import PreparedRequest, Sessions
-from domain.messages import Message, Role
-from domain.tokens import request_tokens
+from abridged.adapters.anthropic.request import render_request
+from abridged.application.ports import TokenCounter
+from abridged.application.service import PreparedRequest, Sessions
+from abridged.domain.messages import Message, Role
+from abridged.domain.tokens import request_tokens
 from tests.support.anthropic_rules import assert_valid_request
 
 

@@ -6,7 +6,7 @@ re-tokenizing the same transcripts for every window and preset.
 
 from __future__ import annotations
 
-from application.ports import TokenCounter
+from abridged.application.ports import TokenCounter
 
 
 class MemoCounter:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from application.ports import (
+from abridged.application.ports import (
     ModelReply,
     PromptTooLongError,
     SummarizerError,
     Summary,
 )
-from domain.messages import JSON, Message
-from domain.session import Context, Usage
+from abridged.domain.messages import JSON, Message
+from abridged.domain.session import Context, Usage
 
 
 class FakeTokenCounter:

@@ -6,8 +6,8 @@ from uuid import uuid4
 
 import pytest
 
-from application.service import Sessions
-from domain.errors import (
+from abridged.application.service import Sessions
+from abridged.domain.errors import (
     DuplicateToolIdError,
     EmptyContentError,
     InvalidMessageError,
@@ -20,7 +20,7 @@ from domain.errors import (
     UnknownSessionError,
     UnsignedThinkingError,
 )
-from domain.messages import (
+from abridged.domain.messages import (
     Message,
     TextBlock,
     ThinkingBlock,

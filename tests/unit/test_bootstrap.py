@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.bootstrap import persistence_env
+from abridged.adapters.bootstrap import persistence_env
 
 
 def test_memory_and_sqlite(tmp_path: Path) -> None:

@@ -7,11 +7,11 @@ from uuid import UUID
 
 import pytest
 
-from application.service import Sessions
-from domain.errors import ContextOverflowError
-from domain.messages import Message, Role, TextBlock, ToolResultBlock
-from domain.session import Session, Usage
-from domain.settings import CompactionSettings
+from abridged.application.service import Sessions
+from abridged.domain.errors import ContextOverflowError
+from abridged.domain.messages import Message, Role, TextBlock, ToolResultBlock
+from abridged.domain.session import Session, Usage
+from abridged.domain.settings import CompactionSettings
 from tests.conftest import MakeApp
 from tests.support.builders import TOOLS, exchange, thinking_exchange, turn, words
 from tests.support.checks import check_request
@@ -241,7 +241,7 @@ def test_tool_result_text_blocks_survive_a_round_trip(app: Sessions) -> None:
 
 
 def test_the_window_defaults_to_the_models_and_can_be_overridden(app: Sessions) -> None:
-    from domain.errors import InvalidSettingsError
+    from abridged.domain.errors import InvalidSettingsError
 
     by_model = app.start_session(model="claude-sonnet-4-6", max_output_tokens=8_000)
     overridden = app.start_session(

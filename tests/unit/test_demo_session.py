@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from adapters.demo_session import demo_transcript
-from adapters.transcripts import Transcript, load_transcript
-from domain.messages import (
+from abridged.adapters.demo_session import demo_transcript
+from abridged.adapters.transcripts import Transcript, load_transcript
+from abridged.domain.messages import (
     JSON,
     Message,
     Role,
@@ -20,7 +20,7 @@ from domain.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from domain.tokens import message_tokens, request_tokens
+from abridged.domain.tokens import message_tokens, request_tokens
 
 ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

@@ -6,11 +6,11 @@ import time
 
 import pytest
 
-from adapters.summarizers import ExtractiveSummarizer
-from adapters.token_counters import TiktokenCounter
-from application.ports import SummarizerError
-from domain.messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock
-from domain.tokens import message_tokens
+from abridged.adapters.summarizers import ExtractiveSummarizer
+from abridged.adapters.token_counters import TiktokenCounter
+from abridged.application.ports import SummarizerError
+from abridged.domain.messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock
+from abridged.domain.tokens import message_tokens
 from tests.support.fakes import FakeTokenCounter
 
 REQUEST = "The login test fails since the cookie change. Please fix it without touching the API."

@@ -6,12 +6,12 @@ from uuid import UUID
 
 import pytest
 
-from adapters.anthropic.request import render_request
-from application.service import Sessions
-from domain.messages import Message, Role
-from domain.pruning import head_tail
-from domain.session import Session
-from domain.settings import CompactionSettings
+from abridged.adapters.anthropic.request import render_request
+from abridged.application.service import Sessions
+from abridged.domain.messages import Message, Role
+from abridged.domain.pruning import head_tail
+from abridged.domain.session import Session
+from abridged.domain.settings import CompactionSettings
 from tests.support.builders import TOOLS, exchange, words
 from tests.support.checks import check_request
 from tests.support.fakes import FakeTokenCounter

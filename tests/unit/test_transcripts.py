@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from adapters.transcripts import (
+from abridged.adapters.transcripts import (
     PERMISSIVE_SCHEMA,
     TranscriptError,
     load_transcript,
     parse_transcript,
     tools_for,
 )
-from domain.messages import JSON, Message, Role, TextBlock, ToolResultBlock, ToolUseBlock
+from abridged.domain.messages import JSON, Message, Role, TextBlock, ToolResultBlock, ToolUseBlock
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "transcripts"
 REAL_FILES = sorted(TRANSCRIPTS.glob("*.jsonl")) if TRANSCRIPTS.is_dir() else []

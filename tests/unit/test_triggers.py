@@ -8,12 +8,12 @@ from uuid import UUID
 
 import pytest
 
-from application.ports import CompactionReport, HookVerdict
-from application.service import Sessions
-from domain.errors import CompactionFailedError, NothingToCompactError
-from domain.messages import Message, RedactedThinkingBlock, Role, TextBlock, ThinkingBlock
-from domain.session import Decision, Session
-from domain.settings import CompactionSettings
+from abridged.application.ports import CompactionReport, HookVerdict
+from abridged.application.service import Sessions
+from abridged.domain.errors import CompactionFailedError, NothingToCompactError
+from abridged.domain.messages import Message, RedactedThinkingBlock, Role, TextBlock, ThinkingBlock
+from abridged.domain.session import Decision, Session
+from abridged.domain.settings import CompactionSettings
 from tests.conftest import MakeApp
 from tests.support.builders import TOOLS, exchange, thinking_exchange, turn, words
 from tests.support.checks import check_request
@@ -262,7 +262,7 @@ class VerboseSummarizer(FakeSummarizer):
 
     def summarize(self, messages, *, max_tokens, instructions=None, session_model=None):  # type: ignore[no-untyped-def,override]
         self.calls.append((tuple(messages), max_tokens, instructions))
-        from application.ports import Summary
+        from abridged.application.ports import Summary
 
         return Summary(text=words(max_tokens * 10, "fact"), model="verbose")
 
@@ -319,7 +319,7 @@ def test_when_folding_fails_the_missing_summary_note_survives(make_app: MakeApp)
 
 
 def test_an_image_only_tool_output_over_the_limit_says_what_was_omitted(app: Sessions) -> None:
-    from domain.messages import ImageBlock, ToolResultBlock, ToolUseBlock
+    from abridged.domain.messages import ImageBlock, ToolResultBlock, ToolUseBlock
 
     session_id = start(app, window=4_000)
     images = tuple(

@@ -1,0 +1,78 @@
+"""A session stored by an earlier version of abridged loads and continues.
+
+`tests/fixtures/session-v1.json` holds the stored events and snapshot of a session written by
+the layout before the `abridged` package (topics `domain.session:Session…`): 84 events, two
+compactions, prunes and a snapshot, exactly as the SQLite recorder stored them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import StoredEvent
+
+from abridged.adapters.anthropic.request import render_request
+from abridged.adapters.bootstrap import bootstrap
+from abridged.application.service import Sessions
+from abridged.domain.session import Session
+from tests.support.anthropic_rules import violations
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "session-v1.json"
+
+
+def stored(rows: list[dict[str, Any]], session_id: UUID) -> list[StoredEvent]:
+    return [
+        StoredEvent(
+            originator_id=session_id,
+            originator_version=row["originator_version"],
+            topic=row["topic"],
+            state=row["state"].encode(),
+        )
+        for row in rows
+    ]
+
+
+def open_store(path: Path) -> tuple[Sessions, UUID, dict[str, Any]]:
+    data = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    session_id = UUID(data["session_id"])
+    app = bootstrap(path)
+    app.recorder.insert_events(stored(data["events"], session_id))
+    return app, session_id, data
+
+
+def test_an_old_session_replays_to_the_state_it_had(tmp_path: Path) -> None:
+    app, session_id, data = open_store(tmp_path / "old.sqlite3")
+    session = app.session(session_id)
+    assert isinstance(session, Session)
+    assert session.message_count == data["message_count"]
+    assert session.generation == data["generation"]
+    assert session.estimate() == data["estimate"]
+    history = app.history(session_id)
+    assert len(history) == len(data["events"])
+    assert type(history[0]).__name__ == "Started"
+
+
+def test_an_old_snapshot_loads_too(tmp_path: Path) -> None:
+    data = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    session_id = UUID(data["session_id"])
+    app = bootstrap(tmp_path / "old.sqlite3")
+    app.recorder.insert_events(stored(data["events"], session_id))
+    assert app.snapshots is not None
+    app.snapshots.recorder.insert_events(stored(data["snapshots"], session_id))
+    session = app.session(session_id)
+    assert session.message_count == data["message_count"]
+    assert session.estimate() == data["estimate"]
+
+
+def test_an_old_session_continues_with_valid_requests(tmp_path: Path) -> None:
+    app, session_id, data = open_store(tmp_path / "old.sqlite3")
+    app.append_message(session_id, {"role": "user", "content": "Carry on with the next step."})
+    prepared = app.prepare_request(session_id)
+    body = render_request(prepared.context, model=prepared.model, max_tokens=prepared.max_tokens)
+    assert violations(body) == []
+    assert prepared.context.estimate <= prepared.context.budget
+    reopened = bootstrap(tmp_path / "old.sqlite3")
+    assert reopened.session(session_id).message_count == data["message_count"] + 1
