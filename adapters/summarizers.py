@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from abridged.application.ports import SummarizerError, Summary
+from abridged.application.ports import MIN_SUMMARY_TOKENS, SummarizerError, Summary
 from abridged.domain.messages import Message, Role, TextBlock, ToolResultBlock, ToolUseBlock
 from abridged.domain.tokens import canonical_json, message_tokens
 
 if TYPE_CHECKING:
     from abridged.application.ports import TokenCounter
 
-MIN_MAX_TOKENS = 16
 """Below this a summary cannot say anything useful, so `summarize` refuses."""
 
 _REQUESTS, _ERRORS, _FILES, _COMMANDS, _DECISIONS = range(5)
@@ -207,10 +206,10 @@ class ExtractiveSummarizer:
         Raises `SummarizerError` for no messages or `max_tokens` below 16."""
         if not messages:
             raise SummarizerError("nothing to summarize: no messages were given")
-        if max_tokens < MIN_MAX_TOKENS:
+        if max_tokens < MIN_SUMMARY_TOKENS:
             raise SummarizerError(
                 f"max_tokens={max_tokens} is too small for a useful summary; "
-                f"allow at least {MIN_MAX_TOKENS} tokens"
+                f"allow at least {MIN_SUMMARY_TOKENS} tokens"
             )
         focus = " ".join(instructions.split()) if instructions else ""
         items = _extract(messages)

@@ -30,6 +30,10 @@ class TokenCounter(Protocol):
         ...
 
 
+MIN_SUMMARY_TOKENS = 16
+"""The smallest `max_tokens` a summarizer is asked for; below it no useful summary fits."""
+
+
 class SummarizerError(Exception):
     """The summarizer could not produce a summary (down, refused, timed out)."""
 

@@ -18,6 +18,7 @@ from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import IntegrityError, JSONTranscoder
 
 from abridged.application.ports import (
+    MIN_SUMMARY_TOKENS,
     ChatModel,
     CompactionHooks,
     CompactionReport,
@@ -73,7 +74,6 @@ logger = structlog.get_logger(__name__)
 T = TypeVar("T")
 
 CONFLICT_RETRIES = 3
-MIN_SUMMARY_TOKENS = 16
 COUNT_TOKENS_SHARE = 0.9
 """Above this share of the budget, `complete` asks the provider to count before sending."""
 TURN_CONTEXT_SHARE = 0.4

@@ -9,8 +9,8 @@ import anthropic
 from abridged.adapters.anthropic.chat_model import AnthropicChatModel
 from abridged.adapters.anthropic.errors import ModelNotFoundError
 from abridged.adapters.anthropic.prompts import DEFAULT_PROMPT, SummaryPrompt, summary_request_text
-from abridged.adapters.summarizers import MIN_MAX_TOKENS
 from abridged.application.ports import (
+    MIN_SUMMARY_TOKENS,
     ModelReply,
     PromptTooLongError,
     ProviderError,
@@ -55,8 +55,8 @@ class AnthropicSummarizer:
     ) -> None:
         if model is not None and not model.strip():
             raise ValueError("model must be a model name, or None for the session's model")
-        if max_summary_tokens < MIN_MAX_TOKENS:
-            raise ValueError(f"max_summary_tokens must be at least {MIN_MAX_TOKENS}")
+        if max_summary_tokens < MIN_SUMMARY_TOKENS:
+            raise ValueError(f"max_summary_tokens must be at least {MIN_SUMMARY_TOKENS}")
         self.model = model
         self.fallback_to_session_model = fallback_to_session_model
         self.prompt = prompt
@@ -82,10 +82,10 @@ class AnthropicSummarizer:
         cut short at the limit is returned as it is); raises `SummarizerError`."""
         if not messages:
             raise SummarizerError("nothing to summarize: no messages were given")
-        if max_tokens < MIN_MAX_TOKENS:
+        if max_tokens < MIN_SUMMARY_TOKENS:
             raise SummarizerError(
                 f"max_tokens={max_tokens} is too small; a summary needs at least "
-                f"{MIN_MAX_TOKENS} tokens"
+                f"{MIN_SUMMARY_TOKENS} tokens"
             )
         text = summary_request_text(
             messages, self.prompt, instructions=instructions, include_thinking=self.include_thinking

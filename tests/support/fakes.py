@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from abridged.application.ports import (
+    MIN_SUMMARY_TOKENS,
     ModelReply,
     PromptTooLongError,
     SummarizerError,
@@ -33,7 +34,7 @@ class FakeTokenCounter:
 class FakeSummarizer:
     """Returns `text` cut to `max_tokens` words; fails the first `fail` calls; records calls."""
 
-    MIN_TOKENS = 16
+    MIN_TOKENS = MIN_SUMMARY_TOKENS
 
     def __init__(self, text: str = "Summary of the earlier conversation.", fail: int = 0) -> None:
         if not text.strip():
