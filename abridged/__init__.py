@@ -24,6 +24,7 @@ from abridged.application.ports import (
     TokenCounter,
 )
 from abridged.application.service import PreparedRequest, Sessions
+from abridged.domain.context import Context
 from abridged.domain.errors import (
     CompactionFailedError,
     ContextOverflowError,
@@ -34,8 +35,9 @@ from abridged.domain.errors import (
     UnknownSessionError,
 )
 from abridged.domain.messages import Message, Role
-from abridged.domain.session import Context, Session, Usage
+from abridged.domain.session import Session
 from abridged.domain.settings import PRESETS, CompactionSettings, settings_from
+from abridged.domain.usage import Usage
 
 __all__ = [
     "PRESETS",

@@ -18,11 +18,11 @@ import structlog
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import MEMORY, bootstrap
 from abridged.adapters.transcripts import Transcript, TranscriptError, load_transcript
+from abridged.application.audit import event_facts
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.errors import ContextOverflowError, InvalidSettingsError, SessionError
 from abridged.domain.messages import Role
 from abridged.domain.settings import PRESETS, CompactionSettings, context_window_for, settings_from
-from abridged.domain.tokens import MESSAGE_OVERHEAD
 
 DEFAULT_DB = "abridged.sqlite3"
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -187,7 +187,7 @@ def history(session_id: UUID, db: str, as_json: bool) -> None:
     except SessionError as error:
         raise click.ClickException(str(error)) from None
     for e in events:
-        facts = _event_facts(e)
+        facts = event_facts(e)
         if as_json:
             click.echo(json.dumps(facts, ensure_ascii=False, default=str))
         else:
@@ -195,59 +195,6 @@ def history(session_id: UUID, db: str, as_json: bool) -> None:
                 f"{k}={v}" for k, v in facts.items() if k not in {"version", "event"}
             )
             click.echo(f"{facts['version']:>6}  {facts['event']:<24} {detail}")
-
-
-def _event_facts(e: Any) -> dict[str, Any]:
-    facts: dict[str, Any] = {"version": e.originator_version, "event": type(e).__name__}
-    name = type(e).__name__
-    if name == "Started":
-        facts |= {"model": e.model, "window": e.context_window, "settings": e.settings_fingerprint}
-    elif name == "MessageAppended":
-        shown = MESSAGE_OVERHEAD + sum(e.block_tokens)
-        facts |= {"role": e.message.role.value, "tokens": e.tokens, "shown_tokens": shown}
-        if e.usage is not None:
-            facts["usage_prompt_tokens"] = e.usage.prompt_tokens
-    elif name == "CompactionThresholdHit":
-        d = e.decision
-        facts |= {
-            "trigger": d.trigger,
-            "estimate": d.estimate,
-            "threshold": d.threshold,
-            "retained_from": d.retained_from,
-            "turns_kept": d.turns_kept,
-            "reason": d.reason,
-        }
-    elif name == "CompactionCompleted":
-        facts |= {
-            "generation": e.generation,
-            "strategy": e.strategy,
-            "summarized": e.messages_summarized,
-            "tokens_before": e.tokens_before,
-            "tokens_after": e.tokens_after,
-        }
-    elif name == "ToolsPruned":
-        facts |= {
-            "boundary": e.boundary,
-            "outputs": len(e.outputs),
-            "tokens_before": e.tokens_before,
-            "tokens_after": e.tokens_after,
-            "reason": e.reason,
-        }
-    elif name == "ReasoningDowngraded":
-        facts |= {"blocks": len(e.blocks), "reason": e.reason}
-    elif name in {"CompactionSuppressed", "CompactionRequested"}:
-        facts |= {"reason": e.reason}
-    elif name == "OverflowReported":
-        facts |= {
-            "provider_tokens": e.provider_tokens,
-            "maximum": e.maximum,
-            "estimate": e.estimate,
-        }
-    elif name == "DoubleCompactionConfigured":
-        facts |= {"provider": e.provider, "detail": e.detail}
-    elif name == "CompactionFailed":
-        facts |= {"summarizer": e.summarizer, "error": e.error, "fallback": e.fallback}
-    return facts
 
 
 def _open(db: str) -> Sessions:

@@ -12,8 +12,10 @@ from uuid import UUID
 
 import attrs
 
+from abridged.domain.context import Context
 from abridged.domain.messages import JSON, Message
-from abridged.domain.session import Context, Decision, Usage
+from abridged.domain.planner import Decision
+from abridged.domain.usage import Usage
 
 
 @runtime_checkable

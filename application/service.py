@@ -8,7 +8,7 @@ a typed error and saves nothing it should not.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 from uuid import UUID, uuid4
 
 import attrs
@@ -18,7 +18,6 @@ from eventsourcing.domain import DomainEventProtocol
 from eventsourcing.persistence import IntegrityError, JSONTranscoder
 
 from abridged.application.ports import (
-    MIN_SUMMARY_TOKENS,
     ChatModel,
     CompactionHooks,
     CompactionReport,
@@ -30,32 +29,24 @@ from abridged.application.ports import (
     SummarizerError,
     TokenCounter,
 )
+from abridged.application.summaries import SummaryRequest, SummaryWriter, WrittenSummary
 from abridged.application.topics import register_legacy_topics
 from abridged.application.transcodings import register_transcodings
+from abridged.domain import planner
+from abridged.domain.context import Context, build_context
 from abridged.domain.errors import (
     CompactionFailedError,
+    ConcurrentWriteError,
     ContextOverflowError,
     NothingToCompactError,
     RoleOrderError,
     SessionError,
     UnknownSessionError,
 )
-from abridged.domain.footer import files_footer
-from abridged.domain.messages import (
-    JSON,
-    Message,
-    RedactedThinkingBlock,
-    Role,
-    ThinkingBlock,
-)
+from abridged.domain.messages import JSON, Message, Role
+from abridged.domain.planner import Decision
 from abridged.domain.pruning import PrunedOutput, PrunePlan
-from abridged.domain.session import (
-    Context,
-    Decision,
-    Session,
-    Usage,
-    render_summary,
-)
+from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings, Limits, context_window_for
 from abridged.domain.tokens import (
     MESSAGE_OVERHEAD,
@@ -66,8 +57,10 @@ from abridged.domain.tokens import (
     tools_tokens,
 )
 from abridged.domain.truncation import plan_truncations
+from abridged.domain.usage import Usage
+from abridged.domain.vocabulary import Fallback
 
-__all__ = ["CompactionReport", "PreparedRequest", "Sessions", "as_usage"]
+__all__ = ["CompactionReport", "PreparedRequest", "Sessions"]
 
 logger = structlog.get_logger(__name__)
 
@@ -76,8 +69,6 @@ T = TypeVar("T")
 CONFLICT_RETRIES = 3
 COUNT_TOKENS_SHARE = 0.9
 """Above this share of the budget, `complete` asks the provider to count before sending."""
-TURN_CONTEXT_SHARE = 0.4
-"""Of a split turn's summary budget, the share for the current turn's prefix."""
 
 
 @attrs.frozen
@@ -112,6 +103,7 @@ class Sessions(Application[UUID]):
     ) -> None:
         self.counter = counter
         self.summarizer = summarizer
+        self.writer = SummaryWriter(counter, summarizer)
         self.chat_model = chat_model
         self.hooks = hooks
         self.context_provider = context_provider
@@ -291,32 +283,38 @@ class Sessions(Application[UUID]):
         request_estimate: int | None,
     ) -> int:
         parsed = message if isinstance(message, Message) else Message.from_wire(message)
-        counts: list[int] = []
+        # A fast typed error for bad input before anything is tokenized; the aggregate checks
+        # again before its event exists, and again on a retry after a concurrent write.
+        self.session(session_id).check_append(parsed)
+        counts = tuple(block_tokens(b, self.counter.count) for b in parsed.content)
+        return self._retrying(
+            lambda: self._append_counted(session_id, parsed, counts, usage, request_estimate)
+        )
 
-        def command() -> int:
-            session = self.session(session_id)
-            # A fast typed error for bad input before anything is tokenized; the aggregate
-            # checks again before its event exists.
-            session.check_append(parsed)
-            if not counts:  # counted once, even when a conflicting write makes this rerun
-                counts.extend(block_tokens(b, self.counter.count) for b in parsed.content)
-            truncations, shown = plan_truncations(
-                parsed, session.limits.tool_output_tokens, self.counter.count, counts
-            )
-            session.append(
-                parsed,
-                tokens=MESSAGE_OVERHEAD + sum(counts),
-                block_tokens=shown,
-                truncations=truncations,
-                usage=usage,
-                request_estimate=(
-                    (request_estimate or session.raw_estimate()) if usage is not None else None
-                ),
-            )
-            self.save(session)
-            return session.message_count - 1
-
-        return self._retrying(command)
+    def _append_counted(
+        self,
+        session_id: UUID,
+        message: Message,
+        counts: tuple[int, ...],
+        usage: Usage | None,
+        request_estimate: int | None,
+    ) -> int:
+        session = self.session(session_id)
+        truncations, shown = plan_truncations(
+            message, session.limits.tool_output_tokens, self.counter.count, counts
+        )
+        session.append(
+            message,
+            tokens=MESSAGE_OVERHEAD + sum(counts),
+            block_tokens=shown,
+            truncations=truncations,
+            usage=usage,
+            request_estimate=(
+                (request_estimate or session.raw_estimate()) if usage is not None else None
+            ),
+        )
+        self.save(session)
+        return session.message_count - 1
 
     def _extra(self, session_id: UUID) -> tuple[str | None, int]:
         if self.context_provider is None:
@@ -334,15 +332,15 @@ class Sessions(Application[UUID]):
             )
         extra_text, extra_tokens = self._extra(session_id)
         pruned = 0
-        plan = session.plan_pruning(extra_tokens)
+        plan = planner.plan_prune(session, extra_tokens)
         if plan is not None:
             pruned = self._prune(session, plan)
         requested = session.compaction_requested and session.turn_ended
-        decision = session.decide("requested" if requested else "threshold", extra_tokens)
+        decision = planner.decide(session, "requested" if requested else "threshold", extra_tokens)
         report = None
         suppressed = None
         if decision is not None:
-            suppressed = session.suppression(decision)
+            suppressed = planner.suppression(session, decision)
             if suppressed:
                 session.suppress(decision.trigger, suppressed, decision.estimate)
             else:
@@ -352,7 +350,7 @@ class Sessions(Application[UUID]):
             self.save(session)
         if report is not None and self.hooks is not None:
             self.hooks.after_compaction(session_id, report)
-        context = session.context(extra_text, extra_tokens)
+        context = build_context(session, extra_text, extra_tokens)
         if context.estimate > context.budget:  # pragma: no cover - decide() guarantees the fit
             raise ContextOverflowError(
                 f"the request needs {context.estimate} tokens, over the budget of {context.budget}",
@@ -373,7 +371,7 @@ class Sessions(Application[UUID]):
 
     def _manual(self, session_id: UUID, instructions: str | None) -> CompactionReport:
         session = self.session(session_id)
-        decision = session.decide("manual", self._extra(session_id)[1])
+        decision = planner.decide(session, "manual", self._extra(session_id)[1])
         if decision is None:
             raise NothingToCompactError(
                 "nothing can be compacted: only the last exchange is in the context"
@@ -390,24 +388,24 @@ class Sessions(Application[UUID]):
     def _after_overflow(
         self, session_id: UUID, tokens: int | None, maximum: int | None
     ) -> PreparedRequest:
-        report: list[CompactionReport] = []
-
-        def command() -> None:
-            report.clear()
-            session = self.session(session_id)
-            session.report_overflow(tokens, maximum)
-            decision = session.decide("overflow", self._extra(session_id)[1])
-            if decision is not None:
-                done = self._compact(session, decision, None, loud=False)
-                report.extend([done] if done else [])
-                self._downgrade_reasoning(session, True)
-            self.save(session)
-
-        self._retrying(command)
+        report = self._retrying(lambda: self._compact_after_overflow(session_id, tokens, maximum))
         logger.warning("provider overflow; compacted", session=str(session_id), tokens=tokens)
-        if report and self.hooks is not None:
-            self.hooks.after_compaction(session_id, report[0])
+        if report is not None and self.hooks is not None:
+            self.hooks.after_compaction(session_id, report)
         return self.prepare_request(session_id)
+
+    def _compact_after_overflow(
+        self, session_id: UUID, tokens: int | None, maximum: int | None
+    ) -> CompactionReport | None:
+        session = self.session(session_id)
+        session.report_overflow(tokens, maximum)
+        report = None
+        decision = planner.decide(session, "overflow", self._extra(session_id)[1])
+        if decision is not None:
+            report = self._compact(session, decision, None, loud=False)
+            self._downgrade_reasoning(session, True)
+        self.save(session)
+        return report
 
     def _prune(self, session: Session, plan: PrunePlan) -> int:
         outputs = []
@@ -441,7 +439,7 @@ class Sessions(Application[UUID]):
     def _downgrade_reasoning(self, session: Session, moment: bool) -> None:
         # Reasoning changes old messages, which breaks the cached prefix: batch them with
         # pruning and compaction, unless enough has piled up to be worth a break of its own.
-        blocks = session.plan_reasoning()
+        blocks = planner.plan_downgrades(session)
         if not blocks:
             return
         worth = sum(b.tokens_before for b in blocks) >= session.limits.prune_min_tokens
@@ -463,92 +461,55 @@ class Sessions(Application[UUID]):
     def _compact(
         self, session: Session, decision: Decision, instructions: str | None, *, loud: bool
     ) -> CompactionReport | None:
-        messages = session.messages_before(decision.retained_from)
-        supplied: str | None = None
+        messages = planner.messages_to_summarize(session, decision.retained_from)
+        verdict = HookVerdict()
         if self.hooks is not None:
-            verdict = self.hooks.before_compaction(session.id, decision, messages) or HookVerdict()
+            verdict = self.hooks.before_compaction(session.id, decision, messages) or verdict
             if verdict.cancel is not None and decision.estimate <= decision.budget:
                 session.suppress(
                     decision.trigger, f"cancelled by a hook: {verdict.cancel}", decision.estimate
                 )
                 return None
-            supplied = verdict.summary
         session.hit_threshold(decision)
-        generation = session.generation + 1
-        first = (
-            session.summaries[0].first_position
-            if decision.resummarize and session.summaries
-            else session.retained_from
-        )
-        last = decision.retained_from - 1
-        framing = text_block_tokens(render_summary("", first, last, 0), self.counter.count)
-        footer = files_footer(messages)
-        footer_tokens = self.counter.count(footer) + 2 if footer else 0
-        text_budget = decision.summary_max_tokens - framing - footer_tokens
-        earlier = (
-            tuple(Message.user(c.text) for c in session.summaries) if decision.resummarize else ()
-        )
-        strategy = "resummarize" if decision.resummarize else "additive"
-        if decision.resummarize and session.settings.summary_strategy == "update":
-            strategy = "update"
-        usage = (0, 0)
-        model = "hook"
-        if supplied is not None and supplied.strip():
-            text, strategy = supplied, "hook"
+        request = self._summary_request(session, decision, messages, instructions)
+        written: WrittenSummary
+        if verdict.summary is not None and verdict.summary.strip():
+            written = self.writer.supplied(request, verdict.summary)
         else:
             try:
-                mid_turn = (
-                    next(
-                        e for e in session.entries if e.position == decision.retained_from
-                    ).message.role
-                    is Role.ASSISTANT
-                )
-                text, model, usage = self._summarize(
-                    session, earlier, messages, text_budget, instructions, mid_turn=mid_turn
-                )
+                written = self.writer.write(request)
             except SummarizerError as error:
-                session.fail_compaction(
-                    self.summarizer.name, str(error), fallback="raise" if loud else "truncate"
-                )
+                fallback: Fallback = "raise" if loud else "truncate"
+                session.fail_compaction(self.summarizer.name, str(error), fallback)
                 if loud:
                     self.save(session)
                     raise CompactionFailedError(f"the summarizer failed: {error}") from error
                 # Threshold compaction fails open: the session stays usable, and events say so.
                 logger.warning("summarizer failed; truncating", session=str(session.id))
-                text = (
-                    f"[{len(messages)} earlier messages were dropped without a summary: "
-                    f"the summarizer failed ({error}).]"
-                )
-                if earlier:
-                    # The note goes first: fitting cuts from the end, and it must survive.
-                    text = "\n\n".join([text, *(m.text for m in earlier)])
-                model, strategy = "none", "truncate"
-        if footer:
-            text = f"{text.rstrip()}\n\n{footer}"
-        text, tokens = self._fit_summary(text, first, last, generation, decision.summary_max_tokens)
+                written = self.writer.fallback(request, error)
         outcome = session.complete_compaction(
             decision,
-            text=text,
-            tokens=tokens,
-            model=model,
-            strategy=strategy,
-            summarizer="hook" if strategy == "hook" else self.summarizer.name,
-            summarizer_input_tokens=usage[0],
-            summarizer_output_tokens=usage[1],
+            text=written.text,
+            tokens=written.tokens,
+            model=written.model,
+            strategy=written.strategy,
+            summarizer=written.summarizer,
+            summarizer_input_tokens=written.input_tokens,
+            summarizer_output_tokens=written.output_tokens,
         )
         logger.info(
             "compacted",
             session=str(session.id),
             trigger=decision.trigger,
             generation=outcome.generation,
-            strategy=strategy,
+            strategy=written.strategy,
             tokens_before=outcome.tokens_before,
             tokens_after=outcome.tokens_after,
         )
         return CompactionReport(
             generation=outcome.generation,
             trigger=decision.trigger,
-            strategy=strategy,
+            strategy=written.strategy,
             retained_from=decision.retained_from,
             messages_summarized=outcome.messages_summarized,
             tokens_before=outcome.tokens_before,
@@ -556,116 +517,40 @@ class Sessions(Application[UUID]):
             turns_kept=decision.turns_kept,
         )
 
-    def _summarize(
+    def _summary_request(
         self,
         session: Session,
-        earlier: tuple[Message, ...],
+        decision: Decision,
         messages: tuple[Message, ...],
-        text_budget: int,
         instructions: str | None,
-        *,
-        mid_turn: bool,
-    ) -> tuple[str, str, tuple[int, int]]:
-        if text_budget < MIN_SUMMARY_TOKENS:
-            raise SummarizerError(f"only {text_budget} tokens are left for the summary")
-        if not session.settings.summarize_thinking:
-            messages = tuple(_without_thinking(m) for m in messages)
-        # A turn cut inside gets its own "turn context" summary, joined to the history's.
-        prompts = [i for i, m in enumerate(messages) if m.is_user_prompt]
-        split = mid_turn and bool(prompts) and prompts[-1] > 0
-        parts = [(earlier + messages, text_budget, "")]
-        if split:
-            turn_budget = int(text_budget * TURN_CONTEXT_SHARE)
-            parts = [
-                (earlier + messages[: prompts[-1]], text_budget - turn_budget, ""),
-                (messages[prompts[-1] :], turn_budget, "## The current request so far\n"),
-            ]
-        texts, models, used = [], [], [0, 0]
-        for part, limit, heading in parts:
-            if not part:
-                continue
-            summary = self._summarize_within(session, part, limit, instructions)
-            texts.append(heading + summary.text.strip())
-            models.append(summary.model)
-            used[0] += summary.input_tokens
-            used[1] += summary.output_tokens
-        return "\n\n".join(texts), models[-1], (used[0], used[1])
-
-    def _summarize_within(
-        self,
-        session: Session,
-        messages: Sequence[Message],
-        limit: int,
-        instructions: str | None,
-    ) -> Any:
-        if limit < MIN_SUMMARY_TOKENS:
-            raise SummarizerError(f"only {limit} tokens are left for the summary")
-        summary = self.summarizer.summarize(
-            messages, max_tokens=limit, instructions=instructions, session_model=session.model
+    ) -> SummaryRequest:
+        earlier = tuple(session.summaries) if decision.resummarize else ()
+        first_kept = next(e for e in session.entries if e.position == decision.retained_from)
+        return SummaryRequest(
+            decision=decision,
+            messages=messages,
+            earlier=earlier,
+            first_position=earlier[0].first_position if earlier else session.retained_from,
+            generation=session.generation + 1,
+            session_model=session.model,
+            mid_turn=first_kept.message.role is Role.ASSISTANT,
+            folding_strategy=(
+                "update" if session.settings.summary_strategy == "update" else "resummarize"
+            ),
+            include_thinking=session.settings.summarize_thinking,
+            instructions=instructions,
         )
-        if not summary.text.strip():
-            raise SummarizerError("the summarizer returned an empty summary")
-        if self.counter.count(summary.text) > limit:
-            # One retry asking for less; past that the summary is cut to fit.
-            smaller = max(MIN_SUMMARY_TOKENS, limit // 2)
-            retry = self.summarizer.summarize(
-                messages, max_tokens=smaller, instructions=instructions, session_model=session.model
-            )
-            if retry.text.strip():
-                summary = retry
-        return summary
-
-    def _fit_summary(
-        self, text: str, first: int, last: int, generation: int, limit: int
-    ) -> tuple[str, int]:
-        """The summary text, cut at its end (marked "…") so its rendered chunk fits `limit`.
-
-        A binary search over the kept length: a bounded number of counts, whatever the text.
-        """
-
-        def cost(candidate: str) -> int:
-            rendered = render_summary(candidate, first, last, generation)
-            return text_block_tokens(rendered, self.counter.count)
-
-        tokens = cost(text)
-        if tokens <= limit:
-            return text, tokens
-        low, high = 0, len(text)
-        while low < high:
-            middle = (low + high + 1) // 2
-            if cost(text[:middle].rstrip() + " …") <= limit:
-                low = middle
-            else:
-                high = middle - 1
-        fitted = text[:low].rstrip() + " …" if low else "…"
-        return fitted, cost(fitted)
 
     def _retrying(self, command: Callable[[], T]) -> T:
         """Runs a command again on a concurrent writer's conflict, re-reading the session."""
         for attempt in range(CONFLICT_RETRIES):
             try:
                 return command()
-            except IntegrityError:
+            except IntegrityError as error:
                 if attempt == CONFLICT_RETRIES - 1:
-                    raise
+                    raise ConcurrentWriteError(
+                        f"the session kept changing under this command ({CONFLICT_RETRIES} "
+                        "tries); nothing of it was saved"
+                    ) from error
                 logger.info("concurrent write; retrying", attempt=attempt + 1)
         raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _without_thinking(message: Message) -> Message:
-    kept = tuple(
-        b for b in message.content if not isinstance(b, ThinkingBlock | RedactedThinkingBlock)
-    )
-    return attrs.evolve(message, content=kept) if kept else message
-
-
-def as_usage(data: Mapping[str, Any] | None) -> Usage | None:
-    """Provider usage from the Messages API's `usage` object (unknown keys ignored)."""
-    if not data:
-        return None
-    return Usage(
-        input_tokens=int(data.get("input_tokens") or 0),
-        output_tokens=int(data.get("output_tokens") or 0),
-        cache_read_input_tokens=int(data.get("cache_read_input_tokens") or 0),
-        cache_creation_input_tokens=int(data.get("cache_creation_input_tokens") or 0),
-    )

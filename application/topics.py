@@ -21,7 +21,9 @@ def register_legacy_topics() -> None:
     classes += [
         value
         for value in vars(Session).values()
-        if isinstance(value, type) and issubclass(value, Aggregate.Event)
+        if isinstance(value, type)
+        and issubclass(value, Aggregate.Event)
+        and value.__qualname__.startswith("Session.")
     ]
     for module in LEGACY_MODULES:
         for cls in classes:

@@ -13,11 +13,13 @@ from typing import Any
 import attrs
 from eventsourcing.persistence import JSONTranscoder, Transcoding
 
+from abridged.domain.context import Entry, SummaryChunk
 from abridged.domain.messages import Message
+from abridged.domain.planner import Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput
-from abridged.domain.session import Decision, Entry, SummaryChunk, Usage
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.truncation import Replacement, Truncation
+from abridged.domain.usage import Usage
 
 
 class MessageAsJSON(Transcoding):

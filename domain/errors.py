@@ -69,5 +69,10 @@ class CompactionFailedError(SessionError):
     """A compaction asked for by the caller failed (the failure is recorded as an event)."""
 
 
+class ConcurrentWriteError(SessionError):
+    """Other writers kept changing the session while a command ran; nothing of it was saved.
+    Running the command again is safe."""
+
+
 class InvalidSettingsError(SessionError, ValueError):
     """A setting is out of range or inconsistent with the others."""

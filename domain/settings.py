@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from abridged.domain.errors import InvalidSettingsError
+from abridged.domain.vocabulary import (
+    PruneStrategy,
+    ReasoningPolicy,
+    SummaryStrategy,
+    ToolOutputMode,
+    ToolPolicy,
+    choices,
+)
 
 
 def _share(name: str, value: float, *, low: float = 0.0, high: float = 1.0) -> None:
@@ -16,43 +25,52 @@ def _share(name: str, value: float, *, low: float = 0.0, high: float = 1.0) -> N
         raise InvalidSettingsError(f"{name} must be in ({low}, {high}], got {value!r}")
 
 
-TOOL_OUTPUT_MODES = ("auto", "keep_all", "keep_none")
-PRUNE_STRATEGIES = ("head-tail", "name-only")
-TOOL_POLICIES = ("prune", "keep", "summarize")
-REASONING_POLICIES = ("drop", "summarize")
-SUMMARY_STRATEGIES = ("additive", "update")
+# JSON and the CLI give ints, floats and strings freely: a wrong type must fail when the
+# settings are made, not in the middle of a compaction.
 
 
-def _choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
+def _int(_: object, field: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidSettingsError(f"{field.name} must be int, got {value!r}")
+
+
+def _optional_int(instance: object, field: attrs.Attribute[Any], value: object) -> None:
+    if value is not None:
+        try:
+            _int(instance, field, value)
+        except InvalidSettingsError:
+            raise InvalidSettingsError(f"{field.name} must be int or null, got {value!r}") from None
+
+
+def _float(_: object, field: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidSettingsError(f"{field.name} must be float, got {value!r}")
+
+
+def _bool(_: object, field: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, bool):
+        raise InvalidSettingsError(f"{field.name} must be bool, got {value!r}")
+
+
+def _one_of(alias: object) -> Callable[[object, attrs.Attribute[Any], object], None]:
+    allowed = choices(alias)
+
+    def check(_: object, field: attrs.Attribute[Any], value: object) -> None:
+        _choice(field.name, value, allowed)
+
+    return check
+
+
+def _choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
+    if not isinstance(value, str) or value not in allowed:
         raise InvalidSettingsError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
 
 
-def _check_types(settings: CompactionSettings) -> None:
-    """Each field has its declared type: JSON and the CLI give ints, floats and strings
-    freely, and a wrong one must fail here, not in the middle of a compaction."""
-    for field in attrs.fields(type(settings)):
-        value = getattr(settings, field.name)
-        declared = str(field.type)
-        ok: bool
-        if declared.startswith("int"):
-            ok = (value is None and "None" in declared) or (
-                isinstance(value, int) and not isinstance(value, bool)
-            )
-        elif declared == "float":
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-        elif declared == "bool":
-            ok = isinstance(value, bool)
-        elif declared == "str":
-            ok = isinstance(value, str)
-        else:
-            ok = isinstance(value, dict) and all(
-                isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-            )
-        if not ok:
-            raise InvalidSettingsError(
-                f"{field.name} must be {declared.replace(' | None', ' or null')}, got {value!r}"
-            )
+def _tool_policies(_: object, field: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise InvalidSettingsError(f"{field.name} must be dict[str, str], got {value!r}")
+    for tool, policy in value.items():
+        _choice(f"{field.name}[{tool!r}]", policy, choices(ToolPolicy))
 
 
 def _at_least(name: str, value: int | None, low: int) -> None:
@@ -68,63 +86,72 @@ class CompactionSettings:
     """
 
     # Triggers.
-    threshold_ratio: float = 0.7
+    threshold_ratio: float = attrs.field(default=0.7, validator=_float)
     """Compact when the next request's estimate reaches this fraction of the window."""
-    threshold_floor_tokens: int = 2_000
+    threshold_floor_tokens: int = attrs.field(default=2_000, validator=_int)
     """Never compact a context smaller than this, whatever the ratio says."""
-    threshold_reserve_tokens: int | None = None
+    threshold_reserve_tokens: int | None = attrs.field(default=None, validator=_optional_int)
     """When set, compact at `window - threshold_reserve_tokens` instead of by ratio."""
-    cooldown_messages: int = 4
+    cooldown_messages: int = attrs.field(default=4, validator=_int)
     """A threshold compaction fewer than this many messages after the last one is suppressed
     (a request follows at least two new messages, so 4 holds off one exchange)."""
-    min_reduction_share: float = 0.05
+    min_reduction_share: float = attrs.field(default=0.05, validator=_float)
     """A compaction saving less than this share of the budget made no progress."""
 
     # What stays verbatim.
-    keep_recent_turns: int = 4
+    keep_recent_turns: int = attrs.field(default=4, validator=_int)
     """Turns kept verbatim after a compaction; fewer when they alone do not fit."""
-    keep_recent_tokens: int | None = None
+    keep_recent_tokens: int | None = attrs.field(default=None, validator=_optional_int)
     """When set, keep the most recent exchanges up to this many tokens instead of by turns."""
-    retained_share: float = 0.4
+    retained_share: float = attrs.field(default=0.4, validator=_float)
     """At most this share of the window is kept verbatim after a compaction."""
 
     # Summaries.
-    summary_share: float = 0.1
+    summary_share: float = attrs.field(default=0.1, validator=_float)
     """A new summary chunk may take at most this share of the budget."""
-    summaries_share: float = 0.2
+    summaries_share: float = attrs.field(default=0.2, validator=_float)
     """All summary chunks together may take this share; past it they are re-summarized."""
-    summary_strategy: str = "additive"
+    summary_strategy: SummaryStrategy = attrs.field(
+        default="additive", validator=_one_of(SummaryStrategy)
+    )
     """`additive`: one chunk per compaction; `update`: the summary so far and the new
     messages are summarized into one chunk every time."""
 
     # Tool outputs.
-    tool_output_share: float = 0.25
+    tool_output_share: float = attrs.field(default=0.25, validator=_float)
     """One message's tool outputs are shown head-and-tail above this share of the budget."""
-    tool_output_mode: str = "auto"
+    tool_output_mode: ToolOutputMode = attrs.field(
+        default="auto", validator=_one_of(ToolOutputMode)
+    )
     """`auto` prunes by the rules below; `keep_all` prunes only past the compaction threshold;
     `keep_none` prunes every output outside the protected window at once."""
-    prune_strategy: str = "head-tail"
+    prune_strategy: PruneStrategy = attrs.field(
+        default="head-tail", validator=_one_of(PruneStrategy)
+    )
     """How a pruned output is shown: `head-tail` (first and last bytes) or `name-only`."""
-    prune_protect_share: float = 0.3
+    prune_protect_share: float = attrs.field(default=0.3, validator=_float)
     """The most recent tool outputs, up to this share of the budget, are never pruned."""
-    prune_min_share: float = 0.05
+    prune_min_share: float = attrs.field(default=0.05, validator=_float)
     """The prune boundary moves only to save at least this share of the budget at once."""
-    prune_head_bytes: int = 400
-    prune_tail_bytes: int = 400
-    tool_policies: dict[str, str] = attrs.field(factory=dict, hash=False)
+    prune_head_bytes: int = attrs.field(default=400, validator=_int)
+    prune_tail_bytes: int = attrs.field(default=400, validator=_int)
+    tool_policies: dict[str, ToolPolicy] = attrs.field(
+        factory=dict, hash=False, validator=_tool_policies
+    )
     """Per tool name: `prune` (the default), `keep` (never pruned) or `summarize` (pruned to
     a summary of the whole output)."""
 
     # Reasoning.
-    reasoning_policy: str = "drop"
+    reasoning_policy: ReasoningPolicy = attrs.field(
+        default="drop", validator=_one_of(ReasoningPolicy)
+    )
     """What older thinking blocks become: `drop` them, or `summarize` them as plain text."""
-    reasoning_keep_turns: int = 1
+    reasoning_keep_turns: int = attrs.field(default=1, validator=_int)
     """Thinking blocks of this many recent turns are sent byte for byte."""
-    summarize_thinking: bool = False
+    summarize_thinking: bool = attrs.field(default=False, validator=_bool)
     """Whether the summarizer is given raw thinking text."""
 
     def __attrs_post_init__(self) -> None:
-        _check_types(self)
         _share("threshold_ratio", self.threshold_ratio)
         _share("retained_share", self.retained_share)
         _share("summary_share", self.summary_share, high=0.5)
@@ -152,14 +179,8 @@ class CompactionSettings:
             _at_least(name, getattr(self, name), 0)
         _at_least("threshold_reserve_tokens", self.threshold_reserve_tokens, 1)
         _at_least("keep_recent_tokens", self.keep_recent_tokens, 1)
-        _choice("tool_output_mode", self.tool_output_mode, TOOL_OUTPUT_MODES)
-        _choice("prune_strategy", self.prune_strategy, PRUNE_STRATEGIES)
-        _choice("reasoning_policy", self.reasoning_policy, REASONING_POLICIES)
-        _choice("summary_strategy", self.summary_strategy, SUMMARY_STRATEGIES)
-        for tool, policy in self.tool_policies.items():
-            _choice(f"tool_policies[{tool!r}]", policy, TOOL_POLICIES)
 
-    def tool_policy(self, tool_name: str) -> str:
+    def tool_policy(self, tool_name: str) -> ToolPolicy:
         return self.tool_policies.get(tool_name, "prune")
 
     def to_dict(self) -> dict[str, Any]:

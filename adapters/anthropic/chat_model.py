@@ -21,10 +21,12 @@ import anthropic
 
 from abridged.adapters.anthropic.errors import SDK_ERRORS, translate_error
 from abridged.adapters.anthropic.request import render_request
+from abridged.adapters.anthropic.usage import as_usage
 from abridged.application.ports import ModelReply, ProviderError
+from abridged.domain.context import Context
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.messages import JSON, Message
-from abridged.domain.session import Context, Usage
+from abridged.domain.usage import Usage
 
 __all__ = [
     "CONTEXT_MANAGEMENT_BETA",
@@ -169,15 +171,9 @@ def reply_from_message(message: Any) -> ModelReply:
         reply_message = Message.from_wire({"role": message.role, "content": content})
     except InvalidMessageError as error:
         raise ProviderError(f"the model's reply could not be read: {error}") from error
-    usage = message.usage
     return ModelReply(
         message=reply_message,
-        usage=Usage(
-            input_tokens=usage.input_tokens or 0,
-            output_tokens=usage.output_tokens or 0,
-            cache_read_input_tokens=getattr(usage, "cache_read_input_tokens", None) or 0,
-            cache_creation_input_tokens=getattr(usage, "cache_creation_input_tokens", None) or 0,
-        ),
+        usage=as_usage(message.usage) or Usage(),
         model=str(message.model),
         stop_reason=message.stop_reason,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from abridged.domain.session import Context
+from abridged.domain.context import Context
 
 MAX_BREAKPOINTS = 4
 CACHE_TTLS = ("5m", "1h")

@@ -42,7 +42,8 @@ from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import bootstrap
 from abridged.application.service import Sessions
 from abridged.domain.messages import JSON
-from abridged.domain.session import Session, Usage
+from abridged.domain.session import Session
+from abridged.domain.usage import Usage
 
 TARGET_RATIO = 1.5
 SNAPSHOT_INTERVAL = Sessions.snapshotting_intervals[Session]

@@ -10,8 +10,8 @@ import pytest
 
 from abridged.adapters.anthropic.chat_model import AnthropicChatModel
 from abridged.application.ports import ChatModel, PromptTooLongError
+from abridged.domain.context import Context
 from abridged.domain.messages import Message, Role, ToolResultBlock, ToolUseBlock
-from abridged.domain.session import Context
 from tests.support.fake_anthropic import (  # noqa: F401 (fixtures)
     FakeAnthropic,
     fake_anthropic_fixture,

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from abridged.adapters.cli import main
 from abridged.adapters.token_counters import TiktokenCounter
+from abridged.domain.context import Context
 from abridged.domain.messages import Message
-from abridged.domain.session import Context
 from abridged.domain.tokens import REQUEST_OVERHEAD, message_tokens, system_tokens, tools_tokens
 from tests.conftest import TRANSCRIPTS
 from tests.support.anthropic_rules import assert_valid_request

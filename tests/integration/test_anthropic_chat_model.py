@@ -14,8 +14,9 @@ from abridged.adapters.anthropic.chat_model import CONTEXT_MANAGEMENT_BETA, Anth
 from abridged.adapters.anthropic.errors import ModelNotFoundError
 from abridged.adapters.anthropic.request import render_request
 from abridged.application.ports import PromptTooLongError, ProviderError, ProviderUnavailableError
+from abridged.domain.context import Context
 from abridged.domain.messages import Message, ThinkingBlock, ToolResultBlock, ToolUseBlock
-from abridged.domain.session import Context, Usage
+from abridged.domain.usage import Usage
 from tests.contract.test_chat_model_contract import make_context
 from tests.support import fake_anthropic as api
 from tests.support.fake_anthropic import (  # noqa: F401 (fixtures)

@@ -11,8 +11,9 @@ from abridged.application.ports import ModelReply, PromptTooLongError, ProviderU
 from abridged.application.service import Sessions
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.messages import Message, Role
-from abridged.domain.session import Session, Usage
+from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
+from abridged.domain.usage import Usage
 from tests.conftest import MakeApp
 from tests.support import fake_anthropic as api
 from tests.support.builders import TOOLS, turn, words

@@ -18,6 +18,7 @@ from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.adapters.token_counters import TiktokenCounter
 from abridged.application.ports import Summarizer
 from abridged.application.service import Sessions
+from abridged.domain import planner
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.session import Session
@@ -160,7 +161,7 @@ def test_replaying_the_events_reproduces_the_state_and_every_decision(
         if isinstance(event, Session.CompactionThresholdHit):
             assert replayed is not None
             assert (
-                replayed.decide(event.decision.trigger, event.decision.extra_tokens)
+                planner.decide(replayed, event.decision.trigger, event.decision.extra_tokens)
                 == event.decision
             )
         replayed = event.mutate(replayed)

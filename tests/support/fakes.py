@@ -12,8 +12,9 @@ from abridged.application.ports import (
     SummarizerError,
     Summary,
 )
+from abridged.domain.context import Context
 from abridged.domain.messages import JSON, Message
-from abridged.domain.session import Context, Usage
+from abridged.domain.usage import Usage
 
 
 class FakeTokenCounter:

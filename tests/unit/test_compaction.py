@@ -8,10 +8,12 @@ from uuid import UUID
 import pytest
 
 from abridged.application.service import Sessions
+from abridged.domain import planner
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.messages import Message, Role, TextBlock, ToolResultBlock
-from abridged.domain.session import Session, Usage
+from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
+from abridged.domain.usage import Usage
 from tests.conftest import MakeApp
 from tests.support.builders import TOOLS, exchange, thinking_exchange, turn, words
 from tests.support.checks import check_request
@@ -220,7 +222,9 @@ def test_every_decision_can_be_re_derived_from_the_events(app: Sessions) -> None
     assert hits
     for hit in hits:
         before = app.session(session_id, version=hit.originator_version - 1)
-        assert before.decide(hit.decision.trigger, hit.decision.extra_tokens) == hit.decision
+        assert (
+            planner.decide(before, hit.decision.trigger, hit.decision.extra_tokens) == hit.decision
+        )
 
 
 def test_a_request_needs_a_user_message_last(app: Sessions) -> None:

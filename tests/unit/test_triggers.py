@@ -10,9 +10,11 @@ import pytest
 
 from abridged.application.ports import CompactionReport, HookVerdict
 from abridged.application.service import Sessions
+from abridged.domain import planner
 from abridged.domain.errors import CompactionFailedError, NothingToCompactError
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, TextBlock, ThinkingBlock
-from abridged.domain.session import Decision, Session
+from abridged.domain.planner import Decision
+from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from tests.conftest import MakeApp
 from tests.support.builders import TOOLS, exchange, thinking_exchange, turn, words
@@ -294,7 +296,9 @@ def test_decisions_with_per_turn_content_can_be_re_derived(make_app: MakeApp) ->
     assert all(h.decision.extra_tokens > 0 for h in hits)
     for hit in hits:
         before = app.session(session_id, version=hit.originator_version - 1)
-        assert before.decide(hit.decision.trigger, hit.decision.extra_tokens) == hit.decision
+        assert (
+            planner.decide(before, hit.decision.trigger, hit.decision.extra_tokens) == hit.decision
+        )
 
 
 def test_when_folding_fails_the_missing_summary_note_survives(make_app: MakeApp) -> None:

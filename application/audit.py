@@ -1,0 +1,117 @@
+"""The audit view: the facts each event records, by event class.
+
+One function per event type (`functools.singledispatch`), so renaming or adding an event
+is a type-checked change here, not a string that silently stops matching in a printer.
+The CLI and reports print these facts; they never read events themselves.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from abridged.domain.session import Session
+from abridged.domain.tokens import MESSAGE_OVERHEAD
+
+Facts = dict[str, Any]
+
+
+def event_facts(event: Any) -> Facts:
+    """The event's version and name, and the facts it records (`facts`)."""
+    return {"version": event.originator_version, "event": type(event).__name__, **facts(event)}
+
+
+@functools.singledispatch
+def facts(event: Any) -> Facts:
+    """The facts an event records, for people and machines; {} for an unknown event."""
+    return {}
+
+
+@facts.register
+def _(event: Session.Started) -> Facts:
+    return {
+        "model": event.model,
+        "window": event.context_window,
+        "settings": event.settings_fingerprint,
+    }
+
+
+@facts.register
+def _(event: Session.MessageAppended) -> Facts:
+    found: Facts = {
+        "role": event.message.role.value,
+        "tokens": event.tokens,
+        "shown_tokens": MESSAGE_OVERHEAD + sum(event.block_tokens),
+    }
+    if event.usage is not None:
+        found["usage_prompt_tokens"] = event.usage.prompt_tokens
+    return found
+
+
+@facts.register
+def _(event: Session.CompactionThresholdHit) -> Facts:
+    decision = event.decision
+    return {
+        "trigger": decision.trigger,
+        "estimate": decision.estimate,
+        "threshold": decision.threshold,
+        "retained_from": decision.retained_from,
+        "turns_kept": decision.turns_kept,
+        "reason": decision.reason,
+    }
+
+
+@facts.register
+def _(event: Session.CompactionCompleted) -> Facts:
+    return {
+        "generation": event.generation,
+        "strategy": event.strategy,
+        "summarized": event.messages_summarized,
+        "tokens_before": event.tokens_before,
+        "tokens_after": event.tokens_after,
+    }
+
+
+@facts.register
+def _(event: Session.ToolsPruned) -> Facts:
+    return {
+        "boundary": event.boundary,
+        "outputs": len(event.outputs),
+        "tokens_before": event.tokens_before,
+        "tokens_after": event.tokens_after,
+        "reason": event.reason,
+    }
+
+
+@facts.register
+def _(event: Session.ReasoningDowngraded) -> Facts:
+    return {"blocks": len(event.blocks), "reason": event.reason}
+
+
+@facts.register
+def _(event: Session.CompactionSuppressed) -> Facts:
+    return {"trigger": event.trigger, "reason": event.reason}
+
+
+@facts.register
+def _(event: Session.CompactionRequested) -> Facts:
+    return {"reason": event.reason}
+
+
+@facts.register
+def _(event: Session.OverflowReported) -> Facts:
+    return {
+        "provider_tokens": event.provider_tokens,
+        "maximum": event.maximum,
+        "estimate": event.estimate,
+    }
+
+
+@facts.register
+def _(event: Session.DoubleCompactionConfigured) -> Facts:
+    return {"provider": event.provider, "detail": event.detail}
+
+
+@facts.register
+def _(event: Session.CompactionFailed) -> Facts:
+    return {"summarizer": event.summarizer, "error": event.error, "fallback": event.fallback}

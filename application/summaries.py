@@ -1,0 +1,205 @@
+"""Writing a compaction's summary: summarize, fit it to its budget, or fall back.
+
+`SummaryWriter` is the one collaborator of the service that talks to the summarizer port
+for compactions. It decides nothing about *when* or *where* to compact (the planner does);
+it turns a `Decision` and the messages it covers into the text of one summary chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from abridged.application.ports import (
+    MIN_SUMMARY_TOKENS,
+    Summarizer,
+    SummarizerError,
+    Summary,
+    TokenCounter,
+)
+from abridged.domain.context import SummaryChunk, render_summary
+from abridged.domain.footer import files_footer
+from abridged.domain.messages import Message, RedactedThinkingBlock, ThinkingBlock
+from abridged.domain.planner import Decision
+from abridged.domain.tokens import text_block_tokens
+from abridged.domain.vocabulary import CompactionStrategy
+
+TURN_CONTEXT_SHARE = 0.4
+"""Of a split turn's summary budget, the share for the current turn's prefix."""
+
+
+@attrs.frozen
+class WrittenSummary:
+    """The text of a new summary chunk, fitted to its limit, and what writing it cost."""
+
+    text: str
+    tokens: int
+    model: str
+    strategy: CompactionStrategy
+    summarizer: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@attrs.frozen
+class SummaryRequest:
+    """What one compaction asks of the writer."""
+
+    decision: Decision
+    messages: tuple[Message, ...]
+    """The messages the new chunk covers."""
+    earlier: tuple[SummaryChunk, ...]
+    """Chunks folded into the new one (empty unless the decision re-summarizes)."""
+    first_position: int
+    generation: int
+    session_model: str
+    mid_turn: bool
+    """Whether the cut falls inside a turn (the retained tail starts with an assistant)."""
+    folding_strategy: CompactionStrategy
+    include_thinking: bool
+    instructions: str | None = None
+
+
+class SummaryWriter:
+    """Summarizes a compaction's messages within the decision's summary budget."""
+
+    def __init__(self, counter: TokenCounter, summarizer: Summarizer) -> None:
+        self.counter = counter
+        self.summarizer = summarizer
+
+    def supplied(self, request: SummaryRequest, text: str) -> WrittenSummary:
+        """A summary a hook supplied, with the files footer, fitted to the limit."""
+        footer = files_footer(request.messages)
+        return self._finish(request, footer, text, "hook", "hook", "hook", (0, 0))
+
+    def write(self, request: SummaryRequest) -> WrittenSummary:
+        """Summarizes `request.messages`; raises `SummarizerError` when the summarizer fails."""
+        footer = files_footer(request.messages)
+        text, model, usage = self._summarize(request, self._text_budget(request, footer))
+        strategy: CompactionStrategy = "additive"
+        if request.earlier:
+            strategy = request.folding_strategy
+        return self._finish(request, footer, text, model, strategy, self.summarizer.name, usage)
+
+    def fallback(self, request: SummaryRequest, error: SummarizerError) -> WrittenSummary:
+        """The note that replaces a range whose summary failed (threshold compaction fails
+        open); earlier chunks being folded are kept after it."""
+        text = (
+            f"[{len(request.messages)} earlier messages were dropped without a summary: "
+            f"the summarizer failed ({error}).]"
+        )
+        if request.earlier:
+            # The note goes first: fitting cuts from the end, and it must survive.
+            text = "\n\n".join([text, *(c.text for c in request.earlier)])
+        footer = files_footer(request.messages)
+        return self._finish(request, footer, text, "none", "truncate", self.summarizer.name, (0, 0))
+
+    def _text_budget(self, request: SummaryRequest, footer: str) -> int:
+        last = request.decision.retained_from - 1
+        framing = text_block_tokens(
+            render_summary("", request.first_position, last, 0), self.counter.count
+        )
+        footer_tokens = self.counter.count(footer) + 2 if footer else 0
+        return request.decision.summary_max_tokens - framing - footer_tokens
+
+    def _finish(
+        self,
+        request: SummaryRequest,
+        footer: str,
+        text: str,
+        model: str,
+        strategy: CompactionStrategy,
+        summarizer: str,
+        usage: tuple[int, int],
+    ) -> WrittenSummary:
+        if footer:
+            text = f"{text.rstrip()}\n\n{footer}"
+        text, tokens = self._fit(text, request)
+        return WrittenSummary(text, tokens, model, strategy, summarizer, *usage)
+
+    def _summarize(
+        self, request: SummaryRequest, text_budget: int
+    ) -> tuple[str, str, tuple[int, int]]:
+        if text_budget < MIN_SUMMARY_TOKENS:
+            raise SummarizerError(f"only {text_budget} tokens are left for the summary")
+        messages = request.messages
+        if not request.include_thinking:
+            messages = tuple(_without_thinking(m) for m in messages)
+        earlier = tuple(Message.user(c.text) for c in request.earlier)
+        # A turn cut inside gets its own "turn context" summary, joined to the history's.
+        prompts = [i for i, m in enumerate(messages) if m.is_user_prompt]
+        parts = [(earlier + messages, text_budget, "")]
+        if request.mid_turn and prompts and prompts[-1] > 0:
+            turn_budget = int(text_budget * TURN_CONTEXT_SHARE)
+            parts = [
+                (earlier + messages[: prompts[-1]], text_budget - turn_budget, ""),
+                (messages[prompts[-1] :], turn_budget, "## The current request so far\n"),
+            ]
+        texts, models, used = [], [], [0, 0]
+        for part, limit, heading in parts:
+            if not part:
+                continue
+            summary = self._summarize_within(request, part, limit)
+            texts.append(heading + summary.text.strip())
+            models.append(summary.model)
+            used[0] += summary.input_tokens
+            used[1] += summary.output_tokens
+        return "\n\n".join(texts), models[-1], (used[0], used[1])
+
+    def _summarize_within(
+        self, request: SummaryRequest, messages: Sequence[Message], limit: int
+    ) -> Summary:
+        if limit < MIN_SUMMARY_TOKENS:
+            raise SummarizerError(f"only {limit} tokens are left for the summary")
+        summary = self.summarizer.summarize(
+            messages,
+            max_tokens=limit,
+            instructions=request.instructions,
+            session_model=request.session_model,
+        )
+        if not summary.text.strip():
+            raise SummarizerError("the summarizer returned an empty summary")
+        if self.counter.count(summary.text) > limit:
+            # One retry asking for less; past that the summary is cut to fit.
+            retry = self.summarizer.summarize(
+                messages,
+                max_tokens=max(MIN_SUMMARY_TOKENS, limit // 2),
+                instructions=request.instructions,
+                session_model=request.session_model,
+            )
+            if retry.text.strip():
+                summary = retry
+        return summary
+
+    def _fit(self, text: str, request: SummaryRequest) -> tuple[str, int]:
+        """The text, cut at its end (marked "…") so its rendered chunk fits the limit.
+
+        A binary search over the kept length: a bounded number of counts, whatever the text.
+        """
+        first, last = request.first_position, request.decision.retained_from - 1
+        limit = request.decision.summary_max_tokens
+
+        def cost(candidate: str) -> int:
+            rendered = render_summary(candidate, first, last, request.generation)
+            return text_block_tokens(rendered, self.counter.count)
+
+        tokens = cost(text)
+        if tokens <= limit:
+            return text, tokens
+        low, high = 0, len(text)
+        while low < high:
+            middle = (low + high + 1) // 2
+            if cost(text[:middle].rstrip() + " …") <= limit:
+                low = middle
+            else:
+                high = middle - 1
+        fitted = text[:low].rstrip() + " …" if low else "…"
+        return fitted, cost(fitted)
+
+
+def _without_thinking(message: Message) -> Message:
+    kept = tuple(
+        b for b in message.content if not isinstance(b, ThinkingBlock | RedactedThinkingBlock)
+    )
+    return attrs.evolve(message, content=kept) if kept else message

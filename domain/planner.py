@@ -1,0 +1,265 @@
+"""The planner: whether to compact now, where to cut, when not to; what to prune.
+
+Pure functions of a session's state and settings, so every decision recorded in a
+`CompactionThresholdHit` can be re-derived from the event stream by replaying it.
+
+A cut never separates a tool call from its result: the retained tail starts at a user prompt,
+or at an assistant message (the summary then leads in a user message of its own), and the
+last exchange always stays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import attrs
+
+from abridged.domain.context import ContextView, Entry, calibrated, raw_estimate
+from abridged.domain.errors import ContextOverflowError
+from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
+from abridged.domain.pruning import DowngradedThinking, PrunePlan, plan_pruning, plan_reasoning
+from abridged.domain.settings import CompactionSettings
+from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD
+from abridged.domain.truncation import shown
+from abridged.domain.vocabulary import Trigger
+
+
+@attrs.frozen
+class Decision:
+    """One compaction choice: its inputs and its outputs. Re-derivable from the events."""
+
+    trigger: Trigger
+    estimate: int
+    window: int
+    budget: int
+    threshold: int
+    floor: int
+    reserved_output: int
+    settings_fingerprint: str
+    retained_from: int
+    """First position kept verbatim; everything before it is summarized."""
+    turns_kept: int
+    resummarize: bool
+    """Whether the existing chunks are folded with the new range into one chunk."""
+    summary_max_tokens: int
+    reason: str
+    extra_tokens: int = 0
+    """Tokens of the per-turn content the decision counted (not stored in the history)."""
+
+
+@attrs.frozen
+class CompactionOutcome:
+    """What one compaction changed, as recorded in its `CompactionCompleted`."""
+
+    generation: int
+    messages_summarized: int
+    tokens_before: int
+    tokens_after: int
+
+
+class PlannerView(ContextView, Protocol):
+    """What the planner reads of a session (the `Session` aggregate is one)."""
+
+    @property
+    def settings(self) -> CompactionSettings: ...
+
+    @property
+    def thinking_seen(self) -> bool: ...
+
+    @property
+    def message_count(self) -> int: ...
+
+    @property
+    def last_compaction_at(self) -> int: ...
+
+    @property
+    def stalled_estimate(self) -> int | None: ...
+
+
+def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decision | None:
+    """Whether to compact now and where to cut; `ContextOverflowError` if nothing fits.
+
+    `extra_tokens` are per-turn content's. Only a `threshold` trigger may decide not to
+    compact because the estimate is below the threshold.
+    """
+    limits = view.limits
+    settings = view.settings
+    estimate = calibrated(view, raw_estimate(view) + extra_tokens)
+    if trigger == "threshold" and estimate < limits.threshold:
+        return None
+    entries = view.entries
+    cuts = cut_points(entries, thinking_led=view.thinking_seen)
+    if not cuts:
+        if estimate > limits.budget:
+            raise overflow_error(view, entries)
+        return None
+    existing = sum(c.tokens for c in view.summaries)
+    resummarize = bool(view.summaries) and (
+        settings.summary_strategy == "update"
+        or existing + limits.summary_tokens > limits.summaries_tokens
+    )
+    summaries_bound = limits.summary_tokens if resummarize else existing + limits.summary_tokens
+    fixed = (
+        REQUEST_OVERHEAD
+        + view.system_tokens
+        + view.tools_tokens
+        + summaries_bound
+        + MESSAGE_OVERHEAD
+        + extra_tokens
+    )
+    suffix = suffix_sums(entries)
+    soft = min(limits.retained_tokens + fixed, limits.threshold)
+
+    def fits(index: int, limit: int) -> bool:
+        return calibrated(view, fixed + suffix[index]) <= limit
+
+    def choose(cut: int, turns: int, reason: str) -> Decision:
+        return Decision(
+            trigger=trigger,
+            estimate=estimate,
+            window=limits.window,
+            budget=limits.budget,
+            threshold=limits.threshold,
+            floor=settings.threshold_floor_tokens,
+            reserved_output=limits.reserved_output,
+            settings_fingerprint=settings.fingerprint,
+            retained_from=entries[cut].position,
+            turns_kept=turns,
+            resummarize=resummarize,
+            summary_max_tokens=limits.summary_tokens,
+            reason=reason,
+            extra_tokens=extra_tokens,
+        )
+
+    turn_starts = [k for k in cuts if entries[k].message.is_user_prompt]
+    if settings.keep_recent_tokens is not None:
+        for cut in cuts:
+            if fits(cut, soft):
+                return choose(cut, turns_from(entries, cut), "recent tokens")
+    else:
+        for turns in range(min(settings.keep_recent_turns, len(turn_starts)), 0, -1):
+            cut = turn_starts[-turns]
+            if fits(cut, soft):
+                return choose(cut, turns, "turns")
+        inside = [k for k in cuts if not turn_starts or k > turn_starts[-1]] or cuts[-1:]
+        for cut in inside:
+            if fits(cut, soft):
+                return choose(cut, 0, "inside current turn")
+    cut = cuts[-1]
+    if fits(cut, limits.budget):
+        return choose(cut, turns_from(entries, cut), "minimal tail")
+    raise overflow_error(view, entries[cut:])
+
+
+def suppression(view: PlannerView, decision: Decision) -> str | None:
+    """Why a threshold compaction should not run now (loop guards), or `None`.
+
+    Never suppresses when the request would not fit the budget otherwise."""
+    if decision.trigger != "threshold" or decision.estimate > decision.budget:
+        return None
+    since = view.message_count - view.last_compaction_at
+    if view.last_compaction_at >= 0 and since < view.settings.cooldown_messages:
+        return f"the last compaction ran {since} message(s) ago"
+    stalled = view.stalled_estimate
+    min_reduction = view.limits.min_reduction
+    if stalled is not None and decision.estimate < stalled + min_reduction:
+        return (
+            "the last compaction could not reduce the context by "
+            f"{min_reduction:,} tokens; waiting for it to grow"
+        )
+    return None
+
+
+def overflow_error(view: PlannerView, entries: Sequence[Entry]) -> ContextOverflowError:
+    """The error for a request that cannot fit: names the largest message that must stay."""
+    limits = view.limits
+    largest = max(entries, key=lambda e: e.shown_tokens, default=None)
+    if largest is None:
+        fixed = view.system_tokens + view.tools_tokens
+        return ContextOverflowError(
+            f"the system prompt and tools alone ({fixed} tokens) do not fit the budget of "
+            f"{limits.budget} tokens",
+            position=None,
+            tokens=fixed,
+            budget=limits.budget,
+        )
+    return ContextOverflowError(
+        f"message {largest.position + 1} ({largest.message.role.value}, "
+        f"{largest.shown_tokens} tokens) cannot fit with what must be sent alongside it "
+        f"in the budget of {limits.budget} tokens (window {limits.window} minus "
+        f"{limits.reserved_output} reserved for output); nothing was sent",
+        position=largest.position,
+        tokens=largest.shown_tokens,
+        budget=limits.budget,
+    )
+
+
+def cut_points(entries: Sequence[Entry], *, thinking_led: bool = False) -> list[int]:
+    """Indices where the retained tail may start: never between a tool call and its result.
+
+    A tail may start at an assistant message (a summary message leads it) or at a user prompt.
+    The last exchange always stays: the last user message, and the tool calls it answers.
+    In a session with thinking, an active tool loop must keep an assistant message that
+    starts with thinking first, so a cut inside it falls only before such a message.
+    """
+    if not entries:
+        return []
+    last = len(entries) - 1
+    active_loop = bool(entries[last].message.tool_results)
+    if active_loop:
+        last -= 1
+    loop_start = len(entries)
+    if thinking_led and active_loop:
+        prompts = [k for k, e in enumerate(entries) if e.message.is_user_prompt]
+        loop_start = prompts[-1] + 1 if prompts else 0
+    cuts = []
+    for k in range(1, last + 1):
+        message = entries[k].message
+        if message.is_user_prompt or (
+            message.role is Role.ASSISTANT
+            and (
+                k <= loop_start
+                or isinstance(message.content[0], ThinkingBlock | RedactedThinkingBlock)
+            )
+        ):
+            cuts.append(k)
+    return cuts
+
+
+def turns_from(entries: Sequence[Entry], cut: int) -> int:
+    """How many turns start at or after index `cut`."""
+    return sum(1 for e in entries[cut:] if e.message.is_user_prompt)
+
+
+def suffix_sums(entries: Sequence[Entry]) -> list[int]:
+    """`sums[k]`: the shown tokens of `entries[k:]`."""
+    sums = [0] * (len(entries) + 1)
+    for k in range(len(entries) - 1, -1, -1):
+        sums[k] = sums[k + 1] + entries[k].shown_tokens
+    return sums
+
+
+def plan_prune(view: PlannerView, extra_tokens: int = 0) -> PrunePlan | None:
+    """Where the prune boundary should move now, or `None`."""
+    limits = view.limits
+    past = calibrated(view, raw_estimate(view) + extra_tokens) >= limits.threshold
+    return plan_pruning(view.entries, view.prune_boundary, limits, past_threshold=past)
+
+
+def plan_downgrades(view: PlannerView) -> tuple[DowngradedThinking, ...]:
+    """Thinking blocks that should now be dropped or shown as text."""
+    return plan_reasoning(view.entries, view.limits) if view.thinking_seen else ()
+
+
+def messages_to_summarize(view: PlannerView, position: int) -> tuple[Message, ...]:
+    """The retained messages a compaction up to `position` would summarize.
+
+    Pruned outputs come whole (what pruning hid from the model is what the summary should
+    keep), with append-time truncation, when that fits the session's budget; otherwise
+    the messages come as requests show them, so the summarizer's input stays bounded.
+    """
+    entries = [e for e in view.entries if e.position < position]
+    if sum(e.tokens for e in entries) <= view.limits.budget:
+        return tuple(shown(e.message, e.truncations) for e in entries)
+    return tuple(e.shown_message for e in entries)
