@@ -18,13 +18,15 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from abridged.adapters.demo.codegen import MARKDOWN_SAMPLES, VERBS
+from abridged.adapters.demo.repository import DOC_PAGES, REPO_ROOT, Repo
+from abridged.adapters.demo.sources import ANCHOR_TESTS, SLUG_ANCHOR, SLUG_FIXED, TOC_ANCHOR
 from abridged.adapters.transcripts import Transcript
 from abridged.domain.messages import JSON, Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 DEMO_MODEL = "claude-sonnet-4-5"
 """The model the demo session is attributed to."""
 
-_ROOT = "/home/dev/quillmark"
 _OUTPUT_LIMIT = 40_000
 """The run_command tool shows at most this many characters of an output."""
 _ID_ALPHABET = string.ascii_letters + string.digits
@@ -169,7 +171,7 @@ def demo_transcript(*, seed: int = 7, turns: int = 6) -> Transcript:
     if turns < 1:
         raise ValueError(f"turns must be at least 1, got {turns}")
     rng = random.Random(seed)
-    repo = _Repo(random.Random(f"quillmark-repo:{seed}"))
+    repo = Repo(random.Random(f"quillmark-repo:{seed}"))
     agent = _Agent(rng, repo)
     done: set[_Scenario] = set()
     for scenario in _plan(rng, turns):
@@ -190,516 +192,6 @@ def demo_transcript(*, seed: int = 7, turns: int = 6) -> Transcript:
         model=DEMO_MODEL,
         source=f"<demo seed={seed} turns={turns}>",
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# The imaginary repository
-
-
-_NOUNS = (
-    "token", "block", "line", "heading", "node", "span", "anchor", "cell", "row", "marker",
-    "fence", "indent", "link", "label", "title", "source", "buffer", "state", "entry", "run",
-    "delimiter", "container", "paragraph", "attr", "column", "child", "text", "offset", "item",
-)  # fmt: skip
-_VERBS = (
-    "parse", "render", "scan", "match", "split", "normalize", "collect", "resolve", "emit",
-    "escape", "strip", "measure", "flush", "consume", "peek", "close", "open", "merge", "walk",
-)  # fmt: skip
-_TYPES = (
-    "str", "int", "Node", "Token", "list[Token]", "Block | None", "Sequence[str]", "bool",
-    "State", "Iterator[Node]", "Mapping[str, str]", "Span",
-)  # fmt: skip
-_ATTRS = ("kind", "level", "start", "end", "text", "children", "indent", "closed", "lineno")
-_DEFAULTS = ("None", "[]", '""', "0", "False", "()", "self")
-_COMMENTS = (
-    "CommonMark 0.31, section 4.5: a fence may be indented up to three spaces",
-    "keep this linear: the changelog alone has ~40k lines",
-    "tabs count as four spaces here, as the spec says, not as a single column",
-    "the lazy continuation rule makes this look ahead one line",
-    "a closed container never reopens, so its children are final here",
-    "offsets are in code points, not bytes: spans are sliced from `str`",
-    "HTML blocks end at the first blank line, whatever their kind (spec 4.6)",
-)
-_IMPORTS = (
-    "from collections.abc import Iterator, Mapping, Sequence",
-    "from dataclasses import dataclass, field",
-    "from functools import lru_cache",
-    "import itertools",
-    "import html",
-    "from typing import Final",
-)
-
-_SLUG_ANCHOR = '''\
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def slugify(text: str, *, taken: set[str] | None = None) -> str:
-    """Anchor id for a heading: lowercase words joined by '-', unique within `taken`."""
-    ascii_text = text.encode("ascii", "ignore").decode("ascii")
-    slug = "-".join(_WORD.findall(ascii_text.lower())) or "section"
-    if taken is not None:
-        slug = _dedupe(slug, taken)
-    return slug'''
-_SLUG_FIXED = '''\
-_WORD = re.compile(r"\\w+")
-
-
-def slugify(text: str, *, taken: set[str] | None = None) -> str:
-    """Anchor id for a heading: lowercase words joined by '-', unique within `taken`."""
-    normalized = unicodedata.normalize("NFC", text).casefold()
-    slug = "-".join(_WORD.findall(normalized)) or "section"
-    if taken is not None:
-        slug = _dedupe(slug, taken)
-    return slug'''
-
-_TABLE_ANCHOR = '''\
-def _parse_delimiter_row(line: str) -> list[str] | None:
-    """The alignments of a table's delimiter row, or None if `line` is not one."""
-    aligns: list[str] = []
-    for cell in _split_cells(line):
-        cell = cell.strip()
-        if not _DELIMITER.fullmatch(cell):
-            return None
-        # TODO: alignment (":---", "---:", ":---:")
-        aligns.append("")
-    return aligns
-
-
-def _split_cells(line: str) -> list[str]:
-    return line.strip().strip("|").split("|")
-
-
-def _render_cell(cell: Cell, tag: str) -> str:
-    style = f' style="text-align: {cell.attrs["align"]}"' if cell.attrs["align"] else ""
-    return f"<{tag}{style}>{cell.html}</{tag}>"'''
-
-_TOC_ANCHOR = '''\
-def _anchor(title: str) -> str:
-    """The fragment a TOC entry links to."""
-    return "#" + title.strip().lower().replace(" ", "-").encode("ascii").decode()'''
-
-_EMPHASIS_ANCHOR = """\
-# Delimiter runs: `*a*`, `**a**`, with escaped stars allowed inside.
-_EMPHASIS = re.compile(r"(\\*+)((?:[^*]|\\\\\\*)+)*\\1")"""
-
-_OUTPUT_ANCHOR = """\
-def _report(written: Sequence[Path], out_dir: Path) -> None:
-    for path in written:
-        click.echo(f"wrote {str(out_dir / path.name)}")"""
-
-_VERSION_FILE = '__version__ = "2.3.1"\n'
-
-_JA_DOC = """\
-# quillmark ドキュメント
-
-quillmark は CommonMark に準拠した軽量な Markdown パーサーです。
-依存ライブラリはなく、Python 3.9 以降で動作します。
-
-## インストール
-
-```
-pip install quillmark
-```
-
-## 使い方
-
-コマンドラインから `quillmark build docs/` を実行すると、`build/` に HTML が出力されます。
-ライブラリとして使う場合は `quillmark.render()` に文字列を渡してください。
-
-## 見出しと目次
-
-見出しには自動的にアンカーが付きます。全角文字の見出し（例：「設定ファイル」）も
-そのまま使えます。目次は `[[toc]]` と書いた位置に挿入されます。
-
-### 設定ファイル
-
-`quillmark.toml` をプロジェクトのルートに置くと、次の項目を設定できます。
-
-| 項目 | 説明 | 既定値 |
-|:-----|:-----|-------:|
-| `toc_depth` | 目次に含める見出しの深さ | 3 |
-| `smart_quotes` | 引用符を「」に変換する | false |
-| `tables` | 表の拡張を有効にする | true |
-
-### よくある質問
-
-**Q. 見出しのアンカーが空になります。**
-A. 2.3.0 以前では ASCII 以外の文字が取り除かれていました。2.4.0 で修正されています。
-
-**Q. Windows でパスの区切り文字が `\\` になります。**
-A. 出力されるパスは常に `/` 区切りです。問題があれば issue を立ててください。
-"""
-
-
-class _Repo:
-    """The files of the imaginary repository, generated once, changed by the agent's edits."""
-
-    def __init__(self, rng: random.Random) -> None:
-        self.files: dict[str, str] = {}
-        self.spec_examples = 652
-        modules = {
-            "quillmark/__init__.py": "Public API: `render`, `parse` and the plugin hooks.",
-            "quillmark/errors.py": "The errors quillmark raises.",
-            "quillmark/lexer.py": "Line classification: the first pass of block parsing.",
-            "quillmark/blocks.py": "Block structure: containers, leaves and their closing.",
-            "quillmark/inline.py": "Inline parsing: emphasis, links, code spans.",
-            "quillmark/parser.py": "The two-phase CommonMark parser.",
-            "quillmark/render.py": "HTML rendering of a parsed document.",
-            "quillmark/slug.py": "Heading anchors.",
-            "quillmark/toc.py": "Table of contents for `[[toc]]`.",
-            "quillmark/cli.py": "The `quillmark` command line.",
-            "quillmark/plugins/__init__.py": "Plugin discovery and registration.",
-            "quillmark/plugins/tables.py": "GitHub-style tables.",
-            "quillmark/plugins/footnotes.py": "Footnotes: `[^1]` references.",
-        }
-        anchors = {
-            "quillmark/slug.py": (_SLUG_ANCHOR,),
-            "quillmark/plugins/tables.py": (_TABLE_ANCHOR,),
-            "quillmark/toc.py": (_TOC_ANCHOR,),
-            "quillmark/inline.py": (_EMPHASIS_ANCHOR,),
-            "quillmark/cli.py": (_OUTPUT_ANCHOR,),
-        }
-        self.files["quillmark/_version.py"] = _VERSION_FILE
-        for path, doc in modules.items():
-            size = 4 if path.endswith("__init__.py") else rng.randint(9, 26)
-            self.files[path] = _python_module(rng, doc, anchors.get(path, ()), size)
-        for name in ("parser", "lexer", "inline", "render", "tables", "cli", "toc", "slug"):
-            self.files[f"tests/test_{name}.py"] = _test_module(rng, name)
-        self.files["tests/test_spec.py"] = _SPEC_TEST
-        self.files["docs/ja/index.md"] = _JA_DOC
-        self.files["CHANGELOG.md"] = _changelog(rng)
-        self.files["pyproject.toml"] = _PYPROJECT
-        self.files[".github/workflows/ci.yml"] = _CI_YAML
-        self.original = dict(self.files)
-
-    def read(self, path: str, offset: int | None = None, limit: int | None = None) -> str | None:
-        """`cat -n` of the file (or of lines offset..offset+limit), or None if it is absent."""
-        text = self.files.get(path)
-        if text is None:
-            return None
-        lines = text.splitlines()
-        start = (offset or 1) - 1
-        stop = len(lines) if limit is None else start + limit
-        return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, 1) if start < n <= stop)
-
-    def line_of(self, path: str, needle: str) -> int:
-        """The 1-based line where `needle` starts in `path` (1 if it is not there)."""
-        position = self.files[path].find(needle)
-        return self.files[path].count("\n", 0, position) + 1 if position >= 0 else 1
-
-    def search(self, pattern: str, suffix: str = "") -> list[tuple[str, int, str]]:
-        """`(path, line number, line)` of each line matching `pattern`, like ripgrep."""
-        compiled = re.compile(pattern, re.MULTILINE)
-        # A leading \b defeats the regex engine's literal prefix scan; skipping the files
-        # that lack the word keeps a whole session's generation well under a second.
-        word = re.fullmatch(r"\\b(\w+)\\b", pattern)
-        hits: list[tuple[str, int, str]] = []
-        for path, text in self.files.items():
-            if not path.endswith(suffix) or (word and word.group(1) not in text):
-                continue
-            line, position, reported = 1, 0, -1
-            for match in compiled.finditer(text):
-                start = text.rfind("\n", 0, match.start()) + 1
-                if start == reported:
-                    continue
-                line += text.count("\n", position, start)
-                position = reported = start
-                end = text.find("\n", match.start())
-                hits.append((path, line, text[start : end if end >= 0 else len(text)]))
-        return hits
-
-    def test_ids(self) -> list[str]:
-        ids = [
-            f"{path}::{name}"
-            for path, text in self.files.items()
-            if path.startswith("tests/test_") and path != "tests/test_spec.py"
-            for name in re.findall(r"^def (test_\w+)", text, re.MULTILINE)
-        ]
-        sections = _SPEC_SECTIONS
-        per_section = self.spec_examples // len(sections)
-        ids += [
-            f"tests/test_spec.py::test_spec[{section}-{i * per_section + k + 1}]"
-            for i, section in enumerate(sections)
-            for k in range(per_section)
-        ]
-        return sorted(ids)
-
-    def tracked_files(self) -> list[str]:
-        """`git ls-files`: the generated sources plus the spec fixtures and docs."""
-        extra = [
-            f"tests/fixtures/spec/example_{n:04d}.md" for n in range(1, self.spec_examples + 1)
-        ]
-        extra += [f"docs/{page}.md" for page in _DOC_PAGES]
-        extra += [f"docs/ja/{page}.md" for page in _DOC_PAGES[:6]]
-        extra += [f"tests/fixtures/render/{n}.md" for n in _NOUNS]
-        extra += ["README.md", "LICENSE", ".gitignore", ".pre-commit-config.yaml", "Makefile"]
-        return sorted({*self.files, *extra})
-
-
-_SPEC_SECTIONS = (
-    "tabs", "thematic-breaks", "atx-headings", "setext-headings", "indented-code-blocks",
-    "fenced-code-blocks", "html-blocks", "link-reference-definitions", "paragraphs",
-    "block-quotes", "list-items", "lists", "backslash-escapes", "entity-references",
-    "code-spans", "emphasis", "links", "images", "autolinks", "raw-html", "hard-line-breaks",
-)  # fmt: skip
-_DOC_PAGES = (
-    "index", "install", "usage", "cli", "plugins", "tables", "footnotes", "toc", "api",
-    "changelog", "contributing", "faq", "migration-2.0", "performance", "security",
-)  # fmt: skip
-
-_SPEC_TEST = '''\
-"""The CommonMark spec examples, one test each (tests/fixtures/spec)."""
-
-from __future__ import annotations
-
-import pytest
-
-from quillmark import render
-from tests.spec import load_examples
-
-
-@pytest.mark.parametrize("example", load_examples(), ids=lambda e: f"{e.section}-{e.number}")
-def test_spec(example):
-    assert render(example.markdown) == example.html
-'''
-
-_PYPROJECT = """\
-[build-system]
-requires = ["hatchling>=1.21"]
-build-backend = "hatchling.build"
-
-[project]
-name = "quillmark"
-dynamic = ["version"]
-description = "CommonMark-compliant Markdown to HTML, with tables, footnotes and a TOC."
-requires-python = ">=3.9"
-dependencies = ["click>=8.1"]
-
-[project.scripts]
-quillmark = "quillmark.cli:main"
-
-[tool.hatch.version]
-path = "quillmark/_version.py"
-
-[tool.pytest.ini_options]
-addopts = "-ra"
-testpaths = ["tests"]
-
-[tool.ruff]
-line-length = 100
-target-version = "py39"
-
-[tool.mypy]
-strict = true
-"""
-
-_CI_YAML = """\
-name: ci
-on: [push, pull_request]
-jobs:
-  test:
-    strategy:
-      matrix:
-        os: [ubuntu-latest, windows-latest, macos-latest]
-        python: ["3.9", "3.12"]
-    runs-on: ${{ matrix.os }}
-    steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-python@v5
-        with: {python-version: "${{ matrix.python }}"}
-      - run: pip install -e '.[dev]'
-      - run: pytest -ra
-"""
-
-
-def _python_module(rng: random.Random, doc: str, anchors: Sequence[str], functions: int) -> str:
-    header = [f'"""{doc}"""', "", "from __future__ import annotations", "", "import re"]
-    header += sorted(rng.sample(_IMPORTS, k=rng.randint(1, 3)))
-    header += ["", "from quillmark.errors import QuillError"]
-    if rng.random() < 0.6:
-        header += ["", f"_{rng.choice(_NOUNS).upper()}_RE = re.compile(r{_regex(rng)!r})"]
-    used: set[str] = set()
-    chunks = [
-        _dataclass(rng) if rng.random() < 0.15 else _function(rng, used) for _ in range(functions)
-    ]
-    for anchor in anchors:
-        chunks.insert(rng.randint(0, len(chunks)), anchor)
-    return "\n".join(header) + "\n\n\n" + "\n\n\n".join(chunks) + "\n"
-
-
-def _regex(rng: random.Random) -> str:
-    return rng.choice(
-        (
-            r"^ {0,3}(#{1,6})(?:[ \t]+|$)",
-            r"^ {0,3}(`{3,}|~{3,})([^`]*)$",
-            r"^ {0,3}>[ ]?",
-            r"^ {0,3}([-+*]|\d{1,9}[.)])(?:[ \t]+|$)",
-            r"\[([^\]]+)\]\(([^)\s]*)(?:\s+\"([^\"]*)\")?\)",
-            r"&(?:#[xX][0-9a-fA-F]{1,6}|#\d{1,7}|[A-Za-z][A-Za-z0-9]{1,31});",
-        )
-    )
-
-
-def _function(rng: random.Random, used: set[str]) -> str:
-    name = f"{'_' if rng.random() < 0.4 else ''}{rng.choice(_VERBS)}_{rng.choice(_NOUNS)}"
-    while name in used:
-        name += "s" if not name.endswith("s") else "_all"
-    used.add(name)
-    params = rng.sample(_NOUNS, k=rng.randint(1, 3))
-    signature = ", ".join(f"{p}: {rng.choice(_TYPES)}" for p in params)
-    verb, noun = name.strip("_").split("_", 1)
-    lines = [
-        f"def {name}({signature}) -> {rng.choice(_TYPES)}:",
-        f'    """{verb.capitalize()} the {noun} of `{params[0]}`; {rng.choice(_DOC_TAILS)}."""',
-    ]
-    return "\n".join(lines + _body(rng, params, 1))
-
-
-_DOC_TAILS = (
-    "None when there is nothing to do",
-    "the result keeps source offsets",
-    "raises QuillError on malformed input",
-    "pure, safe to cache",
-    "the input is not modified",
-    "tabs are expanded first",
-)
-
-
-def _body(rng: random.Random, params: list[str], depth: int) -> list[str]:
-    pad = "    " * depth
-    known = list(params)
-    out: list[str] = []
-    for _ in range(rng.randint(3, 10)):
-        source = rng.choice(known)
-        new = rng.choice(_NOUNS) + rng.choice(("", "s", "_end", "_text", "_count"))
-        attr, verb, noun = rng.choice(_ATTRS), rng.choice(_VERBS), rng.choice(_NOUNS)
-        kind = rng.randrange(9)
-        if kind == 0:
-            out.append(f"{pad}{new} = {source}.{verb}_{noun}()")
-        elif kind == 1:
-            out += [f"{pad}if {source} is None:", f"{pad}    return {rng.choice(_DEFAULTS)}"]
-        elif kind == 2:
-            out += [
-                f"{pad}{new} = []",
-                f"{pad}for {noun} in {source}:",
-                f"{pad}    if {noun}.{attr} > {rng.randint(0, 4)}:",
-                f"{pad}        {new}.append({noun})",
-            ]
-        elif kind == 3:
-            out.append(f"{pad}{new} = [c.{attr} for c in {source}.children if not c.closed]")
-        elif kind == 4:
-            out += [
-                f"{pad}if not {source}:",
-                f'{pad}    raise QuillError(f"unexpected {noun} {{{source}!r}}")',
-            ]
-        elif kind == 5:
-            out.append(f"{pad}{new} = {source}.{attr} + len({rng.choice(known)})")
-        elif kind == 6:
-            out += [f"{pad}with {source}.{verb}() as {noun}:", f"{pad}    {new} = {noun}.{attr}"]
-        elif kind == 7:
-            out.append(f"{pad}# {rng.choice(_COMMENTS)}")
-            continue
-        else:
-            out.append(f"{pad}{new} = {verb}_{noun}({source}, {rng.choice(_DEFAULTS)})")
-        known.append(new)
-    out.append(f"{pad}return {known[-1]}")
-    return out
-
-
-def _dataclass(rng: random.Random) -> str:
-    name = rng.choice(_NOUNS).capitalize() + rng.choice(("State", "Info", "Spec", "Run", ""))
-    fields = rng.sample(_ATTRS, k=rng.randint(2, 5))
-    lines = ["@dataclass(frozen=True)", f"class {name}:", f'    """One {name.lower()}."""', ""]
-    lines += [f"    {f}: {rng.choice(_TYPES)}" for f in fields]
-    lines += ["", f"    def {rng.choice(_VERBS)}(self) -> {name}:"]
-    return "\n".join(lines + _body(rng, ["self"], 2))
-
-
-_MARKDOWN_SAMPLES = (
-    "# Title\\n",
-    "*a* **b**\\n",
-    "> quote\\n> more\\n",
-    "- one\\n- two\\n",
-    "```py\\nx = 1\\n```\\n",
-    "[link](/url 'title')\\n",
-    "Über uns\\n========\\n",
-    "| a | b |\\n|---|---|\\n| 1 | 2 |\\n",
-    "text[^1]\\n\\n[^1]: note\\n",
-    "&copy; &#169;\\n",
-)
-
-
-def _test_module(rng: random.Random, name: str) -> str:
-    lines = [
-        f'"""Tests of quillmark.{name}."""',
-        "",
-        "from __future__ import annotations",
-        "",
-        "import pytest",
-        "",
-        "from quillmark import parse, render",
-    ]
-    extra = _ANCHOR_TESTS.get(name, ())
-    names = {rng.choice(_VERBS) + "_" + rng.choice(_NOUNS) for _ in range(rng.randint(8, 20))}
-    for test in sorted(names):
-        sample = rng.choice(_MARKDOWN_SAMPLES)
-        lines += [
-            "",
-            "",
-            f"def test_{test}():",
-            f'    doc = parse("{sample}")',
-            f"    assert doc.children[0].{rng.choice(_ATTRS)} == {rng.choice(_DEFAULTS)}",
-            f'    assert render("{sample}").startswith("<")',
-        ]
-    for test in extra:
-        lines += ["", "", test]
-    return "\n".join(lines) + "\n"
-
-
-_ANCHOR_TESTS = {
-    "parser": (
-        """def test_unicode():
-    html = render("## Über uns\\n")
-    assert html == '<h2 id="über-uns">Über uns</h2>\\n\'""",
-    ),
-    "toc": (
-        """def test_anchor_links():
-    toc = render("[[toc]]\\n\\n## Straße\\n")
-    assert 'href="#straße"' in toc""",
-    ),
-    "tables": (
-        """def test_alignment():
-    html = render("| a | b | c |\\n|:--|:-:|--:|\\n| 1 | 2 | 3 |\\n")
-    assert '<td style="text-align: center">2</td>' in html""",
-        """def test_escaped_pipe():
-    table = parse("| a \\\\| b | c |\\n|---|---|\\n").children[0]
-    assert len(table.header.cells) == 2""",
-    ),
-    "cli": (
-        """def test_watch_rebuilds(tmp_path, run_cli):
-    (tmp_path / "a.md").write_text("# A\\n")
-    with run_cli("build", str(tmp_path), "--watch", "-o", str(tmp_path / "out")) as proc:
-        proc.wait_for_line("wrote", timeout=2.0)
-        (tmp_path / "a.md").write_text("# B\\n")
-        proc.wait_for_line("rebuilt", timeout=2.0)""",
-        """def test_output_path(tmp_path, run_cli):
-    result = run_cli("build", "docs", "-o", "build")
-    assert "wrote build/index.html" in result.output""",
-    ),
-}
-
-
-def _changelog(rng: random.Random) -> str:
-    lines = ["# Changelog", "", "## Unreleased", ""]
-    for minor in range(3, -1, -1):
-        for patch in range(rng.randint(1, 4), -1, -1):
-            lines += [f"## 2.{minor}.{patch}", ""]
-            for _ in range(rng.randint(2, 6)):
-                verb = rng.choice(("Fix", "Add", "Speed up", "Document", "Deprecate"))
-                subject = f"{rng.choice(_NOUNS)} {rng.choice(_VERBS)}ing"
-                lines.append(f"- {verb} {subject} (#{rng.randint(40, 420)})")
-            lines.append("")
-    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -727,7 +219,7 @@ class _Failure:
 class _Agent:
     """Appends the messages of the session, one step (a call round trip) at a time."""
 
-    def __init__(self, rng: random.Random, repo: _Repo) -> None:
+    def __init__(self, rng: random.Random, repo: Repo) -> None:
         self.rng = rng
         self.repo = repo
         self.messages: list[Message] = []
@@ -885,8 +377,8 @@ def _pytest_log(
     lines = [
         "=" * 29 + " test session starts " + "=" * 30,
         "platform linux -- Python 3.12.3, pytest-8.3.4, pluggy-1.5.0"
-        + (f" -- {_ROOT}/.venv/bin/python" if verbose else ""),
-        f"rootdir: {_ROOT}",
+        + (f" -- {REPO_ROOT}/.venv/bin/python" if verbose else ""),
+        f"rootdir: {REPO_ROOT}",
         "configfile: pyproject.toml",
         "plugins: cov-6.0.0, xdist-3.6.1",
         ("collecting ... " if verbose else "")
@@ -1036,7 +528,7 @@ def _wander(agent: _Agent, steps: int, around: Sequence[str]) -> None:
                 agent.read(other, 1, rng.randint(40, 120)),
             )
         elif move == 4:
-            verb = rng.choice(_VERBS)
+            verb = rng.choice(VERBS)
             agent.step(
                 agent.maybe(f"Are there other `{verb}_*` helpers doing the same thing?"),
                 agent.search(rf"def _?{verb}_\w+\(", ".py", 60),
@@ -1062,7 +554,7 @@ def _wander(agent: _Agent, steps: int, around: Sequence[str]) -> None:
                 agent.pytest(test_file),
             )
         else:
-            sample = rng.choice([s for s in _MARKDOWN_SAMPLES if "'" not in s])
+            sample = rng.choice([s for s in MARKDOWN_SAMPLES if "'" not in s])
             code = f'from quillmark import render; print(render("{sample}"))'
             agent.step(
                 agent.maybe("Let me see what the renderer does with a small input."),
@@ -1079,7 +571,7 @@ def _git_log(rng: random.Random) -> str:
     )
 
 
-def _blame(rng: random.Random, repo: _Repo, path: str, first: int) -> str:
+def _blame(rng: random.Random, repo: Repo, path: str, first: int) -> str:
     lines = repo.files[path].splitlines()[first - 1 : first + 29]
     authors = [a.split(" <")[0] for a in _AUTHORS]
     commits = ["".join(rng.choices("0123456789abcdef", k=8)) for _ in range(3)]
@@ -1165,7 +657,7 @@ def _unicode_headings(agent: _Agent) -> None:
         "tests/test_parser.py::test_unicode",
         "AssertionError: assert '<h2 id=\"ber-uns\">Über uns</h2>\\n' == "
         "'<h2 id=\"über-uns\">Über uns</h2>\\n'",
-        source=_ANCHOR_TESTS["parser"][0],
+        source=ANCHOR_TESTS["parser"][0],
     )
     agent.step(
         agent.maybe("First, reproduce the failure."),
@@ -1184,11 +676,11 @@ def _unicode_headings(agent: _Agent) -> None:
     agent.step(
         'Found it: `slugify` encodes to ASCII with `errors="ignore"`, which silently drops '
         "`Ü`. I'll match word characters with `\\w` (Unicode-aware) instead.",
-        agent.edit("quillmark/slug.py", _SLUG_ANCHOR.replace("    ", "  "), _SLUG_FIXED),
+        agent.edit("quillmark/slug.py", SLUG_ANCHOR.replace("    ", "  "), SLUG_FIXED),
     )
     agent.step(
         "The indentation in my old_string was wrong. Retrying with the exact text.",
-        agent.edit("quillmark/slug.py", _SLUG_ANCHOR, _SLUG_FIXED),
+        agent.edit("quillmark/slug.py", SLUG_ANCHOR, SLUG_FIXED),
     )
     agent.step(
         agent.maybe("It needs `unicodedata`."),
@@ -1199,7 +691,7 @@ def _unicode_headings(agent: _Agent) -> None:
         "tests/test_toc.py::test_anchor_links",
         "AssertionError: assert 'href=\"#straße\"' in "
         '\'<nav class="toc"><a href="#strasse">Straße</a></nav>\'',
-        source=_ANCHOR_TESTS["toc"][0],
+        source=ANCHOR_TESTS["toc"][0],
     )
     agent.step(
         agent.maybe("That passes. Running the neighbouring test files."),
@@ -1260,13 +752,13 @@ def _tables(agent: _Agent) -> None:
                     'style = f\' style="text-align: {cell.attrs["align"]}"\'',
                 ),
             ),
-            _ANCHOR_TESTS["tables"][0],
+            ANCHOR_TESTS["tables"][0],
         ),
         _Failure(
             "tests/test_tables.py::test_escaped_pipe",
             "AssertionError: assert 3 == 2\n"
             " +  where 3 = len([Cell('a \\\\'), Cell(' b '), Cell(' c ')])",
-            source=_ANCHOR_TESTS["tables"][1],
+            source=ANCHOR_TESTS["tables"][1],
         ),
     ]
     agent.step(
@@ -1428,7 +920,7 @@ def watch(
                 'raise TimeoutError(f"no line matching {pattern!r} within {timeout}s")',
             ),
         ),
-        _ANCHOR_TESTS["cli"][0],
+        ANCHOR_TESTS["cli"][0],
     )
     agent.step(None, agent.pytest("tests/test_cli.py", [failure]))
     agent.step(
@@ -1487,11 +979,11 @@ def _japanese_docs(agent: _Agent) -> None:
             "wrote build/index.html",
             "wrote build/install.html",
             "Traceback (most recent call last):",
-            f'  File "{_ROOT}/.venv/bin/quillmark", line 8, in <module>',
+            f'  File "{REPO_ROOT}/.venv/bin/quillmark", line 8, in <module>',
             "    sys.exit(main())",
-            f'  File "{_ROOT}/quillmark/cli.py", line {cli_line + 4}, in build',
+            f'  File "{REPO_ROOT}/quillmark/cli.py", line {cli_line + 4}, in build',
             '    html = render(source.read_text(encoding="utf-8"), toc=True)',
-            f'  File "{_ROOT}/quillmark/toc.py", line {line}, in _anchor',
+            f'  File "{REPO_ROOT}/quillmark/toc.py", line {line}, in _anchor',
             '    return "#" + title.strip().lower().replace(" ", "-").encode("ascii").decode()',
             "UnicodeEncodeError: 'ascii' codec can't encode characters in position 0-5: "
             "ordinal not in range(128)",
@@ -1512,7 +1004,7 @@ def _japanese_docs(agent: _Agent) -> None:
         "links and heading ids can disagree even when nothing crashes. Reuse `slugify`.",
         agent.edit(
             "quillmark/toc.py",
-            _TOC_ANCHOR,
+            TOC_ANCHOR,
             '''def _anchor(title: str) -> str:
     """The fragment a TOC entry links to: the heading's own id."""
     return "#" + slugify(title)''',
@@ -1539,8 +1031,8 @@ def test_fullwidth_heading():
     agent.step(None, agent.pytest("tests/test_toc.py"))
     built = "\n".join(
         ["building docs/ → build/ (21 files)"]
-        + [f"wrote build/{page}.html" for page in _DOC_PAGES]
-        + [f"wrote build/ja/{page}.html" for page in _DOC_PAGES[:6]]
+        + [f"wrote build/{page}.html" for page in DOC_PAGES]
+        + [f"wrote build/ja/{page}.html" for page in DOC_PAGES[:6]]
     )
     agent.step(
         agent.maybe("And the real docs build."),
@@ -1761,7 +1253,7 @@ def _release(agent: _Agent) -> None:
     )
 
 
-def _profile(rng: random.Random, repo: _Repo) -> str:
+def _profile(rng: random.Random, repo: Repo) -> str:
     rows = [
         ("1", "9.402", "9.402", "{built-in method builtins.exec}"),
         ("1", "0.000", "9.398", "cli.py:1(<module>)"),
@@ -1806,7 +1298,7 @@ def _profile(rng: random.Random, repo: _Repo) -> str:
     return "\n".join(lines)
 
 
-def _ci_log(rng: random.Random, repo: _Repo) -> str:
+def _ci_log(rng: random.Random, repo: Repo) -> str:
     stamp = "2025-03-03T17:{:02d}:{:02d}.{:07d}Z"
     lines: list[str] = []
     ids = repo.test_ids()
