@@ -9,27 +9,29 @@ an edit shows the edit. The same seed always gives the same transcript.
 
 from __future__ import annotations
 
-import difflib
-import html
 import random
 import re
-import string
 from collections.abc import Callable, Sequence
 
-import attrs
-
+from abridged.adapters.demo.agent import Agent
 from abridged.adapters.demo.codegen import MARKDOWN_SAMPLES, VERBS
+from abridged.adapters.demo.outputs import (
+    COMMIT_SUBJECTS,
+    FailingTest,
+    ci_log,
+    git_blame,
+    git_log,
+    html_for,
+    profile_report,
+)
 from abridged.adapters.demo.repository import DOC_PAGES, REPO_ROOT, Repo
 from abridged.adapters.demo.sources import ANCHOR_TESTS, SLUG_ANCHOR, SLUG_FIXED, TOC_ANCHOR
 from abridged.adapters.transcripts import Transcript
-from abridged.domain.messages import JSON, Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from abridged.domain.messages import JSON
 
 DEMO_MODEL = "claude-sonnet-4-5"
 """The model the demo session is attributed to."""
 
-_OUTPUT_LIMIT = 40_000
-"""The run_command tool shows at most this many characters of an output."""
-_ID_ALPHABET = string.ascii_letters + string.digits
 
 SYSTEM_PROMPT = """\
 You are Quill, a coding agent working in a checked-out git repository on the user's machine.
@@ -172,7 +174,7 @@ def demo_transcript(*, seed: int = 7, turns: int = 6) -> Transcript:
         raise ValueError(f"turns must be at least 1, got {turns}")
     rng = random.Random(seed)
     repo = Repo(random.Random(f"quillmark-repo:{seed}"))
-    agent = _Agent(rng, repo)
+    agent = Agent(rng, repo)
     done: set[_Scenario] = set()
     for scenario in _plan(rng, turns):
         if scenario in done:
@@ -195,259 +197,13 @@ def demo_transcript(*, seed: int = 7, turns: int = 6) -> Transcript:
 
 
 # ---------------------------------------------------------------------------------------------
-# Writing the session
-
-
-@attrs.frozen
-class _Call:
-    name: str
-    input: dict[str, JSON]
-    output: str
-    is_error: bool = False
-
-
-@attrs.frozen
-class _Failure:
-    """A failing test: its id, the traceback frames below the test, and the error line."""
-
-    test_id: str
-    error: str
-    frames: tuple[tuple[str, int, str, str], ...] = ()
-    source: str = ""
-
-
-class _Agent:
-    """Appends the messages of the session, one step (a call round trip) at a time."""
-
-    def __init__(self, rng: random.Random, repo: Repo) -> None:
-        self.rng = rng
-        self.repo = repo
-        self.messages: list[Message] = []
-        self._ids: set[str] = set()
-        self._changed: dict[str, str] = {}
-        self.listed = False
-        self.seen: set[str] = set()
-        self.done: list[tuple[str, str]] = []
-        self.preamble = ""
-
-    def ask(self, text: str) -> None:
-        self.messages.append(Message.user(self.preamble + text))
-        self.preamble = ""
-        self._changed = {}
-        self.seen = set()
-
-    def step(self, thought: str | None, *calls: _Call, remark: str | None = None) -> None:
-        uses = [ToolUseBlock(self._new_id(), call.name, call.input) for call in calls]
-        content: list[Block] = [TextBlock(thought)] if thought else []
-        self.messages.append(Message.assistant(*content, *uses))
-        results: list[Block] = [
-            ToolResultBlock(use.id, call.output, call.is_error)
-            for use, call in zip(uses, calls, strict=True)
-        ]
-        if remark:
-            results.append(TextBlock(remark))
-        self.messages.append(Message.user(*results))
-
-    def answer(self, text: str) -> None:
-        self.messages.append(Message.assistant(text))
-
-    def maybe(self, thought: str) -> str | None:
-        """Real agents often call a tool without a word; keep about two thirds of thoughts."""
-        return thought if self.rng.random() < 0.68 else None
-
-    def _new_id(self) -> str:
-        while True:
-            tool_id = "toolu_01" + "".join(self.rng.choices(_ID_ALPHABET, k=22))
-            if tool_id not in self._ids:
-                self._ids.add(tool_id)
-                return tool_id
-
-    def read(self, path: str, offset: int | None = None, limit: int | None = None) -> _Call:
-        arguments: dict[str, JSON] = {"path": path}
-        if offset is not None:
-            arguments["offset"] = offset
-        if limit is not None:
-            arguments["limit"] = limit
-        text = self.repo.read(path, offset, limit)
-        if text is None:
-            return _Call("read_file", arguments, f"Error: file not found: {path}", True)
-        return _Call("read_file", arguments, text or "(empty file)")
-
-    def run(self, command: str, output: str, *, status: int = 0, timeout: int = 0) -> _Call:
-        arguments: dict[str, JSON] = {"command": command}
-        if timeout:
-            arguments["timeout_seconds"] = timeout
-        if len(output) > _OUTPUT_LIMIT:
-            # Like real agent harnesses, keep the head and the tail of a huge output: the
-            # tail is where test summaries and tracebacks end up.
-            head = output[: output.rfind("\n", 0, _OUTPUT_LIMIT // 2)]
-            tail = output[output.find("\n", len(output) - _OUTPUT_LIMIT // 2) + 1 :]
-            omitted = len(output) - len(head) - len(tail)
-            output = f"{head}\n\n[... {omitted} characters omitted ...]\n\n{tail}"
-        if status:
-            output = f"{output}\n\n[exit status {status}]"
-        return _Call("run_command", arguments, output or "(no output)", status != 0)
-
-    def search(self, pattern: str, suffix: str = "", limit: int = 200) -> _Call:
-        arguments: dict[str, JSON] = {"pattern": pattern}
-        if suffix:
-            arguments["glob"] = f"*{suffix}"
-        hits = self.repo.search(pattern, suffix)
-        lines = [f"{path}:{n}:{line}" for path, n, line in hits[:limit]]
-        if len(hits) > limit:
-            arguments["max_results"] = limit
-            lines.append(f"[{len(hits) - limit} more matches not shown]")
-        return _Call("search_code", arguments, "\n".join(lines) or "No matches found.")
-
-    def edit(self, path: str, old: str, new: str) -> _Call:
-        arguments: dict[str, JSON] = {"path": path, "old_string": old, "new_string": new}
-        current = self.repo.files.get(path)
-        if not old:
-            self._changed.setdefault(path, "")
-            self.repo.files[path] = new
-            return _Call("edit_file", arguments, f"Created {path} ({len(new.splitlines())} lines).")
-        if current is None:
-            return _Call("edit_file", arguments, f"Error: file not found: {path}", True)
-        found = current.count(old)
-        if found != 1:
-            problem = (
-                "old_string was not found in the file. Read the file again: whitespace and "
-                "indentation must match exactly."
-                if found == 0
-                else f"old_string occurs {found} times; give more context or set replace_all."
-            )
-            return _Call("edit_file", arguments, f"Error editing {path}: {problem}", True)
-        self._changed.setdefault(path, current)
-        self.repo.files[path] = current.replace(old, new)
-        first = self.repo.line_of(path, new)
-        shown = self.repo.read(path, max(1, first - 3), len(new.splitlines()) + 6) or ""
-        return _Call(
-            "edit_file",
-            arguments,
-            f"The file {path} has been edited. Here is `cat -n` of the edited part:\n{shown}",
-        )
-
-    @property
-    def changed(self) -> list[str]:
-        """The files changed since the last request."""
-        return sorted(self._changed)
-
-    def diff(self) -> str:
-        """`git diff` of the files changed since the last request."""
-        parts: list[str] = []
-        for path, before in self._changed.items():
-            after = self.repo.files[path]
-            parts.append(f"diff --git a/{path} b/{path}")
-            parts += difflib.unified_diff(
-                before.splitlines(), after.splitlines(), f"a/{path}", f"b/{path}", lineterm=""
-            )
-        return "\n".join(parts)
-
-    def pytest(
-        self,
-        target: str,
-        failures: Sequence[_Failure] = (),
-        *,
-        verbose: bool = False,
-        only: Sequence[str] = (),
-    ) -> _Call:
-        """Run pytest on `target`; `only` restricts the collected ids (default: all under it)."""
-        ids = list(only) or [t for t in self.repo.test_ids() if t.startswith(target)]
-        failed = {f.test_id for f in failures}
-        ids = sorted({*ids, *failed})
-        seconds = self.rng.uniform(0.3, 0.9) + len(ids) * 0.009
-        command = f".venv/bin/pytest {target} {'-v' if verbose else '-q'}"
-        out = _pytest_log(
-            self.rng, ids, failures, verbose=verbose, seconds=seconds, line_of=self.repo.line_of
-        )
-        return self.run(command, out, status=1 if failures else 0)
-
-
-def _pytest_log(
-    rng: random.Random,
-    ids: Sequence[str],
-    failures: Sequence[_Failure],
-    *,
-    verbose: bool,
-    seconds: float,
-    line_of: Callable[[str, str], int],
-) -> str:
-    failed = {f.test_id for f in failures}
-    skipped = {t for t in ids if t not in failed and rng.random() < 0.012}
-    lines = [
-        "=" * 29 + " test session starts " + "=" * 30,
-        "platform linux -- Python 3.12.3, pytest-8.3.4, pluggy-1.5.0"
-        + (f" -- {REPO_ROOT}/.venv/bin/python" if verbose else ""),
-        f"rootdir: {REPO_ROOT}",
-        "configfile: pyproject.toml",
-        "plugins: cov-6.0.0, xdist-3.6.1",
-        ("collecting ... " if verbose else "")
-        + f"collected {len(ids)} item{'' if len(ids) == 1 else 's'}",
-        "",
-    ]
-    if verbose:
-        for index, test_id in enumerate(ids, 1):
-            outcome = (
-                "FAILED" if test_id in failed else "SKIPPED" if test_id in skipped else "PASSED"
-            )
-            percent = f"[{index * 100 // len(ids):>3}%]"
-            lines.append(f"{test_id} {outcome}".ljust(72) + percent)
-    else:
-        marks = "".join(
-            "F" if test_id in failed else "s" if test_id in skipped else "." for test_id in ids
-        )
-        for start in range(0, len(marks), 72):
-            chunk = marks[start : start + 72]
-            lines.append(chunk.ljust(72) + f" [{(start + len(chunk)) * 100 // len(marks):>3}%]")
-    if failures:
-        lines += ["", "=" * 35 + " FAILURES " + "=" * 35]
-        for failure in failures:
-            test_name = failure.test_id.split("::")[-1]
-            lines.append(f" {test_name} ".center(80, "_"))
-            source = failure.source.splitlines()
-            lines += ["", *(f"    {line}" for line in source[:-1]), f">   {source[-1]}"]
-            path = failure.test_id.split("::")[0]
-            where = line_of(path, f"def {test_name}(") + failure.source.count("\n")
-            if failure.frames:
-                lines += ["", f"{path}:{where}: ", "_ " * 40]
-                for frame_path, line, function, code in failure.frames:
-                    lines += [f"{frame_path}:{line}: in {function}", f"    {code}"]
-                lines += [f"E   {line}" for line in failure.error.splitlines()]
-            else:
-                lines += [f"E       {line}" for line in failure.error.splitlines()]
-                lines += ["", f"{path}:{where}: " + failure.error.split(":")[0]]
-    passed = len(ids) - len(failed) - len(skipped)
-    if failures or skipped:
-        lines += ["", "=" * 28 + " short test summary info " + "=" * 27]
-        lines += [
-            f"SKIPPED [1] {t.split('::')[0]}: needs the optional 'watchdog' extra"
-            for t in sorted(skipped)
-        ]
-        for failure in failures:
-            error = failure.error.splitlines()[0]
-            error = error if len(error) <= 70 else error[:67] + "..."
-            lines.append(f"FAILED {failure.test_id} - {error}")
-    summary = ", ".join(
-        part
-        for part in (
-            f"{len(failed)} failed" if failed else "",
-            f"{passed} passed" if passed else "",
-            f"{len(skipped)} skipped" if skipped else "",
-        )
-        if part
-    )
-    lines.append(f" {summary} in {seconds:.2f}s ".center(80, "="))
-    return "\n".join(lines)
-
-
-# ---------------------------------------------------------------------------------------------
 # Common moves
 
 
-def _orient(agent: _Agent, big: bool) -> None:
+def _orient(agent: Agent, big: bool) -> None:
     rng = agent.rng
     log = "\n".join(
-        f"{''.join(rng.choices('0123456789abcdef', k=7))} {rng.choice(_COMMIT_SUBJECTS)}"
+        f"{''.join(rng.choices('0123456789abcdef', k=7))} {rng.choice(COMMIT_SUBJECTS)}"
         for _ in range(rng.randint(12, 30))
     )
     status = (
@@ -467,23 +223,7 @@ def _orient(agent: _Agent, big: bool) -> None:
         )
 
 
-_COMMIT_SUBJECTS = (
-    "Fix lazy continuation in nested block quotes (#402)",
-    "Speed up entity decoding with a lookup table",
-    "docs: explain the [[toc]] marker",
-    "Bump click to 8.1.7",
-    "Tables: parse header row separately",
-    "Footnotes: keep definition order stable",
-    "ci: add Python 3.12 to the matrix",
-    "Refactor container closing into blocks.close_unmatched",
-    "Fix off-by-one in code span backtick runs (#388)",
-    "Add --stdout option to `quillmark build`",
-    "Release 2.3.1",
-    "lexer: classify tabs per spec 2.2",
-)
-
-
-def _wander(agent: _Agent, steps: int, around: Sequence[str]) -> None:
+def _wander(agent: Agent, steps: int, around: Sequence[str]) -> None:
     """Exploration between the moves that matter: reads, searches, history, quick checks."""
     rng, repo = agent.rng, agent.repo
     modules = [
@@ -536,7 +276,7 @@ def _wander(agent: _Agent, steps: int, around: Sequence[str]) -> None:
         elif move == 5:
             agent.step(
                 agent.maybe(f"When did `{path}` last change?"),
-                agent.run(f"git log -5 -- {path}", _git_log(rng)),
+                agent.run(f"git log -5 -- {path}", git_log(rng)),
             )
         elif move == 6:
             first = repo.line_of(path, f"def {name}")
@@ -544,7 +284,7 @@ def _wander(agent: _Agent, steps: int, around: Sequence[str]) -> None:
                 agent.maybe(f"Who wrote `{name}`, and when?"),
                 agent.run(
                     f"git blame -L {first},+{rng.randint(12, 30)} {path}",
-                    _blame(rng, repo, path, first),
+                    git_blame(rng, repo, path, first),
                 ),
             )
         elif move == 7:
@@ -558,71 +298,11 @@ def _wander(agent: _Agent, steps: int, around: Sequence[str]) -> None:
             code = f'from quillmark import render; print(render("{sample}"))'
             agent.step(
                 agent.maybe("Let me see what the renderer does with a small input."),
-                agent.run(f".venv/bin/python -c '{code}'", _html_for(sample)),
+                agent.run(f".venv/bin/python -c '{code}'", html_for(sample)),
             )
 
 
-def _git_log(rng: random.Random) -> str:
-    return "\n".join(
-        f"commit {''.join(rng.choices('0123456789abcdef', k=40))}\n"
-        f"Author: {rng.choice(_AUTHORS)}\nDate:   {rng.choice(_DATES)}\n\n"
-        f"    {rng.choice(_COMMIT_SUBJECTS)}\n"
-        for _ in range(rng.randint(2, 5))
-    )
-
-
-def _blame(rng: random.Random, repo: Repo, path: str, first: int) -> str:
-    lines = repo.files[path].splitlines()[first - 1 : first + 29]
-    authors = [a.split(" <")[0] for a in _AUTHORS]
-    commits = ["".join(rng.choices("0123456789abcdef", k=8)) for _ in range(3)]
-    out = []
-    for number, line in enumerate(lines[: rng.randint(12, 30)], first):
-        who = rng.randrange(3)
-        date = (
-            "2024-11-02 14:20:51 +0100",
-            "2025-01-28 09:15:31 +0000",
-            "2025-02-24 10:41:07 +0100",
-        )
-        out.append(f"{commits[who]} ({authors[who]:<16} {date[who]} {number:>4}) {line}")
-    return "\n".join(out)
-
-
-def _html_for(sample: str) -> str:
-    text = sample.replace("\\n", "\n")
-    first = text.splitlines()[0]
-    if first.startswith("#"):
-        return f'<h1 id="title">{first.lstrip("# ")}</h1>'
-    if first.startswith("- "):
-        return "<ul>\n<li>one</li>\n<li>two</li>\n</ul>"
-    if first.startswith(">"):
-        return "<blockquote>\n<p>quote\nmore</p>\n</blockquote>"
-    if first.startswith("```"):
-        return '<pre><code class="language-py">x = 1\n</code></pre>'
-    if first.startswith("|"):
-        return (
-            "<table>\n<thead>\n<tr>\n<th>a</th>\n<th>b</th>\n</tr>\n</thead>\n"
-            "<tbody>\n<tr>\n<td>1</td>\n<td>2</td>\n</tr>\n</tbody>\n</table>"
-        )
-    if first.startswith("Über"):
-        return '<h1 id="ber">Über uns</h1>'
-    return f"<p>{html.escape(first)}</p>"
-
-
-_AUTHORS = (
-    "Mara Lindqvist <mara@quillmark.dev>",
-    "Tomás Ferreira <tomas.ferreira@example.org>",
-    "Yuki Tanaka <yuki@quillmark.dev>",
-    "Dev Patel <dev@example.com>",
-)
-_DATES = (
-    "Mon Feb 24 10:41:07 2025 +0100",
-    "Thu Feb 13 18:02:55 2025 +0900",
-    "Tue Jan 28 09:15:31 2025 +0000",
-    "Fri Dec 20 16:47:12 2024 -0500",
-)
-
-
-def _checks(agent: _Agent, mypy_error: str | None = None) -> None:
+def _checks(agent: Agent, mypy_error: str | None = None) -> None:
     """Full suite plus linters before declaring a task done."""
     rng = agent.rng
     ruff = agent.run(".venv/bin/ruff check .", "All checks passed!")
@@ -645,7 +325,7 @@ def _checks(agent: _Agent, mypy_error: str | None = None) -> None:
 # The requests
 
 
-def _unicode_headings(agent: _Agent) -> None:
+def _unicode_headings(agent: Agent) -> None:
     rng = agent.rng
     agent.ask(
         "test_unicode started failing after the slug refactor: headings with non-ASCII letters "
@@ -653,7 +333,7 @@ def _unicode_headings(agent: _Agent) -> None:
         "it properly? Anchors should keep the heading's letters."
     )
     _orient(agent, big=rng.random() < 0.5)
-    failure = _Failure(
+    failure = FailingTest(
         "tests/test_parser.py::test_unicode",
         "AssertionError: assert '<h2 id=\"ber-uns\">Über uns</h2>\\n' == "
         "'<h2 id=\"über-uns\">Über uns</h2>\\n'",
@@ -687,7 +367,7 @@ def _unicode_headings(agent: _Agent) -> None:
         agent.edit("quillmark/slug.py", "import re\n", "import re\nimport unicodedata\n"),
     )
     agent.step(None, agent.pytest("tests/test_parser.py", only=(failure.test_id,)))
-    toc_failure = _Failure(
+    toc_failure = FailingTest(
         "tests/test_toc.py::test_anchor_links",
         "AssertionError: assert 'href=\"#straße\"' in "
         '\'<nav class="toc"><a href="#strasse">Straße</a></nav>\'',
@@ -725,7 +405,7 @@ def _unicode_headings(agent: _Agent) -> None:
     )
 
 
-def _tables(agent: _Agent) -> None:
+def _tables(agent: Agent) -> None:
     repo, rng = agent.repo, agent.rng
     path = "quillmark/plugins/tables.py"
     agent.ask(
@@ -741,7 +421,7 @@ def _tables(agent: _Agent) -> None:
     )
     line = repo.line_of(path, "_render_cell")
     failures = [
-        _Failure(
+        FailingTest(
             "tests/test_tables.py::test_alignment",
             "KeyError: 'align'",
             (
@@ -754,7 +434,7 @@ def _tables(agent: _Agent) -> None:
             ),
             ANCHOR_TESTS["tables"][0],
         ),
-        _Failure(
+        FailingTest(
             "tests/test_tables.py::test_escaped_pipe",
             "AssertionError: assert 3 == 2\n"
             " +  where 3 = len([Cell('a \\\\'), Cell(' b '), Cell(' c ')])",
@@ -844,7 +524,7 @@ def _tables(agent: _Agent) -> None:
     )
 
 
-def _watch_option(agent: _Agent) -> None:
+def _watch_option(agent: Agent) -> None:
     rng = agent.rng
     agent.ask(
         "Hallo! Kannst du der CLI bitte eine Option `--watch` hinzufügen, die bei Änderungen an "
@@ -909,7 +589,7 @@ def watch(
             "quillmark/cli.py", "import re\n", "import re\n\nfrom quillmark.watch import watch\n"
         ),
     )
-    failure = _Failure(
+    failure = FailingTest(
         "tests/test_cli.py::test_watch_rebuilds",
         "TimeoutError: no line matching 'rebuilt' within 2.0s",
         (
@@ -964,7 +644,7 @@ def watch(
     )
 
 
-def _japanese_docs(agent: _Agent) -> None:
+def _japanese_docs(agent: Agent) -> None:
     repo, rng = agent.repo, agent.rng
     agent.ask(
         "We're adding Japanese docs (docs/ja/). `quillmark build docs/` now crashes on them "
@@ -1059,7 +739,7 @@ def test_fullwidth_heading():
     )
 
 
-def _slow_render(agent: _Agent) -> None:
+def _slow_render(agent: Agent) -> None:
     repo, rng = agent.repo, agent.rng
     agent.ask(
         "Rendering our 2 MB CHANGELOG takes ~9 s since 2.3.0 (it was well under a second). "
@@ -1076,7 +756,7 @@ def _slow_render(agent: _Agent) -> None:
         agent.maybe("Profiling, sorted by cumulative time."),
         agent.run(
             "python -m cProfile -s cumtime -m quillmark build CHANGELOG.md -o /tmp/cl.html",
-            _profile(rng, repo),
+            profile_report(rng, repo),
             timeout=300,
         ),
         remark="(also: please keep it working on Python 3.9, we still ship there)",
@@ -1139,7 +819,7 @@ def _slow_render(agent: _Agent) -> None:
     )
 
 
-def _windows_paths(agent: _Agent) -> None:
+def _windows_paths(agent: Agent) -> None:
     repo, rng = agent.repo, agent.rng
     agent.ask(
         "Salut ! Les tests échouent sur Windows dans la CI : `test_cli.py::test_output_path` "
@@ -1148,7 +828,7 @@ def _windows_paths(agent: _Agent) -> None:
     )
     agent.step(
         agent.maybe("Je récupère d'abord le log du job qui échoue."),
-        agent.run("gh run view 8812345 --log-failed", _ci_log(rng, repo)),
+        agent.run("gh run view 8812345 --log-failed", ci_log(rng, repo)),
     )
     agent.step(
         agent.maybe("Le message vient de la CLI ; je lis le code concerné."),
@@ -1182,7 +862,7 @@ def _windows_paths(agent: _Agent) -> None:
     )
 
 
-def _release(agent: _Agent) -> None:
+def _release(agent: Agent) -> None:
     rng = agent.rng
     agent.ask(
         "Great work today. Bump the version to 2.4.0, move the Unreleased notes into a 2.4.0 "
@@ -1253,80 +933,7 @@ def _release(agent: _Agent) -> None:
     )
 
 
-def _profile(rng: random.Random, repo: Repo) -> str:
-    rows = [
-        ("1", "9.402", "9.402", "{built-in method builtins.exec}"),
-        ("1", "0.000", "9.398", "cli.py:1(<module>)"),
-        ("1", "0.002", "9.391", "cli.py:88(build)"),
-        ("41873", "0.211", "9.102", "inline.py:140(parse_inline)"),
-        ("39920", "0.094", "8.871", "inline.py:212(scan_emphasis)"),
-        ("39920", "8.744", "8.744", "{method 'match' of 're.Pattern' objects}"),
-    ]
-    functions = [
-        (path.split("/")[-1], name)
-        for path, text in repo.files.items()
-        if path.startswith("quillmark/")
-        for name in re.findall(r"^def (\w+)", text, re.MULTILINE)
-    ]
-    for _ in range(rng.randint(260, 330)):
-        module, name = rng.choice(functions)
-        count = rng.randint(1, 90000)
-        total = rng.uniform(0, 0.05)
-        rows.append(
-            (
-                str(count),
-                f"{total * 0.6:.3f}",
-                f"{total:.3f}",
-                f"{module}:{rng.randint(1, 600)}({name})",
-            )
-        )
-    lines = [
-        "wrote /tmp/cl.html",
-        f"         {rng.randint(4_000_000, 6_000_000)} function calls "
-        f"({rng.randint(3_000_000, 4_000_000)} primitive calls) in 9.409 seconds",
-        "",
-        "   Ordered by: cumulative time",
-        "",
-        "   ncalls  tottime  percall  cumtime  percall filename:lineno(function)",
-    ]
-    for calls, tottime, cumtime, where in rows:
-        per = float(cumtime) / max(1, int(calls))
-        lines.append(
-            f"{calls:>9} {tottime:>8} {float(tottime) / max(1, int(calls)):>8.3f} "
-            f"{cumtime:>8} {per:>8.3f} {where}"
-        )
-    return "\n".join(lines)
-
-
-def _ci_log(rng: random.Random, repo: Repo) -> str:
-    stamp = "2025-03-03T17:{:02d}:{:02d}.{:07d}Z"
-    lines: list[str] = []
-    ids = repo.test_ids()
-    for index, test_id in enumerate(ids):
-        moment = stamp.format(41 + index // 600, (index // 10) % 60, rng.randrange(10_000_000))
-        outcome = "FAILED" if test_id == "tests/test_cli.py::test_output_path" else "PASSED"
-        if index % 4 == 0 or outcome == "FAILED":
-            lines.append(
-                f"test (windows-latest, 3.12)\tRun pytest -ra\t{moment} {test_id} {outcome}"
-            )
-    lines += [
-        "test (windows-latest, 3.12)\tRun pytest -ra\t2025-03-03T17:42:58.1934121Z "
-        + "=" * 30
-        + " FAILURES "
-        + "=" * 30,
-        "test (windows-latest, 3.12)\tRun pytest -ra\t2025-03-03T17:42:58.1934872Z "
-        "E       AssertionError: assert 'wrote build/index.html' in 'wrote build\\\\index.html\\n'",
-        "test (windows-latest, 3.12)\tRun pytest -ra\t2025-03-03T17:42:58.1935510Z "
-        "FAILED tests/test_cli.py::test_output_path - AssertionError: assert 'wrote build/in...",
-        "test (windows-latest, 3.12)\tRun pytest -ra\t2025-03-03T17:42:58.2011734Z "
-        f"=========== 1 failed, {len(ids) - 1} passed in 14.82s ===========",
-        "test (windows-latest, 3.12)\tRun pytest -ra\t2025-03-03T17:42:58.2687203Z "
-        "##[error]Process completed with exit code 1.",
-    ]
-    return "\n".join(lines)
-
-
-_Scenario = Callable[[_Agent], None]
+_Scenario = Callable[[Agent], None]
 _REQUESTS: tuple[_Scenario, ...] = (
     _unicode_headings,
     _tables,
