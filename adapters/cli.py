@@ -152,7 +152,7 @@ def demo(
     seed: int,
 ) -> None:
     """Replay a realistic coding-agent session generated here (no data or API key needed)."""
-    from abridged.adapters.demo_session import demo_transcript
+    from abridged.adapters.demo import demo_transcript
 
     settings = _settings(preset, overrides)
     transcript = demo_transcript(seed=seed)

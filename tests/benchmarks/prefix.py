@@ -24,7 +24,7 @@ import structlog
 
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import bootstrap
-from abridged.adapters.demo_session import demo_transcript
+from abridged.adapters.demo import demo_transcript
 from abridged.adapters.token_counters import TiktokenCounter
 from abridged.adapters.transcripts import Transcript, load_transcript
 from abridged.domain.messages import Role

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from abridged.adapters.demo_session import demo_transcript
+from abridged.adapters.demo import demo_transcript
 from abridged.adapters.transcripts import Transcript, load_transcript
 from abridged.domain.messages import (
     JSON,
