@@ -8,13 +8,13 @@ a typed error and saves nothing it should not.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import TypeVar, cast
 from uuid import UUID, uuid4
 
 import attrs
 import structlog
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.domain import DomainEventProtocol
+from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, JSONTranscoder
 
 from abridged.application.ports import (
@@ -266,9 +266,9 @@ class Sessions(Application[UUID]):
         except AggregateNotFoundError:
             raise UnknownSessionError(f"no session with id {session_id}") from None
 
-    def history(self, session_id: UUID) -> list[DomainEventProtocol[UUID]]:
+    def history(self, session_id: UUID) -> list[Aggregate.Event]:
         """Every event of the session, oldest first: the audit trail."""
-        events = list(self.events.get(session_id))
+        events = cast(list[Aggregate.Event], list(self.events.get(session_id)))
         if not events:
             raise UnknownSessionError(f"no session with id {session_id}")
         return events
@@ -497,16 +497,7 @@ class Sessions(Application[UUID]):
             summarizer_input_tokens=written.input_tokens,
             summarizer_output_tokens=written.output_tokens,
         )
-        logger.info(
-            "compacted",
-            session=str(session.id),
-            trigger=decision.trigger,
-            generation=outcome.generation,
-            strategy=written.strategy,
-            tokens_before=outcome.tokens_before,
-            tokens_after=outcome.tokens_after,
-        )
-        return CompactionReport(
+        report = CompactionReport(
             generation=outcome.generation,
             trigger=decision.trigger,
             strategy=written.strategy,
@@ -516,6 +507,8 @@ class Sessions(Application[UUID]):
             tokens_after=outcome.tokens_after,
             turns_kept=decision.turns_kept,
         )
+        logger.info("compacted", session=str(session.id), **attrs.asdict(report))
+        return report
 
     def _summary_request(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +18,17 @@ settings.register_profile("abridged", deadline=None)
 settings.load_profile("abridged")
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "transcripts"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # CI always has the shared transcripts beside the clone: without them a third of the
+    # replay tests would skip and the run would still look green.
+    if os.environ.get("CI") and not any(TRANSCRIPTS.glob("*.jsonl")):
+        raise pytest.UsageError(
+            f"CI needs the shared transcripts at {TRANSCRIPTS}; they are missing, so the "
+            "replay tests cannot run"
+        )
+
 
 MakeApp = Callable[..., Sessions]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from abridged.adapters.cli import main
 from tests.support.anthropic_rules import assert_valid_request
 
 
-def write_transcript(path: Path, lines: list[dict[str, object]]) -> Path:
+def write_transcript(path: Path, lines: Sequence[object]) -> Path:
     path.write_text("".join(json.dumps(m) + "\n" for m in lines), encoding="utf-8")
     return path
 

@@ -59,7 +59,7 @@ class Recounter:
             REQUEST_OVERHEAD
             + system_tokens(system_text(body), COUNTER.count)
             + tools_tokens(body.get("tools", []), COUNTER.count)  # type: ignore[arg-type]
-            + sum(self.message(m) for m in body["messages"])  # type: ignore[attr-defined]
+            + sum(self.message(m) for m in body["messages"])  # type: ignore[attr-defined,misc]
         )
 
 

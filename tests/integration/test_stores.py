@@ -94,7 +94,7 @@ def test_snapshots_keep_loading_flat_and_state_bounded(db: str) -> None:
     assert session.generation > 5
     assert len(session.entries) < session.message_count / 5
     # A replay without snapshots reaches the same state.
-    events = list(app.events.get(session_id))
+    events = app.history(session_id)
     replayed = None
     for event in events:
         replayed = event.mutate(replayed)

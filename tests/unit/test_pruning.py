@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from uuid import UUID
 
 import pytest
@@ -30,7 +31,9 @@ def start(app: Sessions, window: int = 20_000, **settings: object) -> UUID:
     )
 
 
-def agent_loop(app: Sessions, session_id: UUID, steps: int, size: int = 300) -> list[dict]:
+def agent_loop(
+    app: Sessions, session_id: UUID, steps: int, size: int = 300
+) -> list[dict[str, Any]]:
     """One long turn of tool calls; returns every request body sent."""
     app.append_message(session_id, Message.user("Audit every module."))
     bodies = []
@@ -144,7 +147,7 @@ def test_keep_all_still_prunes_past_the_compaction_threshold(app: Sessions) -> N
 def test_requests_keep_their_prefix_between_prunes_and_compactions(app: Sessions) -> None:
     session_id = start(app, prune_protect_share=0.2, prune_min_share=0.05)
     app.append_message(session_id, Message.user("Audit every module."))
-    previous: list[dict] | None = None
+    previous: list[dict[str, Any]] | None = None
     stable_pairs = 0
     for _i in range(40):
         before = len(app.history(session_id))
@@ -166,7 +169,7 @@ def test_requests_keep_their_prefix_between_prunes_and_compactions(app: Sessions
     assert stable_pairs > 20
 
 
-def strip_cache(message: dict) -> dict:
+def strip_cache(message: dict[str, Any]) -> dict[str, Any]:
     return {
         "role": message["role"],
         "content": [
@@ -175,7 +178,7 @@ def strip_cache(message: dict) -> dict:
     }
 
 
-def count_breakpoints(message: dict) -> int:
+def count_breakpoints(message: dict[str, Any]) -> int:
     return sum(1 for b in message["content"] if "cache_control" in b)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import Any
 from uuid import UUID
 
 import pytest
@@ -40,7 +41,7 @@ def feed(app: Sessions, session_id: UUID, messages: list[Message]) -> None:
     feed_checked(app, session_id, messages, COUNTER)
 
 
-def events_of(app: Sessions, session_id: UUID, kind: type) -> list:
+def events_of(app: Sessions, session_id: UUID, kind: type) -> list[Any]:
     return [e for e in app.history(session_id) if isinstance(e, kind)]
 
 
@@ -262,7 +263,7 @@ def test_a_session_records_a_warning_when_the_provider_compacts_too(make_app: Ma
 class VerboseSummarizer(FakeSummarizer):
     """Ignores its limit: writes ten times what it was asked for."""
 
-    def summarize(self, messages, *, max_tokens, instructions=None, session_model=None):  # type: ignore[no-untyped-def,override]
+    def summarize(self, messages, *, max_tokens, instructions=None, session_model=None):  # type: ignore[no-untyped-def]
         self.calls.append((tuple(messages), max_tokens, instructions))
         from abridged.application.ports import Summary
 
