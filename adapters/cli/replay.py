@@ -1,11 +1,8 @@
-"""The `abridged` command line: replay recorded transcripts, run the demo, audit a session."""
+"""`abridged replay` and `abridged demo`: a recorded or generated session, fed as if live."""
 
 from __future__ import annotations
 
 import json
-import logging
-import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,42 +10,24 @@ from uuid import UUID
 
 import attrs
 import click
-import structlog
 
 from abridged.adapters.anthropic.request import render_request
-from abridged.adapters.bootstrap import MEMORY, bootstrap
+from abridged.adapters.bootstrap import MEMORY
+from abridged.adapters.cli.common import (
+    DEFAULT_DB,
+    DEFAULT_MODEL,
+    default_db,
+    main,
+    open_store,
+    settings_option_values,
+)
 from abridged.adapters.transcripts import Transcript, TranscriptError, load_transcript
-from abridged.application.audit import event_facts
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.errors import ContextOverflowError, InvalidSettingsError, SessionError
 from abridged.domain.messages import Role
-from abridged.domain.settings import PRESETS, CompactionSettings, context_window_for, settings_from
-
-DEFAULT_DB = "abridged.sqlite3"
-DEFAULT_MODEL = "claude-sonnet-4-5"
+from abridged.domain.settings import PRESETS, CompactionSettings, context_window_for
 
 EXIT_OVERFLOW = 3
-
-
-def _default_db() -> str:
-    return os.environ.get("ABRIDGED_DB", DEFAULT_DB)
-
-
-def _configure_logging(verbose: bool) -> None:
-    # Logs go to stderr so stdout stays the command's output (and parseable with --json).
-    level = logging.INFO if verbose else logging.WARNING
-    structlog.configure(
-        wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
-    )
-
-
-@click.group()
-@click.version_option(package_name="abridged")
-@click.option("-v", "--verbose", is_flag=True, help="Log each compaction to stderr.")
-def main(verbose: bool) -> None:
-    """Keep long agent conversations inside the context window, and show how."""
-    _configure_logging(verbose)
 
 
 @attrs.frozen
@@ -79,7 +58,7 @@ def _replay_options(f: Any) -> Any:
         ),
         click.option(
             "--db",
-            default=_default_db,
+            default=default_db,
             show_default=f"$ABRIDGED_DB or {DEFAULT_DB}",
             help=f"Where the session's events go: a SQLite file, a postgresql:// URL, or {MEMORY}.",
         ),
@@ -133,7 +112,7 @@ def replay(
         loaded = load_transcript(transcript)
     except TranscriptError as error:
         raise click.ClickException(str(error)) from None
-    settings = _settings(preset, overrides)
+    settings = settings_option_values(preset, overrides)
     window = context_window_for(loaded.model or DEFAULT_MODEL, window)
     _run(loaded, window, max_output_tokens, db, dump_requests, as_json, settings)
 
@@ -154,54 +133,9 @@ def demo(
     """Replay a realistic coding-agent session generated here (no data or API key needed)."""
     from abridged.adapters.demo import demo_transcript
 
-    settings = _settings(preset, overrides)
+    settings = settings_option_values(preset, overrides)
     transcript = demo_transcript(seed=seed)
     _run(transcript, window or 32_000, max_output_tokens, db, dump_requests, as_json, settings)
-
-
-def _settings(preset: str, overrides: tuple[str, ...]) -> CompactionSettings:
-    values: dict[str, Any] = {}
-    for item in overrides:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set")
-        try:
-            values[key.strip()] = json.loads(raw)
-        except json.JSONDecodeError:
-            values[key.strip()] = raw  # a bare word such as name-only
-    try:
-        return settings_from(preset, values)
-    except (InvalidSettingsError, TypeError) as error:
-        raise click.BadParameter(str(error), param_hint="--set") from None
-
-
-@main.command()
-@click.argument("session_id", type=click.UUID)
-@click.option("--db", default=_default_db, show_default=f"$ABRIDGED_DB or {DEFAULT_DB}")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of text.")
-def history(session_id: UUID, db: str, as_json: bool) -> None:
-    """Print a session's events: every message, decision and compaction, oldest first."""
-    app = _open(db)
-    try:
-        events = app.history(session_id)
-    except SessionError as error:
-        raise click.ClickException(str(error)) from None
-    for e in events:
-        facts = event_facts(e)
-        if as_json:
-            click.echo(json.dumps(facts, ensure_ascii=False, default=str))
-        else:
-            detail = "  ".join(
-                f"{k}={v}" for k, v in facts.items() if k not in {"version", "event"}
-            )
-            click.echo(f"{facts['version']:>6}  {facts['event']:<24} {detail}")
-
-
-def _open(db: str) -> Sessions:
-    try:
-        return bootstrap(db)
-    except (OSError, ValueError) as error:
-        raise click.ClickException(str(error)) from None
 
 
 def _run(
@@ -214,7 +148,7 @@ def _run(
     settings: CompactionSettings,
 ) -> None:
     reserve = max_output_tokens or min(8192, max(1, window // 4))
-    app = _open(db)
+    app = open_store(db)
     try:
         session_id = app.start_session(
             model=transcript.model or DEFAULT_MODEL,

@@ -1,0 +1,11 @@
+"""The `abridged` command line: replay recorded transcripts, run the demo, audit a session.
+
+One module per group of commands; each registers itself on the `main` group.
+"""
+
+from __future__ import annotations
+
+from abridged.adapters.cli import history, replay
+from abridged.adapters.cli.common import main
+
+__all__ = ["history", "main", "replay"]
