@@ -302,6 +302,27 @@ def test_reports_its_model_and_token_counts() -> None:
     assert summary.input_tokens == sum(message_tokens(m, counter.count) for m in messages)
 
 
+def test_estimates_the_input_tokens_of_a_long_history_closely() -> None:
+    counter = TiktokenCounter()
+    messages = [Message.user("Find why the nightly import is slow.")]
+    for n in range(300):
+        messages.append(
+            Message.assistant(
+                f"Step {n}: I will profile the parser on batch {n}.",
+                bash(f"t{n}", f"python -m cProfile -s cumtime import.py --batch {n}"),
+            )
+        )
+        rows = "".join(f"{i:>6} {0.01 * i:8.3f} parser.py:{i}(parse_row_{n})\n" for i in range(12))
+        messages.append(Message.user(ToolResultBlock(f"t{n}", rows)))
+    # Well beyond the 64 KiB of text that is still counted exactly.
+    assert sum(len(m.text) + sum(len(r.text) for r in m.tool_results) for m in messages) > 100_000
+    exact = sum(message_tokens(m, counter.count) for m in messages)
+
+    summary = ExtractiveSummarizer(counter).summarize(messages, max_tokens=500)
+
+    assert abs(summary.input_tokens - exact) <= 0.05 * exact
+
+
 @pytest.mark.parametrize("max_tokens", [15, 0])
 def test_refuses_a_budget_below_sixteen_tokens(max_tokens: int) -> None:
     with pytest.raises(SummarizerError, match="at least 16"):
