@@ -6,8 +6,9 @@ priority. It needs no model and no network, so it always works, and the same mes
 give the same summary.
 
 `extraction` walks the messages into `items`, with `errors` and `paths` telling which lines
-and words are worth keeping; `fitting` chooses the items that fit the budget and `rendering`
-writes them as Markdown sections; `extractive` holds the summarizer itself.
+and words are worth keeping, and `earlier` reading back the summaries it wrote before;
+`fitting` chooses the items that fit the budget and `rendering` writes them as Markdown
+sections; `extractive` holds the summarizer itself.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 
+from abridged.adapters.summarizers.earlier import Entry, read_summary
 from abridged.adapters.summarizers.errors import clip_error, error_snippets, first_error_line
 from abridged.adapters.summarizers.items import COMMANDS, DECISIONS, ERRORS, FILES, REQUESTS, Item
 from abridged.adapters.summarizers.paths import PATH_KEYS, input_paths, paths_in_word
@@ -65,6 +66,7 @@ class _Extractor:
         self._errors: dict[str, tuple[int, str]] = {}
         self._files: dict[str, tuple[int, bool]] = {}
         self._commands: list[tuple[int, str, str]] = []
+        self._carried_commands: list[tuple[int, str, str]] = []
         self._decisions: dict[str, tuple[int, str]] = {}
         self._tool_names: dict[str, str] = {}
         self._outcomes: dict[str, str] = {}
@@ -75,7 +77,11 @@ class _Extractor:
         if not text:
             return
         if role is Role.USER:
-            self._requests.setdefault(text, self.order)
+            carried = read_summary(text)
+            if carried is None:
+                self._requests.setdefault(text, self.order)
+            else:
+                self._carry(carried)
             return
         for sentence in _decision_sentences(text):
             self._decisions.setdefault(sentence.lower(), (self.order, sentence))
@@ -109,6 +115,22 @@ class _Extractor:
         else:
             self._outcomes[block.tool_use_id] = "ok"
 
+    def _carry(self, entries: Iterable[Entry]) -> None:
+        """Takes the items of an earlier summary as if they had been seen in its place."""
+        for entry in entries:
+            self.order += 1
+            if entry.section == REQUESTS:
+                self._requests.setdefault(entry.text, self.order)
+            elif entry.section == ERRORS:
+                self._errors.setdefault(entry.text, (self.order, entry.detail))
+            elif entry.section == FILES:
+                # It was listed, so it is kept like a path a tool call named.
+                self._add_files([entry.text], from_input=True)
+            elif entry.section == COMMANDS:
+                self._carried_commands.append((self.order, entry.text, entry.detail))
+            else:
+                self._decisions.setdefault(entry.text.lower(), (self.order, entry.text))
+
     def _paths_in(self, text: str) -> Iterator[str]:
         # Tool outputs repeat the same words (listings, logs), so each word is parsed once.
         for word in text.split():
@@ -141,8 +163,13 @@ class _Extractor:
             Item(FILES, at, f"- {path}", path, preferred=from_input)
             for path, (at, from_input) in self._files.items()
         )
-        for at, tool_use_id, command in self._commands[-_MAX_COMMANDS:]:
-            outcome = self._outcomes.get(tool_use_id, "no result recorded")
+        commands = [
+            (at, command, self._outcomes.get(tool_use_id, "no result recorded"))
+            for at, tool_use_id, command in self._commands
+        ]
+        if self._carried_commands:
+            commands = sorted([*self._carried_commands, *commands])
+        for at, command, outcome in commands[-_MAX_COMMANDS:]:
             rendered = f"- {code_span(command)} → {outcome}"
             items.append(Item(COMMANDS, at, rendered, f"{command} → {outcome}"))
         decisions = sorted(self._decisions.values())

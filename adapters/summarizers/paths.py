@@ -60,10 +60,10 @@ def input_paths(tool_input: Mapping[str, Any]) -> Iterator[str]:
         ):
             yield candidate
         else:
-            yield from _paths_in(value)
+            yield from paths_in(value)
 
 
-def _paths_in(text: str) -> Iterator[str]:
+def paths_in(text: str) -> Iterator[str]:
     # Scanning words that hold a "/" or "." is much faster than running the pattern over
     # every position of a large text, and finds the same paths.
     for word in text.split():

@@ -275,6 +275,61 @@ def test_instructions_come_first_and_favour_matching_lines() -> None:
     assert "asyncpg" not in unfocused
 
 
+def test_a_folded_earlier_summary_carries_its_sections_over() -> None:
+    # Folding passes the earlier chunk as a leading user message.
+    earlier = summarize(debugging_session())
+    messages = [
+        Message.user(earlier),
+        Message.user("Now add a regression test for the missing key."),
+        Message.assistant(bash("t9", "pytest tests/auth/test_keys.py")),
+        Message.user(ToolResultBlock("t9", "1 passed in 0.10s")),
+    ]
+
+    folded = summarize(messages)
+
+    requests = section(folded, "User requests").splitlines()
+    assert requests == [f"- {REQUEST}", "- Now add a regression test for the missing key."]
+    assert ERROR in section(folded, "Errors")
+    assert "- config/test_settings.py" in section(folded, "Files").splitlines()
+    commands = section(folded, "Commands")
+    assert "pytest tests/auth/test_keys.py" in commands
+    assert "KeyError: 'SECRET_KEY'" in commands
+    decisions = section(folded, "Decisions")
+    assert "The root cause is the missing SECRET_KEY in the test settings." in decisions
+    assert folded.count("## User requests") == 1
+
+
+def test_an_earlier_summary_alone_reads_back_as_itself() -> None:
+    for instructions in (None, "the SECRET_KEY"):
+        earlier = summarize(debugging_session(), instructions=instructions)
+        body = earlier.split("\n\n", 1)[1] if instructions else earlier
+        assert summarize([Message.user(earlier)]) == body
+
+
+def test_what_the_service_adds_to_an_earlier_chunk_is_read_back_too() -> None:
+    history = summarize(debugging_session())
+    current = summarize([Message.user("Deploy it to staging.")], instructions="the deploy")
+    chunk = (
+        f"{history}\n\n## The current request so far\n{current}\n\n"
+        "Files read: config/test_settings.py, docs/auth.md\n"
+        "Files modified: src/auth/session.py"
+    )
+
+    folded = summarize([Message.user(chunk), Message.user("Ship it.")])
+
+    requests = section(folded, "User requests").splitlines()
+    assert requests == [f"- {REQUEST}", "- Deploy it to staging.", "- Ship it."]
+    files = section(folded, "Files").splitlines()
+    assert {"- docs/auth.md", "- src/auth/session.py"} <= set(files)
+    for addition in ("Files read", "The current request so far", "Focus"):
+        assert addition not in folded
+
+
+def test_a_user_message_that_only_mentions_a_heading_is_still_a_request() -> None:
+    prompt = "Why does the summary start with ## User requests?"
+    assert section(summarize([Message.user(prompt)]), "User requests") == f"- {prompt}"
+
+
 def test_same_messages_give_the_same_summary() -> None:
     messages = debugging_session()
     first = ExtractiveSummarizer(FakeTokenCounter()).summarize(messages, max_tokens=300)
