@@ -31,6 +31,7 @@ typecheck: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.prepare
 	$(BIN)/python -m tests.benchmarks.prefix
+	$(BIN)/python -m tests.benchmarks.components
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
