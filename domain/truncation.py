@@ -20,7 +20,7 @@ from abridged.domain.messages import (
     ToolUseBlock,
     WireBlock,
 )
-from abridged.domain.tokens import TOOL_OVERHEAD, CountText
+from abridged.domain.tokens import TOOL_OVERHEAD, CountText, block_tokens
 
 
 @attrs.frozen
@@ -180,9 +180,10 @@ def plan_truncations(
     for (index, block, tokens), allowed in zip(results, allowance, strict=True):
         if tokens <= allowed:
             continue
-        truncation, shown_tokens = _fit(index, block.text, tokens, allowed, count)
+        truncation, _ = _fit(index, block.text, tokens, allowed, count)
         truncations.append(truncation)
-        shown_counts[index] = TOOL_OVERHEAD + shown_tokens
+        # Counted as shown, with the note naming what was omitted besides the text.
+        shown_counts[index] = block_tokens(_shown_block(block, truncation), count)
     return tuple(truncations), tuple(shown_counts)
 
 

@@ -9,7 +9,6 @@ import pytest
 
 from abridged.application.service import Sessions
 from abridged.domain import planner
-from abridged.domain.errors import ContextOverflowError
 from abridged.domain.messages import Message, Role, TextBlock, ToolResultBlock
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
