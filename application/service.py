@@ -54,7 +54,13 @@ from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import PrunedOutput, PrunePlan
 from abridged.domain.session import Session
-from abridged.domain.settings import CompactionSettings, Limits, context_window_for
+from abridged.domain.settings import (
+    CompactionSettings,
+    Limits,
+    check_model_windows,
+    context_window_for,
+    parse_model_windows,
+)
 from abridged.domain.tokens import (
     MESSAGE_OVERHEAD,
     TOOL_OVERHEAD,
@@ -107,7 +113,10 @@ class Sessions(Application[UUID]):
         hooks: CompactionHooks | None = None,
         context_provider: ContextProvider | None = None,
         env: Mapping[str, str] | None = None,
+        model_windows: Mapping[str, int] | None = None,
     ) -> None:
+        """`model_windows` adds to (or overrides) the table of context windows by model
+        name, as does `ABRIDGED_MODEL_WINDOWS="name=tokens,..."` in `env`."""
         self.counter = counter
         self.summarizer = summarizer
         self.writer = SummaryWriter(counter, summarizer)
@@ -122,6 +131,10 @@ class Sessions(Application[UUID]):
             settings["AGGREGATE_CACHE_MAXSIZE"] = ""
         register_legacy_topics()
         super().__init__(env=settings)
+        self.model_windows = {
+            **parse_model_windows(self.env.get("ABRIDGED_MODEL_WINDOWS") or ""),
+            **check_model_windows(dict(model_windows or {})),
+        }
 
     def register_transcodings(self, transcoder: JSONTranscoder) -> None:
         super().register_transcodings(transcoder)
@@ -142,14 +155,15 @@ class Sessions(Application[UUID]):
     ) -> UUID:
         """Starts a session and returns its id; raises `InvalidSettingsError` for bad limits.
 
-        `context_window` defaults to the model's, from `abridged.domain.settings.MODEL_WINDOWS`.
+        `context_window` defaults to the model's, from `abridged.domain.settings.MODEL_WINDOWS`
+        and the service's `model_windows`.
         Raises `ContextTooSmallError` when the system prompt and tools leave no room for a
         request in the window.
 
         When the chat model adds the provider's own context management to requests, a
         `DoubleCompactionConfigured` warning is recorded with the start."""
         settings = settings or CompactionSettings()
-        context_window = context_window_for(model, context_window)
+        context_window = context_window_for(model, context_window, self.model_windows)
         limits = Limits(context_window, max_output_tokens, settings)  # validates first
         tool_list = tuple(dict(t) for t in tools)
         counted_system = system_tokens(system, self.counter.count)
