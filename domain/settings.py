@@ -307,16 +307,18 @@ def settings_from(
 
 
 MODEL_WINDOWS: tuple[tuple[str, int], ...] = (
-    # Current models by their API names (a dated name starts with its alias).
+    # Current models by their API names (a dated name starts with its alias). Where a
+    # larger window is an option of the account or a beta, the table has the standard one:
+    # a window set too small compacts early, one set too large fails at the provider.
     ("claude-fable-5", 1_000_000),
-    ("claude-mythos", 1_000_000),
-    ("claude-opus-5", 1_000_000),
-    ("claude-sonnet-5", 1_000_000),
-    ("claude-haiku-5", 200_000),
     ("claude-opus-4-8", 1_000_000),
     ("claude-opus-4-7", 1_000_000),
-    ("claude-opus-4-6", 1_000_000),
-    ("claude-sonnet-4-6", 1_000_000),
+    ("claude-opus-5", 200_000),
+    ("claude-sonnet-5", 200_000),
+    ("claude-haiku-5", 200_000),
+    ("claude-mythos", 200_000),
+    ("claude-opus-4-6", 200_000),
+    ("claude-sonnet-4-6", 200_000),
     ("claude-opus-4-5", 200_000),
     ("claude-sonnet-4-5", 200_000),
     ("claude-haiku-4-5", 200_000),

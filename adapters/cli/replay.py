@@ -182,6 +182,10 @@ def _run(
         )
     except InvalidSettingsError as error:
         raise click.UsageError(str(error)) from None
+    except ContextOverflowError as error:
+        # The system prompt and tools alone leave no room for any request.
+        click.echo(f"NOT SENT: {error}", err=True)
+        raise SystemExit(EXIT_OVERFLOW) from None
     if dump_requests is not None:
         dump_requests.mkdir(parents=True, exist_ok=True)
     result = _feed(app, session_id, transcript, dump_requests, as_json)

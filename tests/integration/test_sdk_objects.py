@@ -21,7 +21,7 @@ from tests.support.fake_anthropic import (  # noqa: F401 (fixtures)
     fake_anthropic_server_fixture,
 )
 
-MODEL = "claude-sonnet-4-5"
+MODEL = "claude-sonnet-4-6"
 RESEARCH_REPLY: list[dict[str, Any]] = [
     {"type": "text", "text": "Let me look that up."},
     {
