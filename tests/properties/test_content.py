@@ -287,3 +287,32 @@ def test_every_block_type_gives_valid_in_budget_requests_and_unknown_ones_pass_u
         if isinstance(block, WireBlock) and block.type in FUTURE_TYPES
     }
     assert retained <= set(future_blocks(bodies[-1:]))
+
+
+@PROPERTY
+@given(rich_conversations(), st.tuples(st.integers(4_000, 20_000), st.integers(300, 2_000)))
+def test_replaying_the_events_reproduces_every_reduced_view(
+    messages: list[Message], window: tuple[int, int]
+) -> None:
+    app = Sessions(
+        counter=COUNTER,
+        summarizer=ExtractiveSummarizer(COUNTER),
+        env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+    )
+    session_id = app.start_session(
+        model="claude-test", context_window=window[0], max_output_tokens=window[1], tools=TOOLS
+    )
+    for message in messages:
+        if message.role is Role.ASSISTANT:
+            app.prepare_request(session_id)
+            app.record_reply(session_id, message)
+        else:
+            app.append_message(session_id, message)
+
+    replayed = None
+    for event in app.history(session_id):
+        replayed = event.mutate(replayed)
+    live = app.session(session_id)
+    assert replayed is not None
+    assert [e.shown_message for e in replayed.entries] == [e.shown_message for e in live.entries]
+    assert replayed.tail_tokens == live.tail_tokens
