@@ -14,6 +14,7 @@ import pytest
 
 from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.adapters.token_counters import TiktokenCounter
+from abridged.application.audit import facts
 from abridged.application.service import Sessions
 from abridged.domain.errors import ContextOverflowError, ContextTooSmallError
 from abridged.domain.messages import (
@@ -106,6 +107,8 @@ def test_a_200k_user_message_and_a_60k_tool_input_at_16k_keep_the_session_going(
     assert [t.block_index for t in appended[0].truncations] == [0]
     assert [t.block_index for t in appended[1].truncations] == [1]
     assert not appended[2].truncations
+    assert facts(appended[0])["reduced_blocks"] == 1
+    assert "reduced_blocks" not in facts(appended[2])
 
 
 def test_an_image_or_document_beyond_the_budget_becomes_a_placeholder() -> None:
