@@ -352,9 +352,17 @@ class Sessions(Application[UUID]):
                 previous.message if previous else None,
                 previous.block_tokens if previous else (),
             ),
+            calibration=session.calibration,
             what="the blocks of this exchange that are sent unchanged (thinking, server tools)",
         )
-        cap = message_cap(limits, session.system_tokens, session.tools_tokens, session.calibration)
+        answers = previous is not None and bool(message.tool_results)
+        cap = message_cap(
+            limits,
+            session.system_tokens,
+            session.tools_tokens,
+            session.calibration,
+            previous.shown_tokens if previous is not None and answers else None,
+        )
         truncations, shown = plan_degradations(message, cap, self.counter.count, shown, truncations)
         session.append(
             message,

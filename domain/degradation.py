@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 
 from abridged.domain.errors import ContextTooSmallError
 from abridged.domain.messages import (
+    SERVER_TOOL_RESULT_TYPES,
     Block,
     ImageBlock,
     Message,
@@ -39,12 +40,14 @@ MIN_BLOCK_TOKENS = 48
 """The least a reduced block is aimed at: a marker and a little of each end."""
 SAFETY = 0.9
 """The share of the (calibrated) budget the cap plans with, for estimates that drift."""
-_REDUCIBLE_WIRE = frozenset({"document", "search_result"})
+_REDUCIBLE_WIRE = frozenset({"document", "search_result"}) | SERVER_TOOL_RESULT_TYPES
 
 
 def reducible(block: Block) -> bool:
     """Whether a block may be shown reduced: text, tool calls and outputs, images,
-    documents and search results. The rest goes to the API as it is or not at all."""
+    documents, search results, and server tools' results (their long plain strings; the
+    encrypted parts stay). Thinking, server tool calls and unknown types go to the API as
+    they are or not at all."""
     if isinstance(block, WireBlock):
         return block.type in _REDUCIBLE_WIRE
     return isinstance(block, TextBlock | ToolUseBlock | ToolResultBlock | ImageBlock)
@@ -71,15 +74,19 @@ def fixed_tokens(limits: Limits, system_tokens: int, tools_tokens: int) -> int:
 
 
 def message_cap(
-    limits: Limits, system_tokens: int, tools_tokens: int, calibration: float = 1.0
+    limits: Limits,
+    system_tokens: int,
+    tools_tokens: int,
+    calibration: float = 1.0,
+    partner_tokens: int | None = None,
 ) -> int:
-    """The most one message is shown as: half of what the fixed part leaves, so the last
-    exchange (two messages) always fits, whatever the calibration drifts by."""
+    """The most one message is shown as. The last exchange (a tool call and its results)
+    is sent whatever else is compacted, so a message gets half of what the fixed part leaves,
+    or, answering tool calls, what the message that made them (`partner_tokens`) leaves."""
     usable = math.floor(limits.budget * SAFETY / max(1.0, calibration))
-    return max(
-        MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS,
-        (usable - fixed_tokens(limits, system_tokens, tools_tokens)) // 2,
-    )
+    room = usable - fixed_tokens(limits, system_tokens, tools_tokens)
+    share = room // 2 if partner_tokens is None else room - partner_tokens
+    return max(MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS, share)
 
 
 def check_room(
@@ -88,24 +95,28 @@ def check_room(
     tools_tokens: int,
     irreducible: int = 0,
     *,
+    calibration: float = 1.0,
     what: str = "",
 ) -> None:
-    """Raises `ContextTooSmallError` when the system prompt, the tools and `irreducible`
-    (tokens of the last exchange that cannot be reduced) leave no room for a request."""
-    # A request needs at least a user message; without `irreducible` also an exchange.
+    """Raises `ContextTooSmallError` when the system prompt, the tools, the room a
+    compaction's summaries may take and `irreducible` (tokens of the last exchange that
+    cannot be reduced; without it, the smallest exchange) do not fit the budget."""
     least = irreducible or 2 * (MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS)
-    need = REQUEST_OVERHEAD + system_tokens + tools_tokens + least
+    fixed = fixed_tokens(limits, system_tokens, tools_tokens)
+    need = math.ceil((fixed + least) * max(1.0, calibration))
     if need <= limits.budget:
         return
-    parts = [f"the system prompt ({system_tokens:,} tokens)", f"the tools ({tools_tokens:,})"]
-    if irreducible:
-        parts.append(f"{what or 'what cannot be reduced'} ({irreducible:,})")
-    else:
-        parts.append(f"the smallest exchange ({least:,})")
+    summaries = fixed - REQUEST_OVERHEAD - system_tokens - tools_tokens
+    last = (
+        f"{what or 'what cannot be reduced'} ({irreducible:,})"
+        if irreducible
+        else (f"the smallest exchange ({least:,})")
+    )
     raise ContextTooSmallError(
-        f"{', '.join(parts[:-1])} and {parts[-1]} need {need:,} tokens, more than the budget "
-        f"of {limits.budget:,} (window {limits.window:,} minus {limits.reserved_output:,} "
-        "reserved for output); nothing was written",
+        f"the system prompt ({system_tokens:,} tokens), the tools ({tools_tokens:,}), the room "
+        f"kept for summaries ({summaries:,}) and {last} need {need:,} tokens, more than the "
+        f"budget of {limits.budget:,} (window {limits.window:,} minus "
+        f"{limits.reserved_output:,} reserved for output); nothing was written",
         system_tokens=system_tokens,
         tools_tokens=tools_tokens,
         irreducible_tokens=irreducible,
@@ -158,6 +169,8 @@ def _reduce(
         return placeholder, tokens_of(placeholder)
     if isinstance(block, ToolUseBlock):
         size = _longest_string(block.input)
+    elif isinstance(block, WireBlock) and block.type in SERVER_TOOL_RESULT_TYPES:
+        size = _longest_string(block.to_wire())
     elif isinstance(block, ToolResultBlock | TextBlock):
         size = len(block.text)
     else:  # a search result: its text is not cut, it is shown as a placeholder

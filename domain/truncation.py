@@ -12,6 +12,7 @@ import attrs
 
 from abridged.domain.messages import (
     JSON,
+    SERVER_TOOL_RESULT_TYPES,
     Block,
     ImageBlock,
     Message,
@@ -70,17 +71,31 @@ def _cut(text: str, head_chars: int, tail_chars: int, mark: Callable[[int], str]
     return text[:head_chars] + mark(cut) + tail
 
 
-def truncate_input(value: JSON, head_chars: int, tail_chars: int) -> JSON:
+OPAQUE_KEYS = frozenset(
+    {"type", "id", "tool_use_id", "url", "media_type", "file_id", "signature", "title"}
+)
+"""Keys of a server tool's result whose values are never cut (nor any `encrypted_*`)."""
+
+
+def truncate_input(
+    value: JSON, head_chars: int, tail_chars: int, *, keep: frozenset[str] = frozenset()
+) -> JSON:
     """A tool input with every long string value shown head and tail: the same shape, valid
-    JSON, its keys and short values unchanged."""
+    JSON, its keys and short values unchanged; the values of `keep` keys (and of
+    `encrypted_*` keys, when `keep` is given) are never cut."""
     if isinstance(value, str):
         if len(value) - head_chars - tail_chars > len(string_marker(len(value))):
             return _cut(value, head_chars, tail_chars, string_marker)
         return value
     if isinstance(value, Mapping):
-        return {k: truncate_input(v, head_chars, tail_chars) for k, v in value.items()}
+        return {
+            k: v
+            if keep and (k in keep or k.startswith("encrypted"))
+            else truncate_input(v, head_chars, tail_chars, keep=keep)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return [truncate_input(v, head_chars, tail_chars) for v in value]
+        return [truncate_input(v, head_chars, tail_chars, keep=keep) for v in value]
     return value
 
 
@@ -154,6 +169,11 @@ def _shown_block(block: Block, t: Truncation) -> Block:
         shown_input = truncate_input(dict(block.input), t.head_chars, t.tail_chars)
         assert isinstance(shown_input, dict)
         return ToolUseBlock(block.id, block.name, shown_input)
+    if isinstance(block, WireBlock) and block.type in SERVER_TOOL_RESULT_TYPES:
+        # A server tool's result stays in its place beside its call, its shape whole.
+        wire = truncate_input(block.to_wire(), t.head_chars, t.tail_chars, keep=OPAQUE_KEYS)
+        assert isinstance(wire, dict)
+        return WireBlock.of(wire)
     return TextBlock(placeholder(block))
 
 

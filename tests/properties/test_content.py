@@ -24,8 +24,10 @@ from abridged.domain.messages import (
     Block,
     ImageBlock,
     Message,
+    RedactedThinkingBlock,
     Role,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
     WireBlock,
@@ -118,12 +120,51 @@ def prompt(draw: st.DrawFn) -> Message:
     return Message(Role.USER, tuple(blocks))
 
 
+SERVER_TOOLS = (
+    "web_search",
+    "web_fetch",
+    "code_execution",
+    "bash_code_execution",
+    "text_editor_code_execution",
+    "tool_search_tool",
+    "mcp",
+)
+
+
 def server_pair(draw: st.DrawFn, ids: itertools.count[int]) -> list[Block]:
     use_id = f"srvtoolu_{next(ids):05d}"
-    kind = draw(st.sampled_from(["web_search", "web_fetch"]))
+    kind = draw(st.sampled_from(SERVER_TOOLS))
+    if kind == "mcp":
+        use = wire(
+            {
+                "type": "mcp_tool_use",
+                "id": use_id,
+                "name": "lookup",
+                "server_name": "docs",
+                "input": {"q": draw(text)},
+            }
+        )
+        result = wire(
+            {
+                "type": "mcp_tool_result",
+                "tool_use_id": use_id,
+                "is_error": False,
+                "content": [{"type": "text", "text": draw(text)}],
+            }
+        )
+        return [use, result]
     use = wire(
         {"type": "server_tool_use", "id": use_id, "name": kind, "input": {"query": draw(text)}}
     )
+    if kind not in ("web_search", "web_fetch"):
+        output = {
+            "type": f"{kind}_result",
+            "stdout": sized_text(draw),
+            "stderr": "",
+            "return_code": 0,
+        }
+        name = "tool_search_tool_result" if kind == "tool_search_tool" else f"{kind}_tool_result"
+        return [use, wire({"type": name, "tool_use_id": use_id, "content": output})]
     if kind == "web_search":
         content: Any = [
             {
@@ -182,10 +223,21 @@ def rich_conversations(draw: st.DrawFn, max_turns: int = 4) -> list[Message]:
     messages from a word to far beyond any window."""
     ids = itertools.count(1)
     messages: list[Message] = []
+    # With interleaved thinking every reply opens with its (signed or redacted) thinking.
+    thinks = draw(st.booleans())
+
+    def thought() -> list[Block]:
+        if not thinks:
+            return []
+        if draw(st.integers(0, 4)) == 0:
+            return [RedactedThinkingBlock("RVhBTVBMRQ==")]
+        # Thinking is never reduced, so it is drawn at sizes a model writes in one turn.
+        return [ThinkingBlock(draw(text), f"sig{next(ids)}==")]
+
     for _ in range(draw(st.integers(1, max_turns))):
         messages.append(prompt(draw))
         for _ in range(draw(st.integers(0, 6))):
-            head: list[Block] = []
+            head: list[Block] = thought()
             if draw(st.integers(0, 3)) == 0:
                 head.extend(server_pair(draw, ids))
             if draw(st.integers(0, 4)) == 0:
@@ -202,7 +254,7 @@ def rich_conversations(draw: st.DrawFn, max_turns: int = 4) -> list[Message]:
             messages.append(
                 Message(Role.USER, tuple(ToolResultBlock(c.id, tool_output(draw)) for c in calls))
             )
-        closing: list[Block] = []
+        closing: list[Block] = thought()
         if draw(st.booleans()):
             closing.extend(server_pair(draw, ids))
         closing.append(TextBlock(sized_text(draw)))

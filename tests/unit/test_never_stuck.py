@@ -183,3 +183,48 @@ def test_unknown_blocks_are_never_changed_even_beside_a_huge_text() -> None:
     sent = body["messages"][0]["content"][1]
     sent.pop("cache_control", None)
     assert json.dumps(sent, ensure_ascii=False) == json.dumps(future, ensure_ascii=False)
+
+
+def test_a_huge_server_tool_result_is_cut_in_place_with_its_call_and_secrets_kept() -> None:
+    app = real_app()
+    session_id = app.start_session(model="m", context_window=16_000, max_output_tokens=4_000)
+    app.append_message(session_id, Message.user("Read the changelog page."))
+    page = source_lines(40_000)
+    use = WireBlock.of(
+        {
+            "type": "server_tool_use",
+            "id": "srvtoolu_1",
+            "name": "web_fetch",
+            "input": {"url": "https://example.com/changelog"},
+        }
+    )
+    result = WireBlock.of(
+        {
+            "type": "web_fetch_tool_result",
+            "tool_use_id": "srvtoolu_1",
+            "content": {
+                "type": "web_fetch_result",
+                "url": "https://example.com/changelog",
+                "encrypted_content": "RW5j" * 50,
+                "content": {
+                    "type": "document",
+                    "source": {"type": "text", "media_type": "text/plain", "data": page},
+                },
+            },
+        }
+    )
+    app.record_reply(session_id, Message.assistant(use, result, TextBlock("It lists 3 releases.")))
+    app.append_message(session_id, Message.user("Which is the latest?"))
+
+    body = check_request(app.prepare_request(session_id), COUNTER)
+
+    sent = body["messages"][1]["content"]
+    assert [b["type"] for b in sent] == ["server_tool_use", "web_fetch_tool_result", "text"]
+    fetched = sent[1]["content"]
+    assert fetched["encrypted_content"] == "RW5j" * 50
+    assert fetched["url"] == "https://example.com/changelog"
+    shown_page = fetched["content"]["source"]["data"]
+    assert shown_page.startswith(page[:200])
+    assert "characters truncated" in shown_page
+    stored = app.session(session_id).entries[1].message.content[1]
+    assert stored == result
