@@ -22,11 +22,13 @@ import anthropic
 from abridged.adapters.anthropic.errors import SDK_ERRORS, translate_error
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.anthropic.usage import as_usage
+from abridged.application.inputs import plain
 from abridged.application.ports import ModelReply, ProviderError
 from abridged.domain.context import Context
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.messages import JSON, Message
 from abridged.domain.usage import Usage
+from abridged.domain.validation import check_blocks
 
 __all__ = [
     "CONTEXT_MANAGEMENT_BETA",
@@ -62,8 +64,8 @@ _BLOCK_FIELDS: Mapping[str, tuple[str, ...]] = {
     "thinking": ("thinking", "signature"),
     "redacted_thinking": ("data",),
 }
-"""The fields of each reply block a session keeps; others (`citations`, `caller`) are
-response-only metadata."""
+"""The fields of each reply block a session keeps (and `citations` of a text, when it has
+them); every other block type is kept whole, as the API's JSON."""
 
 
 class AnthropicChatModel:
@@ -169,6 +171,7 @@ def reply_from_message(message: Any) -> ModelReply:
     content = [_block_wire(block) for block in message.content]
     try:
         reply_message = Message.from_wire({"role": message.role, "content": content})
+        check_blocks(reply_message)
     except InvalidMessageError as error:
         raise ProviderError(f"the model's reply could not be read: {error}") from error
     return ModelReply(
@@ -179,15 +182,17 @@ def reply_from_message(message: Any) -> ModelReply:
     )
 
 
-def _block_wire(block: Any) -> dict[str, JSON]:
+def _block_wire(block: Any) -> JSON:
     kind = getattr(block, "type", None)
     fields = _BLOCK_FIELDS.get(kind) if isinstance(kind, str) else None
     if fields is None:
-        raise ProviderError(
-            f"the model's reply holds a {kind!r} block, which a session cannot keep "
-            "(server tools and provider-side compaction are not supported)"
-        )
-    return {"type": kind, **{field: getattr(block, field) for field in fields}}
+        # Server tools and their results, and types not known yet: kept as the API sent them.
+        return plain(block)
+    wire: dict[str, JSON] = {"type": kind, **{field: getattr(block, field) for field in fields}}
+    citations = getattr(block, "citations", None) if kind == "text" else None
+    if citations:
+        wire["citations"] = plain(citations)
+    return wire
 
 
 def _checked_context_management(value: Mapping[str, JSON] | None) -> dict[str, JSON] | None:
