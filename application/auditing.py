@@ -394,8 +394,7 @@ class _Auditor:
             problems.append(f"reason: recorded {event.reason!r}, re-derived {plan.reason!r}")
         if event.strategy != state.settings.prune_strategy:
             problems.append(
-                f"strategy: recorded {event.strategy}, settings say "
-                f"{state.settings.prune_strategy}"
+                f"strategy: recorded {event.strategy}, settings say {state.settings.prune_strategy}"
             )
         planned = {(o.position, o.block_index): o for o in plan.outputs}
         for output in event.outputs:
