@@ -88,8 +88,7 @@ def alter(db: Path, session_id: UUID, event: str, change: dict[str, object]) -> 
             assert name in target, path
             target[name] = value
         connection.execute(
-            "UPDATE stored_events SET state = ? WHERE originator_id = ? "
-            "AND originator_version = ?",
+            "UPDATE stored_events SET state = ? WHERE originator_id = ? AND originator_version = ?",
             (json.dumps(data).encode(), session_id.hex, version),
         )
     return int(version)

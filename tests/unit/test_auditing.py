@@ -156,7 +156,7 @@ def test_an_altered_decision_is_named_by_version_and_type(
         feed(app, session_id, list(turn(f"Request {i}", [words(size), words(90)])))
     assert audit_session(app, session_id).ok
     events = list(app.history(session_id))
-    target = next(e for e in events if isinstance(e, kind))
+    target: Any = next(e for e in events if isinstance(e, kind))
     if "decision" in change:
         change = {"decision": attrs.evolve(target.decision, turns_kept=9)}
 
