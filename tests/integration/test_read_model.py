@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -75,7 +76,10 @@ def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         row = dict(stored)
         row.pop("notification_id", None)
         # SQLite gives back naive times; both stores hold UTC.
-        row["occurred_at"] = row["occurred_at"].replace(tzinfo=None)
+        moment = row["occurred_at"]
+        if moment.tzinfo is not None:
+            moment = moment.astimezone(UTC)
+        row["occurred_at"] = moment.replace(tzinfo=None)
         out.append(row)
     return sorted(out, key=lambda r: (r["session_id"], r["generation"]))
 
