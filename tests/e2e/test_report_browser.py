@@ -15,6 +15,7 @@ from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.cli import main
 from abridged.adapters.report import CHART_ID
 from abridged.domain.messages import Role
+from abridged.domain.session import Session
 from abridged.domain.usage import Usage
 from tests.e2e.test_audit_transcripts import replay
 from tests.e2e.test_replay_transcripts import COUNTER, transcripts
@@ -93,7 +94,7 @@ def test_a_replayed_session_s_report_renders_one_point_per_request(tmp_path: Pat
     replies = [
         e
         for e in app.history(session_id)
-        if getattr(e, "message", None) is not None and e.message.role is Role.ASSISTANT
+        if isinstance(e, Session.MessageAppended) and e.message.role is Role.ASSISTANT
     ]
     assert page["points"] == len(page["x"]) == len(replies) > 0
     assert page["errors"] == []

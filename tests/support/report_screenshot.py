@@ -1,6 +1,6 @@
 """Makes `docs/report.png`: a shared transcript replayed, reported, opened in Chromium.
 
-    python -m tests.support.report_screenshot [TRANSCRIPT] [--out docs/report.png]
+python -m tests.support.report_screenshot [TRANSCRIPT] [--out docs/report.png]
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from abridged.adapters.report import report_html
 from abridged.application.auditing import audit_session
 from abridged.domain.settings import settings_from
 from tests.conftest import TRANSCRIPTS
-from tests.e2e.test_report_browser import open_report
 from tests.e2e.test_replay_transcripts import COUNTER
+from tests.e2e.test_report_browser import open_report
 
 DEFAULT = TRANSCRIPTS / "openhands-ponylang__ponyc-4588.jsonl"
 
