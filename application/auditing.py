@@ -179,6 +179,9 @@ class _Auditor:
         self.fallback: str | None = None
         self.pruned = False
         self.compacted: int | None = None
+        self.moment = False
+        """Whether the current preparation has pruned, compacted or been cancelled by a hook:
+        the moments reasoning is downgraded at, so the cached prefix breaks once."""
 
     def run(self) -> SessionAudit:
         state: Session | None = None
@@ -240,6 +243,7 @@ class _Auditor:
             )
         elif isinstance(event, Session.MessageAppended):
             self.note_request(event, state)
+            self.moment = False
 
     # Decisions.
 
@@ -360,6 +364,7 @@ class _Auditor:
             )
         )
         self.compacted = event.generation
+        self.moment = True
 
     def extra_after(self, index: int, state: Session) -> int | None:
         """Per-turn content tokens of the command that recorded `events[index]`, when a
@@ -374,7 +379,7 @@ class _Auditor:
         return None
 
     def check_pruned(self, index: int, event: Session.ToolsPruned, state: Session) -> None:
-        self.pruned = True
+        self.pruned = self.moment = True
         extra = self.extra_after(index, state)
         plan = planner.plan_prune(state, extra or 0)
         assumed = ""
@@ -434,6 +439,15 @@ class _Auditor:
         )
 
     def check_downgraded(self, event: Session.ReasoningDowngraded, state: Session) -> None:
+        worth = sum(b.tokens_before for b in event.blocks) >= state.limits.prune_min_tokens
+        if not (self.moment or worth):
+            self.found(
+                event,
+                False,
+                "downgraded without a prune or compaction to batch with, and worth less than "
+                f"{state.limits.prune_min_tokens:,} tokens on its own",
+            )
+            return
         planned = [
             (b.position, b.block_index, b.action, b.text, b.tokens_before)
             for b in planner.plan_downgrades(state)
@@ -468,6 +482,7 @@ class _Auditor:
             self.found(event, False, "no compaction was due here")
             return
         if event.reason.startswith("cancelled by a hook"):
+            self.moment = True  # a manual compaction still downgrades reasoning
             # A hook's verdict is the host's; the audit checks only that one was due.
             self.found(event, True, f"a compaction was due; {event.reason}")
             return

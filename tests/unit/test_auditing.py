@@ -11,6 +11,7 @@ import pytest
 from abridged.application.auditing import SessionAudit, audit_events, audit_session
 from abridged.application.ports import HookVerdict
 from abridged.application.service import Sessions
+from abridged.domain import planner
 from abridged.domain.messages import Message
 from abridged.domain.session import Session
 from abridged.domain.usage import Usage
@@ -172,3 +173,22 @@ def test_an_altered_decision_is_named_by_version_and_type(
 def test_an_audit_needs_the_whole_stream() -> None:
     with pytest.raises(ValueError, match="Started"):
         audit_events([])
+
+
+def test_reasoning_downgraded_outside_a_batching_moment_is_a_mismatch(app: Sessions) -> None:
+    session_id = start(app, window=100_000, reasoning_keep_turns=1, prune_min_share=0.5)
+    call, result = thinking_exchange(words(30), thought="old reasoning")
+    feed(app, session_id, [Message.user("One"), call, result, Message.assistant("ok")])
+    app.append_message(session_id, Message.user("Two"))
+    session = app.session(session_id)
+    due = planner.plan_downgrades(session)
+    assert due  # due, but too small to break the cached prefix on its own
+    assert audit_session(app, session_id).ok
+
+    # A writer that downgrades anyway: the blocks are the planned ones, the moment is not.
+    session.downgrade_reasoning(due, "forged")
+    app.save(session)
+
+    mismatches = audit_session(app, session_id).mismatches
+    assert [m.event for m in mismatches] == ["ReasoningDowngraded"]
+    assert "prune or compaction" in mismatches[0].detail
