@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import UTC
 from pathlib import Path
 from typing import Any
@@ -20,11 +21,17 @@ from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.read_model import CompactionsReadModel, read_model_url
 from abridged.application.service import Sessions
 from abridged.domain.session import Session
+from abridged.domain.settings import CompactionSettings
 from tests.e2e.test_audit_transcripts import replay
-from tests.e2e.test_replay_transcripts import COUNTER, transcripts
+from tests.e2e.test_replay_transcripts import COUNTER, WINDOWS, transcripts
+from tests.integration.test_stored_sessions import open_store
+from tests.support.builders import TOOLS, turn, words
+from tests.support.checks import feed
+from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 from tests.support.postgres import fresh_database
 
 ROOT = Path(__file__).resolve().parents[2]
+FAKE_COUNTER = FakeTokenCounter()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -84,27 +91,51 @@ def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(out, key=lambda r: (r["session_id"], r["generation"]))
 
 
-def filled_store(db: str, paths: list[Path]) -> tuple[Sessions, list[UUID]]:
+def filled_store(db: str, paths: list[Path], window: int = 16_000) -> tuple[Sessions, list[UUID]]:
     app = bootstrap(db, counter=COUNTER)
-    return app, [replay(app, path, 16_000) for path in paths]
+    return app, [replay(app, path, window) for path in paths]
 
 
-def some_transcripts(count: int) -> list[Path]:
-    # The ones with the most compactions at 16k, so a few replays give many rows.
-    ranked = sorted(transcripts(), key=lambda p: p.stat().st_size, reverse=True)
-    return ranked[:count]
+def busy_store(db: str, sessions: int, turns: int = 30) -> tuple[Sessions, list[UUID]]:
+    """Sessions that compact every few turns, fed in turn so their events interleave in the
+    notification log."""
+    app = bootstrap(db, counter=FAKE_COUNTER, summarizer=FakeSummarizer(words(60, "fact")))
+    ids = [start_busy(app) for _ in range(sessions)]
+    for i in range(turns):
+        for session_id in ids:
+            feed(app, session_id, list(turn(f"Request {i}", [words(200)])), FAKE_COUNTER)
+    return app, ids
 
 
-pytestmark = [
-    pytest.mark.transcripts,
-    pytest.mark.skipif(not transcripts(), reason="the shared transcripts folder is absent"),
-]
+def start_busy(app: Sessions) -> UUID:
+    return app.start_session(
+        model="claude-test",
+        context_window=3_000,
+        max_output_tokens=500,
+        tools=TOOLS,
+        settings=CompactionSettings(
+            threshold_floor_tokens=0,
+            threshold_ratio=0.3,
+            keep_recent_turns=1,
+            tool_output_mode="keep_all",
+        ),
+    )
 
 
-def test_rows_equal_the_compaction_events_of_every_replayed_transcript(tmp_path: Path) -> None:
-    db = str(tmp_path / "sessions.sqlite3")
-    app, ids = filled_store(db, transcripts())
-    model = CompactionsReadModel(read_model_url(db))
+def needs_transcripts(test: Callable[..., None]) -> Callable[..., None]:
+    marked: Callable[..., None] = pytest.mark.transcripts(test)
+    skip = pytest.mark.skipif(not transcripts(), reason="the shared transcripts are absent")
+    return skip(marked)  # type: ignore[no-any-return]
+
+
+@needs_transcripts
+@pytest.mark.parametrize("window", WINDOWS)
+def test_rows_equal_the_compaction_events_of_every_replayed_transcript(
+    tmp_path: Path, window: int
+) -> None:
+    # Events in memory (their store is tested below), the table in a SQLite file.
+    app, ids = filled_store(":memory:", transcripts(), window)
+    model = CompactionsReadModel(read_model_url(tmp_path / "read-model.sqlite3"))
 
     stored = model.update(app, page_size=7)
 
@@ -117,14 +148,16 @@ def test_rows_equal_the_compaction_events_of_every_replayed_transcript(tmp_path:
 
 
 def test_the_table_follows_new_compactions_and_rebuilds_from_scratch(db: str) -> None:
-    paths = some_transcripts(2)
-    app, ids = filled_store(db, paths[:1])
+    app, ids = busy_store(db, sessions=1, turns=12)
     model = CompactionsReadModel(read_model_url(db))
     first = model.update(app)
     assert first == len(model.rows()) > 0
     assert model.update(app) == 0  # nothing new: nothing read twice
 
-    ids.append(replay(app, paths[1], 16_000))
+    ids.append(start_busy(app))
+    for i in range(12):
+        for session_id in ids:
+            feed(app, session_id, list(turn(f"More {i}", [words(200)])), FAKE_COUNTER)
     more = model.update(app, page_size=3)
     assert more > 0
     assert comparable(model.rows()) == comparable(expected_rows(app, ids))
@@ -149,7 +182,7 @@ print("finished", flush=True)
 
 
 def test_a_killed_projection_resumes_without_gaps_or_duplicates(db: str) -> None:
-    app, ids = filled_store(db, some_transcripts(2))
+    app, ids = busy_store(db, sessions=2)
     model = CompactionsReadModel(read_model_url(db))
     total = len(expected_rows(app, ids))
     assert total >= 10
@@ -182,4 +215,17 @@ def test_a_killed_projection_resumes_without_gaps_or_duplicates(db: str) -> None
     assert rows[: len(partial)] == partial
     keys = [(r["session_id"], r["generation"]) for r in rows]
     assert len(keys) == len(set(keys)) == total
+    model.close()
+
+
+def test_sessions_stored_by_an_earlier_version_have_their_rows(tmp_path: Path) -> None:
+    # Their events carry the topics of the layout before the `abridged` package.
+    db = tmp_path / "old.sqlite3"
+    app, session_id, _ = open_store(db)
+    model = CompactionsReadModel(read_model_url(db))
+
+    model.update(app)
+
+    assert comparable(model.rows()) == comparable(expected_rows(app, [session_id]))
+    assert len(model.rows()) == 2
     model.close()
