@@ -8,12 +8,18 @@ a typed error and saves nothing it should not.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 from uuid import UUID, uuid4
 
 import attrs
 import structlog
-from eventsourcing.application import Application, ProcessingEvent
+from eventsourcing.application import (
+    Application,
+    ProcessingEvent,
+    ProjectorFunction,
+    Repository,
+    project_aggregate,
+)
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, JSONTranscoder
 
@@ -29,6 +35,11 @@ from abridged.application.ports import (
     Summarizer,
     SummarizerError,
     TokenCounter,
+)
+from abridged.application.snapshots import (
+    SessionRepository,
+    SessionSnapshot,
+    register_snapshot_transcodings,
 )
 from abridged.application.summaries import SummaryRequest, SummaryWriter, WrittenSummary
 from abridged.application.topics import register_legacy_topics
@@ -121,6 +132,27 @@ class Sessions(Application[UUID]):
     def register_transcodings(self, transcoder: JSONTranscoder) -> None:
         super().register_transcodings(transcoder)
         register_transcodings(transcoder)
+        register_snapshot_transcodings(transcoder)
+
+    def construct_repository(self) -> Repository[UUID]:
+        # eventsourcing's repository, configured from the environment as usual, reading the
+        # messages a snapshot points at (`abridged.application.snapshots`).
+        repository = super().construct_repository()
+        repository.__class__ = SessionRepository
+        return repository
+
+    def take_snapshot(
+        self,
+        aggregate_id: UUID,
+        version: int | None = None,
+        projector_func: ProjectorFunction[Any, Any] = project_aggregate,
+    ) -> None:
+        """Snapshots the session at `version` (the latest by default); the snapshot points
+        at the events that hold the retained messages instead of copying them."""
+        if self.snapshots is None:  # pragma: no cover - snapshotting is always on
+            raise SessionError("this service stores no snapshots")
+        session = self.repository.get(aggregate_id, version=version, projector_func=projector_func)
+        self.snapshots.put([SessionSnapshot.take(session)])
 
     def _take_snapshots(self, processing_event: ProcessingEvent[UUID]) -> None:
         # eventsourcing re-reads the session from the store to snapshot it; the session just
@@ -133,7 +165,7 @@ class Sessions(Application[UUID]):
         for session_id in due:
             session = processing_event.aggregates.get(session_id)
             if isinstance(session, Session):
-                self.snapshots.put([Session.Snapshot.take(session)])
+                self.snapshots.put([SessionSnapshot.take(session)])
 
     # Commands.
 

@@ -44,6 +44,8 @@ class Session(Aggregate):
     def upcast_v1_v2(state: dict[str, Any]) -> None:
         """A snapshot from before the indexes: derive them from its retained tail."""
         state.update(recompute(state["entries"], state["settings"]).as_state())
+        # Which events hold these messages is not known (0): snapshots keep their bodies.
+        state["entry_versions"] = [0] * len(state["entries"])
 
     class Started(Aggregate.Created):
         """A session began, with its model, window, settings, system prompt and tools."""
@@ -106,6 +108,9 @@ class Session(Aggregate):
         self.thinking_positions: list[int] = []
         self.output_sums: list[int] = [0]
         self.saving_sums: list[int] = [0]
+        self.entry_versions: list[int] = []
+        """The version of the `MessageAppended` of each retained message (0: unknown), so a
+        snapshot can point at the events that hold the messages instead of copying them."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Session:
         # The service copies a cached session before each command. Every value the session
@@ -178,6 +183,7 @@ class Session(Aggregate):
                 tuple(self.truncations),
             )
             session.entries.append(entry)
+            session.entry_versions.append(self.originator_version)
             session.message_count += 1
             session.tail_tokens += entry.shown_tokens
             message = entry.message
@@ -405,6 +411,7 @@ class Session(Aggregate):
         """Leaves the messages before `position` out of the retained tail (and the indexes)."""
         drop = max(0, min(position - self.retained_from, len(self.entries)))
         dropped, self.entries = self.entries[:drop], self.entries[drop:]
+        del self.entry_versions[:drop]
         self.tail_tokens -= sum(e.shown_tokens for e in dropped)
         for entry in dropped:
             for use in entry.message.tool_uses:
