@@ -11,7 +11,7 @@ last exchange always stays.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast
 
 import attrs
 
@@ -65,7 +65,6 @@ class CompactionOutcome:
     tokens_after: int
 
 
-@runtime_checkable
 class IndexedView(Protocol):
     """The incremental indexes a session keeps (`abridged.domain.indexes`)."""
 
@@ -80,6 +79,11 @@ class IndexedView(Protocol):
 
     @property
     def thinking_positions(self) -> Sequence[int]: ...
+
+
+def has_indexes(view: object) -> bool:
+    # Cheaper than isinstance() on a runtime-checkable protocol, on every prepare.
+    return hasattr(view, "saving_sums")
 
 
 class PlannerView(ContextView, Protocol):
@@ -271,15 +275,16 @@ def plan_prune(view: PlannerView, extra_tokens: int = 0) -> PrunePlan | None:
     search and a subtraction, not a walk over the retained tail."""
     limits = view.limits
     past = calibrated(view, raw_estimate(view) + extra_tokens) >= limits.threshold
-    if not isinstance(view, IndexedView):
+    if not has_indexes(view):
         return plan_pruning(view.entries, view.prune_boundary, limits, past_threshold=past)
+    index = cast(IndexedView, view)
     settings = limits.settings
     if settings.tool_output_mode == "keep_all" and not past:
         return None
-    protect = protected_index(view.output_sums, limits.prune_protect_tokens)
+    protect = protected_index(index.output_sums, limits.prune_protect_tokens)
     if not past and settings.tool_output_mode != "keep_none" and view.entries:
         start = max(1, view.prune_boundary - view.entries[0].position)
-        saving = view.saving_sums[protect] - view.saving_sums[start] if start < protect else 0
+        saving = index.saving_sums[protect] - index.saving_sums[start] if start < protect else 0
         if saving < limits.prune_min_tokens:
             return None
     return plan_pruning(
@@ -291,16 +296,17 @@ def plan_downgrades(view: PlannerView) -> tuple[DowngradedThinking, ...]:
     """Thinking blocks that should now be dropped or shown as text."""
     if not view.thinking_seen:
         return ()
-    if not isinstance(view, IndexedView):
+    if not has_indexes(view):
         return plan_reasoning(view.entries, view.limits)
+    index = cast(IndexedView, view)
     # Only the messages still showing thinking, before the protected turns, are read.
     keep_turns = max(1, view.settings.reasoning_keep_turns)
-    prompts = view.prompt_positions
+    prompts = index.prompt_positions
     if len(prompts) < keep_turns:
         return ()
     keep_from = prompts[-keep_turns]
     first = view.entries[0].position
-    candidates = [view.entries[p - first] for p in view.thinking_positions if p < keep_from]
+    candidates = [view.entries[p - first] for p in index.thinking_positions if p < keep_from]
     return downgrades_of(candidates, view.settings)
 
 
