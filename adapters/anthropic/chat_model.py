@@ -28,7 +28,7 @@ from abridged.domain.context import Context
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.messages import JSON, Message
 from abridged.domain.usage import Usage
-from abridged.domain.validation import check_blocks
+from abridged.domain.validation import check_server_tool_pairs
 
 __all__ = [
     "CONTEXT_MANAGEMENT_BETA",
@@ -171,7 +171,8 @@ def reply_from_message(message: Any) -> ModelReply:
     content = [_block_wire(block) for block in message.content]
     try:
         reply_message = Message.from_wire({"role": message.role, "content": content})
-        check_blocks(reply_message)
+        # A reply may be empty (the summarizer says so); its server tools must pair.
+        check_server_tool_pairs(reply_message)
     except InvalidMessageError as error:
         raise ProviderError(f"the model's reply could not be read: {error}") from error
     return ModelReply(
