@@ -366,21 +366,17 @@ class _Auditor:
         self.compacted = event.generation
         self.moment = True
 
-    def extra_after(self, index: int, state: Session) -> int | None:
-        """Per-turn content tokens of the command that recorded `events[index]`, when a
-        later event of the same preparation recorded them (a decision, or a suppression)."""
-        for later in self.events[index + 1 :]:
-            if isinstance(later, Session.CompactionThresholdHit):
-                return later.decision.extra_tokens
-            if isinstance(later, Session.CompactionSuppressed):
-                return None  # recovered from its estimate once the prune is replayed
-            if not isinstance(later, Session.ReasoningDowngraded):
-                return None
+    def extra_after(self, index: int) -> int | None:
+        """Per-turn content tokens of the preparation that recorded `events[index]`, when
+        the decision it went on to make (the next event) recorded them."""
+        following = self.events[index + 1] if index + 1 < len(self.events) else None
+        if isinstance(following, Session.CompactionThresholdHit):
+            return int(following.decision.extra_tokens)
         return None
 
     def check_pruned(self, index: int, event: Session.ToolsPruned, state: Session) -> None:
         self.pruned = self.moment = True
-        extra = self.extra_after(index, state)
+        extra = self.extra_after(index)
         plan = planner.plan_prune(state, extra or 0)
         assumed = ""
         if extra is None and (plan is None or plan.reason != event.reason):
