@@ -229,3 +229,23 @@ def test_sessions_stored_by_an_earlier_version_have_their_rows(tmp_path: Path) -
     assert comparable(model.rows()) == comparable(expected_rows(app, [session_id]))
     assert len(model.rows()) == 2
     model.close()
+
+
+def test_the_table_goes_in_the_store_s_postgresql_schema(postgres_server: str) -> None:
+    import psycopg
+
+    url = fresh_database(postgres_server)
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("CREATE SCHEMA dashboards")
+    app = bootstrap(f"{url}?schema=dashboards", counter=FAKE_COUNTER)
+    start_busy(app)
+    model = CompactionsReadModel(read_model_url(f"{url}?schema=dashboards"))
+    model.update(app)
+    model.close()
+
+    with psycopg.connect(url) as connection:
+        tables = connection.execute(
+            "SELECT table_schema FROM information_schema.tables "
+            "WHERE table_name = 'abridged_compactions'"
+        ).fetchall()
+    assert tables == [("dashboards",)]
