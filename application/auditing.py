@@ -22,7 +22,7 @@ import attrs
 from abridged.application.service import Sessions
 from abridged.domain import planner
 from abridged.domain.context import calibrated, raw_estimate
-from abridged.domain.errors import ContextOverflowError
+from abridged.domain.errors import ContextOverflowError, SessionError
 from abridged.domain.messages import Role
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import plan_pruning
@@ -31,11 +31,16 @@ from abridged.domain.session import Session
 __all__ = [
     "CompactionLine",
     "Finding",
+    "IncompleteHistoryError",
     "RequestPoint",
     "SessionAudit",
     "audit_events",
     "audit_session",
 ]
+
+
+class IncompleteHistoryError(SessionError, ValueError):
+    """The events given to an audit do not start with the session's `Started` event."""
 
 
 @attrs.frozen
@@ -169,7 +174,7 @@ class _Auditor:
 
     def __init__(self, events: Sequence[Any]) -> None:
         if not events or not isinstance(events[0], Session.Started):
-            raise ValueError("an audit starts from the session's Started event")
+            raise IncompleteHistoryError("an audit starts from the session's Started event")
         self.events = events
         self.findings: list[Finding] = []
         self.compactions: list[CompactionLine] = []
