@@ -29,7 +29,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 bench: $(STAMP)
-	$(BIN)/python -m tests.benchmarks.prepare
+	$(BIN)/python -m tests.benchmarks.loop
 	$(BIN)/python -m tests.benchmarks.prefix
 	$(BIN)/python -m tests.benchmarks.components
 	$(BIN)/python -m tests.benchmarks.audit
