@@ -7,6 +7,7 @@ a typed error and saves nothing it should not.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 from uuid import UUID, uuid4
@@ -144,11 +145,11 @@ class Sessions(Application[UUID]):
             settings["AGGREGATE_CACHE_MAXSIZE"] = ""
         register_legacy_topics()
         super().__init__(env=settings)
+        self.loader = SessionLoader(self.repository)
         self.model_windows = {
             **parse_model_windows(self.env.get("ABRIDGED_MODEL_WINDOWS") or ""),
             **check_model_windows(dict(model_windows or {})),
         }
-        self.loader = SessionLoader(self.repository)
 
     def register_transcodings(self, transcoder: JSONTranscoder) -> None:
         super().register_transcodings(transcoder)
@@ -300,14 +301,12 @@ class Sessions(Application[UUID]):
         parsed = as_message(message)
         if parsed.role is not Role.USER:
             raise RoleOrderError("the next request needs a user message last")
-        counts: list[tuple[int, ...]] = []
+        counted = self._counted_once(parsed)
 
         def command() -> PreparedRequest:
             session = self._load(session_id)
             session.check_append(parsed)
-            if not counts:
-                counts.append(tuple(block_tokens(b, self.counter.count) for b in parsed.content))
-            self._append_counted(session, parsed, counts[0], None, None, save=False)
+            self._append_counted(session, parsed, counted(), None, None, save=False)
             return self._prepare(session_id, session)
 
         try:
@@ -401,18 +400,24 @@ class Sessions(Application[UUID]):
         request_estimate: int | None,
     ) -> int:
         parsed = as_message(message)
-        counts: list[tuple[int, ...]] = []
+        counted = self._counted_once(parsed)
 
         def command() -> int:
             session = self._load(session_id)
             # A typed error for bad input before anything is tokenized; the aggregate checks
             # again before its event exists, and again on a retry after a concurrent write.
             session.check_append(parsed)
-            if not counts:  # counted once, whatever the retries
-                counts.append(tuple(block_tokens(b, self.counter.count) for b in parsed.content))
-            return self._append_counted(session, parsed, counts[0], usage, request_estimate)
+            return self._append_counted(session, parsed, counted(), usage, request_estimate)
 
         return self._retrying(command)
+
+    def _counted_once(self, message: Message) -> Callable[[], tuple[int, ...]]:
+        """The message's block counts, computed at the first call only: a command that runs
+        again after a concurrent write does not tokenize again. The first call comes after
+        the message's checks, so bad input fails before anything is counted."""
+        return functools.cache(
+            lambda: tuple(block_tokens(b, self.counter.count) for b in message.content)
+        )
 
     def _append_counted(
         self,
@@ -588,6 +593,8 @@ class Sessions(Application[UUID]):
     def _downgrade_reasoning(self, session: Session, moment: bool) -> None:
         # Reasoning changes old messages, which breaks the cached prefix: batch them with
         # pruning and compaction, unless enough has piled up to be worth a break of its own.
+        if not moment and planner.downgradable_tokens(session) < session.limits.prune_min_tokens:
+            return
         blocks = planner.plan_downgrades(session)
         if not blocks:
             return

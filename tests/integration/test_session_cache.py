@@ -216,7 +216,7 @@ def test_append_and_prepare_rejects_bad_input_and_saves_nothing(tmp_path: Path) 
     assert app.session(session_id).version == version
 
 
-def test_append_and_prepare_keeps_a_message_larger_than_the_window_and_fits_it(
+def test_append_and_prepare_shows_an_oversize_message_reduced_and_keeps_it_whole(
     tmp_path: Path,
 ) -> None:
     app = Sessions(
@@ -226,10 +226,14 @@ def test_append_and_prepare_keeps_a_message_larger_than_the_window_and_fits_it(
     )
     session_id = started(app, window=1_000)
 
-    prepared = app.append_and_prepare(session_id, Message.user(words(2_000)))
+    huge = Message.user(words(2_000))
+    prepared = app.append_and_prepare(session_id, huge)
 
+    # Larger than the window, the message is shown reduced; the history keeps it whole.
     assert prepared.context.estimate <= prepared.context.budget
-    assert app.session(session_id).message_count == 1
+    session = app.session(session_id)
+    assert session.message_count == 1
+    assert session.entries[0].message == huge
 
 
 def test_append_and_prepare_writes_nothing_for_a_message_that_can_never_be_sent(
