@@ -31,8 +31,26 @@ class Session(Aggregate):
 
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
 
+    class_version = 2
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """Snapshots taken before sessions had metadata, tags or a deletion mark."""
+        state["metadata"] = {}
+        state["tags"] = []
+        state["deleted"] = None
+
     class Started(Aggregate.Created):
-        """A session began, with its model, window, settings, system prompt and tools."""
+        """A session began, with its model, window, settings, system prompt and tools, and
+        the host's metadata and tags (for listing and filtering sessions)."""
+
+        class_version = 2
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """Sessions started before metadata and tags existed have neither."""
+            state["metadata"] = {}
+            state["tags"] = []
 
         model: str
         context_window: int
@@ -44,6 +62,8 @@ class Session(Aggregate):
         system_tokens: int
         tools_tokens: int
         token_counter: str
+        metadata: dict[str, str]
+        tags: tuple[str, ...]
 
     @event(Started)
     def __init__(
@@ -58,6 +78,8 @@ class Session(Aggregate):
         system_tokens: int,
         tools_tokens: int,
         token_counter: str,
+        metadata: dict[str, str],
+        tags: tuple[str, ...],
     ) -> None:
         self.model = model
         self.context_window = context_window
@@ -85,6 +107,10 @@ class Session(Aggregate):
         self.suppressed: str | None = None
         self.provider_window: int | None = None
         """The window the provider enforced when it was smaller than `context_window`."""
+        self.metadata: dict[str, str] = dict(metadata)
+        self.tags: list[str] = list(tags)
+        self.deleted: str | None = None
+        """Why the session was deleted; a deleted session takes no more commands."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Session:
         # The service copies a cached session before each command. Every value the session
@@ -408,3 +434,13 @@ class Session(Aggregate):
     @event(DoubleCompactionConfigured)
     def warn_double_compaction(self, provider: str, detail: str) -> None:
         pass
+
+    class Deleted(Aggregate.Event):
+        """The host deleted the session: it takes no more commands and is no longer listed.
+        Its earlier events stay in the store (see docs/embedding.md, "Deleting")."""
+
+        reason: str
+
+    @event(Deleted)
+    def delete(self, reason: str) -> None:
+        self.deleted = reason

@@ -2,19 +2,46 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from abridged.application.ports import RequestOptions
 from abridged.domain.context import Context
+from abridged.domain.errors import InvalidRequestOptionsError
 
 MAX_BREAKPOINTS = 4
 CACHE_TTLS = ("5m", "1h")
 
 
+COUNT_TOKENS_FIELDS = frozenset(
+    {
+        "model",
+        "messages",
+        "system",
+        "tools",
+        "tool_choice",
+        "thinking",
+        "cache_control",
+        "output_config",
+    }
+)
+"""The request fields `POST /v1/messages/count_tokens` accepts; it rejects the others
+(`max_tokens` first of all) as extra inputs."""
+
+
 def render_request(
-    context: Context, *, model: str, max_tokens: int, cache: bool = True, ttl: str = "5m"
+    context: Context,
+    *,
+    model: str,
+    max_tokens: int,
+    cache: bool = True,
+    ttl: str = "5m",
+    options: RequestOptions | None = None,
 ) -> dict[str, Any]:
     """The complete `POST /v1/messages` body for `context`: model, max_tokens, system,
-    messages and tools (the last two only when present).
+    messages and tools (the last two only when present), and the `options` that are set
+    (thinking, tool_choice, temperature, metadata, stop_sequences). Raises
+    `InvalidRequestOptionsError` when the thinking budget is not below `max_tokens`.
 
     With `cache`, at most four prompt-cache breakpoints are set, where the prefix stays
     byte-stable longest: after the system prompt, after the summary chunks, at the prune
@@ -37,7 +64,35 @@ def render_request(
     body["messages"] = messages
     if context.tools:
         body["tools"] = [dict(tool) for tool in context.tools]
+    if options is not None:
+        body.update(_options(options, max_tokens))
     return body
+
+
+def count_tokens_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a Messages request body that `messages.count_tokens` accepts:
+    `client.messages.count_tokens(**count_tokens_body(body))`."""
+    return {key: value for key, value in body.items() if key in COUNT_TOKENS_FIELDS}
+
+
+def _options(options: RequestOptions, max_tokens: int) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    if options.thinking is not None:
+        budget = options.thinking.get("budget_tokens")
+        if isinstance(budget, int) and budget >= max_tokens:
+            raise InvalidRequestOptionsError(
+                f"the thinking budget ({budget}) must be below max_tokens ({max_tokens})"
+            )
+        fields["thinking"] = dict(options.thinking)
+    if options.tool_choice is not None:
+        fields["tool_choice"] = dict(options.tool_choice)
+    if options.temperature is not None:
+        fields["temperature"] = options.temperature
+    if options.metadata is not None:
+        fields["metadata"] = dict(options.metadata)
+    if options.stop_sequences:
+        fields["stop_sequences"] = list(options.stop_sequences)
+    return fields
 
 
 def _breakpoints(context: Context, count: int) -> list[tuple[int, int]]:
