@@ -158,14 +158,23 @@ class RequestOptions:
                 )
             if kind == "tool" and not isinstance(self.tool_choice.get("name"), str):
                 raise InvalidRequestOptionsError('tool_choice {"type": "tool"} needs a "name"')
-        if self.thinks:
+        if self.thinking is not None and self.thinking.get("type") == "enabled":
             # The API refuses these with extended thinking on.
-            if self.temperature is not None and self.temperature != 1:
-                raise InvalidRequestOptionsError("thinking requires temperature 1 (or none)")
+            if self.temperature is not None:
+                raise InvalidRequestOptionsError("temperature cannot be set with thinking")
             if self.tool_choice is not None and self.tool_choice.get("type") in ("any", "tool"):
                 raise InvalidRequestOptionsError(
                     "thinking allows tool_choice auto or none only, not any or tool"
                 )
+
+    def check_for(self, max_tokens: int) -> None:
+        """Raises `InvalidRequestOptionsError` when the thinking budget is not below
+        `max_tokens` (the output tokens the request reserves)."""
+        budget = self.thinking.get("budget_tokens") if self.thinking is not None else None
+        if isinstance(budget, int) and budget >= max_tokens:
+            raise InvalidRequestOptionsError(
+                f"the thinking budget ({budget}) must be below max_tokens ({max_tokens})"
+            )
 
     @property
     def thinks(self) -> bool:

@@ -380,8 +380,9 @@ class Sessions(Application[UUID]):
             tool_choice=tool_choice,
             temperature=temperature,
             metadata=metadata,
-            stop_sequences=tuple(stop_sequences),
+            stop_sequences=stop_sequences,  # a string is refused by the converter
         )
+        options.check_for(self.session(session_id).reserved_output)
         chat = self.chat_model
         prepared = self.prepare_request(session_id, on_notice=on_notice)
         if prepared.needs_count:

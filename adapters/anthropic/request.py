@@ -7,7 +7,6 @@ from typing import Any
 
 from abridged.application.ports import RequestOptions
 from abridged.domain.context import Context
-from abridged.domain.errors import InvalidRequestOptionsError
 
 MAX_BREAKPOINTS = 4
 CACHE_TTLS = ("5m", "1h")
@@ -77,12 +76,8 @@ def count_tokens_body(body: Mapping[str, Any]) -> dict[str, Any]:
 
 def _options(options: RequestOptions, max_tokens: int) -> dict[str, Any]:
     fields: dict[str, Any] = {}
+    options.check_for(max_tokens)
     if options.thinking is not None:
-        budget = options.thinking.get("budget_tokens")
-        if isinstance(budget, int) and budget >= max_tokens:
-            raise InvalidRequestOptionsError(
-                f"the thinking budget ({budget}) must be below max_tokens ({max_tokens})"
-            )
         fields["thinking"] = dict(options.thinking)
     if options.tool_choice is not None:
         fields["tool_choice"] = dict(options.tool_choice)
