@@ -24,7 +24,7 @@ _DESCRIPTIONS = {
     MetricNames.PRUNED_OUTPUTS: "Old tool outputs shown pruned",
     MetricNames.OVERFLOWS: "Requests found too long, by the provider or its count",
     MetricNames.SUMMARIZER_LATENCY: "Time the summarizer took per summary",
-    MetricNames.ESTIMATE_ERROR: "(provider prompt tokens - estimate) / estimate, per reply",
+    MetricNames.ESTIMATE_ERROR: "|provider prompt tokens - estimate| / estimate, per reply",
 }
 
 

@@ -292,7 +292,8 @@ class MetricNames:
     SUMMARIZER_LATENCY = "abridged.summarizer.latency"
     """Histogram, seconds; attributes `summarizer`, `outcome` (ok, error)."""
     ESTIMATE_ERROR = "abridged.estimate.error"
-    """Histogram, ratio: (provider prompt tokens − estimate) / estimate, per recorded reply."""
+    """Histogram, ratio: |provider prompt tokens − estimate| / estimate, per reply recorded
+    with usage; attribute `direction`: `under` when the provider counted more, else `over`."""
 
 
 class NoMetrics:

@@ -520,9 +520,10 @@ class Sessions(Application[UUID]):
         )
         self.save(session)
         if usage is not None and predicted and usage.prompt_tokens:
-            self.metrics.record(
-                MetricNames.ESTIMATE_ERROR, (usage.prompt_tokens - predicted) / predicted
-            )
+            # Histograms take non-negative values: the size, and the direction apart.
+            error = (usage.prompt_tokens - predicted) / predicted
+            direction = "under" if error > 0 else "over"
+            self.metrics.record(MetricNames.ESTIMATE_ERROR, abs(error), {"direction": direction})
         return session.message_count - 1
 
     def _extra(self, session_id: UUID) -> tuple[str | None, int]:
