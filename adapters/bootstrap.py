@@ -73,6 +73,7 @@ def bootstrap(
     metrics (`abridged.adapters.opentelemetry.OpenTelemetryMetrics`). `report_overflow`
     reads the Anthropic SDK's errors."""
     from abridged.adapters.anthropic.errors import translate_error
+    from abridged.adapters.erasure import erase_stored_events
     from abridged.adapters.summarizers import ExtractiveSummarizer
     from abridged.adapters.token_counters import default_token_counter
 
@@ -86,5 +87,6 @@ def bootstrap(
         context_provider=context_provider,
         metrics=metrics,
         read_provider_error=translate_error,
+        erase_events=erase_stored_events,
         env={**persistence_env(db), **(env or {})},
     )

@@ -304,3 +304,9 @@ class NoMetrics:
 
     def record(self, name: str, value: float, attributes: Mapping[str, str] | None = None) -> None:
         """Does nothing."""
+
+
+EventEraser = Callable[[Sequence[object], UUID], int]
+"""Deletes every stored event and snapshot of a session from the given recorders (the
+application's event and snapshot recorders) and returns how many rows went; raises a
+`SessionError` when the store cannot (`abridged.adapters.erasure.erase_stored_events`)."""

@@ -7,6 +7,7 @@ a typed error and saves nothing it should not.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -39,6 +40,7 @@ from abridged.application.ports import (
     CompactionHooks,
     CompactionReport,
     ContextProvider,
+    EventEraser,
     HookVerdict,
     MetricNames,
     Metrics,
@@ -141,11 +143,14 @@ class Sessions(Application[UUID]):
         context_provider: ContextProvider | None = None,
         metrics: Metrics | None = None,
         read_provider_error: Callable[[Exception], ProviderError] | None = None,
+        erase_events: EventEraser | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         """`metrics` receives the service's counters (default: none are reported);
         `read_provider_error` turns a provider SDK's exception into a `ProviderError`, so
-        `report_overflow` accepts the SDK's own errors (`bootstrap` wires Anthropic's)."""
+        `report_overflow` accepts the SDK's own errors (`bootstrap` wires Anthropic's);
+        `erase_events` lets `delete_session(..., erase=True)` remove a session's rows from
+        the store (`bootstrap` wires it for SQLite and PostgreSQL)."""
         self.counter = counter
         self.summarizer = summarizer
         self.writer = SummaryWriter(counter, summarizer)
@@ -154,6 +159,7 @@ class Sessions(Application[UUID]):
         self.context_provider = context_provider
         self.metrics: Metrics = metrics or NoMetrics()
         self.read_provider_error = read_provider_error
+        self.erase_events = erase_events
         # Recently used sessions stay in memory and are fast-forwarded from the store, so a
         # command decodes only the events it has not seen. eventsourcing reads a size of "0"
         # as "no limit"; here it turns the cache off, as a user would expect.
@@ -456,12 +462,22 @@ class Sessions(Application[UUID]):
         self.session(session_id)
         return compaction_records(self.history(session_id))
 
-    def delete_session(self, session_id: UUID, reason: str = "deleted") -> None:
+    def delete_session(
+        self, session_id: UUID, reason: str = "deleted", *, erase: bool = False
+    ) -> None:
         """Deletes the session: a `Deleted` event is recorded, after which every command and
         `session()` raise `SessionDeletedError` and `list_sessions` skips it. Its events stay
-        in the store (`history` still reads them): see docs/embedding.md, "Deleting"."""
+        in the store (`history` still reads them).
+
+        With `erase`, the session's stored events and snapshots are removed from the store
+        instead (SQLite and PostgreSQL; a session already deleted may be erased later), and
+        the session is unknown from then on; on a store that cannot erase, `SessionError`
+        and nothing changes. See docs/embedding.md, "Deleting"."""
         if not isinstance(reason, str) or not reason.strip():
             raise SessionError("a deletion needs a reason (a non-blank string)")
+        if erase:
+            self._erase(session_id, reason)
+            return
 
         def command() -> None:
             session = self.session(session_id)
@@ -470,6 +486,21 @@ class Sessions(Application[UUID]):
 
         self._retrying(command)
         logger.info("session %s deleted: %s", session_id, reason)
+
+    def _erase(self, session_id: UUID, reason: str) -> None:
+        if self.erase_events is None:
+            raise SessionError("this service cannot erase events: pass erase_events=")
+        self.history(session_id)  # an unknown id is an error; a deleted session may be erased
+        recorders: list[object] = [self.recorder]
+        if self.snapshots is not None:
+            recorders.append(self.snapshots.recorder)
+        rows = self.erase_events(recorders, session_id)
+        # A cached copy would outlive its events.
+        cache = getattr(self.repository, "cache", None)
+        if cache is not None:
+            with contextlib.suppress(KeyError):
+                cache.get(session_id, evict=True)
+        logger.info("session %s erased (%d stored rows): %s", session_id, rows, reason)
 
     def history(self, session_id: UUID) -> list[Aggregate.Event]:
         """Every event of the session, oldest first: the audit trail."""

@@ -7,8 +7,10 @@ from uuid import UUID
 
 import pytest
 
+from abridged.adapters.bootstrap import bootstrap
+from abridged.adapters.erasure import ErasureNotSupportedError, erase_stored_events
 from abridged.application.service import Sessions
-from abridged.domain.errors import SessionDeletedError
+from abridged.domain.errors import SessionDeletedError, SessionError, UnknownSessionError
 from abridged.domain.messages import Message, Role
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.usage import Usage
@@ -61,3 +63,44 @@ def test_listing_totals_and_deletion_on_each_store(db: str) -> None:
     with pytest.raises(SessionDeletedError):
         other.session(ids[4])
     other.append_message(ids[1], Message.user("Still here."))
+
+
+def test_erasing_removes_every_stored_row_of_one_session_only(db: str) -> None:
+    app = store_app(db)
+    app.erase_events = erase_stored_events
+    keep, erase = started(app, "ada", ["x"]), started(app, "bob", ["x"])
+    for session_id in (keep, erase):
+        for i in range(60):  # past the snapshot interval, so a snapshot is stored too
+            app.append_message(session_id, Message.user(f"Question {i}"))
+            app.record_reply(session_id, Message.assistant(f"Answer {i}"))
+    app.delete_session(erase, reason="tombstone first")  # a deleted session may be erased
+    assert app.snapshots is not None
+    assert list(app.snapshots.recorder.select_events(erase))
+    kept_rows = len(app.history(keep))
+
+    app.delete_session(erase, reason="the user asked for erasure", erase=True)
+
+    other = store_app(db)
+    with pytest.raises(UnknownSessionError):
+        other.history(erase)
+    with pytest.raises(UnknownSessionError):
+        app.session(erase)  # not even from the service's own cache
+    assert other.snapshots is not None
+    assert list(other.snapshots.recorder.select_events(erase)) == []
+    assert [s.id for s in other.list_sessions().sessions] == [keep]
+    assert len(other.history(keep)) == kept_rows
+    other.append_message(keep, Message.user("Still here."))
+    later = started(other, "carol", [])
+    assert [s.id for s in other.list_sessions().sessions] == [later, keep]
+
+
+def test_a_store_that_cannot_erase_changes_nothing() -> None:
+    app = bootstrap(None)
+    session_id = started(app, "ada", [])
+
+    with pytest.raises(ErasureNotSupportedError):
+        app.delete_session(session_id, erase=True)
+
+    assert app.session(session_id).deleted is None
+    with pytest.raises(SessionError, match="cannot erase"):
+        store_app(":memory:").delete_session(session_id, erase=True)
