@@ -3,6 +3,7 @@ totalled from a second service as another process would, deletions included."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from uuid import UUID
 
 import pytest
@@ -14,6 +15,7 @@ from abridged.domain.errors import SessionDeletedError, SessionError, UnknownSes
 from abridged.domain.messages import Message, Role
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.usage import Usage
+from tests.integration.test_stored_sessions import open_store as open_old_store
 from tests.integration.test_stores import db, store_app
 from tests.support.builders import TOOLS, turn, words
 
@@ -104,3 +106,16 @@ def test_a_store_that_cannot_erase_changes_nothing() -> None:
     assert app.session(session_id).deleted is None
     with pytest.raises(SessionError, match="cannot erase"):
         store_app(":memory:").delete_session(session_id, erase=True)
+
+
+def test_a_session_stored_by_an_earlier_version_is_listed_and_totalled(tmp_path: Path) -> None:
+    app, session_id, data = open_old_store(tmp_path / "old.sqlite3")
+
+    (info,) = app.list_sessions().sessions
+    stats = app.stats(session_id)
+
+    assert info.id == session_id
+    assert (info.metadata, info.tags) == ({}, ())
+    assert app.session(session_id).metadata == {}
+    assert stats.messages == data["message_count"]
+    assert stats.compactions == len(app.compactions(session_id)) == data["generation"]
