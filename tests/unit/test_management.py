@@ -24,7 +24,7 @@ from abridged.domain.settings import CompactionSettings
 from abridged.domain.usage import Usage
 from tests.conftest import MakeApp
 from tests.support.builders import TOOLS, turn, words
-from tests.support.fakes import FakeChatModel, FakeSummarizer
+from tests.support.fakes import FakeChatModel, FakeSummarizer, FakeTokenCounter
 
 
 def start(app: Sessions, **kwargs: object) -> UUID:
@@ -279,3 +279,40 @@ def test_complete_counts_as_a_request_in_the_stats(make_app: MakeApp) -> None:
 
     stats = app.stats(session_id)
     assert (stats.requests, stats.cache_read_input_tokens, stats.output_tokens) == (1, 50, 3)
+
+
+@given(
+    st.lists(st.sets(st.sampled_from(["a", "b", "c"])), max_size=12),
+    st.sets(st.sampled_from(["a", "b", "c"]), max_size=2),
+    st.integers(min_value=1, max_value=5),
+    st.sets(st.integers(min_value=0, max_value=11)),
+)
+def test_pages_list_each_matching_live_session_once_newest_first(
+    tag_sets: list[set[str]], wanted: set[str], limit: int, deleted: set[int]
+) -> None:
+    app = Sessions(
+        counter=FakeTokenCounter(),
+        summarizer=FakeSummarizer(),
+        env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+    )
+    ids = [start(app, tags=sorted(tags)) for tags in tag_sets]
+    for index in deleted & set(range(len(ids))):
+        app.delete_session(ids[index])
+
+    listed: list[UUID] = []
+    cursor = None
+    while True:
+        page = app.list_sessions(tags=sorted(wanted), limit=limit, cursor=cursor)
+        assert len(page.sessions) <= limit
+        listed += [s.id for s in page.sessions]
+        if page.next_cursor is None:
+            break
+        assert len(page.sessions) == limit
+        cursor = page.next_cursor
+
+    expected = [
+        session_id
+        for index, session_id in enumerate(ids)
+        if wanted <= tag_sets[index] and index not in deleted
+    ]
+    assert listed == expected[::-1]
