@@ -443,4 +443,5 @@ class Session(Aggregate):
 
     @event(Deleted)
     def delete(self, reason: str) -> None:
+        """Marks the session deleted; the service refuses every later command."""
         self.deleted = reason
