@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from abridged.application.notices import Notice
 from abridged.application.ports import Summary
 from abridged.application.service import Sessions
@@ -12,7 +15,7 @@ from abridged.domain.messages import Message, Role
 from abridged.domain.settings import CompactionSettings
 from tests.conftest import MakeApp
 from tests.support.builders import TOOLS, exchange, turn, words
-from tests.support.fakes import FakeSummarizer
+from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 
 
 def start(app: Sessions, **settings: object) -> UUID:
@@ -151,3 +154,24 @@ def test_a_failed_summary_is_announced(make_app: MakeApp) -> None:
         step(app, session_id, i, words(150), seen)
 
     assert "compaction_failed" in [n.kind for n in seen]
+
+
+@settings(max_examples=25)
+@given(st.lists(st.integers(min_value=1, max_value=400), min_size=1, max_size=14))
+def test_status_and_breakdown_agree_with_the_history(sizes: list[int]) -> None:
+    app = Sessions(
+        counter=FakeTokenCounter(),
+        summarizer=FakeSummarizer(),
+        env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+    )
+    session_id = start(app, keep_recent_turns=2, threshold_floor_tokens=0)
+    for i, size in enumerate(sizes):
+        app.append_message(session_id, Message.user(f"Request {i}: {words(size)}"))
+        prepared = app.prepare_request(session_id)
+        compacted = any(type(e).__name__ == "CompactionCompleted" for e in app.history(session_id))
+        assert prepared.context_status == ("summarized" if compacted else "full")
+        parts = prepared.breakdown
+        assert parts is not None
+        assert parts.total == prepared.context.raw_estimate
+        assert parts.estimate == prepared.context.estimate <= parts.budget
+        app.record_reply(session_id, Message.assistant(f"Answer {i}"))
