@@ -35,6 +35,7 @@ from abridged.application.notices import (
     breakdown_of,
     context_status,
 )
+from abridged.application.overflow import ErrorReader, overflow_figures
 from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
@@ -47,7 +48,6 @@ from abridged.application.ports import (
     ModelReply,
     NoMetrics,
     PromptTooLongError,
-    ProviderError,
     RequestOptions,
     Summarizer,
     SummarizerError,
@@ -142,7 +142,7 @@ class Sessions(Application[UUID]):
         hooks: CompactionHooks | None = None,
         context_provider: ContextProvider | None = None,
         metrics: Metrics | None = None,
-        read_provider_error: Callable[[Exception], ProviderError] | None = None,
+        read_provider_error: ErrorReader | None = None,
         erase_events: EventEraser | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
@@ -289,29 +289,7 @@ class Sessions(Application[UUID]):
         Raises `NotAnOverflowError` (nothing recorded) for an error that is not an overflow,
         and `ContextOverflowError` when even the smallest request cannot fit.
         """
-        maximum: int | None
-        if isinstance(error_or_limit, Exception):
-            error = error_or_limit
-            if not isinstance(error, PromptTooLongError) and self.read_provider_error:
-                error = self.read_provider_error(error)
-            if not isinstance(error, PromptTooLongError):
-                raise NotAnOverflowError(
-                    f"not a prompt-too-long error: {type(error_or_limit).__name__}: "
-                    f"{error_or_limit}"
-                ) from error_or_limit
-            tokens = error.tokens if error.tokens is not None else tokens
-            maximum = error.maximum
-        elif error_or_limit is None or (
-            isinstance(error_or_limit, int) and not isinstance(error_or_limit, bool)
-        ):
-            maximum = error_or_limit
-        else:
-            raise NotAnOverflowError(
-                f"expected the provider's error or its maximum, got {error_or_limit!r}"
-            )
-        for name, value in (("tokens", tokens), ("maximum", maximum)):
-            if value is not None and value <= 0:
-                raise NotAnOverflowError(f"the provider's {name} must be positive, got {value}")
+        tokens, maximum = overflow_figures(error_or_limit, tokens, self.read_provider_error)
         self.session(session_id)  # an unknown or deleted session records nothing
         self.metrics.add(MetricNames.OVERFLOWS, attributes={"source": "provider"})
         return self._after_overflow(session_id, tokens, maximum, on_notice)

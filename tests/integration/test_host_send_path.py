@@ -126,6 +126,8 @@ def test_an_error_that_is_not_an_overflow_is_refused_and_records_nothing(
         with pytest.raises(NotAnOverflowError):
             app.report_overflow(session_id, wrong)  # type: ignore[arg-type]
 
+    with pytest.raises(NotAnOverflowError):
+        app.report_overflow(session_id, 6_000, tokens="9000")  # type: ignore[arg-type]
     assert len(app.history(session_id)) == before
     with pytest.raises(UnknownSessionError):
         app.report_overflow(UUID(int=1), 6_000)
