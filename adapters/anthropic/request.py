@@ -7,6 +7,8 @@ from typing import Any
 
 from abridged.application.ports import RequestOptions
 from abridged.domain.context import Context
+from abridged.domain.errors import InvalidRequestOptionsError
+from abridged.domain.messages import RedactedThinkingBlock, Role, ThinkingBlock
 
 MAX_BREAKPOINTS = 4
 CACHE_TTLS = ("5m", "1h")
@@ -64,8 +66,31 @@ def render_request(
     if context.tools:
         body["tools"] = [dict(tool) for tool in context.tools]
     if options is not None:
+        if options.thinking is not None and options.thinking.get("type") == "enabled":
+            _check_tool_loop(context)
         body.update(_options(options, max_tokens))
     return body
+
+
+def _check_tool_loop(context: Context) -> None:
+    """With thinking on, the API requires the assistant message that opens the active tool
+    loop (after the last plain user prompt) to start with its thinking."""
+    messages = context.messages
+    if not messages or not messages[-1].tool_results:
+        return
+    opener = None
+    for message in reversed(messages):
+        if message.role is Role.ASSISTANT:
+            opener = message
+        elif not message.tool_results:
+            break
+    if opener is not None and not isinstance(
+        opener.content[0], ThinkingBlock | RedactedThinkingBlock
+    ):
+        raise InvalidRequestOptionsError(
+            "thinking cannot be turned on in the middle of a tool loop whose first reply had no "
+            "thinking; turn it on at the next user prompt"
+        )
 
 
 def count_tokens_body(body: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from tests.conftest import MakeApp
 from tests.support import fake_anthropic as api
-from tests.support.builders import TOOLS, turn, words
+from tests.support.builders import TOOLS, exchange, turn, words
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fakes import FakeChatModel
 
@@ -241,3 +241,26 @@ def test_rendering_refuses_a_thinking_budget_not_below_max_tokens(make_app: Make
         options=RequestOptions(thinking=thinking),
     )
     assert body["thinking"] == thinking
+
+
+def test_thinking_cannot_start_in_the_middle_of_a_tool_loop(
+    make_app: MakeApp, fake_anthropic: FakeAnthropic
+) -> None:
+    chat = AnthropicChatModel(fake_anthropic.client(), max_retries=0)
+    app = make_app(chat_model=chat)
+    session_id = app.start_session(model="claude-sonnet-4-6", max_output_tokens=4_000, tools=TOOLS)
+    call, result = exchange([words(20)])
+    app.append_message(session_id, Message.user("Run the tests."))
+    app.record_reply(session_id, call)
+    app.append_message(session_id, result)
+    thinking = {"type": "enabled", "budget_tokens": 2_048}
+
+    with pytest.raises(InvalidRequestOptionsError, match="tool loop"):
+        app.complete(session_id, thinking=thinking)
+
+    assert fake_anthropic.requests_to() == []
+    app.complete(session_id)  # the loop goes on without thinking
+    app.append_message(session_id, Message.user("Now the docs."))
+    app.complete(session_id, thinking=thinking)  # a new prompt may turn it on
+    assert fake_anthropic.requests_to()[-1].body["thinking"] == thinking
+    assert fake_anthropic.violations == []
