@@ -48,7 +48,20 @@ def configure_logging(verbose: bool) -> None:
     for handler in [h for h in library.handlers if isinstance(h, _StderrHandler)]:
         library.removeHandler(handler)
     handler = _StderrHandler()
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    # Rendered by structlog, like the command line's own lines.
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[
+                structlog.stdlib.add_log_level,
+                structlog.stdlib.add_logger_name,
+                structlog.processors.TimeStamper(fmt="%Y-%m-%d %H:%M:%S"),
+            ],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.dev.ConsoleRenderer(colors=False),
+            ],
+        )
+    )
     library.addHandler(handler)
     library.setLevel(level)
 
