@@ -7,18 +7,24 @@ a typed error and saves nothing it should not.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 from uuid import UUID, uuid4
 
 import attrs
-from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.application import (
+    Application,
+    ProcessingEvent,
+    ProjectorFunction,
+    Repository,
+    project_aggregate,
+)
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, JSONTranscoder
 
+from abridged.application.loading import SessionLoader
 from abridged.application.management import (
     CompactionRecord,
     SessionPage,
@@ -53,6 +59,11 @@ from abridged.application.ports import (
     SummarizerError,
     TextCallback,
     TokenCounter,
+)
+from abridged.application.snapshots import (
+    SessionRepository,
+    SessionSnapshot,
+    register_snapshot_transcodings,
 )
 from abridged.application.summaries import SummaryRequest, SummaryWriter, WrittenSummary
 from abridged.application.topics import register_legacy_topics
@@ -168,10 +179,45 @@ class Sessions(Application[UUID]):
             settings["AGGREGATE_CACHE_MAXSIZE"] = ""
         register_legacy_topics()
         super().__init__(env=settings)
+        self.loader = SessionLoader(self.repository)
 
     def register_transcodings(self, transcoder: JSONTranscoder) -> None:
         super().register_transcodings(transcoder)
         register_transcodings(transcoder)
+        register_snapshot_transcodings(transcoder)
+
+    def construct_repository(self) -> Repository[UUID]:
+        # eventsourcing's repository, configured from the environment as usual, reading the
+        # messages a snapshot points at (`abridged.application.snapshots`).
+        repository = super().construct_repository()
+        repository.__class__ = SessionRepository
+        return repository
+
+    def take_snapshot(
+        self,
+        aggregate_id: UUID,
+        version: int | None = None,
+        projector_func: ProjectorFunction[Any, Any] = project_aggregate,
+    ) -> None:
+        """Snapshots the session at `version` (the latest by default); the snapshot points
+        at the events that hold the retained messages instead of copying them."""
+        if self.snapshots is None:  # pragma: no cover - snapshotting is always on
+            raise SessionError("this service stores no snapshots")
+        session = self.repository.get(aggregate_id, version=version, projector_func=projector_func)
+        self.snapshots.put([SessionSnapshot.take(session)])
+
+    def _take_snapshots(self, processing_event: ProcessingEvent[UUID]) -> None:
+        # eventsourcing re-reads the session from the store to snapshot it; the session just
+        # saved is that state already, so it is snapshotted as it is, at its new version.
+        interval = self.snapshotting_intervals.get(Session)
+        if self.snapshots is None or not interval:
+            return
+        events = processing_event.events
+        due = {e.originator_id for e in events if e.originator_version % interval == 0}
+        for session_id in due:
+            session = processing_event.aggregates.get(session_id)
+            if isinstance(session, Session):
+                self.snapshots.put([SessionSnapshot.take(session)])
 
     # Commands.
 
@@ -266,7 +312,7 @@ class Sessions(Application[UUID]):
 
         Raises `ContextOverflowError` when no compaction can make it fit; nothing is saved.
         """
-        return self._retrying(lambda: self._prepare(session_id, on_notice))
+        return self._retrying(lambda: self._prepare(session_id, on_notice=on_notice))
 
     def report_overflow(
         self,
@@ -317,6 +363,40 @@ class Sessions(Application[UUID]):
         # Our own budget, not a provider maximum: recalibrate, keep the window.
         return self._after_overflow(session_id, counted, None, on_notice)
 
+    def append_and_prepare(
+        self,
+        session_id: UUID,
+        message: Message | Mapping[str, JSON],
+        *,
+        on_notice: NoticeCallback | None = None,
+    ) -> PreparedRequest:
+        """`append_message` then `prepare_request`, with one load and one transaction.
+
+        The user's message and whatever the prepare records (a prune, a compaction) are saved
+        together, so a host's turn costs one write instead of two. Errors are those of the two
+        methods: an invalid message raises and saves nothing; when the request cannot fit
+        (`ContextOverflowError`), the message is appended all the same, as it would be by the
+        two calls, and the error raised.
+        """
+        parsed = message if isinstance(message, Message) else Message.from_wire(message)
+        if parsed.role is not Role.USER:
+            raise RoleOrderError("the next request needs a user message last")
+        counts: list[tuple[int, ...]] = []
+
+        def command() -> PreparedRequest:
+            session = self._load(session_id)
+            session.check_append(parsed)
+            if not counts:
+                counts.append(tuple(block_tokens(b, self.counter.count) for b in parsed.content))
+            self._append_counted(session, parsed, counts[0], None, None, save=False)
+            return self._prepare(session_id, session, on_notice)
+
+        try:
+            return self._retrying(command)
+        except ContextOverflowError:
+            self.append_message(session_id, parsed)
+            raise
+
     def compact(self, session_id: UUID, instructions: str | None = None) -> CompactionReport:
         """Compacts now (`/compact`), whatever the threshold; `instructions` reach the
         summarizer as its focus.
@@ -329,7 +409,7 @@ class Sessions(Application[UUID]):
         """Asks for a compaction mid-turn; it runs at the first request of the next turn."""
 
         def command() -> None:
-            session = self.session(session_id)
+            session = self._load(session_id)
             session.request_compaction(reason)
             self.save(session)
 
@@ -403,14 +483,11 @@ class Sessions(Application[UUID]):
     # Queries.
 
     def session(self, session_id: UUID, version: int | None = None) -> Session:
-        """The session as it is now (or as it was at `version`).
+        """The session as it is now (or as it was at `version`): a copy of its own.
 
         Raises `UnknownSessionError`, or `SessionDeletedError` (a subclass) for a deleted
         session's current state; its earlier versions stay readable, for audits."""
-        try:
-            session = cast(Session, self.repository.get(session_id, version=version))
-        except AggregateNotFoundError:
-            raise UnknownSessionError(f"no session with id {session_id}") from None
+        session = self.loader.for_query(session_id, version)
         if session.deleted is not None:
             raise SessionDeletedError(f"session {session_id} was deleted: {session.deleted}")
         return session
@@ -458,7 +535,7 @@ class Sessions(Application[UUID]):
             return
 
         def command() -> None:
-            session = self.session(session_id)
+            session = self._load(session_id)
             session.delete(reason)
             self.save(session)
 
@@ -473,11 +550,7 @@ class Sessions(Application[UUID]):
         if self.snapshots is not None:
             recorders.append(self.snapshots.recorder)
         rows = self.erase_events(recorders, session_id)
-        # A cached copy would outlive its events.
-        cache = getattr(self.repository, "cache", None)
-        if cache is not None:
-            with contextlib.suppress(KeyError):
-                cache.get(session_id, evict=True)
+        self.loader.evict(session_id)  # a cached copy would outlive its events
         logger.info("session %s erased (%d stored rows): %s", session_id, rows, reason)
 
     def history(self, session_id: UUID) -> list[Aggregate.Event]:
@@ -489,6 +562,13 @@ class Sessions(Application[UUID]):
 
     # Internals.
 
+    def _load(self, session_id: UUID) -> Session:
+        # The cached session itself, for a command run by `_retrying` (see `SessionLoader`).
+        session = self.loader.for_command(session_id)
+        if session.deleted is not None:
+            raise SessionDeletedError(f"session {session_id} was deleted: {session.deleted}")
+        return session
+
     def _append(
         self,
         session_id: UUID,
@@ -497,23 +577,29 @@ class Sessions(Application[UUID]):
         request_estimate: int | None,
     ) -> int:
         parsed = message if isinstance(message, Message) else Message.from_wire(message)
-        # A fast typed error for bad input before anything is tokenized; the aggregate checks
-        # again before its event exists, and again on a retry after a concurrent write.
-        self.session(session_id).check_append(parsed)
-        counts = tuple(block_tokens(b, self.counter.count) for b in parsed.content)
-        return self._retrying(
-            lambda: self._append_counted(session_id, parsed, counts, usage, request_estimate)
-        )
+        counts: list[tuple[int, ...]] = []
+
+        def command() -> int:
+            session = self._load(session_id)
+            # A typed error for bad input before anything is tokenized; the aggregate checks
+            # again before its event exists, and again on a retry after a concurrent write.
+            session.check_append(parsed)
+            if not counts:  # counted once, whatever the retries
+                counts.append(tuple(block_tokens(b, self.counter.count) for b in parsed.content))
+            return self._append_counted(session, parsed, counts[0], usage, request_estimate)
+
+        return self._retrying(command)
 
     def _append_counted(
         self,
-        session_id: UUID,
+        session: Session,
         message: Message,
         counts: tuple[int, ...],
         usage: Usage | None,
         request_estimate: int | None,
+        *,
+        save: bool = True,
     ) -> int:
-        session = self.session(session_id)
         truncations, shown = plan_truncations(
             message, session.limits.tool_output_tokens, self.counter.count, counts
         )
@@ -527,7 +613,8 @@ class Sessions(Application[UUID]):
             usage=usage,
             request_estimate=estimate,
         )
-        self.save(session)
+        if save:
+            self.save(session)
         if usage is not None and predicted and usage.prompt_tokens:
             # Histograms take non-negative values: the size, and the direction apart.
             error = (usage.prompt_tokens - predicted) / predicted
@@ -543,8 +630,13 @@ class Sessions(Application[UUID]):
             return None, 0
         return text, text_block_tokens(text, self.counter.count)
 
-    def _prepare(self, session_id: UUID, on_notice: NoticeCallback | None) -> PreparedRequest:
-        session = self.session(session_id)
+    def _prepare(
+        self,
+        session_id: UUID,
+        loaded: Session | None = None,
+        on_notice: NoticeCallback | None = None,
+    ) -> PreparedRequest:
+        session = loaded or self._load(session_id)
         if not session.awaiting_reply:
             raise RoleOrderError(
                 "the next request needs a user message last (a prompt or tool results)"
@@ -625,7 +717,7 @@ class Sessions(Application[UUID]):
         return emit
 
     def _manual(self, session_id: UUID, instructions: str | None) -> CompactionReport:
-        session = self.session(session_id)
+        session = self._load(session_id)
         decision = planner.decide(session, "manual", self._extra(session_id)[1])
         if decision is None:
             raise NothingToCompactError(
@@ -677,9 +769,9 @@ class Sessions(Application[UUID]):
         session_id: UUID,
         tokens: int | None,
         maximum: int | None,
-        emit: Callable[[Notice], None],
+        emit: Callable[[Notice], None] | None = None,
     ) -> CompactionReport | None:
-        session = self.session(session_id)
+        session = self._load(session_id)
         session.report_overflow(tokens, maximum)
         report = None
         decision = planner.decide(session, "overflow", self._extra(session_id)[1])
@@ -890,7 +982,8 @@ class Sessions(Application[UUID]):
         """Runs a command again on a concurrent writer's conflict, re-reading the session."""
         for attempt in range(CONFLICT_RETRIES):
             try:
-                return command()
+                # A failed attempt leaves nothing unsaved in the cache (see `SessionLoader`).
+                return self.loader.run(command)
             except IntegrityError as error:
                 if attempt == CONFLICT_RETRIES - 1:
                     raise ConcurrentWriteError(
