@@ -446,9 +446,9 @@ class Sessions(Application[UUID]):
             metadata=metadata,
             stop_sequences=stop_sequences,  # a string is refused by the converter
         )
-        options.check_for(self.session(session_id).reserved_output)
         chat = self.chat_model
         prepared = self.prepare_request(session_id, on_notice=on_notice)
+        options.check_for(prepared.max_tokens)
         if prepared.needs_count:
             counted = chat.count_tokens(prepared.context, model=prepared.model)
             prepared = self.check_count(session_id, counted, on_notice=on_notice) or prepared
