@@ -8,7 +8,8 @@ compacting…, compacted) go to stderr, as a UI would show them.
     export ANTHROPIC_API_KEY=sk-ant-...
     python examples/chat_host.py --db chat.sqlite3 --user ada
 
-Lines starting with "/" are commands: /compact, /stats, /sessions, /quit.
+Lines starting with "/" are commands: /compact, /stats, /sessions, /retry (answer the last
+message again after a provider error), /quit.
 """
 
 from __future__ import annotations
@@ -102,7 +103,9 @@ def main(argv: list[str] | None = None) -> int:
             break
         try:
             command(sessions, client, session_id, text, args.user)
-        except SessionError as error:  # bad input, nothing to compact, …: say so, go on
+        except (SessionError, anthropic.APIError) as error:
+            # Bad input, nothing to compact, the provider down: say so and go on. A message
+            # left unanswered by a provider error is answered again with /retry.
             print(f"error: {error}", file=sys.stderr)
     return 0
 
@@ -111,7 +114,9 @@ def command(
     sessions: Sessions, client: anthropic.Anthropic, session_id: UUID, text: str, user: str
 ) -> None:
     """Runs one line of input: a command, or a user message to answer."""
-    if text == "/compact":
+    if text == "/retry":
+        answer(sessions, client, session_id)
+    elif text == "/compact":
         report = sessions.compact(session_id)
         print(f"compacted: {report.tokens_before:,} → {report.tokens_after:,} tokens")
     elif text == "/stats":

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from abridged.adapters.bootstrap import bootstrap
+from tests.support import fake_anthropic as api
 from tests.support.fake_anthropic import COUNT_TOKENS_PATH, MESSAGES_PATH, FakeAnthropic
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,3 +85,18 @@ def test_near_the_limit_the_chat_host_asks_the_provider_to_count(
     assert done.returncode == 0, done.stderr
     assert fake_anthropic.requests_to(COUNT_TOKENS_PATH)
     assert fake_anthropic.violations == []
+
+
+def test_after_a_provider_error_the_chat_host_goes_on_with_retry(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    fake_anthropic.enqueue(api.authentication_error())
+    stdin = "Hello\nStill there?\n/retry\nThanks\n"
+
+    done = run_example(fake_anthropic, ["--db", str(tmp_path / "c.sqlite3")], stdin)
+
+    assert done.returncode == 0, done.stderr
+    assert "invalid x-api-key" in done.stderr
+    assert "two user messages in a row" in done.stderr  # "Still there?" waits for /retry
+    assert len(fake_anthropic.requests_to(MESSAGES_PATH)) == 3
+    assert done.stdout.count(fake_anthropic.reply_text.split()[0]) == 2
