@@ -67,11 +67,13 @@ def bootstrap(
     context_provider: ContextProvider | None = None,
     metrics: Metrics | None = None,
     env: Mapping[str, str] | None = None,
+    model_windows: Mapping[str, int] | None = None,
 ) -> Sessions:
     """A ready `Sessions` service: tiktoken counts, extractive summaries (unless another
     summarizer is given), the given store, and any chat model, hooks, context provider or
     metrics (`abridged.adapters.opentelemetry.OpenTelemetryMetrics`). `report_overflow`
-    reads the Anthropic SDK's errors."""
+    reads the Anthropic SDK's errors. `model_windows` adds context windows by model name to
+    the built-in table."""
     from abridged.adapters.anthropic.errors import translate_error
     from abridged.adapters.erasure import erase_stored_events
     from abridged.adapters.summarizers import ExtractiveSummarizer
@@ -89,4 +91,5 @@ def bootstrap(
         read_provider_error=translate_error,
         erase_events=erase_stored_events,
         env={**persistence_env(db), **(env or {})},
+        model_windows=model_windows,
     )

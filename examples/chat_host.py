@@ -24,7 +24,6 @@ import anthropic
 
 from abridged import PreparedRequest, SessionError, Sessions, bootstrap
 from abridged.adapters.anthropic.request import count_tokens_body, render_request
-from abridged.adapters.anthropic.usage import as_usage
 from abridged.application.notices import Notice
 
 
@@ -57,12 +56,8 @@ def answer(sessions: Sessions, client: anthropic.Anthropic, session_id: UUID) ->
         # bad request raises NotAnOverflowError here, with the SDK's error as its cause.
         prepared = sessions.report_overflow(session_id, error, on_notice=show_notice)
         reply = stream(client, body_of(prepared))
-    sessions.record_reply(
-        session_id,
-        reply.model_dump(),
-        usage=as_usage(reply.usage),
-        request_estimate=prepared.context.raw_estimate,
-    )
+    # The SDK's Message goes in as it is; its usage calibrates the estimates.
+    sessions.record_reply(session_id, reply, request_estimate=prepared.context.raw_estimate)
     return "".join(block.text for block in reply.content if block.type == "text")
 
 
