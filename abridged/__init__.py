@@ -10,6 +10,7 @@ import logging
 
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import bootstrap
+from abridged.application.auditing import SessionAudit, audit_session
 from abridged.application.management import (
     CompactionRecord,
     SessionInfo,
@@ -91,6 +92,7 @@ __all__ = [
     "RequestOptions",
     "Role",
     "Session",
+    "SessionAudit",
     "SessionDeletedError",
     "SessionError",
     "SessionInfo",
@@ -104,6 +106,7 @@ __all__ = [
     "TokenCounter",
     "UnknownSessionError",
     "Usage",
+    "audit_session",
     "bootstrap",
     "render_request",
     "settings_from",

@@ -888,6 +888,8 @@ class Sessions(Application[UUID]):
     def _downgrade_reasoning(self, session: Session, moment: bool) -> None:
         # Reasoning changes old messages, which breaks the cached prefix: batch them with
         # pruning and compaction, unless enough has piled up to be worth a break of its own.
+        if not moment and planner.downgradable_tokens(session) < session.limits.prune_min_tokens:
+            return
         blocks = planner.plan_downgrades(session)
         if not blocks:
             return
