@@ -38,6 +38,8 @@ def _(event: Session.Started) -> Facts:
         "model": event.model,
         "window": event.context_window,
         "settings": event.settings_fingerprint,
+        **({"metadata": dict(event.metadata)} if event.metadata else {}),
+        **({"tags": list(event.tags)} if event.tags else {}),
     }
 
 
@@ -124,3 +126,8 @@ def _(event: Session.DoubleCompactionConfigured) -> Facts:
 @facts.register
 def _(event: Session.CompactionFailed) -> Facts:
     return {"summarizer": event.summarizer, "error": event.error, "fallback": event.fallback}
+
+
+@facts.register
+def _(event: Session.Deleted) -> Facts:
+    return {"reason": event.reason}
