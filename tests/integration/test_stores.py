@@ -89,7 +89,8 @@ def test_snapshots_keep_loading_flat_and_state_bounded(db: str) -> None:
     assert session.version > 300
     assert app.snapshots is not None
     snapshots = list(app.snapshots.get(session_id))
-    assert [s.originator_version for s in snapshots][:3] == [100, 200, 300]
+    every = Sessions.snapshotting_intervals[Session]
+    assert [s.originator_version for s in snapshots][:3] == [every, 2 * every, 3 * every]
     # The aggregate holds the retained tail and the summaries, not the whole history.
     assert session.generation > 5
     assert len(session.entries) < session.message_count / 5
