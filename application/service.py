@@ -7,7 +7,9 @@ a typed error and saves nothing it should not.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
+from contextlib import contextmanager
 from typing import TypeVar, cast
 from uuid import UUID, uuid4
 
@@ -17,6 +19,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, JSONTranscoder
 
+from abridged.application.locks import CompactionLocks, ProcessLocks
 from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
@@ -33,7 +36,7 @@ from abridged.application.summaries import SummaryRequest, SummaryWriter, Writte
 from abridged.application.topics import register_legacy_topics
 from abridged.application.transcodings import register_transcodings
 from abridged.domain import planner
-from abridged.domain.context import Context, build_context
+from abridged.domain.context import Context, SummaryChunk, build_context
 from abridged.domain.errors import (
     CompactionFailedError,
     ConcurrentWriteError,
@@ -58,7 +61,7 @@ from abridged.domain.tokens import (
 )
 from abridged.domain.truncation import plan_truncations
 from abridged.domain.usage import Usage
-from abridged.domain.vocabulary import Fallback
+from abridged.domain.vocabulary import Fallback, SessionOrigin
 
 __all__ = ["CompactionReport", "PreparedRequest", "Sessions"]
 
@@ -69,6 +72,10 @@ T = TypeVar("T")
 CONFLICT_RETRIES = 3
 COUNT_TOKENS_SHARE = 0.9
 """Above this share of the budget, `complete` asks the provider to count before sending."""
+
+
+class _CompactionDueError(Exception):
+    """A request needs a compaction: run again holding the session's compaction lock."""
 
 
 @attrs.frozen
@@ -100,13 +107,23 @@ class Sessions(Application[UUID]):
         hooks: CompactionHooks | None = None,
         context_provider: ContextProvider | None = None,
         env: Mapping[str, str] | None = None,
+        locks: CompactionLocks | None = None,
+        background: bool = True,
     ) -> None:
+        """`locks` keep one compaction at a time per session (by default among this
+        process's threads; `bootstrap` adds PostgreSQL's advisory locks for a shared server).
+        With `background`, a reply past a session's `background_threshold_ratio` starts its
+        compaction on a worker thread (`compact_soon`); without it, only the host starts one."""
+        from abridged.application.background import BackgroundCompactions
+
         self.counter = counter
         self.summarizer = summarizer
         self.writer = SummaryWriter(counter, summarizer)
         self.chat_model = chat_model
         self.hooks = hooks
         self.context_provider = context_provider
+        self.locks: CompactionLocks = locks or ProcessLocks()
+        self.background = BackgroundCompactions(self, automatic=background)
         # Recently used sessions stay in memory and are fast-forwarded from the store, so a
         # command decodes only the events it has not seen. eventsourcing reads a size of "0"
         # as "no limit"; here it turns the cache off, as a user would expect.
@@ -139,6 +156,32 @@ class Sessions(Application[UUID]):
 
         When the chat model adds the provider's own context management to requests, a
         `DoubleCompactionConfigured` warning is recorded with the start."""
+        session = self._new_session(
+            model=model,
+            max_output_tokens=max_output_tokens,
+            context_window=context_window,
+            system=system,
+            tools=tools,
+            settings=settings,
+            session_id=session_id,
+        )
+        self._save_new(session)
+        return session.id
+
+    def _new_session(
+        self,
+        *,
+        model: str,
+        max_output_tokens: int,
+        context_window: int | None,
+        system: str,
+        tools: Sequence[Mapping[str, JSON]],
+        settings: CompactionSettings | None,
+        session_id: UUID | None,
+        parent_id: UUID | None = None,
+        origin: SessionOrigin | None = None,
+        parent_summary: SummaryChunk | None = None,
+    ) -> Session:
         settings = settings or CompactionSettings()
         context_window = context_window_for(model, context_window)
         Limits(context_window, max_output_tokens, settings)  # validates before anything is saved
@@ -155,6 +198,9 @@ class Sessions(Application[UUID]):
             system_tokens=system_tokens(system, self.counter.count),
             tools_tokens=tools_tokens(tool_list, self.counter.count),
             token_counter=self.counter.name,
+            parent_id=parent_id,
+            origin=origin,
+            parent_summary=parent_summary,
         )
         management = self.chat_model.context_management if self.chat_model else None
         if management:
@@ -164,8 +210,15 @@ class Sessions(Application[UUID]):
                 "both may compact the same conversation",
             )
             logger.warning("double compaction configured", session=str(session.id))
-        self.save(session)
-        return session.id
+        return session
+
+    def _save_new(self, session: Session) -> None:
+        try:
+            self.save(session)
+        except IntegrityError as error:
+            raise ConcurrentWriteError(
+                f"a session with id {session.id} exists already; nothing was saved"
+            ) from error
 
     def append_message(self, session_id: UUID, message: Message | Mapping[str, JSON]) -> int:
         """Appends a user or assistant message; returns its position in the history.
@@ -191,15 +244,23 @@ class Sessions(Application[UUID]):
         parsed = message if isinstance(message, Message) else Message.from_wire(message)
         if parsed.role is not Role.ASSISTANT:
             raise RoleOrderError("a model reply is an assistant message")
-        return self._append(session_id, parsed, usage=usage, request_estimate=request_estimate)
+        position = self._append(session_id, parsed, usage=usage, request_estimate=request_estimate)
+        self.background.after_reply(session_id)
+        return position
 
     def prepare_request(self, session_id: UUID) -> PreparedRequest:
         """The context for the next model call: old tool outputs pruned and the session
         compacted first when its threshold is hit (or a compaction was requested).
 
         Raises `ContextOverflowError` when no compaction can make it fit; nothing is saved.
+        When a compaction is due, one runs at a time per session: concurrent requests wait
+        for it (a background one included) and use its result.
         """
-        return self._retrying(lambda: self._prepare(session_id))
+        try:
+            return self._retrying(lambda: self._prepare(session_id, locked=False))
+        except _CompactionDueError:
+            with self.compaction_lock(session_id):
+                return self._retrying(lambda: self._prepare(session_id, locked=True))
 
     def compact(self, session_id: UUID, instructions: str | None = None) -> CompactionReport:
         """Compacts now (`/compact`), whatever the threshold; `instructions` reach the
@@ -207,7 +268,83 @@ class Sessions(Application[UUID]):
 
         Fails loudly: `NothingToCompactError` when nothing can be summarized, and
         `CompactionFailedError` when the summarizer fails (the failure is recorded)."""
-        return self._retrying(lambda: self._manual(session_id, instructions))
+        with self.compaction_lock(session_id):
+            return self._retrying(lambda: self._manual(session_id, instructions))
+
+    def compact_soon(self, session_id: UUID) -> Future[CompactionReport | None]:
+        """Starts a compaction off the user's turn, on a worker thread, when the session is
+        past its `background_threshold_ratio` (or its threshold) and not already compacting.
+
+        The summary is written while the conversation goes on, and applied only if what it
+        covers is unchanged (otherwise `CompactionDiscarded` says why); messages appended
+        meanwhile stay in the tail. The future's result is the report, or `None` when no
+        compaction was due."""
+        return self.background.schedule(session_id)
+
+    def reconfigure(
+        self,
+        session_id: UUID,
+        *,
+        system: str | None = None,
+        tools: Sequence[Mapping[str, JSON]] | None = None,
+        model: str | None = None,
+        context_window: int | None = None,
+        max_output_tokens: int | None = None,
+        settings: CompactionSettings | None = None,
+    ) -> list[str]:
+        """Changes the system prompt, tools, model (with its window and output reservation)
+        or settings mid-session; the next request uses them. Returns the names of the events
+        recorded (one per change; none when nothing differs).
+
+        Raises `InvalidSettingsError` for inconsistent limits or a system prompt and tools
+        too large for the budget, `InvalidMessageError` for removing every tool while tool
+        calls are in the context; nothing is recorded then."""
+        from abridged.application.lifecycle import reconfigure
+
+        return reconfigure(
+            self,
+            session_id,
+            system=system,
+            tools=tools,
+            model=model,
+            context_window=context_window,
+            max_output_tokens=max_output_tokens,
+            settings=settings,
+        )
+
+    def clear_session(self, session_id: UUID, *, instructions: str | None = None) -> UUID:
+        """Starts a fresh session that continues `session_id` (its parent) from the parent's
+        summary, with the parent's model, prompt, tools and settings; returns its id.
+
+        The parent is left as it is. Raises `CompactionFailedError` when the summary cannot
+        be written (nothing is saved)."""
+        from abridged.application.lifecycle import continue_session
+
+        return continue_session(self, session_id, "clear", instructions=instructions)
+
+    def resume_session(self, session_id: UUID, **changes: object) -> UUID:
+        """Starts a session that resumes `session_id`: the whole conversation, copied, when it
+        fits below the new session's threshold, else the parent's summary; returns its id.
+
+        `changes` are `start_session` keywords (`model`, `context_window`,
+        `max_output_tokens`, `system`, `tools`, `settings`) that differ from the parent's."""
+        from abridged.application.lifecycle import continue_session
+
+        return continue_session(self, session_id, "resume", changes=changes)
+
+    @contextmanager
+    def compaction_lock(self, session_id: UUID) -> Iterator[None]:
+        """Holds the session's compaction lock: no other compaction of it runs meanwhile."""
+        held = self.locks.acquire(session_id)
+        try:
+            yield
+        finally:
+            held.release()
+
+    def close(self) -> None:
+        """Waits for background compactions, then closes the store."""
+        self.background.shutdown()
+        super().close()
 
     def request_compaction(self, session_id: UUID, reason: str = "requested") -> None:
         """Asks for a compaction mid-turn; it runs at the first request of the next turn."""
@@ -324,7 +461,7 @@ class Sessions(Application[UUID]):
             return None, 0
         return text, text_block_tokens(text, self.counter.count)
 
-    def _prepare(self, session_id: UUID) -> PreparedRequest:
+    def _prepare(self, session_id: UUID, *, locked: bool) -> PreparedRequest:
         session = self.session(session_id)
         if not session.awaiting_reply:
             raise RoleOrderError(
@@ -343,6 +480,8 @@ class Sessions(Application[UUID]):
             suppressed = planner.suppression(session, decision)
             if suppressed:
                 session.suppress(decision.trigger, suppressed, decision.estimate)
+            elif not locked:
+                raise _CompactionDueError
             else:
                 report = self._compact(session, decision, None, loud=False)
         self._downgrade_reasoning(session, pruned > 0 or report is not None)
@@ -388,7 +527,10 @@ class Sessions(Application[UUID]):
     def _after_overflow(
         self, session_id: UUID, tokens: int | None, maximum: int | None
     ) -> PreparedRequest:
-        report = self._retrying(lambda: self._compact_after_overflow(session_id, tokens, maximum))
+        with self.compaction_lock(session_id):
+            report = self._retrying(
+                lambda: self._compact_after_overflow(session_id, tokens, maximum)
+            )
         logger.warning("provider overflow; compacted", session=str(session_id), tokens=tokens)
         if report is not None and self.hooks is not None:
             self.hooks.after_compaction(session_id, report)
@@ -461,17 +603,10 @@ class Sessions(Application[UUID]):
     def _compact(
         self, session: Session, decision: Decision, instructions: str | None, *, loud: bool
     ) -> CompactionReport | None:
-        messages = planner.messages_to_summarize(session, decision.retained_from)
-        verdict = HookVerdict()
-        if self.hooks is not None:
-            verdict = self.hooks.before_compaction(session.id, decision, messages) or verdict
-            if verdict.cancel is not None and decision.estimate <= decision.budget:
-                session.suppress(
-                    decision.trigger, f"cancelled by a hook: {verdict.cancel}", decision.estimate
-                )
-                return None
-        session.hit_threshold(decision)
-        request = self._summary_request(session, decision, messages, instructions)
+        started = self._start_compaction(session, decision, instructions)
+        if started is None:
+            return None
+        request, verdict = started
         written: WrittenSummary
         if verdict.summary is not None and verdict.summary.strip():
             written = self.writer.supplied(request, verdict.summary)
@@ -487,6 +622,28 @@ class Sessions(Application[UUID]):
                 # Threshold compaction fails open: the session stays usable, and events say so.
                 logger.warning("summarizer failed; truncating", session=str(session.id))
                 written = self.writer.fallback(request, error)
+        return self._complete_compaction(session, decision, written)
+
+    def _start_compaction(
+        self, session: Session, decision: Decision, instructions: str | None
+    ) -> tuple[SummaryRequest, HookVerdict] | None:
+        """Asks the hooks, records the decision and says what to summarize; `None` when a
+        hook cancelled (the suppression is recorded)."""
+        messages = planner.messages_to_summarize(session, decision.retained_from)
+        verdict = HookVerdict()
+        if self.hooks is not None:
+            verdict = self.hooks.before_compaction(session.id, decision, messages) or verdict
+            if verdict.cancel is not None and decision.estimate <= decision.budget:
+                session.suppress(
+                    decision.trigger, f"cancelled by a hook: {verdict.cancel}", decision.estimate
+                )
+                return None
+        session.hit_threshold(decision)
+        return self._summary_request(session, decision, messages, instructions), verdict
+
+    def _complete_compaction(
+        self, session: Session, decision: Decision, written: WrittenSummary
+    ) -> CompactionReport:
         outcome = session.complete_compaction(
             decision,
             text=written.text,
