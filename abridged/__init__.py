@@ -7,7 +7,9 @@ The public API. Everything a host app needs is importable from here; the layers 
 from __future__ import annotations
 
 from abridged.adapters.anthropic.request import render_request
-from abridged.adapters.bootstrap import bootstrap
+from abridged.adapters.bootstrap import bootstrap, bootstrap_async
+from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
+from abridged.application.async_service import AsyncSessions
 from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
@@ -41,6 +43,9 @@ from abridged.domain.usage import Usage
 
 __all__ = [
     "PRESETS",
+    "AsyncChatModel",
+    "AsyncSessions",
+    "AsyncSummarizer",
     "ChatModel",
     "CompactionFailedError",
     "CompactionHooks",
@@ -70,6 +75,7 @@ __all__ = [
     "UnknownSessionError",
     "Usage",
     "bootstrap",
+    "bootstrap_async",
     "render_request",
     "settings_from",
 ]

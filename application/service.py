@@ -74,6 +74,21 @@ COUNT_TOKENS_SHARE = 0.9
 """Above this share of the budget, `complete` asks the provider to count before sending."""
 
 
+def needs_provider_count(context: Context) -> bool:
+    """Whether `complete` asks the provider to count the request before sending it."""
+    return context.estimate >= COUNT_TOKENS_SHARE * context.budget
+
+
+def still_too_long(error: PromptTooLongError, prepared: PreparedRequest) -> ContextOverflowError:
+    """The error of a request the provider refused again after the session was compacted."""
+    return ContextOverflowError(
+        f"the provider still found the request too long after compacting: {error}",
+        position=None,
+        tokens=error.tokens or prepared.context.estimate,
+        budget=prepared.context.budget,
+    )
+
+
 class _CompactionDueError(Exception):
     """A request needs a compaction: run again holding the session's compaction lock."""
 
@@ -367,7 +382,7 @@ class Sessions(Application[UUID]):
         chat = self.chat_model
         prepared = self.prepare_request(session_id)
         context = prepared.context
-        if context.estimate >= COUNT_TOKENS_SHARE * context.budget:
+        if needs_provider_count(context):
             counted = chat.count_tokens(context, model=prepared.model)
             if counted > context.budget:
                 # Our own budget, not a provider maximum: recalibrate, keep the window.
@@ -383,12 +398,7 @@ class Sessions(Application[UUID]):
                     prepared.context, model=prepared.model, max_tokens=prepared.max_tokens
                 )
             except PromptTooLongError as again:
-                raise ContextOverflowError(
-                    f"the provider still found the request too long after compacting: {again}",
-                    position=None,
-                    tokens=again.tokens or prepared.context.estimate,
-                    budget=prepared.context.budget,
-                ) from again
+                raise still_too_long(again, prepared) from again
         self.record_reply(
             session_id, reply.message, reply.usage, request_estimate=prepared.context.raw_estimate
         )
