@@ -173,7 +173,9 @@ class AsyncSessions:
         self.sync = Sessions(
             counter=counter,
             summarizer=sync_summarizer,
-            chat_model=_AwaitedChatModel(chat_model, self._loop) if chat_model else None,
+            chat_model=(
+                _AwaitedChatModel(chat_model, self._loop) if chat_model is not None else None
+            ),
             hooks=hooks,
             context_provider=context_provider,
             env=env,

@@ -137,7 +137,7 @@ class Sessions(Application[UUID]):
         self.chat_model = chat_model
         self.hooks = hooks
         self.context_provider = context_provider
-        self.locks: CompactionLocks = locks or ProcessLocks()
+        self.locks: CompactionLocks = locks if locks is not None else ProcessLocks()
         self.background = BackgroundCompactions(self, automatic=background)
         # Recently used sessions stay in memory and are fast-forwarded from the store, so a
         # command decodes only the events it has not seen. eventsourcing reads a size of "0"

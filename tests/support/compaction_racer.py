@@ -1,0 +1,37 @@
+"""One process of the cross-process compaction race: `python -m tests.support.compaction_racer
+DB SESSION_ID GO_FILE`. It opens the store as a host would (`bootstrap`), waits for the go
+file, prepares a request, and prints what its summarizer did as JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from uuid import UUID
+
+from abridged.adapters.bootstrap import bootstrap
+from tests.support.async_fakes import SlowSummarizer
+from tests.support.builders import words
+from tests.support.fakes import FakeTokenCounter
+
+
+def main(db: str, session_id: UUID, go: Path) -> None:
+    summarizer = SlowSummarizer(words(30, "fact"), delay=0.5)
+    # The test created the tables; processes starting at once must not all create them.
+    app = bootstrap(
+        db, counter=FakeTokenCounter(), summarizer=summarizer, env={"CREATE_TABLE": "n"}
+    )
+    app.session(session_id)  # connected and warm before the race starts
+    deadline = time.monotonic() + 60
+    while not go.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit("the go file never appeared")
+        time.sleep(0.005)
+    prepared = app.prepare_request(session_id)
+    print(json.dumps({"calls": len(summarizer.calls), "generation": prepared.compactions_so_far}))
+    app.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], UUID(sys.argv[2]), Path(sys.argv[3]))
