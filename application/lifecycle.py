@@ -76,7 +76,7 @@ def reconfigure(
             new_model = (
                 name,
                 context_window_for(name, window),
-                max_output_tokens or session.reserved_output,
+                session.reserved_output if max_output_tokens is None else max_output_tokens,
             )
         session.reconfigure(
             system=counted_system, tools=counted_tools, model=new_model, settings=settings
