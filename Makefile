@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.prepare
 	$(BIN)/python -m tests.benchmarks.prefix
 	$(BIN)/python -m tests.benchmarks.components
+	$(BIN)/python -m tests.benchmarks.background
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
