@@ -25,7 +25,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
@@ -148,7 +148,7 @@ def report(args: argparse.Namespace, runs: list[Run]) -> None:
     )
     print("| | background | on the user's turn |")
     print("|---|---|---|")
-    rows = [
+    rows: list[tuple[str, Callable[[Run], str]]] = [
         ("compactions", lambda r: f"{r.compactions}"),
         ("of them started in the background", lambda r: f"{r.background_compactions}"),
         ("background summaries discarded", lambda r: f"{r.discarded}"),
