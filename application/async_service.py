@@ -184,6 +184,8 @@ class AsyncSessions:
         )
         """The synchronous service underneath (its commands block: call them from threads)."""
         self.background = background
+        if background:
+            self.sync.background.on_due = self._due_from_worker
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="abridged-async")
         self._tasks: dict[UUID, asyncio.Task[CompactionReport | None]] = {}
 
@@ -238,15 +240,7 @@ class AsyncSessions:
     ) -> int:
         """`Sessions.record_reply`, awaited; a reply past the session's background mark
         starts its compaction as a task (`compact_soon`)."""
-
-        def command() -> tuple[int, bool]:
-            position = self.sync.record_reply(session_id, message, usage, request_estimate)
-            return position, self.background and self.sync.background.due(session_id)
-
-        position, due = await self._run(command)
-        if due:
-            self.compact_soon(session_id)
-        return position
+        return await self._run(self.sync.record_reply, session_id, message, usage, request_estimate)
 
     async def prepare_request(self, session_id: UUID) -> PreparedRequest:
         """`Sessions.prepare_request`, awaited: one compaction at a time per session, and a
@@ -271,6 +265,12 @@ class AsyncSessions:
         self._tasks[session_id] = task
         task.add_done_callback(functools.partial(self._forget, session_id))
         return task
+
+    def _due_from_worker(self, session_id: UUID) -> None:
+        # Called on a worker thread, right after a reply is saved: the task starts on the loop.
+        loop = self._loop.loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self.compact_soon, session_id)
 
     def _forget(self, session_id: UUID, task: asyncio.Task[CompactionReport | None]) -> None:
         if self._tasks.get(session_id) is task:

@@ -21,6 +21,7 @@ truncation.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 from uuid import UUID
@@ -32,6 +33,7 @@ from abridged.application.ports import CompactionReport, HookVerdict, Summarizer
 from abridged.application.summaries import SummaryRequest, WrittenSummary
 from abridged.domain import planner
 from abridged.domain.planner import Decision
+from abridged.domain.session import Session
 from abridged.domain.settings import Limits
 
 if TYPE_CHECKING:
@@ -63,21 +65,19 @@ class BackgroundCompactions:
 
     def __init__(self, app: Sessions, *, automatic: bool = True) -> None:
         self.app = app
-        self.automatic = automatic
         self._guard = threading.Lock()
         self._running: dict[UUID, Future[CompactionReport | None]] = {}
         self._executor: ThreadPoolExecutor | None = None
         self.started = 0
         """How many background compactions were started (for the host's metrics)."""
+        self.on_due: Callable[[UUID], object] | None = self.schedule if automatic else None
+        """What starts a compaction that became due after a reply (None: nothing does)."""
 
-    def after_reply(self, session_id: UUID) -> None:
-        """Starts a background compaction when automatic and the reply crossed the mark."""
-        if self.automatic and self.due(session_id):
-            self.schedule(session_id)
-
-    def due(self, session_id: UUID) -> bool:
-        """Whether the session is past its background mark (cheap: a sum of stored counts)."""
-        return planner.background_due(self.app.session(session_id))
+    def after_reply(self, session: Session) -> None:
+        """Called with the session a reply was just saved to: past its background mark, a
+        compaction starts (`on_due`; by default `schedule`, when automatic)."""
+        if self.on_due is not None and planner.background_due(session):
+            self.on_due(session.id)
 
     def schedule(self, session_id: UUID) -> Future[CompactionReport | None]:
         """Runs `run(session_id)` on a worker thread, unless one is running for the session:
@@ -111,7 +111,7 @@ class BackgroundCompactions:
 
     def shutdown(self) -> None:
         """Waits for the running compactions; later replies start none."""
-        self.automatic = False
+        self.on_due = None
         with self._guard:
             executor, self._executor = self._executor, None
         if executor is not None:

@@ -259,9 +259,7 @@ class Sessions(Application[UUID]):
         parsed = message if isinstance(message, Message) else Message.from_wire(message)
         if parsed.role is not Role.ASSISTANT:
             raise RoleOrderError("a model reply is an assistant message")
-        position = self._append(session_id, parsed, usage=usage, request_estimate=request_estimate)
-        self.background.after_reply(session_id)
-        return position
+        return self._append(session_id, parsed, usage=usage, request_estimate=request_estimate)
 
     def prepare_request(self, session_id: UUID) -> PreparedRequest:
         """The context for the next model call: old tool outputs pruned and the session
@@ -461,6 +459,8 @@ class Sessions(Application[UUID]):
             ),
         )
         self.save(session)
+        if message.role is Role.ASSISTANT:
+            self.background.after_reply(session)
         return session.message_count - 1
 
     def _extra(self, session_id: UUID) -> tuple[str | None, int]:

@@ -8,12 +8,15 @@ record the same events: the last test compares their audit trails fact for fact.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import pytest
 
+from abridged.adapters.bootstrap import persistence_env
 from abridged.application.async_service import AsyncSessions
 from abridged.application.audit import event_facts
 from abridged.application.ports import ModelReply, PromptTooLongError
@@ -264,3 +267,30 @@ def test_usage_from_an_awaited_reply_calibrates_like_a_synchronous_one() -> None
 
     for kind in KINDS:
         run(kind, scenario, chat=FakeChatModel([reply]))
+
+
+def test_the_async_service_keeps_the_store_off_the_event_loop(tmp_path: Path) -> None:
+    app = AsyncSessions(
+        counter=COUNTER,
+        summarizer=AsyncFakeSummarizer(FakeSummarizer(words(30, "fact"))),
+        env=persistence_env(tmp_path / "sessions.sqlite3"),
+    )
+    threads: set[int] = set()
+    for name in ("insert_events", "select_events"):
+        original = getattr(app.sync.recorder, name)
+
+        def spy(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            threads.add(threading.get_ident())
+            return _original(*args, **kwargs)
+
+        setattr(app.sync.recorder, name, spy)
+
+    async def host() -> int:
+        await background(AsyncDriver(app))
+        await app.aclose()
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(host())
+
+    assert threads
+    assert loop_thread not in threads

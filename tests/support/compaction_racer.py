@@ -1,6 +1,7 @@
 """One process of the cross-process compaction race: `python -m tests.support.compaction_racer
-DB SESSION_ID GO_FILE`. It opens the store as a host would (`bootstrap`), waits for the go
-file, prepares a request, and prints what its summarizer did as JSON."""
+DB SESSION_ID GO_FILE [--process-locks-only]`. It opens the store as a host would
+(`bootstrap`; with the flag, a `Sessions` without the store's advisory locks, the control),
+waits for the go file, prepares a request, and prints what its summarizer did as JSON."""
 
 from __future__ import annotations
 
@@ -10,18 +11,23 @@ import time
 from pathlib import Path
 from uuid import UUID
 
-from abridged.adapters.bootstrap import bootstrap
+from abridged.adapters.bootstrap import bootstrap, persistence_env
+from abridged.application.service import Sessions
 from tests.support.async_fakes import SlowSummarizer
 from tests.support.builders import words
 from tests.support.fakes import FakeTokenCounter
 
 
-def main(db: str, session_id: UUID, go: Path) -> None:
+def main(db: str, session_id: UUID, go: Path, process_locks_only: bool) -> None:
     summarizer = SlowSummarizer(words(30, "fact"), delay=0.5)
     # The test created the tables; processes starting at once must not all create them.
-    app = bootstrap(
-        db, counter=FakeTokenCounter(), summarizer=summarizer, env={"CREATE_TABLE": "n"}
-    )
+    env = {"CREATE_TABLE": "n"}
+    if process_locks_only:
+        app = Sessions(
+            counter=FakeTokenCounter(), summarizer=summarizer, env={**persistence_env(db), **env}
+        )
+    else:
+        app = bootstrap(db, counter=FakeTokenCounter(), summarizer=summarizer, env=env)
     app.session(session_id)  # connected and warm before the race starts
     deadline = time.monotonic() + 60
     while not go.exists():
@@ -34,4 +40,4 @@ def main(db: str, session_id: UUID, go: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], UUID(sys.argv[2]), Path(sys.argv[3]))
+    main(sys.argv[1], UUID(sys.argv[2]), Path(sys.argv[3]), "--process-locks-only" in sys.argv)
