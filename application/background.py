@@ -32,6 +32,7 @@ import structlog
 from abridged.application.ports import CompactionReport, HookVerdict, SummarizerError
 from abridged.application.summaries import SummaryRequest, WrittenSummary
 from abridged.domain import planner
+from abridged.domain.errors import ContextOverflowError
 from abridged.domain.planner import Decision
 from abridged.domain.session import Session
 from abridged.domain.settings import Limits
@@ -144,7 +145,12 @@ class BackgroundCompactions:
     def _plan(self, session_id: UUID) -> PlannedCompaction | None:
         app = self.app
         session = app.session(session_id)
-        decision = planner.decide(session, "background", app._extra(session_id)[1])
+        try:
+            decision = planner.decide(session, "background", app._extra(session_id)[1])
+        except ContextOverflowError:
+            # Nothing can make the next request fit; the request says so to the caller, with
+            # the typed error, when it is prepared.
+            return None
         if decision is None or planner.suppression(session, decision) is not None:
             return None
         started = app._start_compaction(session, decision, None)
