@@ -144,7 +144,7 @@ class BackgroundCompactions:
 
     def _plan(self, session_id: UUID) -> PlannedCompaction | None:
         app = self.app
-        session = app.session(session_id)
+        session = app._load(session_id)
         try:
             decision = planner.decide(session, "background", app._extra(session_id)[1])
         except ContextOverflowError:
@@ -172,7 +172,7 @@ class BackgroundCompactions:
         """Records a failed background summary; the session is otherwise unchanged."""
 
         def command() -> None:
-            session = self.app.session(session_id)
+            session = self.app._load(session_id)
             session.fail_compaction(self.app.summarizer.name, str(error), "dropped")
             self.app.save(session)
 
@@ -189,7 +189,7 @@ class BackgroundCompactions:
         self, session_id: UUID, planned: PlannedCompaction, written: WrittenSummary
     ) -> CompactionReport | None:
         app = self.app
-        session = app.session(session_id)
+        session = app._load(session_id)
         decision = planned.decision
         reason = None
         if session.generation != planned.generation:

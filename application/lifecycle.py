@@ -65,7 +65,7 @@ def reconfigure(
     )
 
     def command() -> list[str]:
-        session = app.session(session_id)
+        session = app._load(session_id)
         new_model = None
         if model is not None or context_window is not None or max_output_tokens is not None:
             name = model or session.model

@@ -19,7 +19,9 @@ from tests.support.fakes import FakeTokenCounter
 
 
 def main(db: str, session_id: UUID, go: Path, process_locks_only: bool) -> None:
-    summarizer = SlowSummarizer(words(30, "fact"), delay=0.5)
+    # Long enough that every racer starts before the first summary is done, even on a busy
+    # machine: the control needs the race to happen to show it.
+    summarizer = SlowSummarizer(words(30, "fact"), delay=1.5)
     # The test created the tables; processes starting at once must not all create them.
     env = {"CREATE_TABLE": "n"}
     if process_locks_only:
