@@ -10,6 +10,7 @@ from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import bootstrap, bootstrap_async
 from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
 from abridged.application.async_service import AsyncSessions
+from abridged.application.auditing import SessionAudit, audit_session
 from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
@@ -66,6 +67,7 @@ __all__ = [
     "ProviderUnavailableError",
     "Role",
     "Session",
+    "SessionAudit",
     "SessionError",
     "Sessions",
     "Summarizer",
@@ -74,6 +76,7 @@ __all__ = [
     "TokenCounter",
     "UnknownSessionError",
     "Usage",
+    "audit_session",
     "bootstrap",
     "bootstrap_async",
     "render_request",

@@ -68,9 +68,11 @@ def bootstrap(
     hooks: CompactionHooks | None = None,
     context_provider: ContextProvider | None = None,
     env: Mapping[str, str] | None = None,
+    model_windows: Mapping[str, int] | None = None,
 ) -> Sessions:
     """A ready `Sessions` service: tiktoken counts, extractive summaries (unless another
-    summarizer is given), the given store, and any chat model, hooks or context provider."""
+    summarizer is given), the given store, and any chat model, hooks or context provider.
+    `model_windows` adds context windows by model name to the built-in table."""
     from abridged.adapters.summarizers import ExtractiveSummarizer
     from abridged.adapters.token_counters import default_token_counter
 
@@ -84,6 +86,7 @@ def bootstrap(
         hooks=hooks,
         context_provider=context_provider,
         env=settings,
+        model_windows=model_windows,
         locks=compaction_locks(settings),
     )
 
@@ -97,6 +100,7 @@ def bootstrap_async(
     hooks: CompactionHooks | None = None,
     context_provider: ContextProvider | None = None,
     env: Mapping[str, str] | None = None,
+    model_windows: Mapping[str, int] | None = None,
 ) -> AsyncSessions:
     """`bootstrap` for asyncio hosts: a ready `AsyncSessions` (pass an
     `AsyncAnthropicChatModel` and, for model-written summaries, an `AsyncAnthropicSummarizer`
@@ -113,6 +117,7 @@ def bootstrap_async(
         hooks=hooks,
         context_provider=context_provider,
         env=settings,
+        model_windows=model_windows,
         locks=compaction_locks(settings),
     )
 

@@ -157,6 +157,7 @@ class AsyncSessions:
         hooks: CompactionHooks | None = None,
         context_provider: ContextProvider | None = None,
         env: Mapping[str, str] | None = None,
+        model_windows: Mapping[str, int] | None = None,
         locks: CompactionLocks | None = None,
         background: bool = True,
         max_workers: int = MAX_WORKERS,
@@ -179,6 +180,7 @@ class AsyncSessions:
             hooks=hooks,
             context_provider=context_provider,
             env=env,
+            model_windows=model_windows,
             locks=locks,
             background=False,  # this service starts them as tasks
         )

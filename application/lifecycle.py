@@ -30,7 +30,6 @@ from abridged.domain.tokens import (
     system_tokens,
     tools_tokens,
 )
-from abridged.domain.truncation import plan_truncations
 from abridged.domain.vocabulary import SessionOrigin
 
 if TYPE_CHECKING:
@@ -75,7 +74,7 @@ def reconfigure(
                 window = session.context_window if name == session.model else None
             new_model = (
                 name,
-                context_window_for(name, window),
+                context_window_for(name, window, app.model_windows),
                 session.reserved_output if max_output_tokens is None else max_output_tokens,
             )
         session.reconfigure(
@@ -117,7 +116,7 @@ def continue_session(
     if "model" in changes and "context_window" not in changes:
         start["context_window"] = None  # the new model's own window
     start.update(changes)
-    window = context_window_for(start["model"], start["context_window"])
+    window = context_window_for(start["model"], start["context_window"], app.model_windows)
     limits = Limits(window, start["max_output_tokens"], start["settings"] or CompactionSettings())
     messages = _whole_history(app, parent_id) if origin == "resume" else None
     if messages is not None and not _fits(app, start, limits, messages):
@@ -156,12 +155,8 @@ def _fits(app: Sessions, start: Mapping[str, Any], limits: Limits, messages: lis
 
 def _append(app: Sessions, session: Session, message: Message) -> None:
     counts = tuple(block_tokens(b, app.counter.count) for b in message.content)
-    truncations, shown = plan_truncations(
-        message, session.limits.tool_output_tokens, app.counter.count, counts
-    )
-    session.append(
-        message, tokens=MESSAGE_OVERHEAD + sum(counts), block_tokens=shown, truncations=truncations
-    )
+    # Saved with the session's start, in one transaction.
+    app._append_counted(session, message, counts, None, None, save=False)
 
 
 def _parent_summary(
