@@ -6,21 +6,34 @@ The public API. Everything a host app needs is importable from here; the layers 
 
 from __future__ import annotations
 
+import logging
+
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import bootstrap, bootstrap_async
 from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
 from abridged.application.async_service import AsyncSessions
 from abridged.application.auditing import SessionAudit, audit_session
+from abridged.application.management import (
+    CompactionRecord,
+    SessionInfo,
+    SessionPage,
+    SessionStats,
+)
+from abridged.application.notices import Notice, TokenBreakdown
 from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
     CompactionReport,
     ContextProvider,
     HookVerdict,
+    MetricNames,
+    Metrics,
     ModelReply,
+    NoMetrics,
     PromptTooLongError,
     ProviderError,
     ProviderUnavailableError,
+    RequestOptions,
     Summarizer,
     SummarizerError,
     Summary,
@@ -32,8 +45,12 @@ from abridged.domain.errors import (
     CompactionFailedError,
     ContextOverflowError,
     InvalidMessageError,
+    InvalidMetadataError,
+    InvalidRequestOptionsError,
     InvalidSettingsError,
+    NotAnOverflowError,
     NothingToCompactError,
+    SessionDeletedError,
     SessionError,
     UnknownSessionError,
 )
@@ -41,6 +58,10 @@ from abridged.domain.messages import Message, Role
 from abridged.domain.session import Session
 from abridged.domain.settings import PRESETS, CompactionSettings, settings_from
 from abridged.domain.usage import Usage
+
+# A library logs and the application decides where logs go: without the host's own logging
+# configuration, nothing under `abridged.*` is printed (not even warnings).
+logging.getLogger("abridged").addHandler(logging.NullHandler())
 
 __all__ = [
     "PRESETS",
@@ -50,6 +71,7 @@ __all__ = [
     "ChatModel",
     "CompactionFailedError",
     "CompactionHooks",
+    "CompactionRecord",
     "CompactionReport",
     "CompactionSettings",
     "Context",
@@ -57,22 +79,35 @@ __all__ = [
     "ContextProvider",
     "HookVerdict",
     "InvalidMessageError",
+    "InvalidMetadataError",
+    "InvalidRequestOptionsError",
     "InvalidSettingsError",
     "Message",
+    "MetricNames",
+    "Metrics",
     "ModelReply",
+    "NoMetrics",
+    "NotAnOverflowError",
     "NothingToCompactError",
+    "Notice",
     "PreparedRequest",
     "PromptTooLongError",
     "ProviderError",
     "ProviderUnavailableError",
+    "RequestOptions",
     "Role",
     "Session",
     "SessionAudit",
+    "SessionDeletedError",
     "SessionError",
+    "SessionInfo",
+    "SessionPage",
+    "SessionStats",
     "Sessions",
     "Summarizer",
     "SummarizerError",
     "Summary",
+    "TokenBreakdown",
     "TokenCounter",
     "UnknownSessionError",
     "Usage",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from abridged.application.ports import ModelReply, Summary
+from abridged.application.ports import ModelReply, RequestOptions, Summary, TextCallback
 from abridged.domain.context import Context
 from abridged.domain.messages import JSON, Message
 
@@ -46,8 +46,17 @@ class AsyncChatModel(Protocol):
         """The provider-side context management this adapter adds to requests, if any."""
         ...
 
-    async def send(self, context: Context, *, model: str, max_tokens: int) -> ModelReply:
-        """Sends the context as one request; raises `PromptTooLongError`, `ProviderError`."""
+    async def send(
+        self,
+        context: Context,
+        *,
+        model: str,
+        max_tokens: int,
+        options: RequestOptions | None = None,
+        on_text: TextCallback | None = None,
+    ) -> ModelReply:
+        """Sends the context as one request with `options`; `on_text` receives the reply's
+        text as it streams. Raises `PromptTooLongError`, `ProviderError`."""
         ...
 
     async def count_tokens(self, context: Context, *, model: str) -> int:

@@ -40,16 +40,13 @@ from abridged.application.ports import (
     ContextProvider,
     ModelReply,
     PromptTooLongError,
+    RequestOptions,
     Summarizer,
     Summary,
+    TextCallback,
     TokenCounter,
 )
-from abridged.application.service import (
-    PreparedRequest,
-    Sessions,
-    needs_provider_count,
-    still_too_long,
-)
+from abridged.application.service import PreparedRequest, Sessions, still_too_long
 from abridged.domain.context import Context
 from abridged.domain.errors import SessionError
 from abridged.domain.messages import JSON, Message
@@ -132,8 +129,20 @@ class _AwaitedChatModel:
     def context_management(self) -> Mapping[str, JSON] | None:
         return self.inner.context_management
 
-    def send(self, context: Context, *, model: str, max_tokens: int) -> ModelReply:
-        return self.loop.wait_for(self.inner.send(context, model=model, max_tokens=max_tokens))
+    def send(
+        self,
+        context: Context,
+        *,
+        model: str,
+        max_tokens: int,
+        options: RequestOptions | None = None,
+        on_text: TextCallback | None = None,
+    ) -> ModelReply:
+        return self.loop.wait_for(
+            self.inner.send(
+                context, model=model, max_tokens=max_tokens, options=options, on_text=on_text
+            )
+        )
 
     def count_tokens(self, context: Context, *, model: str) -> int:
         return self.loop.wait_for(self.inner.count_tokens(context, model=model))
@@ -317,28 +326,50 @@ class AsyncSessions:
         """`Sessions.resume_session`, awaited."""
         return await self._run(self.sync.resume_session, session_id, **changes)
 
-    async def complete(self, session_id: UUID) -> ModelReply:
+    async def complete(
+        self,
+        session_id: UUID,
+        *,
+        thinking: Mapping[str, JSON] | None = None,
+        tool_choice: Mapping[str, JSON] | None = None,
+        temperature: float | None = None,
+        metadata: Mapping[str, JSON] | None = None,
+        stop_sequences: Sequence[str] = (),
+        on_text: TextCallback | None = None,
+    ) -> ModelReply:
         """`Sessions.complete`, with the chat model's requests awaited on the loop."""
         if self.chat_model is None:
             raise SessionError("this service has no chat model: pass chat_model= to AsyncSessions")
         chat = self.chat_model
+        options = RequestOptions(
+            thinking=thinking,
+            tool_choice=tool_choice,
+            temperature=temperature,
+            metadata=metadata,
+            stop_sequences=stop_sequences,
+        )
         prepared = await self.prepare_request(session_id)
-        if needs_provider_count(prepared.context):
+        options.check_for(prepared.max_tokens)
+        if prepared.needs_count:
             counted = await chat.count_tokens(prepared.context, model=prepared.model)
-            if counted > prepared.context.budget:
-                prepared = await self._run(self.sync._after_overflow, session_id, counted, None)
+            recounted = await self._run(self.sync.check_count, session_id, counted)
+            prepared = recounted or prepared
+
+        async def send(prepared: PreparedRequest) -> ModelReply:
+            return await chat.send(
+                prepared.context,
+                model=prepared.model,
+                max_tokens=prepared.max_tokens,
+                options=options,
+                on_text=on_text,
+            )
+
         try:
-            reply = await chat.send(
-                prepared.context, model=prepared.model, max_tokens=prepared.max_tokens
-            )
+            reply = await send(prepared)
         except PromptTooLongError as error:
-            prepared = await self._run(
-                self.sync._after_overflow, session_id, error.tokens, error.maximum
-            )
+            prepared = await self._run(self.sync.report_overflow, session_id, error)
             try:
-                reply = await chat.send(
-                    prepared.context, model=prepared.model, max_tokens=prepared.max_tokens
-                )
+                reply = await send(prepared)
             except PromptTooLongError as again:
                 raise still_too_long(again, prepared) from again
         await self.record_reply(

@@ -38,6 +38,8 @@ def _(event: Session.Started) -> Facts:
         "model": event.model,
         "window": event.context_window,
         "settings": event.settings_fingerprint,
+        **({"metadata": dict(event.metadata)} if event.metadata else {}),
+        **({"tags": list(event.tags)} if event.tags else {}),
     }
     if event.parent_id is not None:
         found["parent"] = str(event.parent_id)
@@ -162,3 +164,8 @@ def _(event: Session.CompactionDiscarded) -> Facts:
         "retained_from": event.retained_from,
         "reason": event.reason,
     }
+
+
+@facts.register
+def _(event: Session.Deleted) -> Facts:
+    return {"reason": event.reason}

@@ -39,8 +39,9 @@ class Session(Aggregate):
     """One conversation thread; every change to it is an event."""
 
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
-    class_version = 2
-    """2: the state holds the incremental indexes of `abridged.domain.indexes`."""
+    class_version = 3
+    """2: the state holds the incremental indexes of `abridged.domain.indexes`;
+    3: and the host's metadata, tags and deletion mark."""
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -49,12 +50,33 @@ class Session(Aggregate):
         # Which events hold these messages is not known (0): snapshots keep their bodies.
         state["entry_versions"] = [0] * len(state["entries"])
 
-    class Started(Aggregate.Created):
-        """A session began, with its model, window, settings, system prompt and tools; a
-        session continuing another names its parent, how it began, and the parent's summary
-        it starts from."""
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, Any]) -> None:
+        """Snapshots taken before sessions had metadata, tags or a deletion mark."""
+        state["metadata"] = {}
+        state["tags"] = []
+        state["deleted"] = None
 
-        class_version = 2
+    class Started(Aggregate.Created):
+        """A session began, with its model, window, settings, system prompt and tools, and
+        the host's metadata and tags (for listing and filtering sessions); a session
+        continuing another names its parent, how it began, and the parent's summary it
+        starts from."""
+
+        class_version = 3
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """Sessions started before metadata and tags existed have neither."""
+            state["metadata"] = {}
+            state["tags"] = []
+
+        @staticmethod
+        def upcast_v2_v3(state: dict[str, Any]) -> None:
+            """Sessions stored before sessions could continue others had no parent."""
+            state["parent_id"] = None
+            state["origin"] = None
+            state["parent_summary"] = None
 
         model: str
         context_window: int
@@ -66,16 +88,11 @@ class Session(Aggregate):
         system_tokens: int
         tools_tokens: int
         token_counter: str
+        metadata: dict[str, str]
+        tags: tuple[str, ...]
         parent_id: UUID | None
         origin: SessionOrigin | None
         parent_summary: SummaryChunk | None
-
-        @staticmethod
-        def upcast_v1_v2(state: dict[str, Any]) -> None:
-            """Sessions stored before sessions could continue others had no parent."""
-            state["parent_id"] = None
-            state["origin"] = None
-            state["parent_summary"] = None
 
     @event(Started)
     def __init__(
@@ -90,6 +107,8 @@ class Session(Aggregate):
         system_tokens: int,
         tools_tokens: int,
         token_counter: str,
+        metadata: dict[str, str],
+        tags: tuple[str, ...],
         parent_id: UUID | None = None,
         origin: SessionOrigin | None = None,
         parent_summary: SummaryChunk | None = None,
@@ -135,6 +154,10 @@ class Session(Aggregate):
         self.entry_versions: list[int] = []
         """The version of the `MessageAppended` of each retained message (0: unknown), so a
         snapshot can point at the events that hold the messages instead of copying them."""
+        self.metadata: dict[str, str] = dict(metadata)
+        self.tags: list[str] = list(tags)
+        self.deleted: str | None = None
+        """Why the session was deleted; a deleted session takes no more commands."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Session:
         # The service copies a cached session before each command. Every value the session
@@ -634,3 +657,14 @@ class Session(Aggregate):
     @event(DoubleCompactionConfigured)
     def warn_double_compaction(self, provider: str, detail: str) -> None:
         pass
+
+    class Deleted(Aggregate.Event):
+        """The host deleted the session: it takes no more commands and is no longer listed.
+        Its earlier events stay in the store (see docs/embedding.md, "Deleting")."""
+
+        reason: str
+
+    @event(Deleted)
+    def delete(self, reason: str) -> None:
+        """Marks the session deleted; the service refuses every later command."""
+        self.deleted = reason

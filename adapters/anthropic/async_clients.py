@@ -7,7 +7,7 @@ loop, so no thread waits for the provider.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
@@ -29,7 +29,14 @@ from abridged.adapters.anthropic.summarizer import (
     MAX_SUMMARY_TOKENS,
     AnthropicSummaryRequests,
 )
-from abridged.application.ports import ModelReply, ProviderError, SummarizerError, Summary
+from abridged.application.ports import (
+    ModelReply,
+    ProviderError,
+    RequestOptions,
+    SummarizerError,
+    Summary,
+    TextCallback,
+)
 from abridged.domain.context import Context
 from abridged.domain.messages import JSON, Message
 
@@ -74,22 +81,37 @@ class AsyncAnthropicChatModel:
             return None
         return MappingProxyType(self._context_management)
 
-    async def send(self, context: Context, *, model: str, max_tokens: int) -> ModelReply:
-        """Sends the context as one request; raises `PromptTooLongError`, `ProviderError`."""
-        return await self.send_body(render_request(context, model=model, max_tokens=max_tokens))
+    async def send(
+        self,
+        context: Context,
+        *,
+        model: str,
+        max_tokens: int,
+        options: RequestOptions | None = None,
+        on_text: TextCallback | None = None,
+    ) -> ModelReply:
+        """Sends the context as one request with `options`; `on_text` receives the reply's
+        text as it streams. Raises `PromptTooLongError`, `ProviderError`."""
+        body = render_request(context, model=model, max_tokens=max_tokens, options=options)
+        return await self.send_body(body, on_text=on_text)
 
-    async def send_body(self, body: Mapping[str, JSON]) -> ModelReply:
+    async def send_body(
+        self, body: Mapping[str, JSON], *, on_text: TextCallback | None = None
+    ) -> ModelReply:
         """Sends a complete `POST /v1/messages` body (streamed, collected into one reply);
-        raises `PromptTooLongError`, `ProviderError`."""
+        `on_text` receives its text as it streams. Raises `PromptTooLongError`,
+        `ProviderError`."""
         required, rest = split_body(body, self._context_management)
         try:
             if self._betas:
                 async with self._client.beta.messages.stream(
                     **required, betas=list(self._betas), extra_body=rest
                 ) as beta_stream:
+                    await _relay(beta_stream.text_stream, on_text)
                     message: Any = await beta_stream.get_final_message()
             else:
                 async with self._client.messages.stream(**required, extra_body=rest) as stream:
+                    await _relay(stream.text_stream, on_text)
                     message = await stream.get_final_message()
         except SDK_ERRORS as error:
             raise translate_error(error) from error
@@ -105,6 +127,14 @@ class AsyncAnthropicChatModel:
         except SDK_ERRORS as error:
             raise translate_error(error) from error
         return int(counted.input_tokens)
+
+
+async def _relay(pieces: AsyncIterable[str], on_text: TextCallback | None) -> None:
+    # Without a callback the stream is left to `get_final_message`, which reads it anyway.
+    if on_text is None:
+        return
+    async for piece in pieces:
+        on_text(piece)
 
 
 class AsyncAnthropicSummarizer(AnthropicSummaryRequests):

@@ -23,8 +23,10 @@ from abridged.application.ports import (
     ChatModel,
     ModelReply,
     PromptTooLongError,
+    RequestOptions,
     Summarizer,
     Summary,
+    TextCallback,
     TokenCounter,
 )
 from abridged.domain.context import Context
@@ -76,8 +78,20 @@ class BlockingChatModel:
     def context_management(self) -> dict[str, JSON] | None:
         return None if self._adapter().context_management is None else {}
 
-    def send(self, context: Context, *, model: str, max_tokens: int) -> ModelReply:
-        return blocking(lambda: self._adapter().send(context, model=model, max_tokens=max_tokens))
+    def send(
+        self,
+        context: Context,
+        *,
+        model: str,
+        max_tokens: int,
+        options: RequestOptions | None = None,
+        on_text: TextCallback | None = None,
+    ) -> ModelReply:
+        return blocking(
+            lambda: self._adapter().send(
+                context, model=model, max_tokens=max_tokens, options=options, on_text=on_text
+            )
+        )
 
     def count_tokens(self, context: Context, *, model: str) -> int:
         return blocking(lambda: self._adapter().count_tokens(context, model=model))

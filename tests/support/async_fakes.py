@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from abridged.application.async_service import AsyncSessions
-from abridged.application.ports import ModelReply, Summary
+from abridged.application.ports import ModelReply, RequestOptions, Summary, TextCallback
 from abridged.application.service import Sessions
 from abridged.domain.context import Context
 from abridged.domain.messages import JSON, Message
@@ -94,10 +94,20 @@ class AsyncFakeChatModel:
         """The inner fake's."""
         return self.inner.context_management
 
-    async def send(self, context: Context, *, model: str, max_tokens: int) -> ModelReply:
+    async def send(
+        self,
+        context: Context,
+        *,
+        model: str,
+        max_tokens: int,
+        options: RequestOptions | None = None,
+        on_text: TextCallback | None = None,
+    ) -> ModelReply:
         """The inner fake's reply (or error)."""
         await asyncio.sleep(0)
-        return self.inner.send(context, model=model, max_tokens=max_tokens)
+        return self.inner.send(
+            context, model=model, max_tokens=max_tokens, options=options, on_text=on_text
+        )
 
     async def count_tokens(self, context: Context, *, model: str) -> int:
         """The inner fake's count."""
