@@ -47,6 +47,16 @@ def _float(_: object, field: attrs.Attribute[Any], value: object) -> None:
         raise InvalidSettingsError(f"{field.name} must be float, got {value!r}")
 
 
+def _optional_float(instance: object, field: attrs.Attribute[Any], value: object) -> None:
+    if value is not None:
+        try:
+            _float(instance, field, value)
+        except InvalidSettingsError:
+            raise InvalidSettingsError(
+                f"{field.name} must be float or null, got {value!r}"
+            ) from None
+
+
 def _bool(_: object, field: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, bool):
         raise InvalidSettingsError(f"{field.name} must be bool, got {value!r}")
@@ -97,6 +107,9 @@ class CompactionSettings:
     (a request follows at least two new messages, so 4 holds off one exchange)."""
     min_reduction_share: float = attrs.field(default=0.05, validator=_float)
     """A compaction saving less than this share of the budget made no progress."""
+    background_threshold_ratio: float | None = attrs.field(default=None, validator=_optional_float)
+    """When set, a reply that takes the estimate past this fraction of the window starts the
+    compaction in the background, so the request that would reach the threshold finds it done."""
 
     # What stays verbatim.
     keep_recent_turns: int = attrs.field(default=4, validator=_int)
@@ -159,6 +172,8 @@ class CompactionSettings:
         _share("tool_output_share", self.tool_output_share)
         _share("prune_protect_share", self.prune_protect_share)
         _share("min_reduction_share", self.min_reduction_share, high=0.5)
+        if self.background_threshold_ratio is not None:
+            _share("background_threshold_ratio", self.background_threshold_ratio)
         if not (0.0 <= self.prune_min_share <= 1.0):
             raise InvalidSettingsError(
                 f"prune_min_share must be in [0, 1], got {self.prune_min_share!r}"
@@ -196,7 +211,11 @@ class CompactionSettings:
     @property
     def fingerprint(self) -> str:
         """A short stable hash of every setting, recorded with each decision."""
-        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        data = self.to_dict()
+        if data["background_threshold_ratio"] is None:
+            # Added later: settings without it keep the fingerprint they were recorded with.
+            del data["background_threshold_ratio"]
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
@@ -231,6 +250,14 @@ class Limits:
         else:
             by_setting = int(self.settings.threshold_ratio * self.window)
         return min(self.budget, max(by_setting, self.settings.threshold_floor_tokens))
+
+    @property
+    def background_threshold(self) -> int | None:
+        """The earlier mark at which a compaction may start in the background, or `None`."""
+        ratio = self.settings.background_threshold_ratio
+        if ratio is None:
+            return None
+        return min(self.threshold, int(ratio * self.window))
 
     @property
     def min_reduction(self) -> int:
