@@ -449,8 +449,13 @@ class _Auditor:
                 f"{state.limits.prune_min_tokens:,} tokens on its own",
             )
             return
+        # A summary that would count no fewer tokens than its block is dropped instead (the
+        # service counts; the planner cannot): a recorded drop may stand for a planned summary.
+        dropped = {(b.position, b.block_index) for b in event.blocks if b.action == "dropped"}
         planned = [
-            (b.position, b.block_index, b.action, b.text, b.tokens_before)
+            (b.position, b.block_index, "dropped", None, b.tokens_before)
+            if b.action == "summarized" and (b.position, b.block_index) in dropped
+            else (b.position, b.block_index, b.action, b.text, b.tokens_before)
             for b in planner.plan_downgrades(state)
         ]
         recorded = [

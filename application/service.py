@@ -96,7 +96,7 @@ from abridged.domain.errors import (
 from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.metadata import checked_metadata, checked_tags
 from abridged.domain.planner import Decision
-from abridged.domain.pruning import PrunedOutput, PrunePlan
+from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.session import Session
 from abridged.domain.settings import (
     CompactionSettings,
@@ -1067,12 +1067,7 @@ class Sessions(Application[UUID]):
         worth = sum(b.tokens_before for b in blocks) >= session.limits.prune_min_tokens
         if not (moment or worth):
             return
-        counted = tuple(
-            attrs.evolve(
-                b, tokens_after=text_block_tokens(b.text, self.counter.count) if b.text else 0
-            )
-            for b in blocks
-        )
+        counted = tuple(_counted_downgrade(b, self.counter.count) for b in blocks)
         policy = session.settings.reasoning_policy
         session.downgrade_reasoning(
             counted,
@@ -1258,3 +1253,17 @@ class Sessions(Application[UUID]):
                     ) from error
                 logger.info("concurrent write; retrying (attempt %d)", attempt + 1)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _counted_downgrade(
+    block: DowngradedThinking, count: Callable[[str], int]
+) -> DowngradedThinking:
+    """The downgrade with its shown size. A short thinking block can count fewer tokens than
+    its plain-text summary would; it is dropped instead, so a downgrade never grows a request
+    that the planner already fitted to its budget."""
+    if block.text is None:
+        return attrs.evolve(block, tokens_after=0)
+    tokens = text_block_tokens(block.text, count)
+    if tokens >= block.tokens_before:
+        return attrs.evolve(block, action="dropped", text=None, tokens_after=0)
+    return attrs.evolve(block, tokens_after=tokens)
