@@ -23,17 +23,19 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import logging
 import threading
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ParamSpec, TypeVar
 from uuid import UUID
 
-import structlog
 from eventsourcing.domain import Aggregate
 
 from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
 from abridged.application.locks import CompactionLocks
+from abridged.application.management import CompactionRecord, SessionPage, SessionStats
+from abridged.application.notices import NoticeCallback
 from abridged.application.ports import (
     CompactionHooks,
     CompactionReport,
@@ -56,7 +58,7 @@ from abridged.domain.usage import Usage
 
 __all__ = ["AsyncSessions"]
 
-logger = structlog.get_logger(__name__)
+logger = logging.getLogger(__name__)
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -225,6 +227,8 @@ class AsyncSessions:
         tools: Sequence[Mapping[str, JSON]] = (),
         settings: CompactionSettings | None = None,
         session_id: UUID | None = None,
+        metadata: Mapping[str, str] | None = None,
+        tags: Iterable[str] = (),
     ) -> UUID:
         """`Sessions.start_session`, awaited."""
         return await self._run(
@@ -236,6 +240,8 @@ class AsyncSessions:
             tools=tools,
             settings=settings,
             session_id=session_id,
+            metadata=metadata,
+            tags=tags,
         )
 
     async def append_message(self, session_id: UUID, message: Message | Mapping[str, JSON]) -> int:
@@ -253,10 +259,48 @@ class AsyncSessions:
         starts its compaction as a task (`compact_soon`)."""
         return await self._run(self.sync.record_reply, session_id, message, usage, request_estimate)
 
-    async def prepare_request(self, session_id: UUID) -> PreparedRequest:
+    async def prepare_request(
+        self, session_id: UUID, *, on_notice: NoticeCallback | None = None
+    ) -> PreparedRequest:
         """`Sessions.prepare_request`, awaited: one compaction at a time per session, and a
-        running background compaction is waited for, never run twice."""
-        return await self._run(self.sync.prepare_request, session_id)
+        running background compaction is waited for, never run twice. `on_notice` is called
+        from a worker thread."""
+        return await self._run(self.sync.prepare_request, session_id, on_notice=on_notice)
+
+    async def append_and_prepare(
+        self,
+        session_id: UUID,
+        message: Message | Mapping[str, JSON] | Any,
+        *,
+        on_notice: NoticeCallback | None = None,
+    ) -> PreparedRequest:
+        """`Sessions.append_and_prepare`, awaited."""
+        return await self._run(
+            self.sync.append_and_prepare, session_id, message, on_notice=on_notice
+        )
+
+    async def report_overflow(
+        self,
+        session_id: UUID,
+        error_or_limit: Exception | int | None = None,
+        *,
+        tokens: int | None = None,
+        on_notice: NoticeCallback | None = None,
+    ) -> PreparedRequest:
+        """`Sessions.report_overflow`, awaited: for a host that sends requests itself."""
+        return await self._run(
+            self.sync.report_overflow,
+            session_id,
+            error_or_limit,
+            tokens=tokens,
+            on_notice=on_notice,
+        )
+
+    async def check_count(
+        self, session_id: UUID, counted: int, *, on_notice: NoticeCallback | None = None
+    ) -> PreparedRequest | None:
+        """`Sessions.check_count`, awaited."""
+        return await self._run(self.sync.check_count, session_id, counted, on_notice=on_notice)
 
     async def compact(self, session_id: UUID, instructions: str | None = None) -> CompactionReport:
         """`Sessions.compact`, awaited."""
@@ -287,9 +331,7 @@ class AsyncSessions:
         if self._tasks.get(session_id) is task:
             del self._tasks[session_id]
         if not task.cancelled() and task.exception() is not None:
-            logger.warning(
-                "background compaction failed", session=str(session_id), error=task.exception()
-            )
+            logger.warning("background compaction of %s failed: %s", session_id, task.exception())
 
     async def wait_background(self) -> None:
         """Waits for the background compactions running now."""
@@ -382,6 +424,33 @@ class AsyncSessions:
     async def session(self, session_id: UUID, version: int | None = None) -> Session:
         """`Sessions.session`, awaited."""
         return await self._run(self.sync.session, session_id, version)
+
+    async def list_sessions(
+        self,
+        *,
+        metadata: Mapping[str, str] | None = None,
+        tags: Iterable[str] = (),
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> SessionPage:
+        """`Sessions.list_sessions`, awaited."""
+        return await self._run(
+            self.sync.list_sessions, metadata=metadata, tags=tags, limit=limit, cursor=cursor
+        )
+
+    async def stats(self, session_id: UUID) -> SessionStats:
+        """`Sessions.stats`, awaited."""
+        return await self._run(self.sync.stats, session_id)
+
+    async def compactions(self, session_id: UUID) -> list[CompactionRecord]:
+        """`Sessions.compactions`, awaited."""
+        return await self._run(self.sync.compactions, session_id)
+
+    async def delete_session(
+        self, session_id: UUID, reason: str = "deleted", *, erase: bool = False
+    ) -> None:
+        """`Sessions.delete_session`, awaited."""
+        await self._run(self.sync.delete_session, session_id, reason, erase=erase)
 
     async def history(self, session_id: UUID) -> list[Aggregate.Event]:
         """`Sessions.history`, awaited."""

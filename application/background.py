@@ -20,6 +20,7 @@ truncation.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,7 +28,6 @@ from typing import TYPE_CHECKING
 from uuid import UUID
 
 import attrs
-import structlog
 
 from abridged.application.ports import CompactionReport, HookVerdict, SummarizerError
 from abridged.application.summaries import SummaryRequest, WrittenSummary
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BackgroundCompactions", "PlannedCompaction"]
 
-logger = structlog.get_logger(__name__)
+logger = logging.getLogger(__name__)
 
 WORKERS = 2
 """Background compactions that may run at once in one service (one per session at most)."""
@@ -101,7 +101,7 @@ class BackgroundCompactions:
                 del self._running[session_id]
         error = done.exception()
         if error is not None:
-            logger.warning("background compaction failed", session=str(session_id), error=error)
+            logger.warning("background compaction of %s failed: %s", session_id, error)
 
     def wait(self) -> None:
         """Waits until every background compaction started so far has finished."""
@@ -176,7 +176,7 @@ class BackgroundCompactions:
             session.fail_compaction(self.app.summarizer.name, str(error), "dropped")
             self.app.save(session)
 
-        logger.warning("background summary failed", session=str(session_id), error=str(error))
+        logger.warning("background summary of %s failed: %s", session_id, error)
         self.app._retrying(command)
 
     def apply(
@@ -204,7 +204,7 @@ class BackgroundCompactions:
         if reason is not None:
             session.discard_compaction(planned.generation + 1, decision.retained_from, reason)
             app.save(session)
-            logger.info("background compaction discarded", session=str(session_id), why=reason)
+            logger.info("background compaction of %s discarded: %s", session_id, reason)
             return None
         report = app._complete_compaction(session, decision, written)
         app._downgrade_reasoning(session, True)

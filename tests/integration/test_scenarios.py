@@ -205,7 +205,54 @@ async def background(driver: Driver) -> None:
     assert names.count("CompactionCompleted") == len(hits)
 
 
+async def host_send_path(driver: Driver) -> None:
+    # A host that sends requests itself: one call per turn, its own overflow and count.
+    session_id = await start(driver)
+    prepared = await driver.append_and_prepare(session_id, Message.user("Audit the parser."))
+    check_request(prepared, COUNTER)
+    await driver.record_reply(session_id, Message.assistant("Where should I start?"))
+    for message in turn("Go on", [words(150), words(150)]):
+        if message.role is Role.ASSISTANT:
+            check_request(await driver.prepare_request(session_id), COUNTER)
+            await driver.record_reply(session_id, message)
+        else:
+            await driver.append_message(session_id, message)
+    await driver.append_message(session_id, Message.user("And the lexer?"))
+    within = await driver.check_count(session_id, 10)
+    assert within is None
+    recovered = await driver.report_overflow(
+        session_id, PromptTooLongError("prompt is too long", tokens=2_900, maximum=2_800)
+    )
+    # The provider's count recalibrates the estimate; the re-count applies it too.
+    session: Session = await driver.session(session_id)
+    check_request(recovered, COUNTER, session.calibration)
+    assert recovered.context.window == 2_800
+
+
+async def management(driver: Driver) -> None:
+    first = await driver.start_session(
+        model="claude-test",
+        context_window=3_000,
+        max_output_tokens=400,
+        tools=TOOLS,
+        metadata={"team": "parsers"},
+        tags=["nightly"],
+    )
+    second = await start(driver)
+    await converse(driver, second, 12)
+    page = await driver.list_sessions(metadata={"team": "parsers"})
+    assert [s.id for s in page.sessions] == [first]
+    stats = await driver.stats(second)
+    assert stats.messages == 12 * 6
+    records = await driver.compactions(second)
+    assert len(records) == sum(stats.compactions_by_trigger.values())
+    await driver.delete_session(first, "no longer needed")
+    assert [s.id for s in (await driver.list_sessions()).sessions] == [second]
+
+
 SCENARIOS: dict[str, tuple[Scenario, Callable[[], FakeChatModel | None]]] = {
+    "host send path": (host_send_path, lambda: None),
+    "management": (management, lambda: None),
     "long conversation": (long_conversation, lambda: None),
     "overflow then reply": (
         overflow_then_reply,
