@@ -16,6 +16,9 @@ The same commands, decisions and events as `Sessions`, awaited. It is built on a
 Hooks (`CompactionHooks`) and a `ContextProvider` are called on the worker threads. A call
 cancelled while its command runs may still complete it: the command is one transaction,
 saved whole or not at all, like every command of `Sessions`.
+
+Why this module is long: every public method of `Sessions` has its awaited counterpart
+here, each a line that runs the sync command off the loop.
 """
 
 from __future__ import annotations

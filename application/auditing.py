@@ -8,6 +8,9 @@ the code reading them; either way an operator needs to know, naming the event.
 
 The same replay yields what people read: one line per compaction, and the estimate of every
 request the model received (each model reply follows one), for the report's chart.
+
+Why this module is long: one check per kind of decision (threshold hit, compaction, prune,
+reasoning downgrade, suppression, failure, overflow, start), each saying what differs.
 """
 
 from __future__ import annotations

@@ -3,6 +3,11 @@
 Each public method is one command or query: load the session, decide (pure domain policy),
 act through the ports, save every new event in one transaction. A command that fails raises
 a typed error and saves nothing it should not.
+
+Why this module is long: `Sessions` is the one object a host holds, so every public command
+and query is a method here, each a few lines of load → decide → act → save. What is not
+orchestration lives in collaborators: `summaries` (writing a summary), `overflow`,
+`management`, `notices`, `loading`, `background`, `locks`, `inspection`.
 """
 
 from __future__ import annotations

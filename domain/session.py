@@ -4,6 +4,11 @@ History is never rewritten. The aggregate holds what the next request needs (sys
 tools, summary chunks, the retained tail) and records every decision as an event; the
 decisions themselves are made by pure functions: `abridged.domain.planner` (compaction),
 `abridged.domain.pruning` (tool outputs and reasoning), `abridged.domain.context` (the view).
+
+Why this module is long: every fact of the audit trail is an event nested on `Session`
+(eighteen of them, each with its docstring and, where its command validates first, the
+`apply` that mutates), and the incremental indexes (`abridged.domain.indexes`) are kept up to
+date by those mutators. Decisions are not made here.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Compaction settings: every knob, its default, and the checks that keep them consistent."""
+"""Compaction settings: every knob, its default, and the checks that keep them consistent.
+
+Why this module is long: each setting is documented where it is declared, next to its
+default and its validator; presets and the model windows table come with them.
+"""
 
 from __future__ import annotations
 
