@@ -17,6 +17,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, JSONTranscoder
 
+from abridged.application.guard import BreakerSettings, GuardedSummarizer
 from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
@@ -25,6 +26,7 @@ from abridged.application.ports import (
     HookVerdict,
     ModelReply,
     PromptTooLongError,
+    ProviderError,
     Summarizer,
     SummarizerError,
     TokenCounter,
@@ -38,14 +40,23 @@ from abridged.domain.errors import (
     CompactionFailedError,
     ConcurrentWriteError,
     ContextOverflowError,
+    InvalidArgumentError,
+    InvalidMessageError,
     NothingToCompactError,
     RoleOrderError,
     SessionError,
     UnknownSessionError,
 )
+from abridged.domain.inputs import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    check_message_size,
+    check_tool_definitions,
+    encoded_size,
+)
 from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import PrunedOutput, PrunePlan
+from abridged.domain.replies import hidden_blocks
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings, Limits, context_window_for
 from abridged.domain.tokens import (
@@ -100,10 +111,20 @@ class Sessions(Application[UUID]):
         hooks: CompactionHooks | None = None,
         context_provider: ContextProvider | None = None,
         env: Mapping[str, str] | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        summarizer_breaker: BreakerSettings | None = None,
     ) -> None:
+        """`max_message_bytes` bounds one message (its JSON, in bytes); `summarizer_breaker`
+        bounds each summarizer call in time and stops calling a summarizer that keeps failing
+        (see `abridged.application.guard`)."""
+        if isinstance(max_message_bytes, bool) or not isinstance(max_message_bytes, int):
+            raise InvalidArgumentError("max_message_bytes must be an int")
+        if max_message_bytes < 1:
+            raise InvalidArgumentError("max_message_bytes must be at least 1")
         self.counter = counter
-        self.summarizer = summarizer
-        self.writer = SummaryWriter(counter, summarizer)
+        self.max_message_bytes = max_message_bytes
+        self.summarizer = GuardedSummarizer(summarizer, summarizer_breaker)
+        self.writer = SummaryWriter(counter, self.summarizer)
         self.chat_model = chat_model
         self.hooks = hooks
         self.context_provider = context_provider
@@ -131,7 +152,7 @@ class Sessions(Application[UUID]):
         system: str = "",
         tools: Sequence[Mapping[str, JSON]] = (),
         settings: CompactionSettings | None = None,
-        session_id: UUID | None = None,
+        session_id: UUID | str | None = None,
     ) -> UUID:
         """Starts a session and returns its id; raises `InvalidSettingsError` for bad limits.
 
@@ -140,11 +161,13 @@ class Sessions(Application[UUID]):
         When the chat model adds the provider's own context management to requests, a
         `DoubleCompactionConfigured` warning is recorded with the start."""
         settings = settings or CompactionSettings()
+        _check_arguments(model, max_output_tokens, context_window, system)
+        check_tool_definitions(tools)
         context_window = context_window_for(model, context_window)
         Limits(context_window, max_output_tokens, settings)  # validates before anything is saved
         tool_list = tuple(dict(t) for t in tools)
         session = Session(  # type: ignore[call-arg]  # `id` is eventsourcing's
-            id=session_id or uuid4(),
+            id=uuid4() if session_id is None else as_session_id(session_id),
             model=model,
             context_window=context_window,
             reserved_output=max_output_tokens,
@@ -167,17 +190,18 @@ class Sessions(Application[UUID]):
         self.save(session)
         return session.id
 
-    def append_message(self, session_id: UUID, message: Message | Mapping[str, JSON]) -> int:
+    def append_message(self, session_id: UUID | str, message: Message | Mapping[str, JSON]) -> int:
         """Appends a user or assistant message; returns its position in the history.
 
         Raises `InvalidMessageError` (a subclass names the problem) and writes nothing when
-        the message would make an invalid request, `UnknownSessionError` for an unknown id.
+        the message would make an invalid request or is over `max_message_bytes`
+        (`MessageTooLargeError`), `UnknownSessionError` for an unknown id.
         """
-        return self._append(session_id, message, usage=None, request_estimate=None)
+        return self._append(as_session_id(session_id), message, usage=None, request_estimate=None)
 
     def record_reply(
         self,
-        session_id: UUID,
+        session_id: UUID | str,
         message: Message | Mapping[str, JSON],
         usage: Usage | None = None,
         request_estimate: int | None = None,
@@ -187,30 +211,42 @@ class Sessions(Application[UUID]):
         The usage calibrates the session's estimates (reported prompt tokens / estimated).
         Pass `request_estimate=prepared.context.raw_estimate` when per-turn content was sent;
         without it the estimate is re-derived from the session, which cannot know that content.
+
+        A reply the provider cut short or left empty is recorded as returned; requests show it
+        without its trailing thinking and empty text (`abridged.domain.replies`).
         """
-        parsed = message if isinstance(message, Message) else Message.from_wire(message)
+        parsed = _parsed(message)
         if parsed.role is not Role.ASSISTANT:
             raise RoleOrderError("a model reply is an assistant message")
-        return self._append(session_id, parsed, usage=usage, request_estimate=request_estimate)
+        return self._append(
+            as_session_id(session_id),
+            parsed,
+            usage=usage,
+            request_estimate=request_estimate,
+            reply=True,
+        )
 
-    def prepare_request(self, session_id: UUID) -> PreparedRequest:
+    def prepare_request(self, session_id: UUID | str) -> PreparedRequest:
         """The context for the next model call: old tool outputs pruned and the session
         compacted first when its threshold is hit (or a compaction was requested).
 
         Raises `ContextOverflowError` when no compaction can make it fit; nothing is saved.
         """
+        session_id = as_session_id(session_id)
         return self._retrying(lambda: self._prepare(session_id))
 
-    def compact(self, session_id: UUID, instructions: str | None = None) -> CompactionReport:
+    def compact(self, session_id: UUID | str, instructions: str | None = None) -> CompactionReport:
         """Compacts now (`/compact`), whatever the threshold; `instructions` reach the
         summarizer as its focus.
 
         Fails loudly: `NothingToCompactError` when nothing can be summarized, and
         `CompactionFailedError` when the summarizer fails (the failure is recorded)."""
+        session_id = as_session_id(session_id)
         return self._retrying(lambda: self._manual(session_id, instructions))
 
-    def request_compaction(self, session_id: UUID, reason: str = "requested") -> None:
+    def request_compaction(self, session_id: UUID | str, reason: str = "requested") -> None:
         """Asks for a compaction mid-turn; it runs at the first request of the next turn."""
+        session_id = as_session_id(session_id)
 
         def command() -> None:
             session = self.session(session_id)
@@ -219,20 +255,31 @@ class Sessions(Application[UUID]):
 
         self._retrying(command)
 
-    def complete(self, session_id: UUID) -> ModelReply:
+    def complete(self, session_id: UUID | str) -> ModelReply:
         """Prepares the request, sends it through the chat model and records the reply.
 
-        Near the limit the provider counts the request first. When the provider answers that
-        the prompt is too long, the session is compacted (trigger `overflow`) and the request
-        sent once more."""
+        Near the limit the provider counts the request first (when counting fails, the request
+        goes as estimated). When the provider answers that the prompt is too long, the session
+        is compacted (trigger `overflow`) and the request sent once more. Every reply the
+        provider returns is recorded, even one cut short or empty; a reply no session can keep
+        raises `ProviderError` with the reply as its `reply`."""
         if self.chat_model is None:
             raise SessionError("this service has no chat model: pass chat_model= to Sessions")
+        session_id = as_session_id(session_id)
         chat = self.chat_model
         prepared = self.prepare_request(session_id)
         context = prepared.context
+        counted: int | None = None
         if context.estimate >= COUNT_TOKENS_SHARE * context.budget:
-            counted = chat.count_tokens(context, model=prepared.model)
-            if counted > context.budget:
+            try:
+                counted = chat.count_tokens(context, model=prepared.model)
+            except PromptTooLongError:
+                raise
+            except ProviderError as error:
+                # Counting is a precaution: an outage of it must not block the request, and
+                # an overflow is still caught by the provider's answer below.
+                logger.warning("count_tokens failed; sending as estimated", error=str(error))
+            if counted is not None and counted > context.budget:
                 # Our own budget, not a provider maximum: recalibrate, keep the window.
                 prepared = self._after_overflow(session_id, counted, None)
         try:
@@ -252,22 +299,33 @@ class Sessions(Application[UUID]):
                     tokens=again.tokens or prepared.context.estimate,
                     budget=prepared.context.budget,
                 ) from again
-        self.record_reply(
-            session_id, reply.message, reply.usage, request_estimate=prepared.context.raw_estimate
-        )
+        try:
+            self.record_reply(
+                session_id,
+                reply.message,
+                reply.usage,
+                request_estimate=prepared.context.raw_estimate,
+            )
+        except InvalidMessageError as error:
+            failure = ProviderError(f"the model's reply cannot join the session: {error}")
+            failure.reply = reply  # type: ignore[attr-defined]  # paid for: the caller keeps it
+            raise failure from error
         return reply
 
     # Queries.
 
-    def session(self, session_id: UUID, version: int | None = None) -> Session:
-        """The session as it is now (or as it was at `version`)."""
+    def session(self, session_id: UUID | str, version: int | None = None) -> Session:
+        """The session as it is now (or as it was at `version`); the id may be a UUID or its
+        string. Raises `UnknownSessionError`."""
+        session_id = as_session_id(session_id)
         try:
             return self.repository.get(session_id, version=version)
         except AggregateNotFoundError:
             raise UnknownSessionError(f"no session with id {session_id}") from None
 
-    def history(self, session_id: UUID) -> list[Aggregate.Event]:
+    def history(self, session_id: UUID | str) -> list[Aggregate.Event]:
         """Every event of the session, oldest first: the audit trail."""
+        session_id = as_session_id(session_id)
         events = cast(list[Aggregate.Event], list(self.events.get(session_id)))
         if not events:
             raise UnknownSessionError(f"no session with id {session_id}")
@@ -281,14 +339,21 @@ class Sessions(Application[UUID]):
         message: Message | Mapping[str, JSON],
         usage: Usage | None,
         request_estimate: int | None,
+        reply: bool = False,
     ) -> int:
-        parsed = message if isinstance(message, Message) else Message.from_wire(message)
+        parsed = _parsed(message)
         # A fast typed error for bad input before anything is tokenized; the aggregate checks
         # again before its event exists, and again on a retry after a concurrent write.
-        self.session(session_id).check_append(parsed)
-        counts = tuple(block_tokens(b, self.counter.count) for b in parsed.content)
+        # Size and encodability come first: both bound what the checks after them cost.
+        check_message_size(parsed, self.max_message_bytes)
+        self.session(session_id).check_append(parsed, reply=reply)
+        hidden = hidden_blocks(parsed) if reply else frozenset()
+        counts = tuple(
+            0 if index in hidden else block_tokens(b, self.counter.count)
+            for index, b in enumerate(parsed.content)
+        )
         return self._retrying(
-            lambda: self._append_counted(session_id, parsed, counts, usage, request_estimate)
+            lambda: self._append_counted(session_id, parsed, counts, usage, request_estimate, reply)
         )
 
     def _append_counted(
@@ -298,6 +363,7 @@ class Sessions(Application[UUID]):
         counts: tuple[int, ...],
         usage: Usage | None,
         request_estimate: int | None,
+        reply: bool = False,
     ) -> int:
         session = self.session(session_id)
         truncations, shown = plan_truncations(
@@ -312,6 +378,7 @@ class Sessions(Application[UUID]):
             request_estimate=(
                 (request_estimate or session.raw_estimate()) if usage is not None else None
             ),
+            reply=reply,
         )
         self.save(session)
         return session.message_count - 1
@@ -547,3 +614,43 @@ class Sessions(Application[UUID]):
                     ) from error
                 logger.info("concurrent write; retrying", attempt=attempt + 1)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def as_session_id(session_id: UUID | str) -> UUID:
+    """A session id from a UUID or its string; raises `UnknownSessionError` for anything else
+    (no session can have it)."""
+    if isinstance(session_id, UUID):
+        return session_id
+    if isinstance(session_id, str):
+        try:
+            return UUID(session_id.strip())
+        except ValueError:
+            pass
+    raise UnknownSessionError(f"no session with id {session_id!r:.80}: not a UUID")
+
+
+def _parsed(message: Message | Mapping[str, JSON]) -> Message:
+    if isinstance(message, Message):
+        return message
+    return Message.from_wire(message)
+
+
+def _check_arguments(
+    model: object, max_output_tokens: object, context_window: object, system: object
+) -> None:
+    """Typed errors for arguments of the wrong type, before they fail deep inside."""
+    if not isinstance(model, str) or not model.strip():
+        raise InvalidArgumentError(f"model must be a model name, got {model!r:.80}")
+    for name, value in (
+        ("max_output_tokens", max_output_tokens),
+        ("context_window", context_window),
+    ):
+        if value is None and name == "context_window":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidArgumentError(
+                f"{name} must be an int, got {type(value).__name__} {value!r:.40}"
+            )
+    if not isinstance(system, str):
+        raise InvalidArgumentError(f"system must be a string, got {type(system).__name__}")
+    encoded_size(system, "the system prompt")

@@ -76,3 +76,25 @@ class ConcurrentWriteError(SessionError):
 
 class InvalidSettingsError(SessionError, ValueError):
     """A setting is out of range or inconsistent with the others."""
+
+
+class MessageTooLargeError(InvalidMessageError):
+    """A message is larger than the session store accepts (`max_message_bytes`)."""
+
+    def __init__(self, message: str, *, size: int, limit: int) -> None:
+        super().__init__(message)
+        self.size = size
+        self.limit = limit
+
+
+class UnencodableContentError(MalformedBlockError):
+    """A message holds what JSON cannot carry to the API: a lone surrogate, or nesting too
+    deep to serialize."""
+
+
+class InvalidToolDefinitionError(SessionError, ValueError):
+    """A tool definition the Messages API would refuse: a bad `name` or `input_schema`."""
+
+
+class InvalidArgumentError(SessionError, TypeError):
+    """An argument of the wrong type (a string where a number is expected, ...)."""
