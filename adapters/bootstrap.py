@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from eventsourcing.persistence import PersistenceError
 
 from abridged.application.ports import (
     ChatModel,
@@ -14,6 +17,7 @@ from abridged.application.ports import (
     TokenCounter,
 )
 from abridged.application.service import Sessions
+from abridged.domain.errors import StoreError
 
 MEMORY = ":memory:"
 
@@ -43,7 +47,9 @@ def _postgres_env(url: str) -> dict[str, str]:
     if not dbname:
         raise ValueError(f"the PostgreSQL URL names no database: {url!r}")
     env = {
-        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        # eventsourcing's PostgreSQL module, with timeouts and safe table creation.
+        "PERSISTENCE_MODULE": "abridged.adapters.stores",
+        "POSTGRES_CONNECT_TIMEOUT": "5",
         "POSTGRES_DBNAME": dbname,
         "POSTGRES_HOST": parts.hostname or "localhost",
         "POSTGRES_PORT": str(parts.port or 5432),
@@ -67,17 +73,33 @@ def bootstrap(
     env: Mapping[str, str] | None = None,
 ) -> Sessions:
     """A ready `Sessions` service: tiktoken counts, extractive summaries (unless another
-    summarizer is given), the given store, and any chat model, hooks or context provider."""
+    summarizer is given), the given store, and any chat model, hooks or context provider.
+
+    Raises `StoreError` when the store cannot be opened (not a database, unreachable, ...)."""
     from abridged.adapters.summarizers import ExtractiveSummarizer
     from abridged.adapters.token_counters import default_token_counter
 
     counter = counter or default_token_counter()
     summarizer = summarizer or ExtractiveSummarizer(counter)
-    return Sessions(
-        counter=counter,
-        summarizer=summarizer,
-        chat_model=chat_model,
-        hooks=hooks,
-        context_provider=context_provider,
-        env={**persistence_env(db), **(env or {})},
-    )
+    settings = {**persistence_env(db), **(env or {})}
+    try:
+        return Sessions(
+            counter=counter,
+            summarizer=summarizer,
+            chat_model=chat_model,
+            hooks=hooks,
+            context_provider=context_provider,
+            env=settings,
+        )
+    except (PersistenceError, sqlite3.Error) as error:
+        raise StoreError(f"cannot open the session store {redacted(db)}: {error}") from error
+
+
+def redacted(db: str | Path | None) -> str:
+    """A store location fit for a message: a PostgreSQL URL without its password."""
+    location = str(db if db is not None else MEMORY)
+    parts = urlsplit(location)
+    if parts.scheme.startswith("postgres") and parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return parts._replace(netloc=netloc).geturl()
+    return location

@@ -7,7 +7,8 @@ a typed error and saves nothing it should not.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TypeVar, cast
 from uuid import UUID, uuid4
 
@@ -15,7 +16,7 @@ import attrs
 import structlog
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, JSONTranscoder
+from eventsourcing.persistence import IntegrityError, JSONTranscoder, PersistenceError
 
 from abridged.application.guard import BreakerSettings, GuardedSummarizer
 from abridged.application.ports import (
@@ -45,6 +46,7 @@ from abridged.domain.errors import (
     NothingToCompactError,
     RoleOrderError,
     SessionError,
+    StoreError,
     UnknownSessionError,
 )
 from abridged.domain.inputs import (
@@ -187,7 +189,8 @@ class Sessions(Application[UUID]):
                 "both may compact the same conversation",
             )
             logger.warning("double compaction configured", session=str(session.id))
-        self.save(session)
+        with _store_errors():
+            self.save(session)
         return session.id
 
     def append_message(self, session_id: UUID | str, message: Message | Mapping[str, JSON]) -> int:
@@ -319,14 +322,16 @@ class Sessions(Application[UUID]):
         string. Raises `UnknownSessionError`."""
         session_id = as_session_id(session_id)
         try:
-            return self.repository.get(session_id, version=version)
+            with _store_errors():
+                return self.repository.get(session_id, version=version)
         except AggregateNotFoundError:
             raise UnknownSessionError(f"no session with id {session_id}") from None
 
     def history(self, session_id: UUID | str) -> list[Aggregate.Event]:
         """Every event of the session, oldest first: the audit trail."""
         session_id = as_session_id(session_id)
-        events = cast(list[Aggregate.Event], list(self.events.get(session_id)))
+        with _store_errors():
+            events = cast(list[Aggregate.Event], list(self.events.get(session_id)))
         if not events:
             raise UnknownSessionError(f"no session with id {session_id}")
         return events
@@ -613,7 +618,19 @@ class Sessions(Application[UUID]):
                         "tries); nothing of it was saved"
                     ) from error
                 logger.info("concurrent write; retrying", attempt=attempt + 1)
+            except PersistenceError as error:
+                raise StoreError(f"the session store failed: {error}") from error
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+@contextmanager
+def _store_errors() -> Iterator[None]:
+    try:
+        yield
+    except IntegrityError:
+        raise
+    except PersistenceError as error:
+        raise StoreError(f"the session store failed: {error}") from error
 
 
 def as_session_id(session_id: UUID | str) -> UUID:

@@ -98,3 +98,8 @@ class InvalidToolDefinitionError(SessionError, ValueError):
 
 class InvalidArgumentError(SessionError, TypeError):
     """An argument of the wrong type (a string where a number is expected, ...)."""
+
+
+class StoreError(SessionError):
+    """The session store failed or timed out (unreachable, locked, cancelled); nothing of the
+    command was saved, and running it again is safe once the store is back."""

@@ -11,11 +11,14 @@ import json
 from collections.abc import Mapping, Sequence
 
 from abridged.domain.errors import (
+    InvalidMessageError,
     InvalidToolDefinitionError,
     MessageTooLargeError,
     UnencodableContentError,
 )
-from abridged.domain.messages import JSON, TOOL_NAME_PATTERN, Message
+from abridged.domain.messages import JSON, TOOL_NAME_PATTERN, Message, Role
+from abridged.domain.replies import shown_reply
+from abridged.domain.validation import check_blocks, check_sequence
 
 DEFAULT_MAX_MESSAGE_BYTES = 6_000_000
 """The largest message (its Messages API JSON, UTF-8) a session accepts by default. The API
@@ -88,6 +91,28 @@ def check_tool_definitions(tools: Sequence[Mapping[str, JSON]]) -> None:
                     "'type': 'object'"
                 )
         encoded_size(dict(tool), where)
+
+
+def first_invalid(
+    messages: Sequence[Message], max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+) -> tuple[int, InvalidMessageError] | None:
+    """The first message of a whole conversation that a session would refuse, with the error,
+    or None: each message on its own (assistant ones as model replies), its size, and its
+    place after the one before. Checking all of it first means a conversation fed from a file
+    is refused whole instead of leaving a session half made.
+
+    Tool ids reused after a compaction are legitimate, so reuse is left to the session."""
+    previous: Message | None = None
+    for index, message in enumerate(messages):
+        try:
+            check_message_size(message, max_message_bytes)
+            reply = message.role is Role.ASSISTANT
+            check_blocks(shown_reply(message) if reply else message)
+            check_sequence(previous, message, tuple)
+        except InvalidMessageError as error:
+            return index, error
+        previous = message
+    return None
 
 
 def _depth(value: JSON) -> int:

@@ -18,7 +18,7 @@ from abridged.domain.errors import SessionError
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of text.")
 def history(session_id: UUID, db: str, as_json: bool) -> None:
     """Print a session's events: every message, decision and compaction, oldest first."""
-    app = open_store(db)
+    app = open_store(db, read_only=True)
     try:
         events = app.history(session_id)
     except SessionError as error:

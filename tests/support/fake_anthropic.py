@@ -94,6 +94,10 @@ class Response:
     headers: Mapping[str, str] = attrs.field(factory=dict)
     midstream_error: Mapping[str, Any] | None = None
     cut_stream: bool = False
+    raw: bytes | None = None
+    """Sent as the body instead of `body`, byte for byte (a malformed answer)."""
+    content_type: str = "application/json"
+    """The content type of a `raw` body."""
 
 
 def message(
@@ -195,6 +199,38 @@ def overloaded_midstream(content: str = "Partial answer") -> Response:
 def dropped_stream(content: str = "Partial answer") -> Response:
     """A stream whose connection is dropped half way through."""
     return attrs.evolve(message(content), cut_stream=True)
+
+
+def malformed(raw: bytes, content_type: str = "application/json", status: int = 200) -> Response:
+    """A body that is not what the API sends: `raw` bytes under `content_type`."""
+    return Response(status, {}, raw=raw, content_type=content_type)
+
+
+def truncated_json() -> Response:
+    """A 200 whose JSON body stops half way."""
+    return malformed(b'{"id": "msg_1", "type": "message", "role": "assistant", "conte')
+
+
+def empty_body() -> Response:
+    """A 200 with an empty body."""
+    return malformed(b"")
+
+
+def plain_text() -> Response:
+    """A 200 in text/plain (a proxy's page, say)."""
+    return malformed(b"upstream connect error or disconnect/reset", "text/plain")
+
+
+def bad_sse_data() -> Response:
+    """A 200 event stream whose first event's data is not JSON."""
+    return malformed(
+        b"event: message_start\ndata: {not json\n\n", "text/event-stream; charset=utf-8"
+    )
+
+
+def html_error(status: int = 502) -> Response:
+    """An HTML error page from a gateway, under an error status."""
+    return malformed(b"<html><body>Bad Gateway</body></html>", "text/html", status)
 
 
 def token_count(tokens: int) -> Response:
@@ -351,6 +387,9 @@ class FakeAnthropic:
         if response.status >= 400:
             reply_body["request_id"] = request_id
         reply_headers = {"request-id": request_id, **response.headers}
+        if response.raw is not None:
+            reply_headers["content-type"] = response.content_type
+            return _Reply(response.status, reply_headers, response.raw)
         streamed = isinstance(body, Mapping) and body.get("stream") is True
         if response.status == 200 and streamed and reply_body.get("type") == "message":
             payload = _sse(reply_body, response.midstream_error)
