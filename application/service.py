@@ -46,6 +46,7 @@ from abridged.domain.errors import (
     NothingToCompactError,
     RoleOrderError,
     SessionError,
+    SessionExistsError,
     StoreError,
     UnknownSessionError,
 )
@@ -169,7 +170,7 @@ class Sessions(Application[UUID]):
         Limits(context_window, max_output_tokens, settings)  # validates before anything is saved
         tool_list = tuple(dict(t) for t in tools)
         session = Session(  # type: ignore[call-arg]  # `id` is eventsourcing's
-            id=uuid4() if session_id is None else as_session_id(session_id),
+            id=uuid4() if session_id is None else _new_session_id(session_id),
             model=model,
             context_window=context_window,
             reserved_output=max_output_tokens,
@@ -189,8 +190,11 @@ class Sessions(Application[UUID]):
                 "both may compact the same conversation",
             )
             logger.warning("double compaction configured", session=str(session.id))
-        with _store_errors():
-            self.save(session)
+        try:
+            with _store_errors():
+                self.save(session)
+        except IntegrityError:
+            raise SessionExistsError(f"a session with id {session.id} exists already") from None
         return session.id
 
     def append_message(self, session_id: UUID | str, message: Message | Mapping[str, JSON]) -> int:
@@ -644,6 +648,13 @@ def as_session_id(session_id: UUID | str) -> UUID:
         except ValueError:
             pass
     raise UnknownSessionError(f"no session with id {session_id!r:.80}: not a UUID")
+
+
+def _new_session_id(session_id: object) -> UUID:
+    try:
+        return as_session_id(session_id)  # type: ignore[arg-type]
+    except UnknownSessionError:
+        raise InvalidArgumentError(f"session_id must be a UUID, got {session_id!r:.80}") from None
 
 
 def _parsed(message: Message | Mapping[str, JSON]) -> Message:

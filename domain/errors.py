@@ -103,3 +103,7 @@ class InvalidArgumentError(SessionError, TypeError):
 class StoreError(SessionError):
     """The session store failed or timed out (unreachable, locked, cancelled); nothing of the
     command was saved, and running it again is safe once the store is back."""
+
+
+class SessionExistsError(SessionError):
+    """`start_session` was given the id of a session that already exists."""

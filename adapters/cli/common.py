@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -82,6 +84,19 @@ def settings_option_values(preset: str, overrides: tuple[str, ...]) -> Compactio
         raise click.BadParameter(str(error), param_hint="--set") from None
 
 
+def _check_sqlite_store(path: Path) -> None:
+    # Opened read-only here, because opening it as a store would change it (WAL mode, tables).
+    try:
+        with contextlib.closing(
+            sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        ) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    except sqlite3.Error as error:
+        raise click.ClickException(f"{path} is not a session store: {error}") from None
+    if "stored_events" not in tables:
+        raise click.ClickException(f"{path} is a SQLite database but holds no abridged sessions")
+
+
 def open_store(db: str, *, read_only: bool = False) -> Sessions:
     """The service on the store `db`. A reader (`read_only`) never creates anything: a SQLite
     file must exist, and no table is created in any store."""
@@ -91,6 +106,7 @@ def open_store(db: str, *, read_only: bool = False) -> Sessions:
             raise click.ClickException(f"no session store at {db}: the file does not exist")
         if not path.is_file():
             raise click.ClickException(f"{db} is not a session store file")
+        _check_sqlite_store(path)
     try:
         return bootstrap(db, env={"CREATE_TABLE": "n"} if read_only else None)
     except (OSError, ValueError, SessionError) as error:

@@ -24,9 +24,9 @@ from abridged.adapters.cli.common import (
 from abridged.adapters.transcripts import Transcript, TranscriptError, load_transcript
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.errors import ContextOverflowError, InvalidSettingsError, SessionError
-from abridged.domain.inputs import first_invalid
+from abridged.domain.inputs import check_tool_definitions, first_invalid
 from abridged.domain.messages import Role
-from abridged.domain.settings import PRESETS, CompactionSettings, context_window_for
+from abridged.domain.settings import PRESETS, CompactionSettings, Limits, context_window_for
 
 EXIT_OVERFLOW = 3
 
@@ -150,6 +150,14 @@ def _run(
 ) -> None:
     reserve = max_output_tokens or min(8192, max(1, window // 4))
     _check_whole(transcript)
+    try:
+        # Checked before the store opens, so a refused start leaves no store behind either.
+        check_tool_definitions(transcript.tools)
+        Limits(window, reserve, settings)
+    except InvalidSettingsError as error:
+        raise click.UsageError(str(error)) from None
+    except SessionError as error:
+        raise click.ClickException(f"{transcript.source}: {error}") from None
     app = open_store(db)
     try:
         session_id = app.start_session(

@@ -160,7 +160,9 @@ def kill_run(db: str, kills: int, *, seed: int = 7, max_delay: float = 0.6) -> F
         worker = _worker("agent", db, str(session_id), "100000")
         ready = worker.stdout.readline() if worker.stdout else ""
         if ready.strip() != "ready":
-            figures.problems.append(f"worker did not start: {ready!r} {worker.stderr.read() if worker.stderr else ''}")
+            figures.problems.append(
+                f"worker did not start: {ready!r} {worker.stderr.read() if worker.stderr else ''}"
+            )
             worker.kill()
             worker.wait()
             figures.hangs += 1
@@ -283,17 +285,16 @@ def main() -> None:
     all_ok = True
     with stores(kinds) as locations:
         for _ in kinds:
-            kind, db = next(locations)
-            runs = [
-                ("kill -9 during the loop", lambda db=db: kill_run(db, options.kills)),
-            ]
-            for what, run in runs:
-                figures = run()
-                all_ok &= figures.ok
-                print(report(figures, what), flush=True)
+            _, db = next(locations)
+            figures = kill_run(db, options.kills)
+            all_ok &= figures.ok
+            print(report(figures, "kill -9 during the loop"), flush=True)
         for _ in kinds:
-            kind, db = next(locations)
-            for what, one in (("processes on one session", True), ("processes, a session each", False)):
+            _, db = next(locations)
+            for what, one in (
+                ("processes on one session", True),
+                ("processes, a session each", False),
+            ):
                 figures = concurrent_run(db, options.processes, options.appends, one_session=one)
                 all_ok &= figures.ok
                 print(report(figures, what), flush=True)

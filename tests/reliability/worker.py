@@ -26,7 +26,7 @@ from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.cli.common import configure_logging
 from abridged.application.service import Sessions
 from abridged.domain.errors import InvalidMessageError, SessionError
-from abridged.domain.messages import Message, Role, TextBlock, ToolResultBlock, ToolUseBlock
+from abridged.domain.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 WINDOW = 8_000
 MAX_OUTPUT = 1_000
@@ -60,7 +60,9 @@ def start(app: Sessions) -> UUID:
 
 
 def _output(nonce: str) -> str:
-    lines = [f"{nonce} line {k}: test_parser.py::test_case_{k} PASSED in 0.0{k % 9}s" for k in range(40)]
+    lines = [
+        f"{nonce} line {k}: test_parser.py::test_case_{k} PASSED in 0.0{k % 9}s" for k in range(40)
+    ]
     return "\n".join(lines)
 
 
@@ -78,7 +80,9 @@ def agent(app: Sessions, session_id: UUID, steps: int) -> None:
             else:
                 reply = Message.assistant(
                     TextBlock(f"Running the tests ({nonce})."),
-                    ToolUseBlock(f"toolu_{nonce}", "run_command", {"command": f"pytest -k {nonce}"}),
+                    ToolUseBlock(
+                        f"toolu_{nonce}", "run_command", {"command": f"pytest -k {nonce}"}
+                    ),
                 )
             position = app.record_reply(session_id, reply)
         else:
