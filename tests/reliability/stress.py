@@ -224,6 +224,32 @@ def concurrent_run(db: str, processes: int, appends: int, *, one_session: bool) 
     return figures
 
 
+def bootstrap_run(db: str, processes: int) -> list[str]:
+    """`processes` processes opening the store at once; the errors of those that failed."""
+    script = (
+        "import sys; from abridged.adapters.bootstrap import bootstrap; "
+        "bootstrap(sys.argv[1]).close()"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    started = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, db],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(processes)
+    ]
+    failures = []
+    for process in started:
+        _, errors = process.communicate(timeout=WORKER_TIMEOUT)
+        if process.returncode != 0:
+            failures.append(errors.strip().splitlines()[-1] if errors.strip() else "no output")
+    return failures
+
+
 def _kind(db: str) -> str:
     return "postgresql" if db.startswith("postgresql://") else "sqlite"
 
@@ -290,7 +316,15 @@ def main() -> None:
             all_ok &= figures.ok
             print(report(figures, "kill -9 during the loop"), flush=True)
         for _ in kinds:
-            _, db = next(locations)
+            kind, db = next(locations)
+            if kind == "postgresql":
+                failures = bootstrap_run(db, 64)
+                all_ok &= not failures
+                print(
+                    f"{'64 processes bootstrap':<28} {kind:<10} failed {len(failures)}"
+                    + "".join(f"\n{'':<28} ! {f}" for f in failures[:3]),
+                    flush=True,
+                )
             for what, one in (
                 ("processes on one session", True),
                 ("processes, a session each", False),

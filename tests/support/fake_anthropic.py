@@ -26,6 +26,7 @@ import json
 import math
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -98,6 +99,8 @@ class Response:
     """Sent as the body instead of `body`, byte for byte (a malformed answer)."""
     content_type: str = "application/json"
     """The content type of a `raw` body."""
+    delay: float = 0.0
+    """Seconds the server waits before it answers (a slow or stuck API)."""
 
 
 def message(
@@ -233,6 +236,11 @@ def html_error(status: int = 502) -> Response:
     return malformed(b"<html><body>Bad Gateway</body></html>", "text/html", status)
 
 
+def slow(response: Response, seconds: float) -> Response:
+    """`response`, sent after `seconds`."""
+    return attrs.evolve(response, delay=seconds)
+
+
 def token_count(tokens: int) -> Response:
     """A count_tokens answer."""
     return Response(200, {"input_tokens": tokens})
@@ -269,6 +277,7 @@ class _Reply:
     payload: bytes
     cut_at: int | None = None
     """For a dropped stream: how many bytes of `payload` are sent before closing."""
+    delay: float = 0.0
 
 
 class FakeAnthropic:
@@ -389,15 +398,17 @@ class FakeAnthropic:
         reply_headers = {"request-id": request_id, **response.headers}
         if response.raw is not None:
             reply_headers["content-type"] = response.content_type
-            return _Reply(response.status, reply_headers, response.raw)
+            return _Reply(response.status, reply_headers, response.raw, delay=response.delay)
         streamed = isinstance(body, Mapping) and body.get("stream") is True
         if response.status == 200 and streamed and reply_body.get("type") == "message":
             payload = _sse(reply_body, response.midstream_error)
             reply_headers["content-type"] = "text/event-stream; charset=utf-8"
             cut_at = len(payload) // 2 if response.cut_stream else None
-            return _Reply(200, reply_headers, payload, cut_at)
+            return _Reply(200, reply_headers, payload, cut_at, response.delay)
         reply_headers["content-type"] = "application/json"
-        return _Reply(response.status, reply_headers, json.dumps(reply_body).encode())
+        return _Reply(
+            response.status, reply_headers, json.dumps(reply_body).encode(), delay=response.delay
+        )
 
     def _choose(
         self, method: str, path: str, headers: Mapping[str, str], raw: bytes, body: Any
@@ -573,6 +584,8 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         headers = {name.lower(): value for name, value in self.headers.items()}
         reply = self.fake.answer(method, self.path, headers, raw)
+        if reply.delay:
+            time.sleep(reply.delay)
         self.send_response(reply.status, _REASONS.get(reply.status))
         for name, value in reply.headers.items():
             self.send_header(name, value)
