@@ -50,6 +50,9 @@ def _postgres_env(url: str) -> dict[str, str]:
         # eventsourcing's PostgreSQL module, with timeouts and safe table creation.
         "PERSISTENCE_MODULE": "abridged.adapters.stores",
         "POSTGRES_CONNECT_TIMEOUT": "5",
+        # Inserts through eventsourcing's database function, not a psycopg pipeline: a
+        # pipelined insert of about 8 MB or more never returns (pipeline.sync() deadlocks).
+        "POSTGRES_ENABLE_DB_FUNCTIONS": "y",
         "POSTGRES_DBNAME": dbname,
         "POSTGRES_HOST": parts.hostname or "localhost",
         "POSTGRES_PORT": str(parts.port or 5432),

@@ -228,3 +228,27 @@ def test_a_large_tool_output_is_stored_on_postgresql(postgres_server: str) -> No
     app.append_message(session_id, Message.user(ToolResultBlock("t1", "y " * 2_500_000)))
 
     assert app.session(session_id).message_count == 3
+
+
+def test_a_message_of_nine_megabytes_is_stored_on_postgresql_when_allowed(
+    postgres_server: str,
+) -> None:
+    app = Sessions(
+        counter=FakeTokenCounter(),
+        summarizer=FakeSummarizer(),
+        env=persistence_env(fresh_database(postgres_server)),
+        max_message_bytes=20_000_000,
+    )
+    session_id = app.start_session(model="m", context_window=200_000, max_output_tokens=1_000)
+    app.append_message(session_id, Message.user("go"))
+    app.record_reply(session_id, Message.assistant(ToolUseBlock("t1", "run", {})))
+
+    big = Message.user(ToolResultBlock("t1", "y" * 9_000_000))
+    # In a thread, so that a regression (the insert never returning) fails instead of hanging.
+    worker = threading.Thread(target=app.append_message, args=(session_id, big), daemon=True)
+    worker.start()
+    worker.join(timeout=120)
+
+    assert not worker.is_alive(), "storing the message did not return"
+    stored = app.history(session_id)[-1]
+    assert len(stored.message.content[0].content) == 9_000_000  # type: ignore[attr-defined]

@@ -29,6 +29,7 @@ def test_a_postgresql_url() -> None:
     assert env == {
         "PERSISTENCE_MODULE": "abridged.adapters.stores",
         "POSTGRES_CONNECT_TIMEOUT": "5",
+        "POSTGRES_ENABLE_DB_FUNCTIONS": "y",
         "POSTGRES_DBNAME": "sessions",
         "POSTGRES_HOST": "db.internal",
         "POSTGRES_PORT": "6543",
