@@ -139,7 +139,7 @@ def test_an_untyped_summarizer_failure_becomes_a_summarizer_error() -> None:
         def summarize(self, *args: object, **kwargs: object) -> object:  # type: ignore[override]
             raise KeyError("choices")
 
-    guard = GuardedSummarizer(Broken())
+    guard = GuardedSummarizer(Broken())  # type: ignore[arg-type]
 
     with pytest.raises(SummarizerError, match="KeyError"):
         guard.summarize((Message.user("x"),), max_tokens=50)
