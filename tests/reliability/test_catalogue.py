@@ -47,3 +47,11 @@ def test_a_bad_input_gets_its_typed_error_and_writes_nothing(
     assert isinstance(raised.value, SessionError)
     assert str(raised.value).strip()
     assert rows(path) == before
+
+
+def test_the_docs_list_every_case() -> None:
+    from tests.reliability.test_cli_catalogue import CLI_CASES
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "reliability.md").read_text()
+    for case in (*API_CASES, *CLI_CASES):
+        assert f"| {case.name} |" in docs, case.name
