@@ -112,19 +112,23 @@ def check_store(
     """Reads the store afresh and counts what is lost, duplicated or invalid."""
     app = bootstrap(db, env={"AGGREGATE_CACHE_MAXSIZE": "0"})
     messages, versions, generations = _appended(app, session_id)
-    digests = [digest(m) for m in messages]
-    for position, expected in acked:
-        if position >= len(digests) or digests[position] != expected:
-            figures.lost += 1
-            figures.problems.append(f"acknowledged message {position} is not in the history")
-    repeated = sum(n - 1 for n in Counter(digests).values() if n > 1)
-    figures.duplicated += repeated + (len(generations) - len(set(generations)))
+    digests = Counter(digest(m) for m in messages)
+    at = [digest(m) for m in messages]
+    # Each check sees the whole history again, so a loss or a duplicate found once is found
+    # again: the figures keep the largest count seen, not a sum.
+    lost = [p for p, d in acked if p >= len(at) or at[p] != d]
+    duplicated = sum(1 for _, d in acked if digests[d] > 1)
+    duplicated += len(generations) - len(set(generations))
+    if lost:
+        figures.problems.append(f"acknowledged messages not in the history: {lost[:5]}")
+    figures.lost = max(figures.lost, len(lost))
+    figures.duplicated = max(figures.duplicated, duplicated)
     if versions != list(range(1, len(versions) + 1)):
-        figures.gaps += 1
+        figures.gaps = max(figures.gaps, 1)
         figures.problems.append(f"versions are not contiguous: {versions[:5]}…")
     if generations != list(range(1, len(generations) + 1)):
+        figures.gaps = max(figures.gaps, 1)
         figures.problems.append(f"generations out of order: {generations}")
-        figures.duplicated += 1
     if next_request:
         session = app.session(session_id)
         if not session.awaiting_reply:
