@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import bootstrap
+from abridged.application.guard import BreakerSettings
 from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
@@ -28,10 +29,16 @@ from abridged.domain.context import Context
 from abridged.domain.errors import (
     CompactionFailedError,
     ContextOverflowError,
+    InvalidArgumentError,
     InvalidMessageError,
     InvalidSettingsError,
+    InvalidToolDefinitionError,
+    MessageTooLargeError,
     NothingToCompactError,
     SessionError,
+    SessionExistsError,
+    StoreError,
+    UnencodableContentError,
     UnknownSessionError,
 )
 from abridged.domain.messages import Message, Role
@@ -41,6 +48,7 @@ from abridged.domain.usage import Usage
 
 __all__ = [
     "PRESETS",
+    "BreakerSettings",
     "ChatModel",
     "CompactionFailedError",
     "CompactionHooks",
@@ -50,9 +58,12 @@ __all__ = [
     "ContextOverflowError",
     "ContextProvider",
     "HookVerdict",
+    "InvalidArgumentError",
     "InvalidMessageError",
     "InvalidSettingsError",
+    "InvalidToolDefinitionError",
     "Message",
+    "MessageTooLargeError",
     "ModelReply",
     "NothingToCompactError",
     "PreparedRequest",
@@ -62,11 +73,14 @@ __all__ = [
     "Role",
     "Session",
     "SessionError",
+    "SessionExistsError",
     "Sessions",
+    "StoreError",
     "Summarizer",
     "SummarizerError",
     "Summary",
     "TokenCounter",
+    "UnencodableContentError",
     "UnknownSessionError",
     "Usage",
     "bootstrap",

@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from eventsourcing.persistence import PersistenceError
 
+from abridged.application.guard import BreakerSettings
 from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
@@ -18,6 +19,7 @@ from abridged.application.ports import (
 )
 from abridged.application.service import Sessions
 from abridged.domain.errors import StoreError
+from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES
 
 MEMORY = ":memory:"
 
@@ -74,11 +76,15 @@ def bootstrap(
     hooks: CompactionHooks | None = None,
     context_provider: ContextProvider | None = None,
     env: Mapping[str, str] | None = None,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    summarizer_breaker: BreakerSettings | None = None,
 ) -> Sessions:
     """A ready `Sessions` service: tiktoken counts, extractive summaries (unless another
     summarizer is given), the given store, and any chat model, hooks or context provider.
 
-    Raises `StoreError` when the store cannot be opened (not a database, unreachable, ...)."""
+    `max_message_bytes` and `summarizer_breaker` bound messages and summarizer calls (see
+    `Sessions`). Raises `StoreError` when the store cannot be opened (not a database,
+    unreachable, ...)."""
     from abridged.adapters.summarizers import ExtractiveSummarizer
     from abridged.adapters.token_counters import default_token_counter
 
@@ -93,6 +99,8 @@ def bootstrap(
             hooks=hooks,
             context_provider=context_provider,
             env=settings,
+            max_message_bytes=max_message_bytes,
+            summarizer_breaker=summarizer_breaker,
         )
     except (PersistenceError, sqlite3.Error) as error:
         raise StoreError(f"cannot open the session store {redacted(db)}: {error}") from error
