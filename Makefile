@@ -29,9 +29,10 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 bench: $(STAMP)
-	$(BIN)/python -m tests.benchmarks.prepare
+	$(BIN)/python -m tests.benchmarks.loop
 	$(BIN)/python -m tests.benchmarks.prefix
 	$(BIN)/python -m tests.benchmarks.components
+	$(BIN)/python -m tests.benchmarks.audit
 
 # The full reliability run (tests/reliability/stress.py): kill -9 at random points and
 # concurrent writers, on a SQLite file and on a PostgreSQL server it starts; prints figures.

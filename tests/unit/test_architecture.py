@@ -13,6 +13,7 @@ DOMAIN_MAY_IMPORT = {
     "__future__",
     "attrs",
     "base64",
+    "bisect",
     "collections",
     "collections.abc",
     "enum",
