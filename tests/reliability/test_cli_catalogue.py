@@ -237,6 +237,19 @@ CLI_CASES: tuple[Case, ...] = (
         "history in an unreachable PostgreSQL",
         ["history", "00000000-0000-0000-0000-000000000001", "--db", "postgresql://u@127.0.0.1:1/d"],
     ),
+    Case(
+        "show in a missing store", ["show", "00000000-0000-0000-0000-000000000001", "--db", "{db}"]
+    ),
+    Case("audit in a missing store", ["audit", "--all", "--db", "{db}"]),
+    Case(
+        "report in a missing store",
+        ["report", "00000000-0000-0000-0000-000000000001", "--db", "{db}", "--out", "{dir}/r.html"],
+    ),
+    Case(
+        "show in another program's database",
+        ["show", "00000000-0000-0000-0000-000000000001", "--db", "{dir}/bad.db"],
+        setup=_foreign,
+    ),
     Case("an unknown command", ["frobnicate"], exit_code=2),
     Case("demo --window 0", ["demo", "--window", "0", "--db", "{db}"], exit_code=2),
     Case("demo --set unknown", ["demo", "--set", "nope=1", "--db", "{db}"], exit_code=2),
