@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.prefix
 	$(BIN)/python -m tests.benchmarks.components
 	$(BIN)/python -m tests.benchmarks.audit
+	$(BIN)/python -m tests.benchmarks.management
 
 # The full reliability run (tests/reliability/stress.py): kill -9 at random points and
 # concurrent writers, on a SQLite file and on a PostgreSQL server it starts; prints figures.

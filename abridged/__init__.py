@@ -6,19 +6,33 @@ The public API. Everything a host app needs is importable from here; the layers 
 
 from __future__ import annotations
 
+import logging
+
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import bootstrap
+from abridged.application.auditing import SessionAudit, audit_session
 from abridged.application.guard import BreakerSettings
+from abridged.application.management import (
+    CompactionRecord,
+    SessionInfo,
+    SessionPage,
+    SessionStats,
+)
+from abridged.application.notices import Notice, TokenBreakdown
 from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
     CompactionReport,
     ContextProvider,
     HookVerdict,
+    MetricNames,
+    Metrics,
     ModelReply,
+    NoMetrics,
     PromptTooLongError,
     ProviderError,
     ProviderUnavailableError,
+    RequestOptions,
     Summarizer,
     SummarizerError,
     Summary,
@@ -31,10 +45,14 @@ from abridged.domain.errors import (
     ContextOverflowError,
     InvalidArgumentError,
     InvalidMessageError,
+    InvalidMetadataError,
+    InvalidRequestOptionsError,
     InvalidSettingsError,
     InvalidToolDefinitionError,
     MessageTooLargeError,
+    NotAnOverflowError,
     NothingToCompactError,
+    SessionDeletedError,
     SessionError,
     SessionExistsError,
     StoreError,
@@ -46,12 +64,17 @@ from abridged.domain.session import Session
 from abridged.domain.settings import PRESETS, CompactionSettings, settings_from
 from abridged.domain.usage import Usage
 
+# A library logs and the application decides where logs go: without the host's own logging
+# configuration, nothing under `abridged.*` is printed (not even warnings).
+logging.getLogger("abridged").addHandler(logging.NullHandler())
+
 __all__ = [
     "PRESETS",
     "BreakerSettings",
     "ChatModel",
     "CompactionFailedError",
     "CompactionHooks",
+    "CompactionRecord",
     "CompactionReport",
     "CompactionSettings",
     "Context",
@@ -60,29 +83,44 @@ __all__ = [
     "HookVerdict",
     "InvalidArgumentError",
     "InvalidMessageError",
+    "InvalidMetadataError",
+    "InvalidRequestOptionsError",
     "InvalidSettingsError",
     "InvalidToolDefinitionError",
     "Message",
     "MessageTooLargeError",
+    "MetricNames",
+    "Metrics",
     "ModelReply",
+    "NoMetrics",
+    "NotAnOverflowError",
     "NothingToCompactError",
+    "Notice",
     "PreparedRequest",
     "PromptTooLongError",
     "ProviderError",
     "ProviderUnavailableError",
+    "RequestOptions",
     "Role",
     "Session",
+    "SessionAudit",
+    "SessionDeletedError",
     "SessionError",
     "SessionExistsError",
+    "SessionInfo",
+    "SessionPage",
+    "SessionStats",
     "Sessions",
     "StoreError",
     "Summarizer",
     "SummarizerError",
     "Summary",
+    "TokenBreakdown",
     "TokenCounter",
     "UnencodableContentError",
     "UnknownSessionError",
     "Usage",
+    "audit_session",
     "bootstrap",
     "render_request",
     "settings_from",

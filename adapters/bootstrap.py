@@ -14,6 +14,7 @@ from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
     ContextProvider,
+    Metrics,
     Summarizer,
     TokenCounter,
 )
@@ -75,16 +76,23 @@ def bootstrap(
     chat_model: ChatModel | None = None,
     hooks: CompactionHooks | None = None,
     context_provider: ContextProvider | None = None,
+    metrics: Metrics | None = None,
     env: Mapping[str, str] | None = None,
+    model_windows: Mapping[str, int] | None = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     summarizer_breaker: BreakerSettings | None = None,
 ) -> Sessions:
     """A ready `Sessions` service: tiktoken counts, extractive summaries (unless another
-    summarizer is given), the given store, and any chat model, hooks or context provider.
+    summarizer is given), the given store, and any chat model, hooks, context provider or
+    metrics (`abridged.adapters.opentelemetry.OpenTelemetryMetrics`). `report_overflow`
+    reads the Anthropic SDK's errors. `model_windows` adds context windows by model name to
+    the built-in table.
 
     `max_message_bytes` and `summarizer_breaker` bound messages and summarizer calls (see
     `Sessions`). Raises `StoreError` when the store cannot be opened (not a database,
     unreachable, ...)."""
+    from abridged.adapters.anthropic.errors import translate_error
+    from abridged.adapters.erasure import erase_stored_events
     from abridged.adapters.summarizers import ExtractiveSummarizer
     from abridged.adapters.token_counters import default_token_counter
 
@@ -98,7 +106,11 @@ def bootstrap(
             chat_model=chat_model,
             hooks=hooks,
             context_provider=context_provider,
+            metrics=metrics,
+            read_provider_error=translate_error,
+            erase_events=erase_stored_events,
             env=settings,
+            model_windows=model_windows,
             max_message_bytes=max_message_bytes,
             summarizer_breaker=summarizer_breaker,
         )

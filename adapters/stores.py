@@ -50,16 +50,25 @@ class Factory(postgres.PostgresFactory):
             kwargs.setdefault("connect_timeout", max(1, round(float(connect))))
 
     def aggregate_recorder(self, purpose: str = "events") -> AggregateRecorder:
-        with self._creating_tables():
+        with self._creating_tables(f"{self._prefix()}_{purpose}"):
             return super().aggregate_recorder(purpose)
 
     def application_recorder(self) -> ApplicationRecorder:
-        with self._creating_tables():
+        with self._creating_tables(f"{self._prefix()}_events"):
             return super().application_recorder()
 
+    def env_create_table(self) -> bool:
+        return not self._tables_exist and super().env_create_table()
+
+    _tables_exist = False
+
+    def _prefix(self) -> str:
+        # The table names eventsourcing's PostgreSQL factory gives its recorders.
+        return self.env.name.lower() or "stored"
+
     @contextmanager
-    def _creating_tables(self) -> Iterator[None]:
-        if not self.env_create_table():
+    def _creating_tables(self, table: str) -> Iterator[None]:
+        if not super().env_create_table():
             yield
             return
         import psycopg
@@ -68,12 +77,38 @@ class Factory(postgres.PostgresFactory):
         kwargs.pop("row_factory", None)
         kwargs.setdefault("connect_timeout", 5)
         try:
-            lock = psycopg.connect(**kwargs, autocommit=True)
+            connection = psycopg.connect(**kwargs, autocommit=True)
         except psycopg.OperationalError as error:
             raise OperationalError(str(error)) from error
-        with lock:
-            lock.execute("SELECT pg_advisory_lock(%s)", (CREATE_TABLES_LOCK,))
+        with connection:
+            if _ready(connection, self.datastore.schema, table):
+                # The common case, many processes starting on an existing store: nothing to
+                # create, so no lock to wait for, and no second connection held meanwhile.
+                connection.close()
+                self._tables_exist = True
+                try:
+                    yield
+                finally:
+                    self._tables_exist = False
+                self.datastore.register_type_adapters()
+                return
+            connection.execute(f"SET statement_timeout = '{CREATE_TABLES_WAIT}s'")
+            connection.execute("SELECT pg_advisory_lock(%s)", (CREATE_TABLES_LOCK,))
             try:
                 yield
             finally:
-                lock.execute("SELECT pg_advisory_unlock(%s)", (CREATE_TABLES_LOCK,))
+                connection.execute("SELECT pg_advisory_unlock(%s)", (CREATE_TABLES_LOCK,))
+
+
+CREATE_TABLES_WAIT = 120
+"""Seconds a process waits for others to finish creating the tables."""
+
+
+def _ready(connection: Any, schema: str, table: str) -> bool:
+    """Whether the table and eventsourcing's insert functions already exist."""
+    row = connection.execute(
+        "SELECT to_regclass(%s) IS NOT NULL, "
+        "EXISTS (SELECT 1 FROM pg_proc WHERE proname LIKE 'es_insert_events_%%')",
+        (f"{schema}.{table}",),
+    ).fetchone()
+    return bool(row and row[0] and row[1])

@@ -38,6 +38,8 @@ def _(event: Session.Started) -> Facts:
         "model": event.model,
         "window": event.context_window,
         "settings": event.settings_fingerprint,
+        **({"metadata": dict(event.metadata)} if event.metadata else {}),
+        **({"tags": list(event.tags)} if event.tags else {}),
     }
 
 
@@ -48,6 +50,9 @@ def _(event: Session.MessageAppended) -> Facts:
         "tokens": event.tokens,
         "shown_tokens": MESSAGE_OVERHEAD + sum(event.block_tokens),
     }
+    if event.truncations:
+        # Blocks requests show reduced (head and tail, or a placeholder); stored whole.
+        found["reduced_blocks"] = len(event.truncations)
     if event.usage is not None:
         found["usage_prompt_tokens"] = event.usage.prompt_tokens
     return found
@@ -121,3 +126,8 @@ def _(event: Session.DoubleCompactionConfigured) -> Facts:
 @facts.register
 def _(event: Session.CompactionFailed) -> Facts:
     return {"summarizer": event.summarizer, "error": event.error, "fallback": event.fallback}
+
+
+@facts.register
+def _(event: Session.Deleted) -> Facts:
+    return {"reason": event.reason}

@@ -61,6 +61,31 @@ class ContextOverflowError(SessionError):
         self.budget = budget
 
 
+class ContextTooSmallError(ContextOverflowError):
+    """What can never be reduced (the system prompt, the tools, signed thinking and server
+    tool results of the current exchange) does not fit the budget: raised when the session
+    starts or the message is appended, and nothing is written."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        system_tokens: int,
+        tools_tokens: int,
+        irreducible_tokens: int,
+        budget: int,
+    ) -> None:
+        super().__init__(
+            message,
+            position=None,
+            tokens=system_tokens + tools_tokens + irreducible_tokens,
+            budget=budget,
+        )
+        self.system_tokens = system_tokens
+        self.tools_tokens = tools_tokens
+        self.irreducible_tokens = irreducible_tokens
+
+
 class NothingToCompactError(SessionError):
     """A compaction was asked for, but only what must stay is in the context."""
 
@@ -76,6 +101,23 @@ class ConcurrentWriteError(SessionError):
 
 class InvalidSettingsError(SessionError, ValueError):
     """A setting is out of range or inconsistent with the others."""
+
+
+class SessionDeletedError(UnknownSessionError):
+    """The session was deleted: it takes no more commands (its audit trail may remain)."""
+
+
+class InvalidMetadataError(SessionError, ValueError):
+    """Session metadata or tags are not short strings (see `abridged.domain.metadata`)."""
+
+
+class InvalidRequestOptionsError(SessionError, ValueError):
+    """A request parameter (thinking, tool_choice, temperature, ...) is out of range or
+    inconsistent with the others, so the API would refuse the request."""
+
+
+class NotAnOverflowError(SessionError, ValueError):
+    """`report_overflow` was given an error that is not the provider's "prompt is too long"."""
 
 
 class MessageTooLargeError(InvalidMessageError):

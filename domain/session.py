@@ -22,6 +22,7 @@ from abridged.domain.indexes import (
     rebuilt_sums,
     recompute,
     saving_of,
+    thinking_tokens,
 )
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.planner import CompactionOutcome, Decision
@@ -38,8 +39,9 @@ class Session(Aggregate):
     """One conversation thread; every change to it is an event."""
 
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
-    class_version = 2
-    """2: the state holds the incremental indexes of `abridged.domain.indexes`."""
+    class_version = 3
+    """2: the state holds the incremental indexes of `abridged.domain.indexes`;
+    3: and the host's metadata, tags and deletion mark."""
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -48,8 +50,24 @@ class Session(Aggregate):
         # Which events hold these messages is not known (0): snapshots keep their bodies.
         state["entry_versions"] = [0] * len(state["entries"])
 
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, Any]) -> None:
+        """Snapshots taken before sessions had metadata, tags or a deletion mark."""
+        state["metadata"] = {}
+        state["tags"] = []
+        state["deleted"] = None
+
     class Started(Aggregate.Created):
-        """A session began, with its model, window, settings, system prompt and tools."""
+        """A session began, with its model, window, settings, system prompt and tools, and
+        the host's metadata and tags (for listing and filtering sessions)."""
+
+        class_version = 2
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """Sessions started before metadata and tags existed have neither."""
+            state["metadata"] = {}
+            state["tags"] = []
 
         model: str
         context_window: int
@@ -61,6 +79,8 @@ class Session(Aggregate):
         system_tokens: int
         tools_tokens: int
         token_counter: str
+        metadata: dict[str, str]
+        tags: tuple[str, ...]
 
     @event(Started)
     def __init__(
@@ -75,6 +95,8 @@ class Session(Aggregate):
         system_tokens: int,
         tools_tokens: int,
         token_counter: str,
+        metadata: dict[str, str],
+        tags: tuple[str, ...],
     ) -> None:
         self.model = model
         self.context_window = context_window
@@ -109,9 +131,17 @@ class Session(Aggregate):
         self.thinking_positions: list[int] = []
         self.output_sums: list[int] = [0]
         self.saving_sums: list[int] = [0]
+        self.thinking_sums: list[int] = [0]
+        self.shown_messages: list[Message] = []
+        """Each retained message as requests show it. Snapshots leave it out (it is made of
+        the messages); a load derives it again."""
         self.entry_versions: list[int] = []
         """The version of the `MessageAppended` of each retained message (0: unknown), so a
         snapshot can point at the events that hold the messages instead of copying them."""
+        self.metadata: dict[str, str] = dict(metadata)
+        self.tags: list[str] = list(tags)
+        self.deleted: str | None = None
+        """Why the session was deleted; a deleted session takes no more commands."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Session:
         # The service copies a cached session before each command. Every value the session
@@ -199,6 +229,8 @@ class Session(Aggregate):
             session.output_sums.append(session.output_sums[-1] + output_tokens(entry))
             saving = saving_of(session.entries, len(session.entries) - 1, session.settings)
             session.saving_sums.append(session.saving_sums[-1] + saving)
+            session.thinking_sums.append(session.thinking_sums[-1] + thinking_tokens(entry))
+            session.shown_messages.append(entry.shown_message)
             if any(
                 isinstance(b, ThinkingBlock | RedactedThinkingBlock) for b in entry.message.content
             ):
@@ -393,6 +425,7 @@ class Session(Aggregate):
             before = self.entries[k]
             self.entries[k] = before.replaced(block_index, text, tokens)
             self.tail_tokens += self.entries[k].shown_tokens - before.shown_tokens
+            self.shown_messages[k] = self.entries[k].shown_message
             changed.add(k)
         if not changed:
             return
@@ -412,6 +445,9 @@ class Session(Aggregate):
         self.saving_sums = rebuilt_sums(
             self.saving_sums, entries, start, lambda k: saving_of(entries, k, settings)
         )
+        self.thinking_sums = rebuilt_sums(
+            self.thinking_sums, entries, start, lambda k: thinking_tokens(entries[k])
+        )
 
     def drop_before(self, position: int) -> None:
         """Leaves the messages before `position` out of the retained tail (and the indexes)."""
@@ -428,6 +464,9 @@ class Session(Aggregate):
         del self.thinking_positions[: bisect_left(self.thinking_positions, position)]
         base = self.output_sums[drop]
         self.output_sums = [s - base for s in self.output_sums[drop:]]
+        base = self.thinking_sums[drop]
+        self.thinking_sums = [s - base for s in self.thinking_sums[drop:]]
+        del self.shown_messages[:drop]
         # The new first message's calls are out of view: it counts no saving.
         first = self.saving_sums[drop + 1] if self.entries else self.saving_sums[drop]
         self.saving_sums = [0, *(s - first for s in self.saving_sums[drop + 1 :])]
@@ -492,3 +531,14 @@ class Session(Aggregate):
     @event(DoubleCompactionConfigured)
     def warn_double_compaction(self, provider: str, detail: str) -> None:
         pass
+
+    class Deleted(Aggregate.Event):
+        """The host deleted the session: it takes no more commands and is no longer listed.
+        Its earlier events stay in the store (see docs/embedding.md, "Deleting")."""
+
+        reason: str
+
+    @event(Deleted)
+    def delete(self, reason: str) -> None:
+        """Marks the session deleted; the service refuses every later command."""
+        self.deleted = reason

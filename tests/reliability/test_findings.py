@@ -174,7 +174,6 @@ def test_store_connections_carry_a_statement_timeout(postgres_server: str) -> No
 
 def test_tables_are_created_under_an_advisory_lock(postgres_server: str) -> None:
     db = fresh_database(postgres_server)
-    pg_app(db).close()
     opened = threading.Event()
 
     def open_store() -> None:
@@ -201,6 +200,18 @@ def test_many_processes_bootstrapping_one_existing_store_all_succeed(postgres_se
     failures = bootstrap_run(db, processes=12)
 
     assert failures == []
+
+
+def test_an_existing_store_opens_without_waiting_for_the_creation_lock(
+    postgres_server: str,
+) -> None:
+    db = fresh_database(postgres_server)
+    pg_app(db).close()
+    with psycopg.connect(db, autocommit=True) as holder:
+        holder.execute("SELECT pg_advisory_lock(%s)", (CREATE_TABLES_LOCK,))
+        app = pg_app(db)  # would wait for the lock if it tried to create the tables
+        session_id = app.start_session(model="m", context_window=20_000, max_output_tokens=100)
+        assert app.session(session_id).message_count == 0
 
 
 def test_an_unreachable_server_is_a_typed_error_in_bounded_time() -> None:
