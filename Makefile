@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test lint typecheck bench stress clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "abridged needs Python >= 3.11")'
@@ -35,6 +35,11 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.audit
 	$(BIN)/python -m tests.benchmarks.management
 	$(BIN)/python -m tests.benchmarks.background
+
+# The full reliability run (tests/reliability/stress.py): kill -9 at random points and
+# concurrent writers, on a SQLite file and on a PostgreSQL server it starts; prints figures.
+stress: $(STAMP)
+	$(BIN)/python -m tests.reliability.stress
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from eventsourcing.persistence import PersistenceError
+
 from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
 from abridged.application.async_service import AsyncSessions
+from abridged.application.guard import BreakerSettings
 from abridged.application.locks import CompactionLocks
 from abridged.application.ports import (
     ChatModel,
@@ -18,6 +22,8 @@ from abridged.application.ports import (
     TokenCounter,
 )
 from abridged.application.service import Sessions
+from abridged.domain.errors import StoreError
+from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES
 
 MEMORY = ":memory:"
 
@@ -47,7 +53,12 @@ def _postgres_env(url: str) -> dict[str, str]:
     if not dbname:
         raise ValueError(f"the PostgreSQL URL names no database: {url!r}")
     env = {
-        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        # eventsourcing's PostgreSQL module, with timeouts and safe table creation.
+        "PERSISTENCE_MODULE": "abridged.adapters.stores",
+        "POSTGRES_CONNECT_TIMEOUT": "5",
+        # Inserts through eventsourcing's database function, not a psycopg pipeline: a
+        # pipelined insert of about 8 MB or more never returns (pipeline.sync() deadlocks).
+        "POSTGRES_ENABLE_DB_FUNCTIONS": "y",
         "POSTGRES_DBNAME": dbname,
         "POSTGRES_HOST": parts.hostname or "localhost",
         "POSTGRES_PORT": str(parts.port or 5432),
@@ -71,12 +82,18 @@ def bootstrap(
     metrics: Metrics | None = None,
     env: Mapping[str, str] | None = None,
     model_windows: Mapping[str, int] | None = None,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    summarizer_breaker: BreakerSettings | None = None,
 ) -> Sessions:
     """A ready `Sessions` service: tiktoken counts, extractive summaries (unless another
     summarizer is given), the given store, and any chat model, hooks, context provider or
     metrics (`abridged.adapters.opentelemetry.OpenTelemetryMetrics`). `report_overflow`
     reads the Anthropic SDK's errors. `model_windows` adds context windows by model name to
-    the built-in table."""
+    the built-in table.
+
+    `max_message_bytes` and `summarizer_breaker` bound messages and summarizer calls (see
+    `Sessions`). Raises `StoreError` when the store cannot be opened (not a database,
+    unreachable, ...)."""
     from abridged.adapters.anthropic.errors import translate_error
     from abridged.adapters.erasure import erase_stored_events
     from abridged.adapters.summarizers import ExtractiveSummarizer
@@ -85,19 +102,24 @@ def bootstrap(
     counter = counter or default_token_counter()
     summarizer = summarizer or ExtractiveSummarizer(counter)
     settings = {**persistence_env(db), **(env or {})}
-    return Sessions(
-        counter=counter,
-        summarizer=summarizer,
-        chat_model=chat_model,
-        hooks=hooks,
-        context_provider=context_provider,
-        metrics=metrics,
-        read_provider_error=translate_error,
-        erase_events=erase_stored_events,
-        env=settings,
-        model_windows=model_windows,
-        locks=compaction_locks(settings),
-    )
+    try:
+        return Sessions(
+            counter=counter,
+            summarizer=summarizer,
+            chat_model=chat_model,
+            hooks=hooks,
+            context_provider=context_provider,
+            metrics=metrics,
+            read_provider_error=translate_error,
+            erase_events=erase_stored_events,
+            env=settings,
+            model_windows=model_windows,
+            locks=compaction_locks(settings),
+            max_message_bytes=max_message_bytes,
+            summarizer_breaker=summarizer_breaker,
+        )
+    except (PersistenceError, sqlite3.Error) as error:
+        raise StoreError(f"cannot open the session store {redacted(db)}: {error}") from error
 
 
 def bootstrap_async(
@@ -134,8 +156,18 @@ def bootstrap_async(
 def compaction_locks(env: Mapping[str, str]) -> CompactionLocks | None:
     """Advisory locks when the store is PostgreSQL (processes share it); else `None`, the
     service's process-local locks."""
-    if env.get("PERSISTENCE_MODULE") != "eventsourcing.postgres":
+    if "POSTGRES_DBNAME" not in env:
         return None
     from abridged.adapters.postgres_locks import AdvisoryLocks
 
     return AdvisoryLocks(env)
+
+
+def redacted(db: str | Path | None) -> str:
+    """A store location fit for a message: a PostgreSQL URL without its password."""
+    location = str(db if db is not None else MEMORY)
+    parts = urlsplit(location)
+    if parts.scheme.startswith("postgres") and parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+        return parts._replace(netloc=netloc).geturl()
+    return location

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 import attrs
 
@@ -205,10 +206,24 @@ def _messages(
             raise TranscriptError(source, number, str(error)) from None
 
 
-def _decoded_lines(stream: Iterable[bytes], source: str) -> Iterable[tuple[int, str]]:
+MAX_LINE_BYTES = 32_000_000
+"""The longest transcript line read (the API's request limit): a longer one, or a file with no
+line breaks such as /dev/zero, is an error rather than a read without end."""
+
+
+def _bounded_lines(stream: BinaryIO) -> Iterable[bytes]:
+    while raw := stream.readline(MAX_LINE_BYTES + 1):
+        yield raw
+
+
+def _decoded_lines(stream: BinaryIO, source: str) -> Iterable[tuple[int, str]]:
     # Split on b"\n" only: a JSON string may hold U+2028 and similar, which str.splitlines
     # would take for line breaks.
-    for number, raw in enumerate(stream, start=1):
+    for number, raw in enumerate(_bounded_lines(stream), start=1):
+        if len(raw) > MAX_LINE_BYTES:
+            raise TranscriptError(
+                source, number, f"longer than {MAX_LINE_BYTES:,} bytes; not a transcript line"
+            )
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as error:

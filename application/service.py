@@ -30,8 +30,9 @@ from eventsourcing.application import (
     project_aggregate,
 )
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, JSONTranscoder
+from eventsourcing.persistence import IntegrityError, JSONTranscoder, PersistenceError
 
+from abridged.application.guard import BreakerSettings, GuardedSummarizer
 from abridged.application.inputs import as_message, as_usage, reply_usage
 from abridged.application.loading import SessionLoader
 from abridged.application.locks import CompactionLocks, ProcessLocks
@@ -64,6 +65,7 @@ from abridged.application.ports import (
     ModelReply,
     NoMetrics,
     PromptTooLongError,
+    ProviderError,
     RequestOptions,
     Summarizer,
     SummarizerError,
@@ -91,17 +93,28 @@ from abridged.domain.errors import (
     ConcurrentWriteError,
     ContextOverflowError,
     ContextTooSmallError,
+    InvalidArgumentError,
+    InvalidMessageError,
     NotAnOverflowError,
     NothingToCompactError,
     RoleOrderError,
     SessionDeletedError,
     SessionError,
+    SessionExistsError,
+    StoreError,
     UnknownSessionError,
+)
+from abridged.domain.inputs import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    check_message_size,
+    check_tool_definitions,
+    encoded_size,
 )
 from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.metadata import checked_metadata, checked_tags
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
+from abridged.domain.replies import hidden_blocks
 from abridged.domain.session import Session
 from abridged.domain.settings import (
     CompactionSettings,
@@ -198,6 +211,8 @@ class Sessions(Application[UUID]):
         model_windows: Mapping[str, int] | None = None,
         locks: CompactionLocks | None = None,
         background: bool = True,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        summarizer_breaker: BreakerSettings | None = None,
     ) -> None:
         """`metrics` receives the service's counters (default: none are reported);
         `read_provider_error` turns a provider SDK's exception into a `ProviderError`, so
@@ -210,12 +225,21 @@ class Sessions(Application[UUID]):
         `locks` keep one compaction at a time per session (by default among this process's
         threads; `bootstrap` adds PostgreSQL's advisory locks for a shared server). With
         `background`, a reply past a session's `background_threshold_ratio` starts its
-        compaction on a worker thread (`compact_soon`); without it, only the host starts one."""
+        compaction on a worker thread (`compact_soon`); without it, only the host starts one.
+
+        `max_message_bytes` bounds one message (its JSON, in bytes); `summarizer_breaker`
+        bounds each summarizer call in time and stops calling a summarizer that keeps failing
+        (see `abridged.application.guard`)."""
         from abridged.application.background import BackgroundCompactions
 
+        if isinstance(max_message_bytes, bool) or not isinstance(max_message_bytes, int):
+            raise InvalidArgumentError("max_message_bytes must be an int")
+        if max_message_bytes < 1:
+            raise InvalidArgumentError("max_message_bytes must be at least 1")
         self.counter = counter
-        self.summarizer = summarizer
-        self.writer = SummaryWriter(counter, summarizer)
+        self.max_message_bytes = max_message_bytes
+        self.summarizer = GuardedSummarizer(summarizer, summarizer_breaker)
+        self.writer = SummaryWriter(counter, self.summarizer)
         self.chat_model = chat_model
         self.hooks = hooks
         self.context_provider = context_provider
@@ -287,7 +311,7 @@ class Sessions(Application[UUID]):
         system: str = "",
         tools: Sequence[Mapping[str, JSON]] = (),
         settings: CompactionSettings | None = None,
-        session_id: UUID | None = None,
+        session_id: UUID | str | None = None,
         metadata: Mapping[str, str] | None = None,
         tags: Iterable[str] = (),
     ) -> UUID:
@@ -325,7 +349,7 @@ class Sessions(Application[UUID]):
         system: str,
         tools: Sequence[Mapping[str, JSON]],
         settings: CompactionSettings | None,
-        session_id: UUID | None,
+        session_id: UUID | str | None,
         metadata: Mapping[str, str] | None = None,
         tags: Iterable[str] = (),
         parent_id: UUID | None = None,
@@ -333,6 +357,8 @@ class Sessions(Application[UUID]):
         parent_summary: SummaryChunk | None = None,
     ) -> Session:
         settings = settings or CompactionSettings()
+        _check_arguments(model, max_output_tokens, context_window, system)
+        check_tool_definitions(tools)
         context_window = context_window_for(model, context_window, self.model_windows)
         limits = Limits(context_window, max_output_tokens, settings)  # validates first
         checked = checked_metadata(metadata)
@@ -342,7 +368,7 @@ class Sessions(Application[UUID]):
         counted_tools = tools_tokens(tool_list, self.counter.count)
         check_room(limits, counted_system, counted_tools)
         session = Session(  # type: ignore[call-arg]  # `id` is eventsourcing's
-            id=session_id or uuid4(),
+            id=uuid4() if session_id is None else _new_session_id(session_id),
             model=model,
             context_window=context_window,
             reserved_output=max_output_tokens,
@@ -371,13 +397,16 @@ class Sessions(Application[UUID]):
 
     def _save_new(self, session: Session) -> None:
         try:
-            self.save(session)
+            with _store_errors():
+                self.save(session)
         except IntegrityError as error:
-            raise ConcurrentWriteError(
+            raise SessionExistsError(
                 f"a session with id {session.id} exists already; nothing was saved"
             ) from error
 
-    def append_message(self, session_id: UUID, message: Message | Mapping[str, JSON] | Any) -> int:
+    def append_message(
+        self, session_id: UUID | str, message: Message | Mapping[str, JSON] | Any
+    ) -> int:
         """Appends a user or assistant message; returns its position in the history.
 
         `message` is a `Message`, its Messages API dict, or the anthropic SDK's `Message` /
@@ -386,14 +415,16 @@ class Sessions(Application[UUID]):
 
         Raises `InvalidMessageError` (a subclass names the problem) and writes nothing when
         the message would make an invalid request, `ContextTooSmallError` when what it
-        cannot reduce does not fit beside the system prompt and tools,
-        `UnknownSessionError` for an unknown id.
+        cannot reduce does not fit beside the system prompt and tools, `MessageTooLargeError`
+        over `max_message_bytes`, `UnknownSessionError` for an unknown id.
         """
-        return self._append(session_id, as_message(message), usage=None, request_estimate=None)
+        return self._append(
+            as_session_id(session_id), as_message(message), usage=None, request_estimate=None
+        )
 
     def record_reply(
         self,
-        session_id: UUID,
+        session_id: UUID | str,
         message: Message | Mapping[str, JSON] | Any,
         usage: Usage | Mapping[str, JSON] | Any | None = None,
         request_estimate: int | None = None,
@@ -407,15 +438,24 @@ class Sessions(Application[UUID]):
         The usage calibrates the session's estimates (reported prompt tokens / estimated).
         Pass `request_estimate=prepared.context.raw_estimate` when per-turn content was sent;
         without it the estimate is re-derived from the session, which cannot know that content.
+
+        A reply the provider cut short or left empty is recorded as returned; requests show it
+        without its trailing thinking and empty text (`abridged.domain.replies`).
         """
         parsed = as_message(message)
         if parsed.role is not Role.ASSISTANT:
             raise RoleOrderError("a model reply is an assistant message")
         counted = as_usage(usage) if usage is not None else reply_usage(message)
-        return self._append(session_id, parsed, usage=counted, request_estimate=request_estimate)
+        return self._append(
+            as_session_id(session_id),
+            parsed,
+            usage=counted,
+            request_estimate=request_estimate,
+            reply=True,
+        )
 
     def prepare_request(
-        self, session_id: UUID, *, on_notice: NoticeCallback | None = None
+        self, session_id: UUID | str, *, on_notice: NoticeCallback | None = None
     ) -> PreparedRequest:
         """The context for the next model call: old tool outputs pruned and the session
         compacted first when its threshold is hit (or a compaction was requested).
@@ -428,6 +468,7 @@ class Sessions(Application[UUID]):
         When a compaction is due, one runs at a time per session: concurrent requests wait
         for it (a background one included) and use its result.
         """
+        session_id = as_session_id(session_id)
         try:
             return self._retrying(
                 lambda: self._prepare(session_id, on_notice=on_notice, locked=False)
@@ -489,7 +530,7 @@ class Sessions(Application[UUID]):
 
     def append_and_prepare(
         self,
-        session_id: UUID,
+        session_id: UUID | str,
         message: Message | Mapping[str, JSON] | Any,
         *,
         on_notice: NoticeCallback | None = None,
@@ -502,9 +543,11 @@ class Sessions(Application[UUID]):
         (`ContextOverflowError`), the message is appended all the same, as it would be by the
         two calls, and the error raised.
         """
+        session_id = as_session_id(session_id)
         parsed = as_message(message)
         if parsed.role is not Role.USER:
             raise RoleOrderError("the next request needs a user message last")
+        check_message_size(parsed, self.max_message_bytes)
         counted = self._counted_once(parsed)
 
         def command() -> PreparedRequest:
@@ -526,12 +569,13 @@ class Sessions(Application[UUID]):
             self.append_message(session_id, parsed)
             raise
 
-    def compact(self, session_id: UUID, instructions: str | None = None) -> CompactionReport:
+    def compact(self, session_id: UUID | str, instructions: str | None = None) -> CompactionReport:
         """Compacts now (`/compact`), whatever the threshold; `instructions` reach the
         summarizer as its focus.
 
         Fails loudly: `NothingToCompactError` when nothing can be summarized, and
         `CompactionFailedError` when the summarizer fails (the failure is recorded)."""
+        session_id = as_session_id(session_id)
         with self.compaction_lock(session_id):
             return self._retrying(lambda: self._manual(session_id, instructions))
 
@@ -610,8 +654,9 @@ class Sessions(Application[UUID]):
         self.background.shutdown()
         super().close()
 
-    def request_compaction(self, session_id: UUID, reason: str = "requested") -> None:
+    def request_compaction(self, session_id: UUID | str, reason: str = "requested") -> None:
         """Asks for a compaction mid-turn; it runs at the first request of the next turn."""
+        session_id = as_session_id(session_id)
 
         def command() -> None:
             session = self._load(session_id)
@@ -622,7 +667,7 @@ class Sessions(Application[UUID]):
 
     def complete(
         self,
-        session_id: UUID,
+        session_id: UUID | str,
         *,
         thinking: Mapping[str, JSON] | None = None,
         tool_choice: Mapping[str, JSON] | None = None,
@@ -639,11 +684,14 @@ class Sessions(Application[UUID]):
         (`InvalidRequestOptionsError`, before anything is sent, for values it would refuse);
         `on_text` receives the reply's text as it streams, `on_notice` the context notices.
 
-        Near the limit the provider counts the request first. When the provider answers that
-        the prompt is too long, the session is compacted (trigger `overflow`) and the request
-        sent once more."""
+        Near the limit the provider counts the request first (when counting fails, the request
+        goes as estimated). When the provider answers that the prompt is too long, the session
+        is compacted (trigger `overflow`) and the request sent once more. Every reply the
+        provider returns is recorded, even one cut short or empty; a reply no session can keep
+        raises `ProviderError` with the reply as its `reply`."""
         if self.chat_model is None:
             raise SessionError("this service has no chat model: pass chat_model= to Sessions")
+        session_id = as_session_id(session_id)
         options = RequestOptions(
             thinking=thinking,
             tool_choice=tool_choice,
@@ -655,8 +703,16 @@ class Sessions(Application[UUID]):
         prepared = self.prepare_request(session_id, on_notice=on_notice)
         options.check_for(prepared.max_tokens)
         if prepared.needs_count:
-            counted = chat.count_tokens(prepared.context, model=prepared.model)
-            prepared = self.check_count(session_id, counted, on_notice=on_notice) or prepared
+            try:
+                counted = chat.count_tokens(prepared.context, model=prepared.model)
+            except PromptTooLongError:
+                raise
+            except ProviderError as error:
+                # Counting is a precaution: an outage of it must not block the request, and
+                # an overflow is still caught by the provider's answer below.
+                logger.warning("count_tokens failed; sending as estimated: %s", error)
+            else:
+                prepared = self.check_count(session_id, counted, on_notice=on_notice) or prepared
 
         def send(prepared: PreparedRequest) -> ModelReply:
             return chat.send(
@@ -675,19 +731,29 @@ class Sessions(Application[UUID]):
                 reply = send(prepared)
             except PromptTooLongError as again:
                 raise still_too_long(again, prepared) from again
-        self.record_reply(
-            session_id, reply.message, reply.usage, request_estimate=prepared.context.raw_estimate
-        )
+        try:
+            self.record_reply(
+                session_id,
+                reply.message,
+                reply.usage,
+                request_estimate=prepared.context.raw_estimate,
+            )
+        except InvalidMessageError as error:
+            failure = ProviderError(f"the model's reply cannot join the session: {error}")
+            failure.reply = reply  # type: ignore[attr-defined]  # paid for: the caller keeps it
+            raise failure from error
         return reply
 
     # Queries.
 
-    def session(self, session_id: UUID, version: int | None = None) -> Session:
+    def session(self, session_id: UUID | str, version: int | None = None) -> Session:
         """The session as it is now (or as it was at `version`): a copy of its own.
 
         Raises `UnknownSessionError`, or `SessionDeletedError` (a subclass) for a deleted
         session's current state; its earlier versions stay readable, for audits."""
-        session = self.loader.for_query(session_id, version)
+        session_id = as_session_id(session_id)
+        with _store_errors():
+            session = self.loader.for_query(session_id, version)
         if session.deleted is not None:
             raise SessionDeletedError(f"session {session_id} was deleted: {session.deleted}")
         return session
@@ -753,9 +819,11 @@ class Sessions(Application[UUID]):
         self.loader.evict(session_id)  # a cached copy would outlive its events
         logger.info("session %s erased (%d stored rows): %s", session_id, rows, reason)
 
-    def history(self, session_id: UUID) -> list[Aggregate.Event]:
+    def history(self, session_id: UUID | str) -> list[Aggregate.Event]:
         """Every event of the session, oldest first: the audit trail."""
-        events = cast(list[Aggregate.Event], list(self.events.get(session_id)))
+        session_id = as_session_id(session_id)
+        with _store_errors():
+            events = cast(list[Aggregate.Event], list(self.events.get(session_id)))
         if not events:
             raise UnknownSessionError(f"no session with id {session_id}")
         return events
@@ -775,25 +843,36 @@ class Sessions(Application[UUID]):
         message: Message | Mapping[str, JSON],
         usage: Usage | None,
         request_estimate: int | None,
+        reply: bool = False,
     ) -> int:
         parsed = as_message(message)
-        counted = self._counted_once(parsed)
+        # Size and encodability first: both bound what the checks after them cost.
+        check_message_size(parsed, self.max_message_bytes)
+        counted = self._counted_once(parsed, hidden_blocks(parsed) if reply else frozenset())
 
         def command() -> int:
             session = self._load(session_id)
             # A typed error for bad input before anything is tokenized; the aggregate checks
             # again before its event exists, and again on a retry after a concurrent write.
-            session.check_append(parsed)
-            return self._append_counted(session, parsed, counted(), usage, request_estimate)
+            session.check_append(parsed, reply=reply)
+            return self._append_counted(
+                session, parsed, counted(), usage, request_estimate, reply=reply
+            )
 
         return self._retrying(command)
 
-    def _counted_once(self, message: Message) -> Callable[[], tuple[int, ...]]:
+    def _counted_once(
+        self, message: Message, hidden: frozenset[int] = frozenset()
+    ) -> Callable[[], tuple[int, ...]]:
         """The message's block counts, computed at the first call only: a command that runs
         again after a concurrent write does not tokenize again. The first call comes after
-        the message's checks, so bad input fails before anything is counted."""
+        the message's checks, so bad input fails before anything is counted. `hidden`
+        blocks (of an incomplete reply, never shown) count 0."""
         return functools.cache(
-            lambda: tuple(block_tokens(b, self.counter.count) for b in message.content)
+            lambda: tuple(
+                0 if index in hidden else block_tokens(b, self.counter.count)
+                for index, b in enumerate(message.content)
+            )
         )
 
     def _append_counted(
@@ -805,6 +884,7 @@ class Sessions(Application[UUID]):
         request_estimate: int | None,
         *,
         save: bool = True,
+        reply: bool = False,
     ) -> int:
         limits = session.limits
         truncations, shown = plan_truncations(
@@ -842,6 +922,7 @@ class Sessions(Application[UUID]):
             truncations=truncations,
             usage=usage,
             request_estimate=estimate,
+            reply=reply,
         )
         if save:
             self.save(session)
@@ -1257,6 +1338,8 @@ class Sessions(Application[UUID]):
                         "tries); nothing of it was saved"
                     ) from error
                 logger.info("concurrent write; retrying (attempt %d)", attempt + 1)
+            except PersistenceError as error:
+                raise StoreError(f"the session store failed: {error}") from error
         raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -1272,3 +1355,54 @@ def _counted_downgrade(
     if tokens >= block.tokens_before:
         return attrs.evolve(block, action="dropped", text=None, tokens_after=0)
     return attrs.evolve(block, tokens_after=tokens)
+
+
+@contextmanager
+def _store_errors() -> Iterator[None]:
+    try:
+        yield
+    except IntegrityError:
+        raise
+    except PersistenceError as error:
+        raise StoreError(f"the session store failed: {error}") from error
+
+
+def as_session_id(session_id: UUID | str) -> UUID:
+    """A session id from a UUID or its string; raises `UnknownSessionError` for anything else
+    (no session can have it)."""
+    if isinstance(session_id, UUID):
+        return session_id
+    if isinstance(session_id, str):
+        try:
+            return UUID(session_id.strip())
+        except ValueError:
+            pass
+    raise UnknownSessionError(f"no session with id {session_id!r:.80}: not a UUID")
+
+
+def _new_session_id(session_id: object) -> UUID:
+    try:
+        return as_session_id(session_id)  # type: ignore[arg-type]
+    except UnknownSessionError:
+        raise InvalidArgumentError(f"session_id must be a UUID, got {session_id!r:.80}") from None
+
+
+def _check_arguments(
+    model: object, max_output_tokens: object, context_window: object, system: object
+) -> None:
+    """Typed errors for arguments of the wrong type, before they fail deep inside."""
+    if not isinstance(model, str) or not model.strip():
+        raise InvalidArgumentError(f"model must be a model name, got {model!r:.80}")
+    for name, value in (
+        ("max_output_tokens", max_output_tokens),
+        ("context_window", context_window),
+    ):
+        if value is None and name == "context_window":
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidArgumentError(
+                f"{name} must be an int, got {type(value).__name__} {value!r:.40}"
+            )
+    if not isinstance(system, str):
+        raise InvalidArgumentError(f"system must be a string, got {type(system).__name__}")
+    encoded_size(system, "the system prompt")

@@ -15,6 +15,7 @@ from typing import Protocol
 
 import attrs
 
+from abridged.domain import replies
 from abridged.domain.errors import RoleOrderError
 from abridged.domain.messages import JSON, Message, Role, TextBlock
 from abridged.domain.settings import Limits
@@ -38,13 +39,18 @@ class Entry:
     @property
     def shown_tokens(self) -> int:
         """Tokens of the message as requests show it (a dropped block counts 0)."""
-        return MESSAGE_OVERHEAD + sum(self.block_tokens)
+        return MESSAGE_OVERHEAD + sum(self.block_tokens) + self._note_tokens
+
+    @functools.cached_property
+    def _note_tokens(self) -> int:
+        # An incomplete model reply may be shown as a note of its own (`abridged.domain.replies`).
+        return replies.extra_tokens(self.message)
 
     @functools.cached_property
     def shown_message(self) -> Message:
         """The message as requests show it; entries are replaced, never changed, so the
         result is kept instead of rebuilt for every request."""
-        return shown(self.message, self.truncations, self.replacements)
+        return replies.shown_reply(shown(self.message, self.truncations, self.replacements))
 
     @property
     def replaced_blocks(self) -> frozenset[int]:

@@ -118,3 +118,35 @@ class InvalidRequestOptionsError(SessionError, ValueError):
 
 class NotAnOverflowError(SessionError, ValueError):
     """`report_overflow` was given an error that is not the provider's "prompt is too long"."""
+
+
+class MessageTooLargeError(InvalidMessageError):
+    """A message is larger than the session store accepts (`max_message_bytes`)."""
+
+    def __init__(self, message: str, *, size: int, limit: int) -> None:
+        super().__init__(message)
+        self.size = size
+        self.limit = limit
+
+
+class UnencodableContentError(MalformedBlockError):
+    """A message holds what JSON cannot carry to the API: a lone surrogate, or nesting too
+    deep to serialize."""
+
+
+class InvalidToolDefinitionError(SessionError, ValueError):
+    """A tool definition the Messages API would refuse: a bad `name` or `input_schema`."""
+
+
+class InvalidArgumentError(SessionError, TypeError):
+    """An argument of the wrong type (a string where a number is expected, ...)."""
+
+
+class StoreError(SessionError):
+    """The session store failed or timed out (unreachable, locked, cancelled); nothing of the
+    command was saved, and running it again is safe once the store is back."""
+
+
+class SessionExistsError(ConcurrentWriteError):
+    """`start_session` was given the id of a session that already exists (another writer
+    started it first)."""

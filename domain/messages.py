@@ -20,8 +20,9 @@ from abridged.domain.errors import InvalidMessageError, MalformedBlockError
 JSON: TypeAlias = Any
 """A JSON value as `json.loads` returns it."""
 
-TOOL_ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
-TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+# Used with `fullmatch`: `$` would also match before a trailing newline, which the API refuses.
+TOOL_ID_PATTERN = re.compile(r"[a-zA-Z0-9_-]+")
+TOOL_NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
 SERVER_TOOL_RESULT_TYPES = frozenset(

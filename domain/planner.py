@@ -223,8 +223,9 @@ def overflow_error(view: PlannerView, entries: Sequence[Entry]) -> ContextOverfl
     """The error for a request that cannot fit: names the largest message that must stay."""
     limits = view.limits
     largest = max(entries, key=lambda e: e.shown_tokens, default=None)
-    if largest is None:
-        fixed = view.system_tokens + view.tools_tokens
+    fixed = view.system_tokens + view.tools_tokens
+    if largest is None or REQUEST_OVERHEAD + fixed >= limits.budget:
+        # Blaming a message would send the caller after the wrong culprit.
         return ContextOverflowError(
             f"the system prompt and tools alone ({fixed} tokens) do not fit the budget of "
             f"{limits.budget} tokens",

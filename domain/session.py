@@ -32,6 +32,7 @@ from abridged.domain.indexes import (
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.planner import CompactionOutcome, Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan, output_tokens
+from abridged.domain.replies import shown_reply
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.tokens import REQUEST_OVERHEAD
 from abridged.domain.truncation import Truncation
@@ -261,9 +262,12 @@ class Session(Aggregate):
                     session.calibration, self.usage.prompt_tokens, self.request_estimate
                 )
 
-    def check_append(self, message: Message) -> None:
-        """Raises the `InvalidMessageError` that appending `message` would cause."""
-        check_blocks(message)
+    def check_append(self, message: Message, *, reply: bool = False) -> None:
+        """Raises the `InvalidMessageError` that appending `message` would cause.
+
+        A model `reply` is checked as requests will show it (`abridged.domain.replies`): one
+        cut short or empty is recorded all the same, since the provider returned it."""
+        check_blocks(shown_reply(message) if reply else message)
         previous = self.entries[-1].message if self.entries else None
         if previous is None and self.message_count:
             raise InvalidMessageError("the session's retained tail is empty")  # pragma: no cover
@@ -278,11 +282,13 @@ class Session(Aggregate):
         truncations: tuple[Truncation, ...] = (),
         usage: Usage | None = None,
         request_estimate: int | None = None,
+        reply: bool = False,
     ) -> None:
         """Validates and appends a message; nothing is recorded when it is invalid.
 
-        `block_tokens` are the counts of the blocks as shown (after `truncations`)."""
-        self.check_append(message)
+        `block_tokens` are the counts of the blocks as shown (after `truncations`); `reply`
+        marks a model reply, which may be incomplete (see `check_append`)."""
+        self.check_append(message, reply=reply)
         if len(block_tokens) != len(message.content):
             raise ValueError("block_tokens needs one count per block")
         if tokens < 0 or any(t < 0 for t in block_tokens):

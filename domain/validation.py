@@ -6,6 +6,7 @@ tell a bad message from a bad request and nothing half-valid is ever recorded.
 
 from __future__ import annotations
 
+from base64 import b64decode
 from collections.abc import Callable, Container
 
 from abridged.domain.errors import (
@@ -54,7 +55,7 @@ def check_blocks(message: Message) -> None:
             if message.role is not Role.ASSISTANT:
                 raise MisplacedBlockError(f"{where}: tool_use blocks belong in assistant messages")
             _check_tool_id(block.id, where)
-            if not TOOL_NAME_PATTERN.match(block.name):
+            if not TOOL_NAME_PATTERN.fullmatch(block.name):
                 raise MalformedToolIdError(
                     f"{where}: tool name {block.name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$"
                 )
@@ -167,10 +168,33 @@ def _check_image(block: ImageBlock, where: str) -> None:
         )
     if not block.data:
         raise MalformedBlockError(f"{where}: a base64 image needs its data")
+    try:
+        raw = b64decode(block.data, validate=True)
+    except ValueError:  # binascii.Error is one
+        raise MalformedBlockError(f"{where}: the image data is not valid base64") from None
+    if not _has_signature(raw, block.media_type):
+        # The API refuses an image whose bytes are not of the declared type; better to say so
+        # at append than to store a message that poisons every later request.
+        raise MalformedBlockError(
+            f"{where}: the image data is not {block.media_type} (its first bytes do not match)"
+        )
+
+
+_IMAGE_SIGNATURES = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+}
+
+
+def _has_signature(raw: bytes, media_type: str) -> bool:
+    if media_type == "image/webp":
+        return raw[:4] == b"RIFF" and raw[8:12] == b"WEBP"
+    return raw.startswith(_IMAGE_SIGNATURES.get(media_type, (b"",)))
 
 
 def _check_tool_id(tool_id: str, where: str) -> None:
-    if not TOOL_ID_PATTERN.match(tool_id):
+    if not TOOL_ID_PATTERN.fullmatch(tool_id):
         raise MalformedToolIdError(f"{where}: tool id {tool_id!r} must match ^[a-zA-Z0-9_-]+$")
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import anthropic
 
-from abridged.adapters.anthropic.errors import SDK_ERRORS, translate_error
+from abridged.adapters.anthropic.errors import SDK_ERRORS, MalformedResponseError, translate_error
 from abridged.adapters.anthropic.request import COUNT_TOKENS_FIELDS, render_request
 from abridged.adapters.anthropic.usage import as_usage
 from abridged.application.inputs import plain
@@ -130,7 +130,22 @@ class AnthropicChatModel:
                     message = stream.get_final_message()
         except SDK_ERRORS as error:
             raise translate_error(error) from error
-        return reply_from_message(message)
+        except Exception as error:
+            # The SDK's stream helper asserts on bodies it cannot read (truncated JSON, an
+            # empty body, text/plain) and lets bad event data raise JSONDecodeError.
+            raise MalformedResponseError(
+                f"the Anthropic API answered with a response that cannot be read: "
+                f"{type(error).__name__}: {error}"
+            ) from error
+        try:
+            return reply_from_message(message)
+        except ProviderError:
+            raise
+        except Exception as error:
+            raise MalformedResponseError(
+                f"the Anthropic API's reply has an unexpected shape: {type(error).__name__}: "
+                f"{error}"
+            ) from error
 
     def count_tokens(self, context: Context, *, model: str) -> int:
         """The API's count of the context's input tokens (as rendered, before any
@@ -140,9 +155,16 @@ class AnthropicChatModel:
             counted = self._client.messages.count_tokens(
                 model=model, messages=body["messages"], extra_body=rest
             )
+            tokens = int(counted.input_tokens)
         except SDK_ERRORS as error:
             raise translate_error(error) from error
-        return int(counted.input_tokens)
+        except Exception as error:
+            raise MalformedResponseError(
+                f"the Anthropic API's token count cannot be read: {type(error).__name__}: {error}"
+            ) from error
+        if tokens < 0:
+            raise MalformedResponseError(f"the Anthropic API counted {tokens} tokens")
+        return tokens
 
 
 def chosen_betas(

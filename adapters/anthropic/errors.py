@@ -18,6 +18,7 @@ from abridged.application.ports import PromptTooLongError, ProviderError, Provid
 __all__ = [
     "SDK_ERRORS",
     "TRANSPORT_ERRORS",
+    "MalformedResponseError",
     "ModelNotFoundError",
     "translate_error",
 ]
@@ -44,6 +45,11 @@ after it started carries one of these in an `error` event under an HTTP 200."""
 
 class ModelNotFoundError(ProviderError):
     """The API answered 404 not_found_error: an unknown model name, or a wrong base URL."""
+
+
+class MalformedResponseError(ProviderUnavailableError):
+    """The API (or something between it and us) answered with a body that cannot be read:
+    truncated or invalid JSON, an empty body, another content type, bad stream data."""
 
 
 def _transport_errors() -> tuple[type[Exception], ...]:

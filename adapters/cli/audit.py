@@ -40,7 +40,7 @@ def audit(
     """
     if not session_ids_given and not every:
         raise click.UsageError("name a SESSION, or pass --all")
-    app = open_store(db)
+    app = open_store(db, read_only=True)
     targets = list(session_ids_given)
     if every:
         targets += [s for s in session_ids(app) if s not in targets]

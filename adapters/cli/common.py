@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import sqlite3
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
 import structlog
 
-from abridged.adapters.bootstrap import bootstrap
+from abridged.adapters.bootstrap import MEMORY, bootstrap
 from abridged.application.service import Sessions
-from abridged.domain.errors import InvalidSettingsError
+from abridged.domain.errors import InvalidSettingsError, SessionError
 from abridged.domain.settings import CompactionSettings, settings_from
 
 DEFAULT_DB = "abridged.sqlite3"
@@ -66,10 +69,34 @@ def configure_logging(verbose: bool) -> None:
     library.setLevel(level)
 
 
-@click.group()
+class _Commands(click.Group):
+    """Runs every command so that a failure is one line on stderr and a non-zero exit; the
+    traceback is for `--debug`."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as error:
+            if ctx.params.get("debug"):
+                raise
+            raise click.ClickException(one_line(error)) from None
+
+
+def one_line(error: BaseException) -> str:
+    """An error as one readable line: what went wrong, without a traceback."""
+    text = " ".join(str(error).split()) or "no details"
+    if isinstance(error, SessionError | OSError):
+        return text[:2000]
+    return f"{type(error).__name__}: {text}"[:2000]
+
+
+@click.group(cls=_Commands)
 @click.version_option(package_name="abridged")
 @click.option("-v", "--verbose", is_flag=True, help="Log each compaction to stderr.")
-def main(verbose: bool) -> None:
+@click.option("--debug", is_flag=True, help="Show the full traceback of an unexpected error.")
+def main(verbose: bool, debug: bool) -> None:
     """Keep long agent conversations inside the context window, and show how."""
     configure_logging(verbose)
 
@@ -90,8 +117,30 @@ def settings_option_values(preset: str, overrides: tuple[str, ...]) -> Compactio
         raise click.BadParameter(str(error), param_hint="--set") from None
 
 
-def open_store(db: str) -> Sessions:
+def _check_sqlite_store(path: Path) -> None:
+    # Opened read-only here, because opening it as a store would change it (WAL mode, tables).
     try:
-        return bootstrap(db)
-    except (OSError, ValueError) as error:
-        raise click.ClickException(str(error)) from None
+        with contextlib.closing(
+            sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        ) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
+    except sqlite3.Error as error:
+        raise click.ClickException(f"{path} is not a session store: {error}") from None
+    if "stored_events" not in tables:
+        raise click.ClickException(f"{path} is a SQLite database but holds no abridged sessions")
+
+
+def open_store(db: str, *, read_only: bool = False) -> Sessions:
+    """The service on the store `db`. A reader (`read_only`) never creates anything: a SQLite
+    file must exist, and no table is created in any store."""
+    if read_only and db != MEMORY and not db.startswith(("postgresql://", "postgres://")):
+        path = Path(db).expanduser()
+        if not path.exists():
+            raise click.ClickException(f"no session store at {db}: the file does not exist")
+        if not path.is_file():
+            raise click.ClickException(f"{db} is not a session store file")
+        _check_sqlite_store(path)
+    try:
+        return bootstrap(db, env={"CREATE_TABLE": "n"} if read_only else None)
+    except (OSError, ValueError, SessionError) as error:
+        raise click.ClickException(one_line(error)) from None

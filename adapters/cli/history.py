@@ -67,7 +67,7 @@ def history(
 ) -> None:
     """Print a session's events: every message, decision and compaction (with its summary),
     oldest first, each with its time."""
-    app = open_store(db)
+    app = open_store(db, read_only=True)
     try:
         events = app.history(session_id)
     except SessionError as error:

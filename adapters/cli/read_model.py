@@ -29,7 +29,7 @@ def _options(f: Callable[..., None]) -> Callable[..., None]:
 
 
 def _run(db: str, target: str | None, page_size: int, rebuild: bool) -> None:
-    app = open_store(db)
+    app = open_store(db, read_only=True)
     try:
         model = CompactionsReadModel(read_model_url(target or db))
     except ReadModelError as error:

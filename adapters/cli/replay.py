@@ -27,10 +27,12 @@ from abridged.adapters.importers import FORMATS
 from abridged.adapters.transcripts import Transcript, TranscriptError, load_transcript
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.errors import ContextOverflowError, InvalidSettingsError, SessionError
+from abridged.domain.inputs import check_tool_definitions, first_invalid
 from abridged.domain.messages import Role
 from abridged.domain.settings import (
     PRESETS,
     CompactionSettings,
+    Limits,
     context_window_for,
     parse_model_windows,
 )
@@ -171,6 +173,15 @@ def _run(
     settings: CompactionSettings,
 ) -> None:
     reserve = max_output_tokens or min(8192, max(1, window // 4))
+    _check_whole(transcript)
+    try:
+        # Checked before the store opens, so a refused start leaves no store behind either.
+        check_tool_definitions(transcript.tools)
+        Limits(window, reserve, settings)
+    except InvalidSettingsError as error:
+        raise click.UsageError(str(error)) from None
+    except SessionError as error:
+        raise click.ClickException(f"{transcript.source}: {error}") from None
     app = open_store(db)
     try:
         session_id = app.start_session(
@@ -187,6 +198,8 @@ def _run(
         # The system prompt and tools alone leave no room for any request.
         click.echo(f"NOT SENT: {error}", err=True)
         raise SystemExit(EXIT_OVERFLOW) from None
+    except SessionError as error:
+        raise click.ClickException(f"{transcript.source}: {error}") from None
     if dump_requests is not None:
         dump_requests.mkdir(parents=True, exist_ok=True)
     result = _feed(app, session_id, transcript, dump_requests, as_json)
@@ -235,10 +248,24 @@ def _feed(
                 app.append_message(session_id, message)
         except SessionError as error:
             where = f"line {line}" if line > 0 else f"message {-line}"
-            raise click.ClickException(f"{transcript.source} {where}: {error}") from None
+            raise click.ClickException(
+                f"{transcript.source} {where}: {error} (session {session_id} holds the "
+                "messages before it)"
+            ) from None
     return ReplayResult(
         session_id, len(transcript.messages), requests, compactions, peak, overflows
     )
+
+
+def _check_whole(transcript: Transcript) -> None:
+    """Refuses a transcript a session would refuse part way, before any session exists."""
+    found = first_invalid(transcript.messages)
+    if found is None:
+        return
+    index, error = found
+    line = transcript.line_numbers[index] if transcript.line_numbers else None
+    where = f" line {line}" if line else f" message {index + 1}"
+    raise click.ClickException(f"{transcript.source}{where}: {error}; nothing was recorded")
 
 
 def _numbered(transcript: Transcript) -> Iterator[tuple[int, Any]]:

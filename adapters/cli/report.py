@@ -27,7 +27,7 @@ def report(session_id: UUID, db: str, out: Path) -> None:
     prunes, compactions, cache reads and writes) and the audit, summaries expandable.
 
     The page needs no network to open: the chart's JavaScript is inside it."""
-    app = open_store(db)
+    app = open_store(db, read_only=True)
     try:
         audited = audit_session(app, session_id)
     except SessionError as error:

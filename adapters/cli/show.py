@@ -20,7 +20,7 @@ from abridged.domain.errors import SessionError
 def show(session_id: UUID, db: str, as_json: bool) -> None:
     """Print what the session's next request holds: system prompt, tools, summaries and kept
     messages, each with its tokens, against the window, threshold and budget."""
-    app = open_store(db)
+    app = open_store(db, read_only=True)
     try:
         session = app.session(session_id)
     except SessionError as error:

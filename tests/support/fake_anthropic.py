@@ -26,6 +26,7 @@ import json
 import math
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -94,6 +95,12 @@ class Response:
     headers: Mapping[str, str] = attrs.field(factory=dict)
     midstream_error: Mapping[str, Any] | None = None
     cut_stream: bool = False
+    raw: bytes | None = None
+    """Sent as the body instead of `body`, byte for byte (a malformed answer)."""
+    content_type: str = "application/json"
+    """The content type of a `raw` body."""
+    delay: float = 0.0
+    """Seconds the server waits before it answers (a slow or stuck API)."""
 
 
 def message(
@@ -197,6 +204,43 @@ def dropped_stream(content: str = "Partial answer") -> Response:
     return attrs.evolve(message(content), cut_stream=True)
 
 
+def malformed(raw: bytes, content_type: str = "application/json", status: int = 200) -> Response:
+    """A body that is not what the API sends: `raw` bytes under `content_type`."""
+    return Response(status, {}, raw=raw, content_type=content_type)
+
+
+def truncated_json() -> Response:
+    """A 200 whose JSON body stops half way."""
+    return malformed(b'{"id": "msg_1", "type": "message", "role": "assistant", "conte')
+
+
+def empty_body() -> Response:
+    """A 200 with an empty body."""
+    return malformed(b"")
+
+
+def plain_text() -> Response:
+    """A 200 in text/plain (a proxy's page, say)."""
+    return malformed(b"upstream connect error or disconnect/reset", "text/plain")
+
+
+def bad_sse_data() -> Response:
+    """A 200 event stream whose first event's data is not JSON."""
+    return malformed(
+        b"event: message_start\ndata: {not json\n\n", "text/event-stream; charset=utf-8"
+    )
+
+
+def html_error(status: int = 502) -> Response:
+    """An HTML error page from a gateway, under an error status."""
+    return malformed(b"<html><body>Bad Gateway</body></html>", "text/html", status)
+
+
+def slow(response: Response, seconds: float) -> Response:
+    """`response`, sent after `seconds`."""
+    return attrs.evolve(response, delay=seconds)
+
+
 def token_count(tokens: int) -> Response:
     """A count_tokens answer."""
     return Response(200, {"input_tokens": tokens})
@@ -233,6 +277,7 @@ class _Reply:
     payload: bytes
     cut_at: int | None = None
     """For a dropped stream: how many bytes of `payload` are sent before closing."""
+    delay: float = 0.0
 
 
 class FakeAnthropic:
@@ -351,14 +396,19 @@ class FakeAnthropic:
         if response.status >= 400:
             reply_body["request_id"] = request_id
         reply_headers = {"request-id": request_id, **response.headers}
+        if response.raw is not None:
+            reply_headers["content-type"] = response.content_type
+            return _Reply(response.status, reply_headers, response.raw, delay=response.delay)
         streamed = isinstance(body, Mapping) and body.get("stream") is True
         if response.status == 200 and streamed and reply_body.get("type") == "message":
             payload = _sse(reply_body, response.midstream_error)
             reply_headers["content-type"] = "text/event-stream; charset=utf-8"
             cut_at = len(payload) // 2 if response.cut_stream else None
-            return _Reply(200, reply_headers, payload, cut_at)
+            return _Reply(200, reply_headers, payload, cut_at, response.delay)
         reply_headers["content-type"] = "application/json"
-        return _Reply(response.status, reply_headers, json.dumps(reply_body).encode())
+        return _Reply(
+            response.status, reply_headers, json.dumps(reply_body).encode(), delay=response.delay
+        )
 
     def _choose(
         self, method: str, path: str, headers: Mapping[str, str], raw: bytes, body: Any
@@ -536,6 +586,8 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         headers = {name.lower(): value for name, value in self.headers.items()}
         reply = self.fake.answer(method, self.path, headers, raw)
+        if reply.delay:
+            time.sleep(reply.delay)
         self.send_response(reply.status, _REASONS.get(reply.status))
         for name, value in reply.headers.items():
             self.send_header(name, value)

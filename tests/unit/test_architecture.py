@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOMAIN_MAY_IMPORT = {
     "__future__",
     "attrs",
+    "base64",
     "bisect",
     "collections",
     "collections.abc",

@@ -27,7 +27,9 @@ def test_a_sqlite_file_in_a_missing_folder_is_a_clear_error(tmp_path: Path) -> N
 def test_a_postgresql_url() -> None:
     env = persistence_env("postgresql://es:p%40ss@db.internal:6543/sessions?schema=agents")
     assert env == {
-        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "PERSISTENCE_MODULE": "abridged.adapters.stores",
+        "POSTGRES_CONNECT_TIMEOUT": "5",
+        "POSTGRES_ENABLE_DB_FUNCTIONS": "y",
         "POSTGRES_DBNAME": "sessions",
         "POSTGRES_HOST": "db.internal",
         "POSTGRES_PORT": "6543",

@@ -122,7 +122,9 @@ def test_an_image_or_document_beyond_the_budget_becomes_a_placeholder() -> None:
             "title": "Q3 report",
         }
     )
-    image = ImageBlock("base64", media_type="image/png", data="iVBORw0KGgo=" * 10)
+    image = ImageBlock(
+        "base64", media_type="image/png", data=base64.b64encode(b"\x89PNG\r\n\x1a\n" * 10).decode()
+    )
     app.append_message(session_id, Message.user("Summarize these.", document, image))
 
     body = check_request(app.prepare_request(session_id), COUNTER)

@@ -1,0 +1,114 @@
+"""eventsourcing's PostgreSQL persistence, bounded and safe to start from many processes.
+
+`Factory` is eventsourcing's `PostgresFactory` with two changes:
+
+- every connection runs with a `statement_timeout` (`ABRIDGED_STATEMENT_TIMEOUT` seconds,
+  30 by default; 0 turns it off) and libpq's `connect_timeout` (`POSTGRES_CONNECT_TIMEOUT`),
+  so no store call waits for ever on a stuck server or an unreachable host;
+- tables are created under a PostgreSQL advisory lock: many processes starting at once on an
+  existing store no longer race their `CREATE ... IF NOT EXISTS` statements into
+  "tuple concurrently updated". `CREATE_TABLE=n` skips creation, as in eventsourcing.
+
+`abridged.adapters.bootstrap.persistence_env` selects this module for `postgresql://` URLs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+# The module, not its classes: eventsourcing looks for exactly one factory class in this one.
+from eventsourcing import postgres
+from eventsourcing.persistence import AggregateRecorder, ApplicationRecorder, OperationalError
+
+__all__ = ["DEFAULT_STATEMENT_TIMEOUT", "STATEMENT_TIMEOUT", "Factory"]
+
+STATEMENT_TIMEOUT = "ABRIDGED_STATEMENT_TIMEOUT"
+DEFAULT_STATEMENT_TIMEOUT = 30.0
+"""Seconds one SQL statement may run before the server cancels it."""
+
+CREATE_TABLES_LOCK = 0x61627269646765
+"""The advisory lock key held while tables are created ("abridge" in ASCII)."""
+
+
+class Factory(postgres.PostgresFactory):
+    """`PostgresFactory` with timeouts on every connection and serialized table creation."""
+
+    def __init__(self, env: Any) -> None:
+        super().__init__(env)
+        raw = self.env.get(STATEMENT_TIMEOUT)
+        try:
+            seconds = DEFAULT_STATEMENT_TIMEOUT if raw in (None, "") else float(raw)
+        except ValueError:
+            raise OSError(f"{STATEMENT_TIMEOUT} must be a number of seconds, got {raw!r}") from None
+        kwargs = self.datastore.pool.kwargs
+        assert isinstance(kwargs, dict)
+        kwargs["options"] = f"-c statement_timeout={max(0, round(seconds * 1000))}"
+        connect = self.env.get(self.POSTGRES_CONNECT_TIMEOUT)
+        if connect:
+            kwargs.setdefault("connect_timeout", max(1, round(float(connect))))
+
+    def aggregate_recorder(self, purpose: str = "events") -> AggregateRecorder:
+        with self._creating_tables(f"{self._prefix()}_{purpose}"):
+            return super().aggregate_recorder(purpose)
+
+    def application_recorder(self) -> ApplicationRecorder:
+        with self._creating_tables(f"{self._prefix()}_events"):
+            return super().application_recorder()
+
+    def env_create_table(self) -> bool:
+        return not self._tables_exist and super().env_create_table()
+
+    _tables_exist = False
+
+    def _prefix(self) -> str:
+        # The table names eventsourcing's PostgreSQL factory gives its recorders.
+        return self.env.name.lower() or "stored"
+
+    @contextmanager
+    def _creating_tables(self, table: str) -> Iterator[None]:
+        if not super().env_create_table():
+            yield
+            return
+        import psycopg
+
+        kwargs = dict(self.datastore.pool.kwargs)  # type: ignore[arg-type]
+        kwargs.pop("row_factory", None)
+        kwargs.setdefault("connect_timeout", 5)
+        try:
+            connection = psycopg.connect(**kwargs, autocommit=True)
+        except psycopg.OperationalError as error:
+            raise OperationalError(str(error)) from error
+        with connection:
+            if _ready(connection, self.datastore.schema, table):
+                # The common case, many processes starting on an existing store: nothing to
+                # create, so no lock to wait for, and no second connection held meanwhile.
+                connection.close()
+                self._tables_exist = True
+                try:
+                    yield
+                finally:
+                    self._tables_exist = False
+                self.datastore.register_type_adapters()
+                return
+            connection.execute(f"SET statement_timeout = '{CREATE_TABLES_WAIT}s'")
+            connection.execute("SELECT pg_advisory_lock(%s)", (CREATE_TABLES_LOCK,))
+            try:
+                yield
+            finally:
+                connection.execute("SELECT pg_advisory_unlock(%s)", (CREATE_TABLES_LOCK,))
+
+
+CREATE_TABLES_WAIT = 120
+"""Seconds a process waits for others to finish creating the tables."""
+
+
+def _ready(connection: Any, schema: str, table: str) -> bool:
+    """Whether the table and eventsourcing's insert functions already exist."""
+    row = connection.execute(
+        "SELECT to_regclass(%s) IS NOT NULL, "
+        "EXISTS (SELECT 1 FROM pg_proc WHERE proname LIKE 'es_insert_events_%%')",
+        (f"{schema}.{table}",),
+    ).fetchone()
+    return bool(row and row[0] and row[1])

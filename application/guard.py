@@ -1,0 +1,167 @@
+"""A summarizer with a time budget and a circuit breaker.
+
+A dead summarizer must not make every request of every session wait for it: one call (with
+whatever retries the adapter makes inside it) gets `budget` seconds in all, after which the
+compaction fails open at once; after `failures` consecutive failures the breaker opens and
+the summarizer is not called again for `cooldown` seconds, then one trial call decides
+whether it closes. The state lives in the application service, one per `Sessions`; the
+domain never sees it.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+import attrs
+import structlog
+
+from abridged.application.ports import Summarizer, SummarizerError, Summary
+from abridged.domain.messages import Message
+
+__all__ = ["BreakerSettings", "GuardedSummarizer"]
+
+logger = structlog.get_logger(__name__)
+
+
+@attrs.frozen
+class BreakerSettings:
+    """How long one summarizer call may take, and when to stop calling a failing one.
+
+    `budget`: seconds for one call, retries included (None: no limit). `failures`:
+    consecutive failures that open the breaker (0: never opens). `cooldown`: seconds the
+    breaker stays open before one trial call."""
+
+    budget: float | None = 120.0
+    failures: int = 3
+    cooldown: float = 60.0
+
+    def __attrs_post_init__(self) -> None:
+        if self.budget is not None and not self.budget > 0:
+            raise ValueError(f"budget must be a positive number of seconds, got {self.budget}")
+        if self.failures < 0:
+            raise ValueError(f"failures must be 0 or more, got {self.failures}")
+        if not self.cooldown >= 0:
+            raise ValueError(f"cooldown must be 0 or more seconds, got {self.cooldown}")
+
+
+class GuardedSummarizer:
+    """Wraps a `Summarizer`: same name and contract, bounded in time, behind a breaker.
+
+    Every failure, whatever the summarizer raised, reaches the caller as `SummarizerError`,
+    so threshold compaction can always fail open."""
+
+    def __init__(
+        self,
+        summarizer: Summarizer,
+        settings: BreakerSettings | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.inner = summarizer
+        self.settings = settings or BreakerSettings()
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._failures = 0
+        self._open_until: float | None = None
+
+    @property
+    def name(self) -> str:
+        """The wrapped summarizer's name."""
+        return self.inner.name
+
+    @property
+    def is_open(self) -> bool:
+        """Whether calls are refused at once (the summarizer failed too often, recently)."""
+        with self._lock:
+            return self._open_until is not None and self._clock() < self._open_until
+
+    def summarize(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        instructions: str | None = None,
+        session_model: str | None = None,
+    ) -> Summary:
+        """The wrapped summarizer's summary; raises `SummarizerError` when it fails, takes
+        longer than the budget, or the breaker is open."""
+        with self._lock:
+            if self._open_until is not None and self._clock() < self._open_until:
+                raise SummarizerError(
+                    f"summarizer {self.inner.name} is not called: it failed "
+                    f"{self._failures} times in a row (the circuit breaker is open)"
+                )
+
+        def call() -> Summary:
+            return self.inner.summarize(
+                messages,
+                max_tokens=max_tokens,
+                instructions=instructions,
+                session_model=session_model,
+            )
+
+        try:
+            summary = self._bounded(call)
+        except SummarizerError:
+            self._failed()
+            raise
+        with self._lock:
+            self._failures = 0
+            self._open_until = None
+        return summary
+
+    def _bounded(self, call: Callable[[], Summary]) -> Summary:
+        budget = self.settings.budget
+        if budget is None:
+            return self._translated(call)
+        # A synchronous call cannot be interrupted: it runs in a daemon thread, and the caller
+        # stops waiting at the budget. A late answer is dropped.
+        results: queue.Queue[tuple[bool, object]] = queue.Queue(maxsize=1)
+
+        def run() -> None:
+            try:
+                results.put((True, self._translated(call)))
+            except BaseException as error:
+                results.put((False, error))
+
+        threading.Thread(target=run, name="abridged-summarizer", daemon=True).start()
+        try:
+            ok, value = results.get(timeout=budget)
+        except queue.Empty:
+            raise SummarizerError(
+                f"summarizer {self.inner.name} took more than {budget:g} s (its time budget)"
+            ) from None
+        if ok:
+            assert isinstance(value, Summary)
+            return value
+        assert isinstance(value, BaseException)
+        raise value
+
+    def _translated(self, call: Callable[[], Summary]) -> Summary:
+        try:
+            return call()
+        except SummarizerError:
+            raise
+        except Exception as error:
+            # A summarizer that breaks its contract must not break the session: the failure
+            # is recorded and the compaction falls back like any other.
+            logger.warning("summarizer raised an untyped error", exc_info=True)
+            raise SummarizerError(
+                f"summarizer {self.inner.name} failed: {type(error).__name__}: {error}"
+            ) from error
+
+    def _failed(self) -> None:
+        with self._lock:
+            self._failures += 1
+            threshold = self.settings.failures
+            if threshold and self._failures >= threshold:
+                self._open_until = self._clock() + self.settings.cooldown
+                logger.warning(
+                    "summarizer circuit breaker open",
+                    summarizer=self.inner.name,
+                    failures=self._failures,
+                    cooldown=self.settings.cooldown,
+                )

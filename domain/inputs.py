@@ -1,0 +1,130 @@
+"""Checks on what a caller hands in, beyond the shape of one message: its size, whether JSON can
+carry it, and the tool definitions a session starts with.
+
+Each raises a typed `SessionError` before anything is recorded, so bad input costs nothing and
+leaves no trace in the store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+from abridged.domain.errors import (
+    InvalidMessageError,
+    InvalidToolDefinitionError,
+    MessageTooLargeError,
+    UnencodableContentError,
+)
+from abridged.domain.messages import JSON, TOOL_NAME_PATTERN, Message, Role
+from abridged.domain.replies import shown_reply
+from abridged.domain.validation import check_blocks, check_sequence
+
+DEFAULT_MAX_MESSAGE_BYTES = 6_000_000
+"""The largest message (its Messages API JSON, UTF-8) a session accepts by default. The API
+takes at most 32 MB per request and 5 MB per image; a single message larger than this is
+almost always a runaway tool output, and one of 8 MB stalls some PostgreSQL set-ups."""
+
+MAX_JSON_DEPTH = 500
+"""The deepest nesting of a tool input (or definition) serialized; deeper is refused."""
+
+
+def encoded_size(value: JSON, where: str) -> int:
+    """The size in bytes of `value` as UTF-8 JSON; raises `UnencodableContentError` when JSON
+    cannot carry it (a lone surrogate, nesting deeper than `MAX_JSON_DEPTH`)."""
+    depth = _depth(value)
+    if depth > MAX_JSON_DEPTH:
+        raise UnencodableContentError(
+            f"{where} is nested {depth} levels deep; at most {MAX_JSON_DEPTH} are accepted"
+        )
+    try:
+        return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    except UnicodeEncodeError as error:
+        raise UnencodableContentError(
+            f"{where} holds a character UTF-8 cannot encode (a lone surrogate at "
+            f"{error.start}); the API would refuse it"
+        ) from None
+    except (TypeError, ValueError) as error:
+        raise UnencodableContentError(f"{where} is not JSON: {error}") from None
+
+
+def check_message_size(message: Message, limit: int) -> int:
+    """The message's size in bytes; raises `MessageTooLargeError` over `limit`, and
+    `UnencodableContentError` when it cannot be serialized."""
+    size = encoded_size(message.to_wire(), f"the {message.role.value} message")
+    if size > limit:
+        raise MessageTooLargeError(
+            f"the {message.role.value} message is {size:,} bytes, over the limit of "
+            f"{limit:,} (max_message_bytes); shorten or truncate it before appending",
+            size=size,
+            limit=limit,
+        )
+    return size
+
+
+def check_tool_definitions(tools: Sequence[Mapping[str, JSON]]) -> None:
+    """Raises `InvalidToolDefinitionError` for a tool the Messages API would refuse: every tool
+    needs a unique `name` matching `[a-zA-Z0-9_-]{1,64}`, and a custom tool an `input_schema`
+    object whose `type` is "object". Server tools (with a `type` other than "custom") bring
+    their own schema."""
+    if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence):
+        raise InvalidToolDefinitionError("tools must be a list of tool definitions")
+    seen: set[str] = set()
+    for index, tool in enumerate(tools):
+        where = f"tools[{index}]"
+        if not isinstance(tool, Mapping):
+            raise InvalidToolDefinitionError(f"{where} must be an object")
+        name = tool.get("name")
+        if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
+            raise InvalidToolDefinitionError(
+                f"{where}: name {name!r:.80} must match [a-zA-Z0-9_-]{{1,64}}"
+            )
+        if name in seen:
+            raise InvalidToolDefinitionError(f"{where}: tool {name!r} is defined twice")
+        seen.add(name)
+        kind = tool.get("type", "custom")
+        if kind in (None, "custom"):
+            schema = tool.get("input_schema")
+            if not isinstance(schema, Mapping) or schema.get("type") != "object":
+                raise InvalidToolDefinitionError(
+                    f"{where} ({name}): input_schema must be a JSON schema object with "
+                    "'type': 'object'"
+                )
+        encoded_size(dict(tool), where)
+
+
+def first_invalid(
+    messages: Sequence[Message], max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+) -> tuple[int, InvalidMessageError] | None:
+    """The first message of a whole conversation that a session would refuse, with the error,
+    or None: each message on its own (assistant ones as model replies), its size, and its
+    place after the one before. Checking all of it first means a conversation fed from a file
+    is refused whole instead of leaving a session half made.
+
+    Tool ids reused after a compaction are legitimate, so reuse is left to the session."""
+    previous: Message | None = None
+    for index, message in enumerate(messages):
+        try:
+            check_message_size(message, max_message_bytes)
+            reply = message.role is Role.ASSISTANT
+            check_blocks(shown_reply(message) if reply else message)
+            check_sequence(previous, message, tuple)
+        except InvalidMessageError as error:
+            return index, error
+        previous = message
+    return None
+
+
+def _depth(value: JSON) -> int:
+    """How deeply `value` nests, counted without recursion (so any depth is measured)."""
+    deepest = 0
+    stack: list[tuple[JSON, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            deepest = max(deepest, depth)
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list | tuple):
+            deepest = max(deepest, depth)
+            stack.extend((v, depth + 1) for v in item)
+    return deepest

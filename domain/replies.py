@@ -1,0 +1,64 @@
+"""Model replies that are paid for but incomplete: how they are kept, and how they are shown.
+
+The provider may return a reply no request may carry as it is: one cut at `max_tokens` in the
+middle of its thinking (it ends with a thinking block, perhaps without a signature), or an
+empty one. Such a reply is still recorded whole, as the provider returned it; only the view
+adapts: empty text blocks and trailing thinking blocks are left out of later requests, and a
+reply with nothing left is shown as a short note, so the roles keep alternating.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from abridged.domain.messages import Message, RedactedThinkingBlock, Role, TextBlock, ThinkingBlock
+
+EMPTY_REPLY_TEXT = "[no reply: the model stopped before writing anything]"
+"""What later requests show in place of a reply that has nothing a request may carry."""
+
+EMPTY_REPLY_TOKENS = 24
+"""What `EMPTY_REPLY_TEXT` costs as a block, on the safe side of any counter's count."""
+
+
+def hidden_blocks(message: Message) -> frozenset[int]:
+    """The indexes of the blocks of a model reply that requests leave out: empty text blocks,
+    and thinking blocks at its end (nothing but a request's last block may end in thinking, and
+    a cut one has no signature)."""
+    if message.role is not Role.ASSISTANT:
+        return frozenset()
+    hidden = {
+        index
+        for index, block in enumerate(message.content)
+        if isinstance(block, TextBlock) and not block.text.strip()
+    }
+    for index in range(len(message.content) - 1, -1, -1):
+        block = message.content[index]
+        if index in hidden:
+            continue
+        if not isinstance(block, ThinkingBlock | RedactedThinkingBlock):
+            break
+        hidden.add(index)
+    return frozenset(hidden)
+
+
+def is_incomplete(message: Message) -> bool:
+    """Whether requests show the reply differently from how it is stored."""
+    return message.role is Role.ASSISTANT and (not message.content or bool(hidden_blocks(message)))
+
+
+def shown_reply(message: Message) -> Message:
+    """The reply as later requests show it (see the module docstring)."""
+    if not is_incomplete(message):
+        return message
+    hidden = hidden_blocks(message)
+    kept = tuple(b for i, b in enumerate(message.content) if i not in hidden)
+    return attrs.evolve(message, content=kept or (TextBlock(EMPTY_REPLY_TEXT),))
+
+
+def extra_tokens(message: Message) -> int:
+    """Tokens the view adds to the reply's own blocks: the note of an emptied reply."""
+    return (
+        EMPTY_REPLY_TOKENS
+        if is_incomplete(message) and len(hidden_blocks(message)) == len(message.content)
+        else 0
+    )
