@@ -5,7 +5,7 @@ One module per group of commands; each registers itself on the `main` group.
 
 from __future__ import annotations
 
-from abridged.adapters.cli import history, replay
+from abridged.adapters.cli import history, replay, simulate
 from abridged.adapters.cli.common import main
 
-__all__ = ["history", "main", "replay"]
+__all__ = ["history", "main", "replay", "simulate"]
