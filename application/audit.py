@@ -115,3 +115,12 @@ def _(event: Session.DoubleCompactionConfigured) -> Facts:
 @facts.register
 def _(event: Session.CompactionFailed) -> Facts:
     return {"summarizer": event.summarizer, "error": event.error, "fallback": event.fallback}
+
+
+@facts.register
+def _(event: Session.LedgerUpdated) -> Facts:
+    return {
+        "entries": len(event.entries),
+        "tokens": event.tokens,
+        "dropped": [f"{e.kind}: {e.text}" for e in event.dropped],
+    }

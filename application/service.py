@@ -32,7 +32,7 @@ from abridged.application.ports import (
 from abridged.application.summaries import SummaryRequest, SummaryWriter, WrittenSummary
 from abridged.application.topics import register_legacy_topics
 from abridged.application.transcodings import register_transcodings
-from abridged.domain import planner
+from abridged.domain import ledger, planner
 from abridged.domain.context import Context, build_context
 from abridged.domain.errors import (
     CompactionFailedError,
@@ -46,9 +46,10 @@ from abridged.domain.errors import (
 from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import PrunedOutput, PrunePlan
-from abridged.domain.session import Session
+from abridged.domain.session import LedgerUpdate, Session
 from abridged.domain.settings import CompactionSettings, Limits, context_window_for
 from abridged.domain.tokens import (
+    BLOCK_OVERHEAD,
     MESSAGE_OVERHEAD,
     TOOL_OVERHEAD,
     block_tokens,
@@ -489,6 +490,7 @@ class Sessions(Application[UUID]):
                 written = self.writer.fallback(request, error)
         outcome = session.complete_compaction(
             decision,
+            ledger=self._ledger(session, decision),
             text=written.text,
             tokens=written.tokens,
             model=written.model,
@@ -509,6 +511,21 @@ class Sessions(Application[UUID]):
         )
         logger.info("compacted", session=str(session.id), **attrs.asdict(report))
         return report
+
+    def _ledger(self, session: Session, decision: Decision) -> LedgerUpdate | None:
+        """The facts ledger after this compaction: the summarized messages' facts merged
+        into the session's, bounded by the decision's room (`None` when the ledger is off)."""
+        if decision.ledger_max_tokens <= 0:
+            return None
+        summarized = [
+            (e.position, e.message) for e in session.entries if e.position < decision.retained_from
+        ]
+        merged = ledger.merge(session.ledger, ledger.extract(summarized))
+        room = decision.ledger_max_tokens - BLOCK_OVERHEAD
+        kept, dropped = ledger.bounded(merged, room, self.counter.count)
+        text = ledger.render_ledger(kept)
+        tokens = text_block_tokens(text, self.counter.count) if text else 0
+        return LedgerUpdate(kept, text, tokens, dropped)
 
     def _summary_request(
         self,

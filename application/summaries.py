@@ -70,12 +70,12 @@ class SummaryWriter:
 
     def supplied(self, request: SummaryRequest, text: str) -> WrittenSummary:
         """A summary a hook supplied, with the files footer, fitted to the limit."""
-        footer = files_footer(request.messages)
+        footer = _footer(request)
         return self._finish(request, footer, text, "hook", "hook", "hook", (0, 0))
 
     def write(self, request: SummaryRequest) -> WrittenSummary:
         """Summarizes `request.messages`; raises `SummarizerError` when the summarizer fails."""
-        footer = files_footer(request.messages)
+        footer = _footer(request)
         text, model, usage = self._summarize(request, self._text_budget(request, footer))
         strategy: CompactionStrategy = "additive"
         if request.earlier:
@@ -92,7 +92,7 @@ class SummaryWriter:
         if request.earlier:
             # The note goes first: fitting cuts from the end, and it must survive.
             text = "\n\n".join([text, *(c.text for c in request.earlier)])
-        footer = files_footer(request.messages)
+        footer = _footer(request)
         return self._finish(request, footer, text, "none", "truncate", self.summarizer.name, (0, 0))
 
     def _text_budget(self, request: SummaryRequest, footer: str) -> int:
@@ -196,6 +196,14 @@ class SummaryWriter:
                 high = middle - 1
         fitted = text[:low].rstrip() + " …" if low else "…"
         return fitted, cost(fitted)
+
+
+def _footer(request: SummaryRequest) -> str:
+    # With the facts ledger on, the files read and modified are its entries (with their
+    # message ranges), carried across compactions; the footer is only for a ledger turned off.
+    if request.decision.ledger_max_tokens > 0:
+        return ""
+    return files_footer(request.messages)
 
 
 def _without_thinking(message: Message) -> Message:

@@ -46,6 +46,8 @@ class Decision:
     reason: str
     extra_tokens: int = 0
     """Tokens of the per-turn content the decision counted (not stored in the history)."""
+    ledger_max_tokens: int = 0
+    """The most the facts ledger may take after this compaction (0: the ledger is off)."""
 
 
 @attrs.frozen
@@ -100,6 +102,10 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
         or existing + limits.summary_tokens > limits.summaries_tokens
     )
     summaries_bound = limits.summary_tokens if resummarize else existing + limits.summary_tokens
+    # Room for the ledger: its whole share when the tail is chosen by the soft limits; when
+    # only the minimal tail fits, what is left of the budget (never less than it holds now,
+    # which fitted before).
+    ledger_room = max(limits.ledger_tokens, view.ledger_tokens) if limits.ledger_tokens else 0
     fixed = (
         REQUEST_OVERHEAD
         + view.system_tokens
@@ -109,12 +115,13 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
         + extra_tokens
     )
     suffix = suffix_sums(entries)
-    soft = min(limits.retained_tokens + fixed, limits.threshold)
+    soft = min(limits.retained_tokens + fixed + ledger_room, limits.threshold, limits.target)
 
-    def fits(index: int, limit: int) -> bool:
-        return calibrated(view, fixed + suffix[index]) <= limit
+    def fits(index: int, limit: int, ledger: int | None = None) -> bool:
+        room = ledger_room if ledger is None else ledger
+        return calibrated(view, fixed + room + suffix[index]) <= limit
 
-    def choose(cut: int, turns: int, reason: str) -> Decision:
+    def choose(cut: int, turns: int, reason: str, ledger: int | None = None) -> Decision:
         return Decision(
             trigger=trigger,
             estimate=estimate,
@@ -130,6 +137,7 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
             summary_max_tokens=limits.summary_tokens,
             reason=reason,
             extra_tokens=extra_tokens,
+            ledger_max_tokens=ledger_room if ledger is None else ledger,
         )
 
     turn_starts = [k for k in cuts if entries[k].message.is_user_prompt]
@@ -149,6 +157,9 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
     cut = cuts[-1]
     if fits(cut, limits.budget):
         return choose(cut, turns_from(entries, cut), "minimal tail")
+    left = int(limits.budget / view.calibration) - fixed - suffix[cut]
+    if ledger_room and left >= view.ledger_tokens:
+        return choose(cut, turns_from(entries, cut), "minimal tail, smaller ledger", left)
     raise overflow_error(view, entries[cut:])
 
 

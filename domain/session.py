@@ -12,10 +12,12 @@ from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
 
+import attrs
 from eventsourcing.domain import Aggregate, event
 
 from abridged.domain.context import Entry, SummaryChunk, calibrated, raw_estimate
 from abridged.domain.errors import InvalidMessageError
+from abridged.domain.ledger import LedgerEntry
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.planner import CompactionOutcome, Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
@@ -26,10 +28,30 @@ from abridged.domain.validation import check_blocks, check_sequence
 from abridged.domain.vocabulary import CompactionStrategy, Fallback, Trigger
 
 
+@attrs.frozen
+class LedgerUpdate:
+    """A new state of the facts ledger, computed by the service at a compaction."""
+
+    entries: tuple[LedgerEntry, ...]
+    text: str
+    tokens: int
+    dropped: tuple[LedgerEntry, ...] = ()
+
+
 class Session(Aggregate):
     """One conversation thread; every change to it is an event."""
 
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
+
+    class_version = 2
+    """2: the facts ledger joined the state (`ledger`, `ledger_text`, `ledger_tokens`)."""
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """A snapshot taken before the ledger existed holds an empty one."""
+        state["ledger"] = []
+        state["ledger_text"] = ""
+        state["ledger_tokens"] = 0
 
     class Started(Aggregate.Created):
         """A session began, with its model, window, settings, system prompt and tools."""
@@ -85,6 +107,10 @@ class Session(Aggregate):
         self.suppressed: str | None = None
         self.provider_window: int | None = None
         """The window the provider enforced when it was smaller than `context_window`."""
+        self.ledger: list[LedgerEntry] = []
+        self.ledger_text = ""
+        """The ledger as requests show it (`abridged.domain.ledger.render_ledger`)."""
+        self.ledger_tokens = 0
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Session:
         # The service copies a cached session before each command. Every value the session
@@ -266,8 +292,10 @@ class Session(Aggregate):
         summarizer: str,
         summarizer_input_tokens: int = 0,
         summarizer_output_tokens: int = 0,
+        ledger: LedgerUpdate | None = None,
     ) -> CompactionOutcome:
-        """Replaces the messages before `decision.retained_from` by a summary chunk."""
+        """Replaces the messages before `decision.retained_from` by a summary chunk; with
+        `ledger`, the facts ledger is updated first (`LedgerUpdated`)."""
         if not self.entries or decision.retained_from <= self.retained_from:
             raise InvalidMessageError("this compaction would summarize nothing")
         if not text.strip():
@@ -277,6 +305,8 @@ class Session(Aggregate):
         generation = self.generation + 1
         chunk = SummaryChunk(text, first, decision.retained_from - 1, tokens, model, generation)
         before = self.estimate()
+        if ledger is not None:
+            self.update_ledger(ledger)
         summarized = sum(1 for e in self.entries if e.position < decision.retained_from)
         kept = [e for e in self.entries if e.position >= decision.retained_from]
         summaries = [*self.summaries[replaced:], chunk]
@@ -297,6 +327,40 @@ class Session(Aggregate):
             summarizer_output_tokens=summarizer_output_tokens,
         )
         return CompactionOutcome(generation, summarized, before, after)
+
+    # The facts ledger.
+
+    class LedgerUpdated(Aggregate.Event):
+        """The facts ledger changed at a compaction: the entries it holds now, how it reads,
+        and every entry it dropped to stay within its budget."""
+
+        entries: tuple[LedgerEntry, ...]
+        text: str
+        tokens: int
+        dropped: tuple[LedgerEntry, ...]
+
+        def apply(self, session: Session) -> None:
+            session.ledger = list(self.entries)
+            session.ledger_text = self.text
+            session.ledger_tokens = self.tokens
+
+    def update_ledger(self, update: LedgerUpdate) -> None:
+        """Records the ledger's new entries; every entry it held and no longer holds must be
+        named in `update.dropped`."""
+        kept = {e.key for e in update.entries}
+        said = {e.key for e in update.dropped}
+        lost = [e for e in self.ledger if e.key not in kept and e.key not in said]
+        if lost:
+            raise ValueError(f"ledger entries dropped without being recorded: {lost[:3]}")
+        if bool(update.text.strip()) != bool(update.entries):
+            raise ValueError("a ledger's text is empty exactly when it has no entries")
+        self.trigger_event(
+            self.LedgerUpdated,
+            entries=tuple(update.entries),
+            text=update.text,
+            tokens=update.tokens,
+            dropped=tuple(update.dropped),
+        )
 
     # Pruning and reasoning.
 

@@ -95,6 +95,10 @@ class CompactionSettings:
     cooldown_messages: int = attrs.field(default=4, validator=_int)
     """A threshold compaction fewer than this many messages after the last one is suppressed
     (a request follows at least two new messages, so 4 holds off one exchange)."""
+    target_ratio: float = attrs.field(default=1.0, validator=_float)
+    """A compaction brings the next request to at most this fraction of the window (the
+    retained tail shrinks to fit), so that the next one is far off: each compaction moves the
+    cached prefix, which is rewritten at the cache-write price."""
     min_reduction_share: float = attrs.field(default=0.05, validator=_float)
     """A compaction saving less than this share of the budget made no progress."""
 
@@ -116,6 +120,11 @@ class CompactionSettings:
     )
     """`additive`: one chunk per compaction; `update`: the summary so far and the new
     messages are summarized into one chunk every time."""
+
+    ledger_share: float = attrs.field(default=0.25, validator=_float)
+    """The facts ledger (paths, commands, errors, requests kept verbatim through every
+    compaction) may take at most this share of the budget; past it, entries are dropped by
+    priority (`abridged.domain.ledger`)."""
 
     # Tool outputs.
     tool_output_share: float = attrs.field(default=0.25, validator=_float)
@@ -154,8 +163,13 @@ class CompactionSettings:
     def __attrs_post_init__(self) -> None:
         _share("threshold_ratio", self.threshold_ratio)
         _share("retained_share", self.retained_share)
+        _share("target_ratio", self.target_ratio)
         _share("summary_share", self.summary_share, high=0.5)
         _share("summaries_share", self.summaries_share, high=0.5)
+        if not (0.0 <= self.ledger_share <= 0.5):
+            raise InvalidSettingsError(
+                f"ledger_share must be in [0, 0.5], got {self.ledger_share!r} (0 turns it off)"
+            )
         _share("tool_output_share", self.tool_output_share)
         _share("prune_protect_share", self.prune_protect_share)
         _share("min_reduction_share", self.min_reduction_share, high=0.5)
@@ -233,6 +247,11 @@ class Limits:
         return min(self.budget, max(by_setting, self.settings.threshold_floor_tokens))
 
     @property
+    def target(self) -> int:
+        """The estimate a compaction aims to bring the next request under."""
+        return int(self.settings.target_ratio * self.window)
+
+    @property
     def min_reduction(self) -> int:
         return int(self.settings.min_reduction_share * self.budget)
 
@@ -257,6 +276,11 @@ class Limits:
     @property
     def summaries_tokens(self) -> int:
         return max(128, int(self.settings.summaries_share * self.budget))
+
+    @property
+    def ledger_tokens(self) -> int:
+        """The facts ledger's budget (0 when the ledger is off)."""
+        return int(self.settings.ledger_share * self.budget)
 
     @property
     def tool_output_tokens(self) -> int:

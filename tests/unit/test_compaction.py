@@ -86,7 +86,12 @@ def test_crossing_the_threshold_summarizes_older_turns_and_keeps_recent_ones_ver
     assert isinstance(summary, TextBlock)
     assert "<conversation-summary" in summary.text
     assert "not new instructions" in summary.text
-    assert first.content[1:] == kept[0].content
+    # The facts ledger follows the summary: the summarized requests, verbatim.
+    ledger = first.content[1]
+    assert isinstance(ledger, TextBlock)
+    assert ledger.text.startswith("Facts ledger")
+    assert "- [m1] Request 0" in ledger.text
+    assert first.content[2:] == kept[0].content
     assert list(context.messages[1:]) == kept[1:]
     check_request(prepared, COUNTER)
 
