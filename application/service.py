@@ -302,7 +302,11 @@ class Sessions(Application[UUID]):
     ) -> int:
         session = self.session(session_id)
         truncations, shown = plan_truncations(
-            message, session.limits.tool_output_tokens, self.counter.count, counts
+            message,
+            session.limits.tool_output_tokens,
+            self.counter.count,
+            counts,
+            session.settings.salient_chars,
         )
         session.append(
             message,

@@ -144,6 +144,12 @@ class CompactionSettings:
     """The prune boundary moves only to save at least this share of the budget at once."""
     prune_head_bytes: int = attrs.field(default=400, validator=_int)
     prune_tail_bytes: int = attrs.field(default=400, validator=_int)
+    prune_salient_chars: int = attrs.field(default=600, validator=_int)
+    """A pruned output keeps up to this many characters of salient lines (errors, failing
+    tests, traceback frames, paths) from its cut middle; 0 keeps none."""
+    salient_chars: int = attrs.field(default=2_000, validator=_int)
+    """An output truncated at append (over `tool_output_share`) keeps up to this many
+    characters of salient lines from its cut middle (at most a third of what it shows)."""
     tool_policies: dict[str, ToolPolicy] = attrs.field(
         factory=dict, hash=False, validator=_tool_policies
     )
@@ -188,6 +194,8 @@ class CompactionSettings:
             "cooldown_messages",
             "prune_head_bytes",
             "prune_tail_bytes",
+            "prune_salient_chars",
+            "salient_chars",
             "reasoning_keep_turns",
         ):
             _at_least(name, getattr(self, name), 0)

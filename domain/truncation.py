@@ -1,4 +1,7 @@
-"""Showing a large tool output as its head and tail, with a marker saying how much was cut."""
+"""Showing a large tool output as its head and tail, with a marker saying how much was cut.
+
+The marker keeps the salient lines of the cut middle (errors, failing tests, traceback frames,
+paths; `abridged.domain.salience`) up to the truncation's `salient_chars`."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from collections.abc import Sequence
 import attrs
 
 from abridged.domain.messages import Block, ImageBlock, Message, TextBlock, ToolResultBlock
+from abridged.domain.salience import elided, salient_lines
 from abridged.domain.tokens import TOOL_OVERHEAD, CountText
 
 
@@ -29,18 +33,24 @@ class Truncation:
     block_index: int
     head_chars: int
     tail_chars: int
+    salient_chars: int = 0
+    """At most this many characters of salient lines from the cut middle are shown (0 in
+    events recorded before salient truncation, which show as they did)."""
 
 
 def marker(cut_chars: int) -> str:
     return f"\n\n[… {cut_chars:,} characters of tool output truncated …]\n\n"
 
 
-def truncate_text(text: str, head_chars: int, tail_chars: int) -> str:
+def truncate_text(text: str, head_chars: int, tail_chars: int, salient_chars: int = 0) -> str:
     cut = len(text) - head_chars - tail_chars
     if cut <= 0:
         return text
     tail = text[len(text) - tail_chars :] if tail_chars else ""
-    return text[:head_chars] + marker(cut) + tail
+    middle = salient_lines(text[head_chars : len(text) - tail_chars], salient_chars)
+    if not middle:
+        return text[:head_chars] + marker(cut) + tail
+    return f"{text[:head_chars]}\n\n{elided(cut, middle)}\n\n{tail}"
 
 
 def shown(
@@ -55,7 +65,7 @@ def shown(
     for t in truncations:
         block = content[t.block_index]
         assert isinstance(block, ToolResultBlock)
-        text = truncate_text(block.text, t.head_chars, t.tail_chars)
+        text = truncate_text(block.text, t.head_chars, t.tail_chars, t.salient_chars)
         images = (
             0
             if isinstance(block.content, str)
@@ -78,13 +88,18 @@ def shown(
 
 
 def plan_truncations(
-    message: Message, limit: int, count: CountText, block_counts: Sequence[int]
+    message: Message,
+    limit: int,
+    count: CountText,
+    block_counts: Sequence[int],
+    salient_chars: int = 0,
 ) -> tuple[tuple[Truncation, ...], tuple[int, ...]]:
     """Truncations that bring the message's tool outputs to about `limit` tokens in all.
 
     `block_counts` are the message's per-block counts (`block_tokens`), so nothing already
     counted is counted again. Small outputs stay whole; the large ones share what is left
-    (water-filling), each cut to head and tail. Returns the truncations and the shown
+    (water-filling), each cut to head and tail, keeping up to `salient_chars` (at most a third
+    of what is shown) of salient lines from the middle. Returns the truncations and the shown
     message's per-block counts.
     """
     results = [
@@ -100,7 +115,7 @@ def plan_truncations(
     for (index, block, tokens), allowed in zip(results, allowance, strict=True):
         if tokens <= allowed:
             continue
-        truncation, shown_tokens = _fit(index, block.text, tokens, allowed, count)
+        truncation, shown_tokens = _fit(index, block.text, tokens, allowed, count, salient_chars)
         truncations.append(truncation)
         shown_counts[index] = TOOL_OVERHEAD + shown_tokens
     return tuple(truncations), tuple(shown_counts)
@@ -125,14 +140,15 @@ def _fair_shares(sizes: list[int], limit: int) -> list[int]:
 
 
 def _fit(
-    index: int, text: str, tokens: int, allowed: int, count: CountText
+    index: int, text: str, tokens: int, allowed: int, count: CountText, salient_chars: int
 ) -> tuple[Truncation, int]:
     # Token density varies along a text, so shrink until the shown text counts within budget.
     keep = int(len(text) * allowed / max(tokens, 1))
     while True:
-        head = (keep * 2) // 3
-        tail = keep - head
-        shown_tokens = count(truncate_text(text, max(head, 0), max(tail, 0)))
+        salient = max(0, min(salient_chars, keep // 3))
+        head = max(0, ((keep - salient) * 2) // 3)
+        tail = max(0, keep - salient - head)
+        shown_tokens = count(truncate_text(text, head, tail, salient))
         if keep <= 0 or shown_tokens <= allowed:
-            return Truncation(index, max(head, 0), max(tail, 0)), shown_tokens
+            return Truncation(index, head, tail, salient), shown_tokens
         keep = int(keep * 0.85)
