@@ -25,9 +25,6 @@ from abridged.domain.planner import Decision
 from abridged.domain.tokens import text_block_tokens
 from abridged.domain.vocabulary import CompactionStrategy
 
-TURN_CONTEXT_SHARE = 0.4
-"""Of a split turn's summary budget, the share for the current turn's prefix."""
-
 
 @attrs.frozen
 class WrittenSummary:
@@ -127,25 +124,11 @@ class SummaryWriter:
         if not request.include_thinking:
             messages = tuple(_without_thinking(m) for m in messages)
         earlier = tuple(Message.user(c.text) for c in request.earlier)
-        # A turn cut inside gets its own "turn context" summary, joined to the history's.
-        prompts = [i for i, m in enumerate(messages) if m.is_user_prompt]
-        parts = [(earlier + messages, text_budget, "")]
-        if request.mid_turn and prompts and prompts[-1] > 0:
-            turn_budget = int(text_budget * TURN_CONTEXT_SHARE)
-            parts = [
-                (earlier + messages[: prompts[-1]], text_budget - turn_budget, ""),
-                (messages[prompts[-1] :], turn_budget, "## The current request so far\n"),
-            ]
-        texts, models, used = [], [], [0, 0]
-        for part, limit, heading in parts:
-            if not part:
-                continue
-            summary = self._summarize_within(request, part, limit)
-            texts.append(heading + summary.text.strip())
-            models.append(summary.model)
-            used[0] += summary.input_tokens
-            used[1] += summary.output_tokens
-        return "\n\n".join(texts), models[-1], (used[0], used[1])
+        # One call per compaction, even when the cut falls inside a turn: the facts ledger
+        # keeps the current request's prompt, commands and errors verbatim, so a separate
+        # "turn so far" summary would cost a second call for little that is not kept already.
+        summary = self._summarize_within(request, earlier + messages, text_budget)
+        return summary.text.strip(), summary.model, (summary.input_tokens, summary.output_tokens)
 
     def _summarize_within(
         self, request: SummaryRequest, messages: Sequence[Message], limit: int
