@@ -68,8 +68,8 @@ CREATES = ("create", "new_file", "mkdir", "touch")
 SHELL_TOOL = re.compile(r"bash|shell|terminal|exec|run|cmd|command", re.IGNORECASE)
 PATH_WORD = re.compile(r"(?<![\w:/.])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*\w")
 ERROR_LINE = re.compile(
-    r"\b\w*(?:Error|Exception)\b(?:[:(]|$)|\berror(?:\[\w+\])?:|\bFAILED\b|\bfatal:|\bpanic:"
-    r"|^Traceback \(most recent call last\)|\bexit (?:code|status) [1-9]"
+    r"\b[A-Z]\w*(?:Error|Exception)\b:|(?:^|\s)(?:error|Error|ERROR)(?:\[\w+\])?:"
+    r"|\bFAILED\b|\bfatal:|\bpanic:|^Traceback \(most recent call last\)"
 )
 """A line that reports a failure: an exception, a compiler or tool `error:`, a failed test."""
 
@@ -231,11 +231,12 @@ SECTIONS: tuple[tuple[str, tuple[LedgerKind, ...]], ...] = (
 
 
 def render_line(entry: LedgerEntry) -> str:
-    """One entry as a line: its range, a mark, its exact text."""
+    """One entry as a line: its range, a mark, its exact text (a range costs tokens on every
+    line, so it is as short as it can be read: `m12` or `m12-40`)."""
     first, last = entry.first_position + 1, entry.last_position + 1
     where = f"m{first}" if first == last else f"m{first}-{last}"
     mark = {"command-failed": "✗ ", "file-created": "(new) "}.get(entry.kind, "")
-    return f"- [{where}] {mark}{entry.text}"
+    return f"{where} {mark}{entry.text}"
 
 
 def render_ledger(entries: Sequence[LedgerEntry]) -> str:
@@ -245,8 +246,8 @@ def render_ledger(entries: Sequence[LedgerEntry]) -> str:
     if not entries:
         return ""
     lines = [
-        "Facts ledger: exact strings recorded from the compacted messages "
-        "([mN-M] = the messages they came from)."
+        "Facts ledger: exact strings recorded from the compacted messages; "
+        "each line starts with the messages it came from (mN or mN-M)."
     ]
     for title, kinds in SECTIONS:
         chosen = sorted(

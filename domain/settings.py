@@ -86,7 +86,7 @@ class CompactionSettings:
     """
 
     # Triggers.
-    threshold_ratio: float = attrs.field(default=0.7, validator=_float)
+    threshold_ratio: float = attrs.field(default=0.4, validator=_float)
     """Compact when the next request's estimate reaches this fraction of the window."""
     threshold_floor_tokens: int = attrs.field(default=2_000, validator=_int)
     """Never compact a context smaller than this, whatever the ratio says."""
@@ -95,7 +95,7 @@ class CompactionSettings:
     cooldown_messages: int = attrs.field(default=4, validator=_int)
     """A threshold compaction fewer than this many messages after the last one is suppressed
     (a request follows at least two new messages, so 4 holds off one exchange)."""
-    target_ratio: float = attrs.field(default=1.0, validator=_float)
+    target_ratio: float = attrs.field(default=0.2, validator=_float)
     """A compaction brings the next request to at most this fraction of the window (the
     retained tail shrinks to fit), so that the next one is far off: each compaction moves the
     cached prefix, which is rewritten at the cache-write price."""
@@ -111,9 +111,9 @@ class CompactionSettings:
     """At most this share of the window is kept verbatim after a compaction."""
 
     # Summaries.
-    summary_share: float = attrs.field(default=0.1, validator=_float)
+    summary_share: float = attrs.field(default=0.03, validator=_float)
     """A new summary chunk may take at most this share of the budget."""
-    summaries_share: float = attrs.field(default=0.2, validator=_float)
+    summaries_share: float = attrs.field(default=0.06, validator=_float)
     """All summary chunks together may take this share; past it they are re-summarized."""
     summary_strategy: SummaryStrategy = attrs.field(
         default="additive", validator=_one_of(SummaryStrategy)
@@ -121,7 +121,7 @@ class CompactionSettings:
     """`additive`: one chunk per compaction; `update`: the summary so far and the new
     messages are summarized into one chunk every time."""
 
-    ledger_share: float = attrs.field(default=0.25, validator=_float)
+    ledger_share: float = attrs.field(default=0.3, validator=_float)
     """The facts ledger (paths, commands, errors, requests kept verbatim through every
     compaction) may take at most this share of the budget; past it, entries are dropped by
     priority (`abridged.domain.ledger`)."""
@@ -138,9 +138,9 @@ class CompactionSettings:
         default="head-tail", validator=_one_of(PruneStrategy)
     )
     """How a pruned output is shown: `head-tail` (first and last bytes) or `name-only`."""
-    prune_protect_share: float = attrs.field(default=0.3, validator=_float)
+    prune_protect_share: float = attrs.field(default=0.15, validator=_float)
     """The most recent tool outputs, up to this share of the budget, are never pruned."""
-    prune_min_share: float = attrs.field(default=0.05, validator=_float)
+    prune_min_share: float = attrs.field(default=0.3, validator=_float)
     """The prune boundary moves only to save at least this share of the budget at once."""
     prune_head_bytes: int = attrs.field(default=400, validator=_int)
     prune_tail_bytes: int = attrs.field(default=400, validator=_int)
@@ -298,26 +298,32 @@ class Limits:
 PRESETS: dict[str, CompactionSettings] = {
     # Nothing is pruned or summarized until the next request would not fit the budget.
     "off": CompactionSettings(
-        threshold_ratio=1.0, tool_output_mode="keep_all", reasoning_keep_turns=1_000_000
+        threshold_ratio=1.0,
+        target_ratio=1.0,
+        tool_output_mode="keep_all",
+        reasoning_keep_turns=1_000_000,
     ),
+    # Later and gentler compactions, more verbatim: costs more per request (docs/evaluation.md).
     "conservative": CompactionSettings(
         threshold_ratio=0.85,
+        target_ratio=0.5,
         keep_recent_turns=6,
         retained_share=0.5,
+        summary_share=0.1,
+        summaries_share=0.2,
         prune_protect_share=0.5,
         prune_min_share=0.1,
         reasoning_keep_turns=3,
     ),
     "default": CompactionSettings(),
     "aggressive": CompactionSettings(
-        threshold_ratio=0.5,
+        threshold_ratio=0.3,
+        target_ratio=0.12,
         keep_recent_turns=2,
         retained_share=0.25,
         prune_strategy="name-only",
-        prune_protect_share=0.15,
-        prune_min_share=0.02,
-        summary_share=0.08,
-        summaries_share=0.15,
+        prune_protect_share=0.1,
+        prune_min_share=0.1,
     ),
 }
 """Named starting points; `settings_from(preset, overrides)` adjusts any field."""

@@ -8,7 +8,7 @@ task would need again, verbatim:
   (`content`, `old_string`, `new_string`, `file_text`, `text`);
 - **commands**: shell commands run (the first line of a `command`/`cmd` input of a tool whose
   name says it runs commands: bash, shell, terminal, exec, run), at most 200 characters;
-- **errors**: distinct error lines of tool outputs (a line naming an `…Error`/`…Exception`,
+- **errors**: distinct error lines of tool outputs (a line reporting an `…Error:`/`…Exception:`,
   `error:`/`error[E…]:`, `FAILED`, `fatal:`, `panic:`, `Traceback`, or the first line of an
   output the tool marked as an error), stripped, at most 160 characters;
 - **requests**: the head of each user prompt (its first non-blank line, at most 120
@@ -34,8 +34,8 @@ FACT_KINDS = ("paths", "commands", "errors", "requests")
 PATH_INPUTS = ("path", "file_path", "filepath", "filename", "file", "target_file", "notebook_path")
 SHELL_TOOL = re.compile(r"bash|shell|terminal|exec|run|cmd|command", re.IGNORECASE)
 ERROR_LINE = re.compile(
-    r"\b\w*(?:Error|Exception)\b(?:[:(]|$)|\berror(?:\[\w+\])?:|\bFAILED\b|\bfatal:|\bpanic:"
-    r"|^Traceback \(most recent call last\)"
+    r"\b[A-Z]\w*(?:Error|Exception)\b:|(?:^|\s)(?:error|Error|ERROR)(?:\[\w+\])?:"
+    r"|\bFAILED\b|\bfatal:|\bpanic:|^Traceback \(most recent call last\)"
 )
 COMMAND_CHARS = 200
 ERROR_CHARS = 160
