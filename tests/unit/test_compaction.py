@@ -58,7 +58,9 @@ def test_crossing_the_threshold_summarizes_older_turns_and_keeps_recent_ones_ver
     app: Sessions,
 ) -> None:
     # No target fill: the kept turns are what this test is about.
-    session_id = start(app, keep_recent_turns=2, threshold_floor_tokens=0, target_ratio=1.0)
+    session_id = start(
+        app, keep_recent_turns=2, threshold_floor_tokens=0, threshold_ratio=0.7, target_ratio=1.0
+    )
     recorded: list[Message] = []
     prepared = None
     messages = [m for i in range(12) for m in turn(f"Request {i}", [words(150), words(150)])]
