@@ -193,18 +193,19 @@ def bounded(
 ) -> tuple[tuple[LedgerEntry, ...], tuple[LedgerEntry, ...]]:
     """The entries whose rendering fits `max_tokens`, and those dropped, by priority.
 
-    Lines are counted one by one (a rendering is the sum of its lines and headings, give or
-    take a token per line), then the total is checked once and trimmed further if needed."""
+    Lines are counted one by one (a rendering is about the sum of its lines and headings),
+    then the rendering is counted and trimmed further, lowest priority first, until it fits."""
     if not entries:
         return (), ()
     order = sorted(
         range(len(entries)),
         key=lambda i: (PRIORITY[entries[i].kind], entries[i].last_position, i),
     )
+    # A first pass by the lines' own counts (the section titles are left to the exact
+    # check below, so this pass never drops more than it must).
     sizes = {i: count(render_line(entries[i])) + 1 for i in order}
-    heading = count(render_ledger(entries))
     total = sum(sizes.values())
-    heading = max(0, heading - total)
+    heading = count(render_ledger(entries[:1]).split("\n", 1)[0]) + 1
     dropped: set[int] = set()
     for i in order:
         if heading + total <= max_tokens:
