@@ -421,7 +421,9 @@ class Sessions(Application[UUID]):
             tokens = TOOL_OVERHEAD + self.counter.count(text)
             outputs.append(attrs.evolve(output, text=text, tokens_after=tokens))
         kept = tuple(o for o in outputs if o.tokens_after < o.tokens_before)
-        if not kept:
+        if not kept or sum(o.tokens_before - o.tokens_after for o in kept) < plan.min_saving:
+            # Counted exactly, the move saves less than the plan's estimate promised: not
+            # worth breaking the cached prefix for.
             return 0
         session.prune(plan, kept)
         logger.info("pruned", session=str(session.id), outputs=len(kept), boundary=plan.boundary)

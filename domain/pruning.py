@@ -130,6 +130,9 @@ class PrunePlan:
     boundary: int
     outputs: tuple[PrunedOutput, ...]
     reason: str
+    min_saving: int = 0
+    """What the outputs, counted exactly, must save for the move to be worth it (0 when the
+    move is due whatever it saves: past the threshold, or `keep_none`)."""
 
 
 def plan_pruning(
@@ -197,6 +200,7 @@ def plan_pruning(
         reason = "past the compaction threshold"
     elif saving >= limits.prune_min_tokens:
         reason = f"about {saving:,} tokens of old tool output"
+        return PrunePlan(new_boundary, tuple(outputs), reason, limits.prune_min_tokens)
     else:
         return None
     return PrunePlan(new_boundary, tuple(outputs), reason)
