@@ -29,9 +29,10 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 bench: $(STAMP)
-	$(BIN)/python -m tests.benchmarks.prepare
+	$(BIN)/python -m tests.benchmarks.loop
 	$(BIN)/python -m tests.benchmarks.prefix
 	$(BIN)/python -m tests.benchmarks.components
+	$(BIN)/python -m tests.benchmarks.audit
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -17,8 +17,13 @@ Facts = dict[str, Any]
 
 
 def event_facts(event: Any) -> Facts:
-    """The event's version and name, and the facts it records (`facts`)."""
-    return {"version": event.originator_version, "event": type(event).__name__, **facts(event)}
+    """The event's version, name and time (ISO 8601, UTC), and the facts it records."""
+    return {
+        "version": event.originator_version,
+        "event": type(event).__name__,
+        "time": event.timestamp.isoformat(),
+        **facts(event),
+    }
 
 
 @functools.singledispatch
@@ -69,6 +74,7 @@ def _(event: Session.CompactionCompleted) -> Facts:
         "summarized": event.messages_summarized,
         "tokens_before": event.tokens_before,
         "tokens_after": event.tokens_after,
+        "summary": event.summary.text,
     }
 
 

@@ -8,15 +8,22 @@ a typed error and saves nothing it should not.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 from uuid import UUID, uuid4
 
 import attrs
 import structlog
-from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.application import (
+    Application,
+    ProcessingEvent,
+    ProjectorFunction,
+    Repository,
+    project_aggregate,
+)
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, JSONTranscoder
 
+from abridged.application.loading import SessionLoader
 from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
@@ -28,6 +35,11 @@ from abridged.application.ports import (
     Summarizer,
     SummarizerError,
     TokenCounter,
+)
+from abridged.application.snapshots import (
+    SessionRepository,
+    SessionSnapshot,
+    register_snapshot_transcodings,
 )
 from abridged.application.summaries import SummaryRequest, SummaryWriter, WrittenSummary
 from abridged.application.topics import register_legacy_topics
@@ -116,10 +128,45 @@ class Sessions(Application[UUID]):
             settings["AGGREGATE_CACHE_MAXSIZE"] = ""
         register_legacy_topics()
         super().__init__(env=settings)
+        self.loader = SessionLoader(self.repository)
 
     def register_transcodings(self, transcoder: JSONTranscoder) -> None:
         super().register_transcodings(transcoder)
         register_transcodings(transcoder)
+        register_snapshot_transcodings(transcoder)
+
+    def construct_repository(self) -> Repository[UUID]:
+        # eventsourcing's repository, configured from the environment as usual, reading the
+        # messages a snapshot points at (`abridged.application.snapshots`).
+        repository = super().construct_repository()
+        repository.__class__ = SessionRepository
+        return repository
+
+    def take_snapshot(
+        self,
+        aggregate_id: UUID,
+        version: int | None = None,
+        projector_func: ProjectorFunction[Any, Any] = project_aggregate,
+    ) -> None:
+        """Snapshots the session at `version` (the latest by default); the snapshot points
+        at the events that hold the retained messages instead of copying them."""
+        if self.snapshots is None:  # pragma: no cover - snapshotting is always on
+            raise SessionError("this service stores no snapshots")
+        session = self.repository.get(aggregate_id, version=version, projector_func=projector_func)
+        self.snapshots.put([SessionSnapshot.take(session)])
+
+    def _take_snapshots(self, processing_event: ProcessingEvent[UUID]) -> None:
+        # eventsourcing re-reads the session from the store to snapshot it; the session just
+        # saved is that state already, so it is snapshotted as it is, at its new version.
+        interval = self.snapshotting_intervals.get(Session)
+        if self.snapshots is None or not interval:
+            return
+        events = processing_event.events
+        due = {e.originator_id for e in events if e.originator_version % interval == 0}
+        for session_id in due:
+            session = processing_event.aggregates.get(session_id)
+            if isinstance(session, Session):
+                self.snapshots.put([SessionSnapshot.take(session)])
 
     # Commands.
 
@@ -202,6 +249,36 @@ class Sessions(Application[UUID]):
         """
         return self._retrying(lambda: self._prepare(session_id))
 
+    def append_and_prepare(
+        self, session_id: UUID, message: Message | Mapping[str, JSON]
+    ) -> PreparedRequest:
+        """`append_message` then `prepare_request`, with one load and one transaction.
+
+        The user's message and whatever the prepare records (a prune, a compaction) are saved
+        together, so a host's turn costs one write instead of two. Errors are those of the two
+        methods: an invalid message raises and saves nothing; when the request cannot fit
+        (`ContextOverflowError`), the message is appended all the same, as it would be by the
+        two calls, and the error raised.
+        """
+        parsed = message if isinstance(message, Message) else Message.from_wire(message)
+        if parsed.role is not Role.USER:
+            raise RoleOrderError("the next request needs a user message last")
+        counts: list[tuple[int, ...]] = []
+
+        def command() -> PreparedRequest:
+            session = self._load(session_id)
+            session.check_append(parsed)
+            if not counts:
+                counts.append(tuple(block_tokens(b, self.counter.count) for b in parsed.content))
+            self._append_counted(session, parsed, counts[0], None, None, save=False)
+            return self._prepare(session_id, session)
+
+        try:
+            return self._retrying(command)
+        except ContextOverflowError:
+            self.append_message(session_id, parsed)
+            raise
+
     def compact(self, session_id: UUID, instructions: str | None = None) -> CompactionReport:
         """Compacts now (`/compact`), whatever the threshold; `instructions` reach the
         summarizer as its focus.
@@ -214,7 +291,7 @@ class Sessions(Application[UUID]):
         """Asks for a compaction mid-turn; it runs at the first request of the next turn."""
 
         def command() -> None:
-            session = self.session(session_id)
+            session = self._load(session_id)
             session.request_compaction(reason)
             self.save(session)
 
@@ -261,11 +338,8 @@ class Sessions(Application[UUID]):
     # Queries.
 
     def session(self, session_id: UUID, version: int | None = None) -> Session:
-        """The session as it is now (or as it was at `version`)."""
-        try:
-            return self.repository.get(session_id, version=version)
-        except AggregateNotFoundError:
-            raise UnknownSessionError(f"no session with id {session_id}") from None
+        """The session as it is now (or as it was at `version`): a copy of its own."""
+        return self.loader.for_query(session_id, version)
 
     def history(self, session_id: UUID) -> list[Aggregate.Event]:
         """Every event of the session, oldest first: the audit trail."""
@@ -276,6 +350,10 @@ class Sessions(Application[UUID]):
 
     # Internals.
 
+    def _load(self, session_id: UUID) -> Session:
+        # The cached session itself, for a command run by `_retrying` (see `SessionLoader`).
+        return self.loader.for_command(session_id)
+
     def _append(
         self,
         session_id: UUID,
@@ -284,23 +362,29 @@ class Sessions(Application[UUID]):
         request_estimate: int | None,
     ) -> int:
         parsed = message if isinstance(message, Message) else Message.from_wire(message)
-        # A fast typed error for bad input before anything is tokenized; the aggregate checks
-        # again before its event exists, and again on a retry after a concurrent write.
-        self.session(session_id).check_append(parsed)
-        counts = tuple(block_tokens(b, self.counter.count) for b in parsed.content)
-        return self._retrying(
-            lambda: self._append_counted(session_id, parsed, counts, usage, request_estimate)
-        )
+        counts: list[tuple[int, ...]] = []
+
+        def command() -> int:
+            session = self._load(session_id)
+            # A typed error for bad input before anything is tokenized; the aggregate checks
+            # again before its event exists, and again on a retry after a concurrent write.
+            session.check_append(parsed)
+            if not counts:  # counted once, whatever the retries
+                counts.append(tuple(block_tokens(b, self.counter.count) for b in parsed.content))
+            return self._append_counted(session, parsed, counts[0], usage, request_estimate)
+
+        return self._retrying(command)
 
     def _append_counted(
         self,
-        session_id: UUID,
+        session: Session,
         message: Message,
         counts: tuple[int, ...],
         usage: Usage | None,
         request_estimate: int | None,
+        *,
+        save: bool = True,
     ) -> int:
-        session = self.session(session_id)
         truncations, shown = plan_truncations(
             message,
             session.limits.tool_output_tokens,
@@ -318,7 +402,8 @@ class Sessions(Application[UUID]):
                 (request_estimate or session.raw_estimate()) if usage is not None else None
             ),
         )
-        self.save(session)
+        if save:
+            self.save(session)
         return session.message_count - 1
 
     def _extra(self, session_id: UUID) -> tuple[str | None, int]:
@@ -329,8 +414,8 @@ class Sessions(Application[UUID]):
             return None, 0
         return text, text_block_tokens(text, self.counter.count)
 
-    def _prepare(self, session_id: UUID) -> PreparedRequest:
-        session = self.session(session_id)
+    def _prepare(self, session_id: UUID, loaded: Session | None = None) -> PreparedRequest:
+        session = loaded or self._load(session_id)
         if not session.awaiting_reply:
             raise RoleOrderError(
                 "the next request needs a user message last (a prompt or tool results)"
@@ -375,7 +460,7 @@ class Sessions(Application[UUID]):
         )
 
     def _manual(self, session_id: UUID, instructions: str | None) -> CompactionReport:
-        session = self.session(session_id)
+        session = self._load(session_id)
         decision = planner.decide(session, "manual", self._extra(session_id)[1])
         if decision is None:
             raise NothingToCompactError(
@@ -402,7 +487,7 @@ class Sessions(Application[UUID]):
     def _compact_after_overflow(
         self, session_id: UUID, tokens: int | None, maximum: int | None
     ) -> CompactionReport | None:
-        session = self.session(session_id)
+        session = self._load(session_id)
         session.report_overflow(tokens, maximum)
         report = None
         decision = planner.decide(session, "overflow", self._extra(session_id)[1])
@@ -561,7 +646,8 @@ class Sessions(Application[UUID]):
         """Runs a command again on a concurrent writer's conflict, re-reading the session."""
         for attempt in range(CONFLICT_RETRIES):
             try:
-                return command()
+                # A failed attempt leaves nothing unsaved in the cache (see `SessionLoader`).
+                return self.loader.run(command)
             except IntegrityError as error:
                 if attempt == CONFLICT_RETRIES - 1:
                     raise ConcurrentWriteError(

@@ -187,7 +187,8 @@ def build_context(
         raise RoleOrderError("a request needs the last message to be the user's")
     limits = view.limits
     messages = [e.shown_message for e in view.entries]
-    stable = sum(1 for e in view.entries if e.position < view.prune_boundary)
+    # Positions in the tail are contiguous: the count before the boundary is a difference.
+    stable = min(max(view.prune_boundary - view.entries[0].position, 0), len(view.entries))
     summary_messages = 0
     if view.summaries:
         blocks = tuple(

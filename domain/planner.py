@@ -11,14 +11,21 @@ last exchange always stays.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, cast
 
 import attrs
 
 from abridged.domain.context import ContextView, Entry, calibrated, raw_estimate
 from abridged.domain.errors import ContextOverflowError
+from abridged.domain.indexes import protected_index
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
-from abridged.domain.pruning import DowngradedThinking, PrunePlan, plan_pruning, plan_reasoning
+from abridged.domain.pruning import (
+    DowngradedThinking,
+    PrunePlan,
+    downgrades_of,
+    plan_pruning,
+    plan_reasoning,
+)
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD
 from abridged.domain.truncation import shown
@@ -58,6 +65,27 @@ class CompactionOutcome:
     messages_summarized: int
     tokens_before: int
     tokens_after: int
+
+
+class IndexedView(Protocol):
+    """The incremental indexes a session keeps (`abridged.domain.indexes`)."""
+
+    @property
+    def output_sums(self) -> Sequence[int]: ...
+
+    @property
+    def saving_sums(self) -> Sequence[int]: ...
+
+    @property
+    def prompt_positions(self) -> Sequence[int]: ...
+
+    @property
+    def thinking_positions(self) -> Sequence[int]: ...
+
+
+def has_indexes(view: object) -> bool:
+    # Cheaper than isinstance() on a runtime-checkable protocol, on every prepare.
+    return hasattr(view, "saving_sums")
 
 
 class PlannerView(ContextView, Protocol):
@@ -252,15 +280,45 @@ def suffix_sums(entries: Sequence[Entry]) -> list[int]:
 
 
 def plan_prune(view: PlannerView, extra_tokens: int = 0) -> PrunePlan | None:
-    """Where the prune boundary should move now, or `None`."""
+    """Where the prune boundary should move now, or `None`.
+
+    With the session's indexes (`IndexedView`), a prepare that will not prune costs a binary
+    search and a subtraction, not a walk over the retained tail."""
     limits = view.limits
     past = calibrated(view, raw_estimate(view) + extra_tokens) >= limits.threshold
-    return plan_pruning(view.entries, view.prune_boundary, limits, past_threshold=past)
+    if not has_indexes(view):
+        return plan_pruning(view.entries, view.prune_boundary, limits, past_threshold=past)
+    index = cast(IndexedView, view)
+    settings = limits.settings
+    if settings.tool_output_mode == "keep_all" and not past:
+        return None
+    protect = protected_index(index.output_sums, limits.prune_protect_tokens)
+    if not past and settings.tool_output_mode != "keep_none" and view.entries:
+        start = max(1, view.prune_boundary - view.entries[0].position)
+        saving = index.saving_sums[protect] - index.saving_sums[start] if start < protect else 0
+        if saving < limits.prune_min_tokens:
+            return None
+    return plan_pruning(
+        view.entries, view.prune_boundary, limits, past_threshold=past, protect_index=protect
+    )
 
 
 def plan_downgrades(view: PlannerView) -> tuple[DowngradedThinking, ...]:
     """Thinking blocks that should now be dropped or shown as text."""
-    return plan_reasoning(view.entries, view.limits) if view.thinking_seen else ()
+    if not view.thinking_seen:
+        return ()
+    if not has_indexes(view):
+        return plan_reasoning(view.entries, view.limits)
+    index = cast(IndexedView, view)
+    # Only the messages still showing thinking, before the protected turns, are read.
+    keep_turns = max(1, view.settings.reasoning_keep_turns)
+    prompts = index.prompt_positions
+    if len(prompts) < keep_turns:
+        return ()
+    keep_from = prompts[-keep_turns]
+    first = view.entries[0].position
+    candidates = [view.entries[p - first] for p in index.thinking_positions if p < keep_from]
+    return downgrades_of(candidates, view.settings)
 
 
 def messages_to_summarize(view: PlannerView, position: int) -> tuple[Message, ...]:

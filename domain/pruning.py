@@ -21,7 +21,7 @@ from abridged.domain.messages import (
     ToolResultBlock,
 )
 from abridged.domain.salience import salient_lines
-from abridged.domain.settings import Limits
+from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.tokens import TOOL_OVERHEAD
 
 PRUNE_MARKER = "…truncated {cut:,} bytes…"
@@ -121,6 +121,62 @@ def protected_from(entries: Sequence[EntryView], protect_tokens: int) -> int:
     return min(index, max(last_exchange, 0))
 
 
+def pruned_output(
+    settings: CompactionSettings, tool_name: str, block: ToolResultBlock, before: int
+) -> tuple[str, str, int] | None:
+    """How one tool output would be shown pruned (policy, text, tokens), or `None` when
+    pruning it would save nothing. The text of a `summarize` policy is left for the service."""
+    policy = settings.tool_policy(tool_name)
+    if policy == "keep":
+        return None
+    if policy == "summarize":
+        text, after = "", SUMMARIZED_OUTPUT_TOKENS
+    elif settings.prune_strategy == "name-only":
+        text = name_only(tool_name, before - TOOL_OVERHEAD, block.is_error)
+        after = NAME_ONLY_TOKENS
+    else:
+        text = head_tail(
+            block.text,
+            settings.prune_head_bytes,
+            settings.prune_tail_bytes,
+            settings.prune_salient_chars,
+        )
+        after = TOOL_OVERHEAD + len(text.encode()) // 3 + 1
+    if after >= before or (policy == "prune" and text == block.text):
+        return None
+    return policy, text, after
+
+
+def prunable_tokens(
+    entry: EntryView, previous: Message | None, settings: CompactionSettings
+) -> int:
+    """What pruning `entry`'s tool outputs not yet replaced would save now; 0 for the first
+    retained message, whose calls (and so tool names) are out of view."""
+    if previous is None or entry.message.role is not Role.USER:
+        return 0
+    names = {u.id: u.name for u in previous.tool_uses}
+    saving = 0
+    replaced = entry.replaced_blocks
+    for index, block in enumerate(entry.message.content):
+        if not isinstance(block, ToolResultBlock) or index in replaced:
+            continue
+        before = entry.block_tokens[index]
+        name = names.get(block.tool_use_id, "a tool")
+        shown_pruned = pruned_output(settings, name, block, before)
+        if shown_pruned is not None:
+            saving += before - shown_pruned[2]
+    return saving
+
+
+def output_tokens(entry: EntryView) -> int:
+    """Tokens of `entry`'s tool outputs as requests show them."""
+    return sum(
+        entry.block_tokens[i]
+        for i, b in enumerate(entry.message.content)
+        if isinstance(b, ToolResultBlock)
+    )
+
+
 @attrs.frozen
 class PrunePlan:
     """A move of the prune boundary: the outputs it prunes and the texts they will show.
@@ -141,13 +197,17 @@ def plan_pruning(
     limits: Limits,
     *,
     past_threshold: bool,
+    protect_index: int | None = None,
 ) -> PrunePlan | None:
-    """Where to move the prune boundary now, or `None` to leave it."""
+    """Where to move the prune boundary now, or `None` to leave it.
+
+    `protect_index` is `protected_from(entries, ...)` when the caller knows it already."""
     settings = limits.settings
     mode = settings.tool_output_mode
     if mode == "keep_all" and not past_threshold:
         return None
-    protect_index = protected_from(entries, limits.prune_protect_tokens)
+    if protect_index is None:
+        protect_index = protected_from(entries, limits.prune_protect_tokens)
     if protect_index <= 0:
         return None
     new_boundary = entries[protect_index].position
@@ -167,25 +227,11 @@ def plan_pruning(
             if not isinstance(block, ToolResultBlock) or index in entry.replaced_blocks:
                 continue
             name = names.get(block.tool_use_id, "a tool")
-            policy = settings.tool_policy(name)
-            if policy == "keep":
-                continue
             before = entry.block_tokens[index]
-            if policy == "summarize":
-                text, after = "", SUMMARIZED_OUTPUT_TOKENS
-            elif settings.prune_strategy == "name-only":
-                text = name_only(name, before - TOOL_OVERHEAD, block.is_error)
-                after = NAME_ONLY_TOKENS
-            else:
-                text = head_tail(
-                    block.text,
-                    settings.prune_head_bytes,
-                    settings.prune_tail_bytes,
-                    settings.prune_salient_chars,
-                )
-                after = TOOL_OVERHEAD + len(text.encode()) // 3 + 1
-            if after >= before or (policy == "prune" and text == block.text):
+            shown_pruned = pruned_output(settings, name, block, before)
+            if shown_pruned is None:
                 continue
+            policy, text, after = shown_pruned
             saving += before - after
             outputs.append(
                 PrunedOutput(
@@ -220,9 +266,15 @@ def plan_reasoning(entries: Sequence[EntryView], limits: Limits) -> tuple[Downgr
     keep_turns = max(1, settings.reasoning_keep_turns)
     if len(prompts) < keep_turns:
         return ()
-    keep_from = prompts[-keep_turns]
+    return downgrades_of(entries[: prompts[-keep_turns]], settings)
+
+
+def downgrades_of(
+    entries: Sequence[EntryView], settings: CompactionSettings
+) -> tuple[DowngradedThinking, ...]:
+    """What each thinking block of `entries` not yet downgraded becomes."""
     downgrades: list[DowngradedThinking] = []
-    for entry in entries[:keep_from]:
+    for entry in entries:
         for index, block in enumerate(entry.message.content):
             if index in entry.replaced_blocks:
                 continue

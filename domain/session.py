@@ -8,6 +8,7 @@ decisions themselves are made by pure functions: `abridged.domain.planner` (comp
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
@@ -17,10 +18,16 @@ from eventsourcing.domain import Aggregate, event
 
 from abridged.domain.context import Entry, SummaryChunk, calibrated, raw_estimate
 from abridged.domain.errors import InvalidMessageError
+from abridged.domain.indexes import (
+    has_thinking,
+    rebuilt_sums,
+    recompute,
+    saving_of,
+)
 from abridged.domain.ledger import LedgerEntry
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.planner import CompactionOutcome, Decision
-from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
+from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan, output_tokens
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.truncation import Truncation
 from abridged.domain.usage import Usage, moving_calibration, observed_ratio
@@ -42,12 +49,19 @@ class Session(Aggregate):
     """One conversation thread; every change to it is an event."""
 
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
-
-    class_version = 2
-    """2: the facts ledger joined the state (`ledger`, `ledger_text`, `ledger_tokens`)."""
+    class_version = 3
+    """2: the state holds the incremental indexes of `abridged.domain.indexes`.
+    3: the facts ledger joined the state (`ledger`, `ledger_text`, `ledger_tokens`)."""
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """A snapshot from before the indexes: derive them from its retained tail."""
+        state.update(recompute(state["entries"], state["settings"]).as_state())
+        # Which events hold these messages is not known (0): snapshots keep their bodies.
+        state["entry_versions"] = [0] * len(state["entries"])
+
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, Any]) -> None:
         """A snapshot taken before the ledger existed holds an empty one."""
         state["ledger"] = []
         state["ledger_text"] = ""
@@ -107,6 +121,16 @@ class Session(Aggregate):
         self.suppressed: str | None = None
         self.provider_window: int | None = None
         """The window the provider enforced when it was smaller than `context_window`."""
+        # Indexes over the retained tail (`abridged.domain.indexes`), kept by the mutators.
+        self.tool_ids: dict[str, int] = {}
+        self.open_tool_ids: list[str] = []
+        self.prompt_positions: list[int] = []
+        self.thinking_positions: list[int] = []
+        self.output_sums: list[int] = [0]
+        self.saving_sums: list[int] = [0]
+        self.entry_versions: list[int] = []
+        """The version of the `MessageAppended` of each retained message (0: unknown), so a
+        snapshot can point at the events that hold the messages instead of copying them."""
         self.ledger: list[LedgerEntry] = []
         self.ledger_text = ""
         """The ledger as requests show it (`abridged.domain.ledger.render_ledger`)."""
@@ -119,7 +143,7 @@ class Session(Aggregate):
         copy = object.__new__(type(self))
         copy.__dict__.update(
             {
-                name: list(value) if isinstance(value, list) else value
+                name: type(value)(value) if isinstance(value, list | dict) else value
                 for name, value in self.__dict__.items()
             }
         )
@@ -149,7 +173,7 @@ class Session(Aggregate):
         return bool(self.entries) and self.entries[-1].message.is_user_prompt
 
     def tool_ids_in_view(self) -> set[str]:
-        return {u.id for e in self.entries for u in e.message.tool_uses}
+        return set(self.tool_ids)
 
     def raw_estimate(self) -> int:
         """The uncalibrated estimate of the next request: a sum of stored counts."""
@@ -183,8 +207,21 @@ class Session(Aggregate):
                 tuple(self.truncations),
             )
             session.entries.append(entry)
+            session.entry_versions.append(self.originator_version)
             session.message_count += 1
             session.tail_tokens += entry.shown_tokens
+            message = entry.message
+            uses = message.tool_uses
+            for use in uses:
+                session.tool_ids[use.id] = entry.position
+            session.open_tool_ids = [u.id for u in uses]
+            if message.is_user_prompt:
+                session.prompt_positions.append(entry.position)
+            if has_thinking(entry):
+                session.thinking_positions.append(entry.position)
+            session.output_sums.append(session.output_sums[-1] + output_tokens(entry))
+            saving = saving_of(session.entries, len(session.entries) - 1, session.settings)
+            session.saving_sums.append(session.saving_sums[-1] + saving)
             if any(
                 isinstance(b, ThinkingBlock | RedactedThinkingBlock) for b in entry.message.content
             ):
@@ -200,7 +237,7 @@ class Session(Aggregate):
         previous = self.entries[-1].message if self.entries else None
         if previous is None and self.message_count:
             raise InvalidMessageError("the session's retained tail is empty")  # pragma: no cover
-        check_sequence(previous, message, self.tool_ids_in_view)
+        check_sequence(previous, message, lambda: self.tool_ids)
 
     def append(
         self,
@@ -273,8 +310,7 @@ class Session(Aggregate):
         def apply(self, session: Session) -> None:
             session.generation = self.generation
             session.summaries = [*session.summaries[self.replaced_chunks :], self.summary]
-            session.entries = [e for e in session.entries if e.position >= self.retained_from]
-            session.tail_tokens = sum(e.shown_tokens for e in session.entries)
+            session.drop_before(self.retained_from)
             session.last_compaction_at = session.message_count
             made_progress = self.tokens_before - self.tokens_after >= session.limits.min_reduction
             session.stalled_estimate = None if made_progress else self.tokens_after
@@ -304,9 +340,11 @@ class Session(Aggregate):
         first = self.summaries[0].first_position if replaced else self.retained_from
         generation = self.generation + 1
         chunk = SummaryChunk(text, first, decision.retained_from - 1, tokens, model, generation)
-        before = self.estimate()
+        # The ledger first, so that the event's before and after both count it as this
+        # compaction leaves it (what an audit re-derives from the state before each event).
         if ledger is not None:
             self.update_ledger(ledger)
+        before = self.estimate()
         summarized = sum(1 for e in self.entries if e.position < decision.retained_from)
         kept = [e for e in self.entries if e.position >= decision.retained_from]
         summaries = [*self.summaries[replaced:], chunk]
@@ -406,11 +444,51 @@ class Session(Aggregate):
         self.replace_blocks((b.position, b.block_index, b.text, b.tokens_after) for b in blocks)
 
     def replace_blocks(self, changes: Iterable[tuple[int, int, str | None, int]]) -> None:
-        by_position = {e.position: k for k, e in enumerate(self.entries)}
+        first = self.retained_from
+        changed: set[int] = set()
         for position, block_index, text, tokens in changes:
-            k = by_position[position]
-            self.entries[k] = self.entries[k].replaced(block_index, text, tokens)
-        self.tail_tokens = sum(e.shown_tokens for e in self.entries)
+            k = position - first
+            before = self.entries[k]
+            self.entries[k] = before.replaced(block_index, text, tokens)
+            self.tail_tokens += self.entries[k].shown_tokens - before.shown_tokens
+            changed.add(k)
+        if not changed:
+            return
+        for k in changed:
+            entry = self.entries[k]
+            at = bisect_left(self.thinking_positions, entry.position)
+            listed = at < len(self.thinking_positions)
+            if listed and self.thinking_positions[at] == entry.position and not has_thinking(entry):
+                del self.thinking_positions[at]
+        # Sums after the first change shift; changes are rare moments (prunes, downgrades).
+        start = min(changed)
+        entries = self.entries
+        settings = self.settings
+        self.output_sums = rebuilt_sums(
+            self.output_sums, entries, start, lambda k: output_tokens(entries[k])
+        )
+        self.saving_sums = rebuilt_sums(
+            self.saving_sums, entries, start, lambda k: saving_of(entries, k, settings)
+        )
+
+    def drop_before(self, position: int) -> None:
+        """Leaves the messages before `position` out of the retained tail (and the indexes)."""
+        drop = max(0, min(position - self.retained_from, len(self.entries)))
+        dropped, self.entries = self.entries[:drop], self.entries[drop:]
+        del self.entry_versions[:drop]
+        self.tail_tokens -= sum(e.shown_tokens for e in dropped)
+        for entry in dropped:
+            for use in entry.message.tool_uses:
+                self.tool_ids.pop(use.id, None)
+        if not self.entries:
+            self.open_tool_ids = []
+        del self.prompt_positions[: bisect_left(self.prompt_positions, position)]
+        del self.thinking_positions[: bisect_left(self.thinking_positions, position)]
+        base = self.output_sums[drop]
+        self.output_sums = [s - base for s in self.output_sums[drop:]]
+        # The new first message's calls are out of view: it counts no saving.
+        first = self.saving_sums[drop + 1] if self.entries else self.saving_sums[drop]
+        self.saving_sums = [0, *(s - first for s in self.saving_sums[drop + 1 :])]
 
     # Guards, requests and warnings.
 

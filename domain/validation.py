@@ -6,7 +6,7 @@ tell a bad message from a bad request and nothing half-valid is ever recorded.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container
 
 from abridged.domain.errors import (
     DuplicateToolIdError,
@@ -94,7 +94,7 @@ def check_blocks(message: Message) -> None:
 
 
 def check_sequence(
-    previous: Message | None, message: Message, ids_in_view: Callable[[], Iterable[str]]
+    previous: Message | None, message: Message, ids_in_view: Callable[[], Container[str]]
 ) -> None:
     """Checks that `message` may follow `previous` in a valid request.
 
@@ -129,7 +129,7 @@ def check_sequence(
                 "tool_result here; all results of a batch go in the next user message"
             )
     else:
-        seen = set(ids_in_view())
+        seen = ids_in_view()
         reused = [u.id for u in message.tool_uses if u.id in seen]
         if reused:
             raise DuplicateToolIdError(

@@ -5,7 +5,7 @@ One module per group of commands; each registers itself on the `main` group.
 
 from __future__ import annotations
 
-from abridged.adapters.cli import history, replay, simulate
+from abridged.adapters.cli import audit, history, read_model, replay, report, show, simulate
 from abridged.adapters.cli.common import main
 
-__all__ = ["history", "main", "replay", "simulate"]
+__all__ = ["audit", "history", "main", "read_model", "replay", "report", "show", "simulate"]

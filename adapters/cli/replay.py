@@ -21,6 +21,7 @@ from abridged.adapters.cli.common import (
     open_store,
     settings_option_values,
 )
+from abridged.adapters.cli.progress import progress
 from abridged.adapters.transcripts import Transcript, TranscriptError, load_transcript
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.errors import ContextOverflowError, InvalidSettingsError, SessionError
@@ -188,7 +189,9 @@ def _feed(
 ) -> ReplayResult:
     requests = peak = overflows = 0
     compactions = 0
-    for line, message in _numbered(transcript):
+    numbered = _numbered(transcript)
+    total = len(transcript.messages)
+    for line, message in progress(numbered, total=total, description="replaying", unit="msg"):
         try:
             if message.role is Role.ASSISTANT:
                 requests += 1

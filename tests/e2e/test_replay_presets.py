@@ -1,5 +1,6 @@
 """Every shared transcript, with each preset, at 16k, 32k and 64k: valid, in-budget requests,
-with prunes and compaction generations recorded, and at most four cache breakpoints."""
+with prunes and compaction generations recorded, and at most four cache breakpoints; the
+audit re-derives every recorded decision."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.transcripts import load_transcript
+from abridged.application.auditing import audit_session
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.messages import Message, Role
 from abridged.domain.session import Session
@@ -71,3 +73,7 @@ def test_each_preset_gives_valid_in_budget_requests(path, window: int, preset: s
         assert session.generation > 0 or any(isinstance(e, Session.ToolsPruned) for e in history)
     generations = [e.generation for e in history if isinstance(e, Session.CompactionCompleted)]
     assert generations == list(range(1, len(generations) + 1))
+    audited = audit_session(app, session_id)
+    assert audited.mismatches == ()
+    assert [c.generation for c in audited.compactions] == generations
+    assert len(audited.requests) == requests

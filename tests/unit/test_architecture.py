@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOMAIN_MAY_IMPORT = {
     "__future__",
     "attrs",
+    "bisect",
     "collections",
     "collections.abc",
     "enum",

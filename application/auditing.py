@@ -1,0 +1,525 @@
+"""The audit: every recorded decision re-derived from the events before it.
+
+A session's events are replayed in order. Before each decision event is applied, the pure
+planners (`abridged.domain.planner`) are asked the same question against the replayed state
+and the recorded settings, and the answer is compared with what the event recorded. A
+mismatch means the events were altered, or the code that wrote them decided differently from
+the code reading them; either way an operator needs to know, naming the event.
+
+The same replay yields what people read: one line per compaction, and the estimate of every
+request the model received (each model reply follows one), for the report's chart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import attrs
+
+from abridged.application.service import Sessions
+from abridged.domain import planner
+from abridged.domain.context import calibrated, raw_estimate
+from abridged.domain.errors import ContextOverflowError
+from abridged.domain.messages import Role
+from abridged.domain.planner import Decision
+from abridged.domain.pruning import plan_pruning
+from abridged.domain.session import Session
+
+__all__ = [
+    "CompactionLine",
+    "Finding",
+    "RequestPoint",
+    "SessionAudit",
+    "audit_events",
+    "audit_session",
+]
+
+
+@attrs.frozen
+class Finding:
+    """One recorded decision, checked: whether re-deriving it gives what the event says."""
+
+    version: int
+    event: str
+    matches: bool
+    detail: str
+    """What was checked; on a mismatch, what was recorded and what was re-derived."""
+    timestamp: datetime
+
+
+@attrs.frozen
+class CompactionLine:
+    """One compaction as an operator reads it, from its decision and its completion."""
+
+    version: int
+    """The version of the `CompactionCompleted` event."""
+    generation: int
+    trigger: str
+    reason: str
+    tokens_before: int
+    tokens_after: int
+    messages_summarized: int
+    first_position: int
+    last_position: int
+    turns_kept: int
+    summary_tokens: int
+    summary_max_tokens: int
+    summary_text: str
+    strategy: str
+    summarizer: str
+    summarizer_input_tokens: int
+    summarizer_output_tokens: int
+    fallback: str | None
+    """`truncate` or `raise` when the summarizer failed; `None` when it did not."""
+    timestamp: datetime
+
+
+@attrs.frozen
+class RequestPoint:
+    """A request the model received: the one each recorded model reply answers."""
+
+    number: int
+    """1 for the first request."""
+    version: int
+    """The version of the reply's `MessageAppended`."""
+    tokens: int
+    """The request's estimate, as the session computed it before sending."""
+    window: int
+    threshold: int
+    budget: int
+    input_tokens: int | None
+    cache_read_tokens: int | None
+    cache_creation_tokens: int | None
+    pruned_before: bool
+    """Tool outputs were pruned while preparing this request."""
+    compacted_before: int | None
+    """The generation of a compaction made while preparing this request."""
+    timestamp: datetime
+
+
+@attrs.frozen
+class SessionAudit:
+    """Everything an audit found for one session."""
+
+    session_id: UUID
+    model: str
+    events: int
+    findings: tuple[Finding, ...]
+    compactions: tuple[CompactionLine, ...]
+    requests: tuple[RequestPoint, ...]
+
+    @property
+    def mismatches(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if not f.matches)
+
+    @property
+    def ok(self) -> bool:
+        """Whether every recorded decision is the one the replayed state implies."""
+        return not self.mismatches
+
+
+def audit_session(app: Sessions, session_id: UUID) -> SessionAudit:
+    """Replays a session's events and re-derives every decision they record.
+
+    Raises `UnknownSessionError` for an unknown id. The audit only reads."""
+    return audit_events(app.history(session_id))
+
+
+def audit_events(events: Iterable[Any]) -> SessionAudit:
+    """Audits one session's events, oldest first, starting with its `Started` event."""
+    return _Auditor(list(events)).run()
+
+
+def _differences(recorded: Any, derived: Any) -> str:
+    """The attrs fields on which two values differ, as `name: recorded != derived`."""
+    if not attrs.has(type(recorded)) or type(recorded) is not type(derived):
+        return f"recorded {recorded!r}, re-derived {derived!r}"
+    parts = [
+        f"{field.name}: recorded {getattr(recorded, field.name)!r}, "
+        f"re-derived {getattr(derived, field.name)!r}"
+        for field in attrs.fields(type(recorded))
+        if getattr(recorded, field.name) != getattr(derived, field.name)
+    ]
+    return "; ".join(parts)
+
+
+def _inferred_extra(state: Session, estimate: int) -> int | None:
+    """The per-turn content tokens that make the state's estimate equal `estimate`.
+
+    Per-turn content is sent but not stored; a suppression records only the estimate that
+    included it, so its size is recovered by inverting the (monotone) calibrated estimate."""
+    raw = raw_estimate(state)
+    if calibrated(state, raw) > estimate:
+        return None
+    low, high = 0, max(0, estimate)
+    while low < high:
+        middle = (low + high) // 2
+        if calibrated(state, raw + middle) < estimate:
+            low = middle + 1
+        else:
+            high = middle
+    return low if calibrated(state, raw + low) == estimate else None
+
+
+class _Auditor:
+    """One replay: the state before each event, and what each decision event implies."""
+
+    def __init__(self, events: Sequence[Any]) -> None:
+        if not events or not isinstance(events[0], Session.Started):
+            raise ValueError("an audit starts from the session's Started event")
+        self.events = events
+        self.findings: list[Finding] = []
+        self.compactions: list[CompactionLine] = []
+        self.requests: list[RequestPoint] = []
+        self.decision: Decision | None = None
+        self.decision_reason = ""
+        self.fallback: str | None = None
+        self.pruned = False
+        self.compacted: int | None = None
+        self.moment = False
+        """Whether the current preparation has pruned, compacted or been cancelled by a hook:
+        the moments reasoning is downgraded at, so the cached prefix breaks once."""
+
+    def run(self) -> SessionAudit:
+        state: Session | None = None
+        for index, event in enumerate(self.events):
+            if state is not None:
+                self.check(index, event, state)
+            else:
+                self.check_start(event)
+            state = event.mutate(state)
+        assert state is not None
+        return SessionAudit(
+            session_id=state.id,
+            model=state.model,
+            events=len(self.events),
+            findings=tuple(self.findings),
+            compactions=tuple(self.compactions),
+            requests=tuple(self.requests),
+        )
+
+    def found(self, event: Any, matches: bool, detail: str) -> None:
+        self.findings.append(
+            Finding(
+                event.originator_version, type(event).__name__, matches, detail, event.timestamp
+            )
+        )
+
+    def check_start(self, event: Session.Started) -> None:
+        fingerprint = event.settings.fingerprint
+        self.found(
+            event,
+            fingerprint == event.settings_fingerprint,
+            "settings fingerprint matches the recorded settings"
+            if fingerprint == event.settings_fingerprint
+            else f"settings fingerprint: recorded {event.settings_fingerprint!r}, "
+            f"the recorded settings give {fingerprint!r}",
+        )
+
+    def check(self, index: int, event: Any, state: Session) -> None:
+        if isinstance(event, Session.CompactionThresholdHit):
+            self.check_hit(event, state)
+        elif isinstance(event, Session.CompactionFailed):
+            self.check_failed(event)
+        elif isinstance(event, Session.CompactionCompleted):
+            self.check_completed(event, state)
+        elif isinstance(event, Session.ToolsPruned):
+            self.check_pruned(index, event, state)
+        elif isinstance(event, Session.ReasoningDowngraded):
+            self.check_downgraded(event, state)
+        elif isinstance(event, Session.CompactionSuppressed):
+            self.check_suppressed(event, state)
+        elif isinstance(event, Session.OverflowReported):
+            expected = state.raw_estimate()
+            self.found(
+                event,
+                event.estimate == expected,
+                "estimate matches the replayed state"
+                if event.estimate == expected
+                else f"estimate: recorded {event.estimate}, re-derived {expected}",
+            )
+        elif isinstance(event, Session.MessageAppended):
+            self.note_request(event, state)
+            self.moment = False
+
+    # Decisions.
+
+    def check_hit(self, event: Session.CompactionThresholdHit, state: Session) -> None:
+        recorded = event.decision
+        self.decision, self.fallback = recorded, None
+        try:
+            derived = planner.decide(state, recorded.trigger, recorded.extra_tokens)
+        except ContextOverflowError as error:
+            self.found(event, False, f"the planner finds no request that fits: {error}")
+            return
+        if derived is None:
+            self.found(event, False, "the planner would not compact here")
+            return
+        if derived != recorded:
+            self.found(event, False, _differences(recorded, derived))
+            return
+        guard = planner.suppression(state, recorded)
+        if guard is not None:
+            self.found(event, False, f"a loop guard would have suppressed it: {guard}")
+            return
+        self.found(
+            event,
+            True,
+            f"{recorded.trigger} decision re-derived: keep from message "
+            f"{recorded.retained_from + 1} ({recorded.reason})",
+        )
+
+    def check_failed(self, event: Session.CompactionFailed) -> None:
+        decision = self.decision
+        if decision is None:
+            self.found(event, False, "a compaction failed that no decision started")
+            return
+        expected = "raise" if decision.trigger == "manual" else "truncate"
+        self.fallback = event.fallback
+        self.found(
+            event,
+            event.fallback == expected,
+            f"fallback {event.fallback} for a {decision.trigger} compaction"
+            if event.fallback == expected
+            else f"fallback: recorded {event.fallback}, a {decision.trigger} compaction "
+            f"falls back by {expected}",
+        )
+
+    def check_completed(self, event: Session.CompactionCompleted, state: Session) -> None:
+        decision, self.decision = self.decision, None
+        if decision is None:
+            self.found(event, False, "a compaction completed that no decision started")
+            return
+        replaced = len(state.summaries) if decision.resummarize else 0
+        first = state.summaries[0].first_position if replaced else state.retained_from
+        kept = [e for e in state.entries if e.position >= decision.retained_from]
+        summaries = [*state.summaries[replaced:], event.summary]
+        after = calibrated(
+            state, raw_estimate(state, summaries, kept, sum(e.shown_tokens for e in kept))
+        )
+        expected = {
+            "generation": state.generation + 1,
+            "replaced_chunks": replaced,
+            "retained_from": decision.retained_from,
+            "messages_summarized": sum(
+                1 for e in state.entries if e.position < decision.retained_from
+            ),
+            "tokens_before": state.estimate(),
+            "tokens_after": after,
+            "summary first position": first,
+            "summary last position": decision.retained_from - 1,
+            "summary generation": state.generation + 1,
+        }
+        recorded = {
+            "generation": event.generation,
+            "replaced_chunks": event.replaced_chunks,
+            "retained_from": event.retained_from,
+            "messages_summarized": event.messages_summarized,
+            "tokens_before": event.tokens_before,
+            "tokens_after": event.tokens_after,
+            "summary first position": event.summary.first_position,
+            "summary last position": event.summary.last_position,
+            "summary generation": event.summary.generation,
+        }
+        problems = [
+            f"{name}: recorded {recorded[name]!r}, re-derived {value!r}"
+            for name, value in expected.items()
+            if recorded[name] != value
+        ]
+        if self.fallback == "truncate" and event.strategy != "truncate":
+            problems.append(f"strategy: recorded {event.strategy}, the summarizer failed")
+        if not event.summary.text.strip():
+            problems.append("the summary is empty")
+        self.found(
+            event,
+            not problems,
+            "; ".join(problems)
+            or f"generation {event.generation}: {event.messages_summarized} messages "
+            f"summarized, {event.tokens_before:,} -> {event.tokens_after:,} tokens",
+        )
+        self.compactions.append(
+            CompactionLine(
+                version=event.originator_version,
+                generation=event.generation,
+                trigger=decision.trigger,
+                reason=decision.reason,
+                tokens_before=event.tokens_before,
+                tokens_after=event.tokens_after,
+                messages_summarized=event.messages_summarized,
+                first_position=event.summary.first_position,
+                last_position=event.summary.last_position,
+                turns_kept=decision.turns_kept,
+                summary_tokens=event.summary.tokens,
+                summary_max_tokens=decision.summary_max_tokens,
+                summary_text=event.summary.text,
+                strategy=event.strategy,
+                summarizer=event.summarizer,
+                summarizer_input_tokens=event.summarizer_input_tokens,
+                summarizer_output_tokens=event.summarizer_output_tokens,
+                fallback=self.fallback,
+                timestamp=event.timestamp,
+            )
+        )
+        self.compacted = event.generation
+        self.moment = True
+
+    def extra_after(self, index: int, state: Session) -> int | None:
+        """Per-turn content tokens of the command that recorded `events[index]`, when a
+        later event of the same preparation recorded them (a decision, or a suppression)."""
+        for later in self.events[index + 1 :]:
+            if isinstance(later, Session.CompactionThresholdHit):
+                return later.decision.extra_tokens
+            if isinstance(later, Session.CompactionSuppressed):
+                return None  # recovered from its estimate once the prune is replayed
+            if not isinstance(later, Session.ReasoningDowngraded):
+                return None
+        return None
+
+    def check_pruned(self, index: int, event: Session.ToolsPruned, state: Session) -> None:
+        self.pruned = self.moment = True
+        extra = self.extra_after(index, state)
+        plan = planner.plan_prune(state, extra or 0)
+        assumed = ""
+        if extra is None and (plan is None or plan.reason != event.reason):
+            # Unrecorded per-turn content may have put the request past its threshold.
+            plan = plan_pruning(
+                state.entries, state.prune_boundary, state.limits, past_threshold=True
+            )
+            assumed = " (assuming per-turn content put the request past its threshold)"
+        if plan is None:
+            self.found(event, False, "the planner would not prune here")
+            return
+        problems = []
+        if plan.boundary != event.boundary:
+            problems.append(f"boundary: recorded {event.boundary}, re-derived {plan.boundary}")
+        if plan.reason != event.reason:
+            problems.append(f"reason: recorded {event.reason!r}, re-derived {plan.reason!r}")
+        if event.strategy != state.settings.prune_strategy:
+            problems.append(
+                f"strategy: recorded {event.strategy}, settings say {state.settings.prune_strategy}"
+            )
+        planned = {(o.position, o.block_index): o for o in plan.outputs}
+        for output in event.outputs:
+            want = planned.get((output.position, output.block_index))
+            if want is None:
+                problems.append(
+                    f"message {output.position + 1} block {output.block_index} "
+                    "is not one the planner prunes"
+                )
+                continue
+            same = (
+                output.tool_use_id == want.tool_use_id
+                and output.tool_name == want.tool_name
+                and output.policy == want.policy
+                and output.tokens_before == want.tokens_before
+                and (output.policy != "prune" or output.text == want.text)
+                and output.tokens_after < output.tokens_before
+            )
+            if not same:
+                problems.append(
+                    f"message {output.position + 1} block {output.block_index}: "
+                    + _differences(output, want)
+                )
+        saved = sum(o.tokens_before - o.tokens_after for o in event.outputs)
+        before, after = state.estimate(), calibrated(state, state.raw_estimate() - saved)
+        if (event.tokens_before, event.tokens_after) != (before, after):
+            problems.append(
+                f"tokens: recorded {event.tokens_before} -> {event.tokens_after}, "
+                f"re-derived {before} -> {after}"
+            )
+        self.found(
+            event,
+            not problems,
+            "; ".join(problems)
+            or f"boundary {event.boundary}, {len(event.outputs)} output(s): {event.reason}"
+            + assumed,
+        )
+
+    def check_downgraded(self, event: Session.ReasoningDowngraded, state: Session) -> None:
+        worth = sum(b.tokens_before for b in event.blocks) >= state.limits.prune_min_tokens
+        if not (self.moment or worth):
+            self.found(
+                event,
+                False,
+                "downgraded without a prune or compaction to batch with, and worth less than "
+                f"{state.limits.prune_min_tokens:,} tokens on its own",
+            )
+            return
+        planned = [
+            (b.position, b.block_index, b.action, b.text, b.tokens_before)
+            for b in planner.plan_downgrades(state)
+        ]
+        recorded = [
+            (b.position, b.block_index, b.action, b.text, b.tokens_before) for b in event.blocks
+        ]
+        self.found(
+            event,
+            planned == recorded,
+            f"{len(recorded)} thinking block(s) {event.reason}"
+            if planned == recorded
+            else f"blocks: recorded {recorded!r}, re-derived {planned!r}",
+        )
+
+    def check_suppressed(self, event: Session.CompactionSuppressed, state: Session) -> None:
+        extra = _inferred_extra(state, event.estimate)
+        if extra is None:
+            self.found(
+                event,
+                False,
+                f"estimate: recorded {event.estimate}, the replayed state gives "
+                f"{state.estimate()} before any per-turn content",
+            )
+            return
+        try:
+            decision = planner.decide(state, event.trigger, extra)
+        except ContextOverflowError as error:
+            self.found(event, False, f"the planner finds no request that fits: {error}")
+            return
+        if decision is None:
+            self.found(event, False, "no compaction was due here")
+            return
+        if event.reason.startswith("cancelled by a hook"):
+            self.moment = True  # a manual compaction still downgrades reasoning
+            # A hook's verdict is the host's; the audit checks only that one was due.
+            self.found(event, True, f"a compaction was due; {event.reason}")
+            return
+        reason = planner.suppression(state, decision)
+        self.found(
+            event,
+            reason == event.reason,
+            f"loop guard: {event.reason}"
+            if reason == event.reason
+            else f"reason: recorded {event.reason!r}, re-derived {reason!r}",
+        )
+
+    # What people read.
+
+    def note_request(self, event: Session.MessageAppended, state: Session) -> None:
+        if event.message.role is not Role.ASSISTANT:
+            return
+        usage = event.usage
+        if event.request_estimate:
+            tokens = calibrated(state, event.request_estimate)
+        else:
+            tokens = state.estimate()
+        limits = state.limits
+        self.requests.append(
+            RequestPoint(
+                number=len(self.requests) + 1,
+                version=event.originator_version,
+                tokens=tokens,
+                window=limits.window,
+                threshold=limits.threshold,
+                budget=limits.budget,
+                input_tokens=usage.input_tokens if usage else None,
+                cache_read_tokens=usage.cache_read_input_tokens if usage else None,
+                cache_creation_tokens=usage.cache_creation_input_tokens if usage else None,
+                pruned_before=self.pruned,
+                compacted_before=self.compacted,
+                timestamp=event.timestamp,
+            )
+        )
+        self.pruned, self.compacted = False, None
