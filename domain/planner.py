@@ -106,6 +106,9 @@ class PlannerView(ContextView, Protocol):
     @property
     def stalled_estimate(self) -> int | None: ...
 
+    @property
+    def compacted_to(self) -> int | None: ...
+
 
 def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decision | None:
     """Whether to compact now and where to cut; `ContextOverflowError` if nothing fits.
@@ -191,6 +194,16 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
     raise overflow_error(view, entries[cut:])
 
 
+def _held_back(view: PlannerView, estimate: int) -> bool:
+    """Whether the cooldown or the growth guard would hold a threshold compaction back."""
+    since = view.message_count - view.last_compaction_at
+    if view.last_compaction_at >= 0 and since < view.settings.cooldown_messages:
+        return True
+    left = view.compacted_to
+    growth = int(view.settings.min_growth_share * view.limits.budget)
+    return left is not None and estimate < left + growth
+
+
 def suppression(view: PlannerView, decision: Decision) -> str | None:
     """Why a threshold compaction should not run now (loop guards), or `None`.
 
@@ -200,6 +213,15 @@ def suppression(view: PlannerView, decision: Decision) -> str | None:
     since = view.message_count - view.last_compaction_at
     if view.last_compaction_at >= 0 and since < view.settings.cooldown_messages:
         return f"the last compaction ran {since} message(s) ago"
+    growth = int(view.settings.min_growth_share * view.limits.budget)
+    left = view.compacted_to
+    if left is not None and decision.estimate < left + growth:
+        # Each compaction rewrites the cached context after the system prompt: one that frees
+        # little costs more than it saves, so the context must have grown enough first.
+        return (
+            f"the last compaction left {left:,} tokens; waiting until the context has grown "
+            f"by {growth:,}"
+        )
     stalled = view.stalled_estimate
     min_reduction = view.limits.min_reduction
     if stalled is not None and decision.estimate < stalled + min_reduction:
@@ -285,7 +307,13 @@ def plan_prune(view: PlannerView, extra_tokens: int = 0) -> PrunePlan | None:
     With the session's indexes (`IndexedView`), a prepare that will not prune costs a binary
     search and a subtraction, not a walk over the retained tail."""
     limits = view.limits
-    past = calibrated(view, raw_estimate(view) + extra_tokens) >= limits.threshold
+    estimate = calibrated(view, raw_estimate(view) + extra_tokens)
+    # Past the threshold the boundary moves with the compaction, whatever it saves: one move
+    # of the cached prefix instead of two. While a guard holds the compaction back, a prune
+    # must be worth a move of its own.
+    past = estimate >= limits.threshold and (
+        estimate > limits.budget or not _held_back(view, estimate)
+    )
     if not has_indexes(view):
         return plan_pruning(view.entries, view.prune_boundary, limits, past_threshold=past)
     index = cast(IndexedView, view)

@@ -51,7 +51,8 @@ class Session(Aggregate):
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
     class_version = 3
     """2: the state holds the incremental indexes of `abridged.domain.indexes`.
-    3: the facts ledger joined the state (`ledger`, `ledger_text`, `ledger_tokens`)."""
+    3: the facts ledger joined the state (`ledger`, `ledger_text`, `ledger_tokens`), and
+    `compacted_to`, the estimate the last compaction left."""
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -62,10 +63,12 @@ class Session(Aggregate):
 
     @staticmethod
     def upcast_v2_v3(state: dict[str, Any]) -> None:
-        """A snapshot taken before the ledger existed holds an empty one."""
+        """A snapshot taken before the ledger existed holds an empty one, and no record of
+        what its last compaction left (the growth guard starts at its next compaction)."""
         state["ledger"] = []
         state["ledger_text"] = ""
         state["ledger_tokens"] = 0
+        state["compacted_to"] = None
 
     class Started(Aggregate.Created):
         """A session began, with its model, window, settings, system prompt and tools."""
@@ -117,6 +120,9 @@ class Session(Aggregate):
         """`message_count` when the last compaction completed."""
         self.stalled_estimate: int | None = None
         """The estimate a compaction could not reduce enough; guards against loops."""
+        self.compacted_to: int | None = None
+        """The estimate the last compaction left (`tokens_after`); the next threshold
+        compaction waits until the context has grown by `min_growth_share` since."""
         self.compaction_requested: str | None = None
         self.suppressed: str | None = None
         self.provider_window: int | None = None
@@ -314,6 +320,7 @@ class Session(Aggregate):
             session.last_compaction_at = session.message_count
             made_progress = self.tokens_before - self.tokens_after >= session.limits.min_reduction
             session.stalled_estimate = None if made_progress else self.tokens_after
+            session.compacted_to = self.tokens_after
             session.compaction_requested = None
             session.suppressed = None
 

@@ -47,6 +47,12 @@ def _float(_: object, field: attrs.Attribute[Any], value: object) -> None:
         raise InvalidSettingsError(f"{field.name} must be float, got {value!r}")
 
 
+def _float_at_least_zero(instance: object, field: attrs.Attribute[Any], value: object) -> None:
+    _float(instance, field, value)
+    if not (0.0 <= float(value) <= 1.0):  # type: ignore[arg-type]
+        raise InvalidSettingsError(f"{field.name} must be in [0, 1], got {value!r}")
+
+
 def _bool(_: object, field: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, bool):
         raise InvalidSettingsError(f"{field.name} must be bool, got {value!r}")
@@ -99,6 +105,10 @@ class CompactionSettings:
     """A compaction brings the next request to at most this fraction of the window (the
     retained tail shrinks to fit), so that the next one is far off: each compaction moves the
     cached prefix, which is rewritten at the cache-write price."""
+    min_growth_share: float = attrs.field(default=0.0, validator=_float_at_least_zero)
+    """A threshold compaction waits until the context has grown by this share of the budget
+    since the last compaction left it: a compaction rewrites the cached context, so one that
+    frees little costs more than it saves. 0 turns the guard off."""
     min_reduction_share: float = attrs.field(default=0.05, validator=_float)
     """A compaction saving less than this share of the budget made no progress."""
 

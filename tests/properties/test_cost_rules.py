@@ -22,6 +22,8 @@ def test_prunes_free_enough_and_compactions_are_rare_and_deep(
     limits = app.session(session_id).limits
     new_messages = True
     decision = None
+    left: int | None = None
+    growth = int(knob.min_growth_share * limits.budget)
     for event in app.history(session_id):
         if isinstance(event, Session.MessageAppended):
             new_messages = True
@@ -32,6 +34,10 @@ def test_prunes_free_enough_and_compactions_are_rare_and_deep(
             assert new_messages
             new_messages = False
             assert decision is not None
+            if decision.trigger == "threshold" and decision.estimate <= limits.budget:
+                # A compaction frees enough to pay for the cache rewrite it causes.
+                assert left is None or decision.estimate >= left + growth
+            left = event.tokens_after
             if not decision.reason.startswith("minimal tail"):
                 # Down to the target fill (the tail was chosen to fit it), so the next
                 # compaction, and the cache rewrite it brings, is far off.

@@ -61,6 +61,7 @@ knobs = st.builds(
     salient_chars=st.integers(0, 3_000),
     prune_salient_chars=st.integers(0, 1_000),
     summary_share=st.floats(0.02, 0.06),
+    min_growth_share=st.sampled_from([0.0, 0.1, 0.35]),
 )
 
 
