@@ -92,7 +92,7 @@ class CompactionSettings:
     """
 
     # Triggers.
-    threshold_ratio: float = attrs.field(default=0.4, validator=_float)
+    threshold_ratio: float = attrs.field(default=0.3, validator=_float)
     """Compact when the next request's estimate reaches this fraction of the window."""
     threshold_floor_tokens: int = attrs.field(default=2_000, validator=_int)
     """Never compact a context smaller than this, whatever the ratio says."""
@@ -101,11 +101,11 @@ class CompactionSettings:
     cooldown_messages: int = attrs.field(default=4, validator=_int)
     """A threshold compaction fewer than this many messages after the last one is suppressed
     (a request follows at least two new messages, so 4 holds off one exchange)."""
-    target_ratio: float = attrs.field(default=0.2, validator=_float)
+    target_ratio: float = attrs.field(default=0.12, validator=_float)
     """A compaction brings the next request to at most this fraction of the window (the
     retained tail shrinks to fit), so that the next one is far off: each compaction moves the
     cached prefix, which is rewritten at the cache-write price."""
-    min_growth_share: float = attrs.field(default=0.0, validator=_float_at_least_zero)
+    min_growth_share: float = attrs.field(default=0.2, validator=_float_at_least_zero)
     """A threshold compaction waits until the context has grown by this share of the budget
     since the last compaction left it: a compaction rewrites the cached context, so one that
     frees little costs more than it saves. 0 turns the guard off."""
@@ -121,9 +121,9 @@ class CompactionSettings:
     """At most this share of the window is kept verbatim after a compaction."""
 
     # Summaries.
-    summary_share: float = attrs.field(default=0.03, validator=_float)
+    summary_share: float = attrs.field(default=0.02, validator=_float)
     """A new summary chunk may take at most this share of the budget."""
-    summaries_share: float = attrs.field(default=0.06, validator=_float)
+    summaries_share: float = attrs.field(default=0.04, validator=_float)
     """All summary chunks together may take this share; past it they are re-summarized."""
     summary_strategy: SummaryStrategy = attrs.field(
         default="additive", validator=_one_of(SummaryStrategy)
@@ -327,8 +327,8 @@ PRESETS: dict[str, CompactionSettings] = {
     ),
     "default": CompactionSettings(),
     "aggressive": CompactionSettings(
-        threshold_ratio=0.3,
-        target_ratio=0.12,
+        threshold_ratio=0.25,
+        target_ratio=0.1,
         keep_recent_turns=2,
         retained_share=0.25,
         prune_strategy="name-only",
