@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import bootstrap
+from abridged.application.auditing import SessionAudit, audit_session
 from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
@@ -61,6 +62,7 @@ __all__ = [
     "ProviderUnavailableError",
     "Role",
     "Session",
+    "SessionAudit",
     "SessionError",
     "Sessions",
     "Summarizer",
@@ -69,6 +71,7 @@ __all__ = [
     "TokenCounter",
     "UnknownSessionError",
     "Usage",
+    "audit_session",
     "bootstrap",
     "render_request",
     "settings_from",

@@ -65,9 +65,11 @@ def bootstrap(
     hooks: CompactionHooks | None = None,
     context_provider: ContextProvider | None = None,
     env: Mapping[str, str] | None = None,
+    model_windows: Mapping[str, int] | None = None,
 ) -> Sessions:
     """A ready `Sessions` service: tiktoken counts, extractive summaries (unless another
-    summarizer is given), the given store, and any chat model, hooks or context provider."""
+    summarizer is given), the given store, and any chat model, hooks or context provider.
+    `model_windows` adds context windows by model name to the built-in table."""
     from abridged.adapters.summarizers import ExtractiveSummarizer
     from abridged.adapters.token_counters import default_token_counter
 
@@ -80,4 +82,5 @@ def bootstrap(
         hooks=hooks,
         context_provider=context_provider,
         env={**persistence_env(db), **(env or {})},
+        model_windows=model_windows,
     )

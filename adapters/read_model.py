@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, quote
 
 import attrs
 import sqlalchemy as sa
@@ -70,7 +71,11 @@ def read_model_url(location: str | Path) -> str:
     `postgresql://` URL (the psycopg 3 driver is named for SQLAlchemy)."""
     text = str(location)
     if text.startswith(("postgresql://", "postgres://")):
-        rest = text.partition("://")[2].partition("?")[0]
+        rest, _, query = text.partition("://")[2].partition("?")
+        schema = parse_qs(query).get("schema")
+        if schema:
+            # The table goes beside the events, in the store's schema.
+            return f"postgresql+psycopg://{rest}?options=" + quote(f"-csearch_path={schema[0]}")
         return f"postgresql+psycopg://{rest}"
     if "://" in text:
         return text  # already a SQLAlchemy URL

@@ -1,5 +1,8 @@
 """Recorded transcripts: one Messages API message per line, with an optional sidecar meta file.
 
+Claude Code session logs and OpenAI chat-completions messages are read too
+(`abridged.adapters.importers`), chosen by `format` or detected from the content.
+
 A transcript `X.jsonl` holds one JSON message per line (`{"role": ..., "content": ...}`);
 beside it, `X.meta.json` may give the `system` prompt, the `model` and the `tools` the agent
 had (Anthropic shape, or OpenAI function shape, which is converted). Only the syntax of each
@@ -14,6 +17,15 @@ from pathlib import Path
 
 import attrs
 
+from abridged.adapters.importers import (
+    FORMATS,
+    FormatError,
+    Imported,
+    detect_format,
+    import_claude_code,
+    import_openai,
+    read_records,
+)
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.messages import JSON, Message
 
@@ -43,14 +55,28 @@ class Transcript:
     source: str
     line_numbers: tuple[int, ...] = ()
     """The 1-based line of each message in `source`; empty when the transcript was generated."""
+    notes: tuple[str, ...] = ()
+    """What importing from another format changed to make a valid conversation."""
 
 
-def load_transcript(path: Path | str) -> Transcript:
-    """Read a transcript file and the `.meta.json` beside it, if any; raises `TranscriptError`."""
+def load_transcript(path: Path | str, format: str = "auto") -> Transcript:
+    """Read a transcript file and the `.meta.json` beside it, if any; raises `TranscriptError`.
+
+    `format` is `abridged` (one Messages API message per line), `claude-code` (a Claude Code
+    session log), `openai` (chat-completions messages) or `auto`: detected from the content.
+    """
     path = Path(path)
     source = str(path)
+    if format not in ("auto", *FORMATS):
+        raise TranscriptError(
+            source, None, f"unknown format {format!r}; choose auto, {', '.join(FORMATS)}"
+        )
     meta_path = path.with_name(f"{path.stem}.meta.json") if path.name else None
     meta = _read_meta(meta_path) if meta_path and meta_path.is_file() else None
+    if format != "abridged":
+        imported = _import(path, source, format)
+        if imported is not None:
+            return _from_imported(imported, source, meta, str(meta_path))
     try:
         stream = path.open("rb")
     except FileNotFoundError:
@@ -61,6 +87,57 @@ def load_transcript(path: Path | str) -> Transcript:
         raise TranscriptError(source, None, f"cannot be read ({error.strerror})") from None
     with stream:
         return _parse(_decoded_lines(stream, source), source, meta, meta_source=str(meta_path))
+
+
+def _import(path: Path, source: str, format: str) -> Imported | None:
+    """The conversation in another tool's format, or `None` when it is abridged's own."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise TranscriptError(source, None, "no such file") from None
+    except IsADirectoryError:
+        raise TranscriptError(source, None, "is a directory, not a transcript file") from None
+    except OSError as error:
+        raise TranscriptError(source, None, f"cannot be read ({error.strerror})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise TranscriptError(
+            source, line, f"not UTF-8 (byte {error.start + 1}: {error.reason})"
+        ) from None
+    try:
+        records = read_records(text)
+        chosen = detect_format(records) if format == "auto" else format
+        if chosen == "claude-code":
+            return import_claude_code(records)
+        if chosen == "openai":
+            return import_openai(records)
+    except FormatError as error:
+        raise TranscriptError(source, error.line, error.problem) from None
+    except RecursionError:
+        raise TranscriptError(source, None, "JSON nested too deeply to read") from None
+    return None
+
+
+def _from_imported(
+    imported: Imported, source: str, meta: Mapping[str, JSON] | None, meta_source: str
+) -> Transcript:
+    meta = meta or {}
+    defined = meta.get("tools") or ()
+    if not isinstance(defined, Sequence) or isinstance(defined, str | bytes):
+        raise TranscriptError(meta_source, None, "'tools' must be a list of tool definitions")
+    system = meta.get("system")
+    model = meta.get("model")
+    return Transcript(
+        messages=imported.messages,
+        system=system if isinstance(system, str) else imported.system,
+        tools=_complete_tools(imported.messages, _convert_tools(defined, meta_source)),
+        model=model if isinstance(model, str) else imported.model,
+        source=source,
+        line_numbers=imported.line_numbers if all(imported.line_numbers) else (),
+        notes=imported.notes,
+    )
 
 
 def parse_transcript(

@@ -48,6 +48,9 @@ def _(event: Session.MessageAppended) -> Facts:
         "tokens": event.tokens,
         "shown_tokens": MESSAGE_OVERHEAD + sum(event.block_tokens),
     }
+    if event.truncations:
+        # Blocks requests show reduced (head and tail, or a placeholder); stored whole.
+        found["reduced_blocks"] = len(event.truncations)
     if event.usage is not None:
         found["usage_prompt_tokens"] = event.usage.prompt_tokens
     return found

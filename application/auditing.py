@@ -22,7 +22,7 @@ import attrs
 from abridged.application.service import Sessions
 from abridged.domain import planner
 from abridged.domain.context import calibrated, raw_estimate
-from abridged.domain.errors import ContextOverflowError
+from abridged.domain.errors import ContextOverflowError, SessionError
 from abridged.domain.messages import Role
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import plan_pruning
@@ -31,11 +31,16 @@ from abridged.domain.session import Session
 __all__ = [
     "CompactionLine",
     "Finding",
+    "IncompleteHistoryError",
     "RequestPoint",
     "SessionAudit",
     "audit_events",
     "audit_session",
 ]
+
+
+class IncompleteHistoryError(SessionError, ValueError):
+    """The events given to an audit do not start with the session's `Started` event."""
 
 
 @attrs.frozen
@@ -169,7 +174,7 @@ class _Auditor:
 
     def __init__(self, events: Sequence[Any]) -> None:
         if not events or not isinstance(events[0], Session.Started):
-            raise ValueError("an audit starts from the session's Started event")
+            raise IncompleteHistoryError("an audit starts from the session's Started event")
         self.events = events
         self.findings: list[Finding] = []
         self.compactions: list[CompactionLine] = []
@@ -366,21 +371,17 @@ class _Auditor:
         self.compacted = event.generation
         self.moment = True
 
-    def extra_after(self, index: int, state: Session) -> int | None:
-        """Per-turn content tokens of the command that recorded `events[index]`, when a
-        later event of the same preparation recorded them (a decision, or a suppression)."""
-        for later in self.events[index + 1 :]:
-            if isinstance(later, Session.CompactionThresholdHit):
-                return later.decision.extra_tokens
-            if isinstance(later, Session.CompactionSuppressed):
-                return None  # recovered from its estimate once the prune is replayed
-            if not isinstance(later, Session.ReasoningDowngraded):
-                return None
+    def extra_after(self, index: int) -> int | None:
+        """Per-turn content tokens of the preparation that recorded `events[index]`, when
+        the decision it went on to make (the next event) recorded them."""
+        following = self.events[index + 1] if index + 1 < len(self.events) else None
+        if isinstance(following, Session.CompactionThresholdHit):
+            return int(following.decision.extra_tokens)
         return None
 
     def check_pruned(self, index: int, event: Session.ToolsPruned, state: Session) -> None:
         self.pruned = self.moment = True
-        extra = self.extra_after(index, state)
+        extra = self.extra_after(index)
         plan = planner.plan_prune(state, extra or 0)
         assumed = ""
         if extra is None and (plan is None or plan.reason != event.reason):

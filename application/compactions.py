@@ -18,9 +18,16 @@ from eventsourcing.utils import get_topic
 
 from abridged.application.service import Sessions
 from abridged.application.topics import LEGACY_MODULES
+from abridged.domain.errors import SessionError
 from abridged.domain.session import Session
 
-__all__ = ["CompactionRow", "compaction_pages", "compaction_row", "session_ids"]
+__all__ = [
+    "CompactionRow",
+    "InvalidPageSizeError",
+    "compaction_pages",
+    "compaction_row",
+    "session_ids",
+]
 
 
 def _topics(cls: type) -> list[str]:
@@ -33,6 +40,10 @@ STARTED_TOPICS = _topics(Session.Started)
 LOOKBACK = 8
 """Events before a completion that may belong to its compaction (a decision, a failure,
 a suppression cannot come between them; a small margin costs nothing)."""
+
+
+class InvalidPageSizeError(SessionError, ValueError):
+    """A page of the notification log must hold at least one notification."""
 
 
 @attrs.frozen
@@ -107,7 +118,7 @@ def compaction_pages(
     Each page comes with the notification id to resume from once its rows are stored; a page
     may be empty when the log has moved on with other events only."""
     if page_size < 1:
-        raise ValueError("page_size must be at least 1")
+        raise InvalidPageSizeError(f"page_size must be at least 1, not {page_size}")
     position = after
     while True:
         notifications = app.recorder.select_notifications(

@@ -7,6 +7,7 @@ a typed error and saves nothing it should not.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 from uuid import UUID, uuid4
@@ -23,6 +24,7 @@ from eventsourcing.application import (
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, JSONTranscoder
 
+from abridged.application.inputs import as_message, as_usage, reply_usage
 from abridged.application.loading import SessionLoader
 from abridged.application.ports import (
     ChatModel,
@@ -46,6 +48,12 @@ from abridged.application.topics import register_legacy_topics
 from abridged.application.transcodings import register_transcodings
 from abridged.domain import ledger, planner
 from abridged.domain.context import Context, build_context
+from abridged.domain.degradation import (
+    check_room,
+    exchange_irreducible,
+    message_cap,
+    plan_degradations,
+)
 from abridged.domain.errors import (
     CompactionFailedError,
     ConcurrentWriteError,
@@ -59,7 +67,13 @@ from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import PrunedOutput, PrunePlan
 from abridged.domain.session import LedgerUpdate, Session
-from abridged.domain.settings import CompactionSettings, Limits, context_window_for
+from abridged.domain.settings import (
+    CompactionSettings,
+    Limits,
+    check_model_windows,
+    context_window_for,
+    parse_model_windows,
+)
 from abridged.domain.tokens import (
     BLOCK_OVERHEAD,
     MESSAGE_OVERHEAD,
@@ -113,7 +127,10 @@ class Sessions(Application[UUID]):
         hooks: CompactionHooks | None = None,
         context_provider: ContextProvider | None = None,
         env: Mapping[str, str] | None = None,
+        model_windows: Mapping[str, int] | None = None,
     ) -> None:
+        """`model_windows` adds to (or overrides) the table of context windows by model
+        name, as does `ABRIDGED_MODEL_WINDOWS="name=tokens,..."` in `env`."""
         self.counter = counter
         self.summarizer = summarizer
         self.writer = SummaryWriter(counter, summarizer)
@@ -129,6 +146,10 @@ class Sessions(Application[UUID]):
         register_legacy_topics()
         super().__init__(env=settings)
         self.loader = SessionLoader(self.repository)
+        self.model_windows = {
+            **parse_model_windows(self.env.get("ABRIDGED_MODEL_WINDOWS") or ""),
+            **check_model_windows(dict(model_windows or {})),
+        }
 
     def register_transcodings(self, transcoder: JSONTranscoder) -> None:
         super().register_transcodings(transcoder)
@@ -183,14 +204,20 @@ class Sessions(Application[UUID]):
     ) -> UUID:
         """Starts a session and returns its id; raises `InvalidSettingsError` for bad limits.
 
-        `context_window` defaults to the model's, from `abridged.domain.settings.MODEL_WINDOWS`.
+        `context_window` defaults to the model's, from `abridged.domain.settings.MODEL_WINDOWS`
+        and the service's `model_windows`.
+        Raises `ContextTooSmallError` when the system prompt and tools leave no room for a
+        request in the window.
 
         When the chat model adds the provider's own context management to requests, a
         `DoubleCompactionConfigured` warning is recorded with the start."""
         settings = settings or CompactionSettings()
-        context_window = context_window_for(model, context_window)
-        Limits(context_window, max_output_tokens, settings)  # validates before anything is saved
+        context_window = context_window_for(model, context_window, self.model_windows)
+        limits = Limits(context_window, max_output_tokens, settings)  # validates first
         tool_list = tuple(dict(t) for t in tools)
+        counted_system = system_tokens(system, self.counter.count)
+        counted_tools = tools_tokens(tool_list, self.counter.count)
+        check_room(limits, counted_system, counted_tools)
         session = Session(  # type: ignore[call-arg]  # `id` is eventsourcing's
             id=session_id or uuid4(),
             model=model,
@@ -200,8 +227,8 @@ class Sessions(Application[UUID]):
             settings_fingerprint=settings.fingerprint,
             system=system,
             tools=tool_list,
-            system_tokens=system_tokens(system, self.counter.count),
-            tools_tokens=tools_tokens(tool_list, self.counter.count),
+            system_tokens=counted_system,
+            tools_tokens=counted_tools,
             token_counter=self.counter.name,
         )
         management = self.chat_model.context_management if self.chat_model else None
@@ -215,31 +242,42 @@ class Sessions(Application[UUID]):
         self.save(session)
         return session.id
 
-    def append_message(self, session_id: UUID, message: Message | Mapping[str, JSON]) -> int:
+    def append_message(self, session_id: UUID, message: Message | Mapping[str, JSON] | Any) -> int:
         """Appends a user or assistant message; returns its position in the history.
 
+        `message` is a `Message`, its Messages API dict, or the anthropic SDK's `Message` /
+        `BetaMessage` (a dict's blocks may be the SDK's too). A message too large for any
+        request is stored whole and shown reduced (see `docs/content.md`).
+
         Raises `InvalidMessageError` (a subclass names the problem) and writes nothing when
-        the message would make an invalid request, `UnknownSessionError` for an unknown id.
+        the message would make an invalid request, `ContextTooSmallError` when what it
+        cannot reduce does not fit beside the system prompt and tools,
+        `UnknownSessionError` for an unknown id.
         """
-        return self._append(session_id, message, usage=None, request_estimate=None)
+        return self._append(session_id, as_message(message), usage=None, request_estimate=None)
 
     def record_reply(
         self,
         session_id: UUID,
-        message: Message | Mapping[str, JSON],
-        usage: Usage | None = None,
+        message: Message | Mapping[str, JSON] | Any,
+        usage: Usage | Mapping[str, JSON] | Any | None = None,
         request_estimate: int | None = None,
     ) -> int:
         """Appends the model's reply with the usage the provider reported for the request.
+
+        `message` may be the anthropic SDK's `Message` / `BetaMessage` as `create` returned
+        it; its `usage` is then taken when `usage` is not given. `usage` may be a `Usage`,
+        the API's usage JSON or the SDK's `Usage`.
 
         The usage calibrates the session's estimates (reported prompt tokens / estimated).
         Pass `request_estimate=prepared.context.raw_estimate` when per-turn content was sent;
         without it the estimate is re-derived from the session, which cannot know that content.
         """
-        parsed = message if isinstance(message, Message) else Message.from_wire(message)
+        parsed = as_message(message)
         if parsed.role is not Role.ASSISTANT:
             raise RoleOrderError("a model reply is an assistant message")
-        return self._append(session_id, parsed, usage=usage, request_estimate=request_estimate)
+        counted = as_usage(usage) if usage is not None else reply_usage(message)
+        return self._append(session_id, parsed, usage=counted, request_estimate=request_estimate)
 
     def prepare_request(self, session_id: UUID) -> PreparedRequest:
         """The context for the next model call: old tool outputs pruned and the session
@@ -260,17 +298,15 @@ class Sessions(Application[UUID]):
         (`ContextOverflowError`), the message is appended all the same, as it would be by the
         two calls, and the error raised.
         """
-        parsed = message if isinstance(message, Message) else Message.from_wire(message)
+        parsed = as_message(message)
         if parsed.role is not Role.USER:
             raise RoleOrderError("the next request needs a user message last")
-        counts: list[tuple[int, ...]] = []
+        counted = self._counted_once(parsed)
 
         def command() -> PreparedRequest:
             session = self._load(session_id)
             session.check_append(parsed)
-            if not counts:
-                counts.append(tuple(block_tokens(b, self.counter.count) for b in parsed.content))
-            self._append_counted(session, parsed, counts[0], None, None, save=False)
+            self._append_counted(session, parsed, counted(), None, None, save=False)
             return self._prepare(session_id, session)
 
         try:
@@ -361,19 +397,25 @@ class Sessions(Application[UUID]):
         usage: Usage | None,
         request_estimate: int | None,
     ) -> int:
-        parsed = message if isinstance(message, Message) else Message.from_wire(message)
-        counts: list[tuple[int, ...]] = []
+        parsed = as_message(message)
+        counted = self._counted_once(parsed)
 
         def command() -> int:
             session = self._load(session_id)
             # A typed error for bad input before anything is tokenized; the aggregate checks
             # again before its event exists, and again on a retry after a concurrent write.
             session.check_append(parsed)
-            if not counts:  # counted once, whatever the retries
-                counts.append(tuple(block_tokens(b, self.counter.count) for b in parsed.content))
-            return self._append_counted(session, parsed, counts[0], usage, request_estimate)
+            return self._append_counted(session, parsed, counted(), usage, request_estimate)
 
         return self._retrying(command)
+
+    def _counted_once(self, message: Message) -> Callable[[], tuple[int, ...]]:
+        """The message's block counts, computed at the first call only: a command that runs
+        again after a concurrent write does not tokenize again. The first call comes after
+        the message's checks, so bad input fails before anything is counted."""
+        return functools.cache(
+            lambda: tuple(block_tokens(b, self.counter.count) for b in message.content)
+        )
 
     def _append_counted(
         self,
@@ -385,13 +427,37 @@ class Sessions(Application[UUID]):
         *,
         save: bool = True,
     ) -> int:
+        limits = session.limits
         truncations, shown = plan_truncations(
             message,
-            session.limits.tool_output_tokens,
+            limits.tool_output_tokens,
             self.counter.count,
             counts,
             session.settings.salient_chars,
         )
+        previous = session.entries[-1] if session.entries else None
+        check_room(
+            limits,
+            session.system_tokens,
+            session.tools_tokens,
+            exchange_irreducible(
+                message,
+                counts,
+                previous.message if previous else None,
+                previous.block_tokens if previous else (),
+            ),
+            calibration=session.calibration,
+            what="the blocks of this exchange that are sent unchanged (thinking, server tools)",
+        )
+        answers = previous is not None and bool(message.tool_results)
+        cap = message_cap(
+            limits,
+            session.system_tokens,
+            session.tools_tokens,
+            session.calibration,
+            previous.shown_tokens if previous is not None and answers else None,
+        )
+        truncations, shown = plan_degradations(message, cap, self.counter.count, shown, truncations)
         session.append(
             message,
             tokens=MESSAGE_OVERHEAD + sum(counts),
@@ -531,6 +597,8 @@ class Sessions(Application[UUID]):
     def _downgrade_reasoning(self, session: Session, moment: bool) -> None:
         # Reasoning changes old messages, which breaks the cached prefix: batch them with
         # pruning and compaction, unless enough has piled up to be worth a break of its own.
+        if not moment and planner.downgradable_tokens(session) < session.limits.prune_min_tokens:
+            return
         blocks = planner.plan_downgrades(session)
         if not blocks:
             return

@@ -52,6 +52,8 @@ class SessionSnapshot(Snapshot):
     def take(cls, aggregate: Any) -> Any:
         snapshot = super().take(aggregate)
         session = cast(Session, aggregate)
+        # Made of the messages: a load derives it from them.
+        snapshot.state.pop("shown_messages", None)
         versions = session.entry_versions
         snapshot.state["entries"] = [
             EntryCounts.of(e) if v else e for e, v in zip(session.entries, versions, strict=True)
@@ -76,6 +78,7 @@ class SessionRepository(Repository[UUID]):
                 initial = snapshots[0].mutate(None)  # type: ignore[attr-defined]
                 if isinstance(initial, Session):
                     self._read_messages(initial)
+                    initial.shown_messages = [e.shown_message for e in initial.entries]
         events = self.event_store.get(originator_id=aggregate_id, gt=gt, lte=version)
         aggregate = projector_func(initial, cast(Iterable[Any], events))
         if aggregate is None:

@@ -186,7 +186,13 @@ def build_context(
     if not view.entries or view.entries[-1].message.role is not Role.USER:
         raise RoleOrderError("a request needs the last message to be the user's")
     limits = view.limits
-    messages = [e.shown_message for e in view.entries]
+    # A session keeps its shown messages as an index; anything else is read entry by entry.
+    shown_messages = getattr(view, "shown_messages", None)
+    messages = (
+        list(shown_messages)
+        if shown_messages is not None
+        else [e.shown_message for e in view.entries]
+    )
     # Positions in the tail are contiguous: the count before the boundary is a difference.
     stable = min(max(view.prune_boundary - view.entries[0].position, 0), len(view.entries))
     summary_messages = 0

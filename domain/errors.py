@@ -61,6 +61,31 @@ class ContextOverflowError(SessionError):
         self.budget = budget
 
 
+class ContextTooSmallError(ContextOverflowError):
+    """What can never be reduced (the system prompt, the tools, signed thinking and server
+    tool results of the current exchange) does not fit the budget: raised when the session
+    starts or the message is appended, and nothing is written."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        system_tokens: int,
+        tools_tokens: int,
+        irreducible_tokens: int,
+        budget: int,
+    ) -> None:
+        super().__init__(
+            message,
+            position=None,
+            tokens=system_tokens + tools_tokens + irreducible_tokens,
+            budget=budget,
+        )
+        self.system_tokens = system_tokens
+        self.tools_tokens = tools_tokens
+        self.irreducible_tokens = irreducible_tokens
+
+
 class NothingToCompactError(SessionError):
     """A compaction was asked for, but only what must stay is in the context."""
 

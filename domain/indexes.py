@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from abridged.domain.context import Entry
-from abridged.domain.messages import RedactedThinkingBlock, Role, ThinkingBlock
+from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.pruning import output_tokens, prunable_tokens
 from abridged.domain.settings import CompactionSettings
 
@@ -35,6 +35,8 @@ INDEX_NAMES = (
     "thinking_positions",
     "output_sums",
     "saving_sums",
+    "thinking_sums",
+    "shown_messages",
 )
 """The session attributes that are indexes (derived from `entries` and the settings)."""
 
@@ -56,6 +58,10 @@ class TailIndexes:
     saving_sums: list[int]
     """`saving_sums[k]`: what pruning the outputs of `entries[:k]` would save now (the first
     entry counts 0: the calls that name its tools are out of view)."""
+    thinking_sums: list[int]
+    """`thinking_sums[k]`: tokens of the thinking blocks of `entries[:k]` still shown."""
+    shown_messages: list[Message]
+    """Each retained message as requests show it (`Entry.shown_message`)."""
 
     def as_state(self) -> dict[str, Any]:
         return attrs.asdict(self, recurse=False)
@@ -67,6 +73,16 @@ def has_thinking(entry: Entry) -> bool:
     return any(
         isinstance(b, ThinkingBlock | RedactedThinkingBlock) and i not in replaced
         for i, b in enumerate(entry.message.content)
+    )
+
+
+def thinking_tokens(entry: Entry) -> int:
+    """Tokens of `entry`'s thinking blocks still shown (not dropped or summarized)."""
+    replaced = entry.replaced_blocks
+    return sum(
+        entry.block_tokens[i]
+        for i, b in enumerate(entry.message.content)
+        if isinstance(b, ThinkingBlock | RedactedThinkingBlock) and i not in replaced
     )
 
 
@@ -89,6 +105,8 @@ def recompute(entries: Sequence[Entry], settings: CompactionSettings) -> TailInd
             0,
             *accumulate(saving_of(entries, k, settings) for k in range(len(entries))),
         ],
+        thinking_sums=[0, *accumulate(thinking_tokens(e) for e in entries)],
+        shown_messages=[e.shown_message for e in entries],
     )
 
 

@@ -8,6 +8,7 @@ and their signatures in particular must come back exactly as the model produced 
 from __future__ import annotations
 
 import enum
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias
@@ -23,6 +24,31 @@ TOOL_ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
+SERVER_TOOL_RESULT_TYPES = frozenset(
+    {
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+        "tool_search_tool_result",
+        "mcp_tool_result",
+    }
+)
+"""Results of tools the provider runs: each answers a `server_tool_use` (or `mcp_tool_use`)
+earlier in the same assistant message."""
+SERVER_TOOL_USE_TYPES = frozenset({"server_tool_use", "mcp_tool_use"})
+NESTED_ONLY_TYPES = frozenset({"tool_reference", "browser_state"})
+"""Block types that appear only inside a tool_result's content."""
+KNOWN_WIRE_TYPES = frozenset(
+    {"document", "search_result", "container_upload"}
+    | SERVER_TOOL_USE_TYPES
+    | SERVER_TOOL_RESULT_TYPES
+    | NESTED_ONLY_TYPES
+)
+"""Messages API block types kept as their JSON (`WireBlock`): validated and counted by
+type, never edited. Any other type not modelled here is kept the same way, unchecked."""
+
 
 class Role(enum.Enum):
     """Who wrote a message. There is no system role: the system prompt is separate."""
@@ -34,9 +60,13 @@ class Role(enum.Enum):
 @attrs.frozen
 class TextBlock:
     text: str
+    citations: tuple[JSON, ...] | None = attrs.field(default=None, hash=False)
+    """The citations the model attached to this text, kept with it (`None`: none)."""
 
     def to_wire(self) -> dict[str, JSON]:
-        return {"type": "text", "text": self.text}
+        if self.citations is None:
+            return {"type": "text", "text": self.text}
+        return {"type": "text", "text": self.text, "citations": list(self.citations)}
 
 
 @attrs.frozen
@@ -68,11 +98,44 @@ class ToolUseBlock:
 
 
 @attrs.frozen
+class WireBlock:
+    """A block kept exactly as the JSON it arrived as.
+
+    Documents, search results, server tool calls and their results, container uploads and
+    tool references are validated and counted by their type; a type not known yet passes
+    through unchecked. Either way the block goes back to the API byte for byte."""
+
+    type: str
+    json: str
+    """The block's JSON text, keys in the order they arrived."""
+
+    @classmethod
+    def of(cls, wire: Mapping[str, JSON]) -> WireBlock:
+        kind = wire.get("type")
+        if not isinstance(kind, str) or not kind:
+            raise MalformedBlockError(f"a content block needs a string 'type', got {kind!r:.80}")
+        try:
+            text = json.dumps(dict(wire), ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError) as error:
+            raise MalformedBlockError(f"a {kind} block is not plain JSON: {error}") from None
+        return cls(kind, text)
+
+    @property
+    def known(self) -> bool:
+        """Whether the type is one of the Messages API's, rather than one not known yet."""
+        return self.type in KNOWN_WIRE_TYPES
+
+    def to_wire(self) -> dict[str, JSON]:
+        wire: dict[str, JSON] = json.loads(self.json)
+        return wire
+
+
+@attrs.frozen
 class ToolResultBlock:
     """The outcome of one tool call. `content` keeps the shape it arrived in (string or list)."""
 
     tool_use_id: str
-    content: str | tuple[TextBlock | ImageBlock, ...] = ""
+    content: str | tuple[TextBlock | ImageBlock | WireBlock, ...] = ""
     is_error: bool = False
 
     def to_wire(self) -> dict[str, JSON]:
@@ -87,10 +150,11 @@ class ToolResultBlock:
 
     @property
     def text(self) -> str:
-        """All the text of the result, joined; images are left out."""
+        """All the text of the result, joined (search results' text too); images and
+        documents are left out."""
         if isinstance(self.content, str):
             return self.content
-        return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
+        return "\n".join(nested_text(b) for b in self.content if nested_text(b))
 
 
 @attrs.frozen
@@ -112,8 +176,29 @@ class RedactedThinkingBlock:
         return {"type": "redacted_thinking", "data": self.data}
 
 
+def nested_text(block: TextBlock | ImageBlock | WireBlock) -> str:
+    """The readable text of a block inside a tool result: text, or a search result's."""
+    if isinstance(block, TextBlock):
+        return block.text
+    if isinstance(block, WireBlock) and block.type == "search_result":
+        content = block.to_wire().get("content")
+        if isinstance(content, list):
+            return "\n".join(
+                c["text"]
+                for c in content
+                if isinstance(c, Mapping) and isinstance(c.get("text"), str)
+            )
+    return ""
+
+
 Block: TypeAlias = (
-    TextBlock | ImageBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock
+    TextBlock
+    | ImageBlock
+    | ToolUseBlock
+    | ToolResultBlock
+    | ThinkingBlock
+    | RedactedThinkingBlock
+    | WireBlock
 )
 
 
@@ -188,7 +273,12 @@ def block_from_wire(wire: JSON) -> Block:
         raise MalformedBlockError(f"a content block must be an object, got {wire!r:.80}")
     kind = wire.get("type")
     if kind == "text":
-        return TextBlock(_str(wire, "text", "text"))
+        citations = wire.get("citations")
+        if citations is not None and not isinstance(citations, list | tuple):
+            raise MalformedBlockError("a text block's 'citations' must be a list")
+        return TextBlock(
+            _str(wire, "text", "text"), tuple(citations) if citations is not None else None
+        )
     if kind == "image":
         source = wire.get("source")
         if not isinstance(source, Mapping):
@@ -211,15 +301,16 @@ def block_from_wire(wire: JSON) -> Block:
         )
     if kind == "tool_result":
         raw = wire.get("content", "")
-        content: str | tuple[TextBlock | ImageBlock, ...]
+        content: str | tuple[TextBlock | ImageBlock | WireBlock, ...]
         if isinstance(raw, str):
             content = raw
         elif isinstance(raw, Sequence):
             nested = tuple(block_from_wire(b) for b in raw)
             for block in nested:
-                if not isinstance(block, TextBlock | ImageBlock):
+                if not isinstance(block, TextBlock | ImageBlock | WireBlock):
                     raise MalformedBlockError(
-                        "tool_result content may hold only text and image blocks"
+                        "tool_result content may hold text, images, documents, search results "
+                        "and tool references, not tool calls or thinking"
                     )
             content = nested  # type: ignore[assignment]
         else:
@@ -235,4 +326,5 @@ def block_from_wire(wire: JSON) -> Block:
         )
     if kind == "redacted_thinking":
         return RedactedThinkingBlock(_str(wire, "data", "redacted_thinking"))
-    raise MalformedBlockError(f"unknown content block type {kind!r}")
+    # Everything else, known or not yet known, is kept as the JSON it came as.
+    return WireBlock.of(wire)

@@ -82,6 +82,9 @@ class IndexedView(Protocol):
     @property
     def thinking_positions(self) -> Sequence[int]: ...
 
+    @property
+    def thinking_sums(self) -> Sequence[int]: ...
+
 
 def has_indexes(view: object) -> bool:
     # Cheaper than isinstance() on a runtime-checkable protocol, on every prepare.
@@ -347,6 +350,21 @@ def plan_downgrades(view: PlannerView) -> tuple[DowngradedThinking, ...]:
     first = view.entries[0].position
     candidates = [view.entries[p - first] for p in index.thinking_positions if p < keep_from]
     return downgrades_of(candidates, view.settings)
+
+
+def downgradable_tokens(view: PlannerView) -> int:
+    """Tokens of the thinking blocks `plan_downgrades` would downgrade now, without planning
+    them: whether a downgrade is worth a break in the cached prefix on its own."""
+    if not view.thinking_seen:
+        return 0
+    if not has_indexes(view):
+        return sum(b.tokens_before for b in plan_reasoning(view.entries, view.limits))
+    index = cast(IndexedView, view)
+    keep_turns = max(1, view.settings.reasoning_keep_turns)
+    prompts = index.prompt_positions
+    if len(prompts) < keep_turns:
+        return 0
+    return index.thinking_sums[prompts[-keep_turns] - view.entries[0].position]
 
 
 def messages_to_summarize(view: PlannerView, position: int) -> tuple[Message, ...]:

@@ -23,6 +23,7 @@ from abridged.domain.indexes import (
     rebuilt_sums,
     recompute,
     saving_of,
+    thinking_tokens,
 )
 from abridged.domain.ledger import LedgerEntry
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
@@ -134,6 +135,10 @@ class Session(Aggregate):
         self.thinking_positions: list[int] = []
         self.output_sums: list[int] = [0]
         self.saving_sums: list[int] = [0]
+        self.thinking_sums: list[int] = [0]
+        self.shown_messages: list[Message] = []
+        """Each retained message as requests show it. Snapshots leave it out (it is made of
+        the messages); a load derives it again."""
         self.entry_versions: list[int] = []
         """The version of the `MessageAppended` of each retained message (0: unknown), so a
         snapshot can point at the events that hold the messages instead of copying them."""
@@ -228,6 +233,8 @@ class Session(Aggregate):
             session.output_sums.append(session.output_sums[-1] + output_tokens(entry))
             saving = saving_of(session.entries, len(session.entries) - 1, session.settings)
             session.saving_sums.append(session.saving_sums[-1] + saving)
+            session.thinking_sums.append(session.thinking_sums[-1] + thinking_tokens(entry))
+            session.shown_messages.append(entry.shown_message)
             if any(
                 isinstance(b, ThinkingBlock | RedactedThinkingBlock) for b in entry.message.content
             ):
@@ -458,6 +465,7 @@ class Session(Aggregate):
             before = self.entries[k]
             self.entries[k] = before.replaced(block_index, text, tokens)
             self.tail_tokens += self.entries[k].shown_tokens - before.shown_tokens
+            self.shown_messages[k] = self.entries[k].shown_message
             changed.add(k)
         if not changed:
             return
@@ -477,6 +485,9 @@ class Session(Aggregate):
         self.saving_sums = rebuilt_sums(
             self.saving_sums, entries, start, lambda k: saving_of(entries, k, settings)
         )
+        self.thinking_sums = rebuilt_sums(
+            self.thinking_sums, entries, start, lambda k: thinking_tokens(entries[k])
+        )
 
     def drop_before(self, position: int) -> None:
         """Leaves the messages before `position` out of the retained tail (and the indexes)."""
@@ -493,6 +504,9 @@ class Session(Aggregate):
         del self.thinking_positions[: bisect_left(self.thinking_positions, position)]
         base = self.output_sums[drop]
         self.output_sums = [s - base for s in self.output_sums[drop:]]
+        base = self.thinking_sums[drop]
+        self.thinking_sums = [s - base for s in self.thinking_sums[drop:]]
+        del self.shown_messages[:drop]
         # The new first message's calls are out of view: it counts no saving.
         first = self.saving_sums[drop + 1] if self.entries else self.saving_sums[drop]
         self.saving_sums = [0, *(s - first for s in self.saving_sums[drop + 1 :])]

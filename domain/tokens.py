@@ -20,6 +20,7 @@ from abridged.domain.messages import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    WireBlock,
 )
 
 CountText = Callable[[str], int]
@@ -31,6 +32,9 @@ TOOL_OVERHEAD = 8
 IMAGE_TOKENS = 1600
 """Anthropic bills an image at about width × height / 750 tokens, at most about 1,600."""
 REQUEST_OVERHEAD = 16
+PDF_BYTES_PER_TOKEN = 8
+"""A PDF is billed by its pages (text and an image of each); its bytes are all we know of
+them here. Eight bytes a token overestimates text-heavy PDFs, and 1,600 is the least."""
 
 
 def canonical_json(value: JSON) -> str:
@@ -45,6 +49,8 @@ def text_block_tokens(text: str, count: CountText) -> int:
 
 def block_tokens(block: Block, count: CountText) -> int:
     if isinstance(block, TextBlock):
+        if block.citations:
+            return text_block_tokens(block.text, count) + count(canonical_json(block.citations))
         return text_block_tokens(block.text, count)
     if isinstance(block, ToolUseBlock):
         return TOOL_OVERHEAD + count(block.name) + count(canonical_json(dict(block.input)))
@@ -58,7 +64,29 @@ def block_tokens(block: Block, count: CountText) -> int:
         return BLOCK_OVERHEAD + len(block.data) // 4
     if isinstance(block, ImageBlock):
         return IMAGE_TOKENS
+    if isinstance(block, WireBlock):
+        return wire_block_tokens(block, count)
     raise TypeError(f"not a content block: {block!r}")
+
+
+def wire_block_tokens(block: WireBlock, count: CountText) -> int:
+    """A block kept as JSON counts as its JSON text, except the bytes of an inline PDF."""
+    if block.type == "document":
+        wire = block.to_wire()
+        source = wire.get("source")
+        if isinstance(source, Mapping) and source.get("type") == "base64":
+            data = source.get("data")
+            pdf_bytes = len(data) * 3 // 4 if isinstance(data, str) else 0
+            rest = {k: v for k, v in wire.items() if k != "source"}
+            return (
+                BLOCK_OVERHEAD
+                + max(IMAGE_TOKENS, pdf_bytes // PDF_BYTES_PER_TOKEN)
+                + count(canonical_json(rest))
+            )
+        if isinstance(source, Mapping) and source.get("type") in {"url", "file"}:
+            # Fetched by the provider: its size is not known here.
+            return BLOCK_OVERHEAD + IMAGE_TOKENS + count(block.json)
+    return BLOCK_OVERHEAD + count(block.json)
 
 
 def message_tokens(message: Message, count: CountText) -> int:

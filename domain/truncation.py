@@ -1,17 +1,30 @@
-"""Showing a large tool output as its head and tail, with a marker saying how much was cut.
+"""Showing a large block as its head and tail, with a marker saying how much was cut.
 
-The marker keeps the salient lines of the cut middle (errors, failing tests, traceback frames,
-paths; `abridged.domain.salience`) up to the truncation's `salient_chars`."""
+A tool output, a long text, the long strings of a tool call's input: each is shown head and
+tail. An image or document too large for the budget is shown as a short placeholder. A tool
+output's marker keeps the salient lines of its cut middle (errors, failing tests, traceback
+frames, paths; `abridged.domain.salience`) up to the truncation's `salient_chars`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from abridged.domain.messages import Block, ImageBlock, Message, TextBlock, ToolResultBlock
+from abridged.domain.messages import (
+    JSON,
+    SERVER_TOOL_RESULT_TYPES,
+    Block,
+    ImageBlock,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    WireBlock,
+)
 from abridged.domain.salience import elided, salient_lines
-from abridged.domain.tokens import TOOL_OVERHEAD, CountText
+from abridged.domain.tokens import TOOL_OVERHEAD, CountText, block_tokens
 
 
 @attrs.frozen
@@ -28,29 +41,96 @@ class Replacement:
 
 @attrs.frozen
 class Truncation:
-    """One tool_result of a message shown as `head_chars` + marker + `tail_chars` of its text."""
+    """One block of a message shown reduced, by its kind: a tool_result or a text block as
+    `head_chars` + marker + `tail_chars` of its text; a tool_use with each long string of
+    its input so; an image or document as a placeholder naming its type and size."""
 
     block_index: int
     head_chars: int
     tail_chars: int
     salient_chars: int = 0
-    """At most this many characters of salient lines from the cut middle are shown (0 in
-    events recorded before salient truncation, which show as they did)."""
+    """A tool output keeps at most this many characters of salient lines from its cut
+    middle (0 in events recorded before salient truncation, which show as they did)."""
 
 
 def marker(cut_chars: int) -> str:
     return f"\n\n[… {cut_chars:,} characters of tool output truncated …]\n\n"
 
 
+def text_marker(cut_chars: int) -> str:
+    return f"\n\n[… {cut_chars:,} characters of this message truncated …]\n\n"
+
+
+def string_marker(cut_chars: int) -> str:
+    return f" [… {cut_chars:,} characters truncated …] "
+
+
 def truncate_text(text: str, head_chars: int, tail_chars: int, salient_chars: int = 0) -> str:
+    middle = salient_lines(text[head_chars : len(text) - tail_chars], salient_chars)
+    if not middle or len(text) - head_chars - tail_chars <= 0:
+        return _cut(text, head_chars, tail_chars, marker)
+    cut = len(text) - head_chars - tail_chars
+    tail = text[len(text) - tail_chars :] if tail_chars else ""
+    return f"{text[:head_chars]}\n\n{elided(cut, middle)}\n\n{tail}"
+
+
+def _cut(text: str, head_chars: int, tail_chars: int, mark: Callable[[int], str]) -> str:
     cut = len(text) - head_chars - tail_chars
     if cut <= 0:
         return text
     tail = text[len(text) - tail_chars :] if tail_chars else ""
-    middle = salient_lines(text[head_chars : len(text) - tail_chars], salient_chars)
-    if not middle:
-        return text[:head_chars] + marker(cut) + tail
-    return f"{text[:head_chars]}\n\n{elided(cut, middle)}\n\n{tail}"
+    return text[:head_chars] + mark(cut) + tail
+
+
+OPAQUE_KEYS = frozenset(
+    {"type", "id", "tool_use_id", "url", "media_type", "file_id", "signature", "title"}
+)
+"""Keys of a server tool's result whose values are never cut (nor any `encrypted_*`)."""
+
+
+def truncate_input(
+    value: JSON, head_chars: int, tail_chars: int, *, keep: frozenset[str] = frozenset()
+) -> JSON:
+    """A tool input with every long string value shown head and tail: the same shape, valid
+    JSON, its keys and short values unchanged; the values of `keep` keys (and of
+    `encrypted_*` keys, when `keep` is given) are never cut."""
+    if isinstance(value, str):
+        if len(value) - head_chars - tail_chars > len(string_marker(len(value))):
+            return _cut(value, head_chars, tail_chars, string_marker)
+        return value
+    if isinstance(value, Mapping):
+        return {
+            k: v
+            if keep and (k in keep or k.startswith("encrypted"))
+            else truncate_input(v, head_chars, tail_chars, keep=keep)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [truncate_input(v, head_chars, tail_chars, keep=keep) for v in value]
+    return value
+
+
+def placeholder(block: Block) -> str:
+    """What an image or document too large for the budget is shown as."""
+    if isinstance(block, ImageBlock):
+        if block.source_type == "url":
+            return f"[image at {block.url} omitted from this request: too large for the budget]"
+        size = len(block.data) * 3 // 4
+        return f"[{block.media_type} image of {size:,} bytes omitted from this request: too large]"
+    if isinstance(block, WireBlock):
+        wire = block.to_wire()
+        source = wire.get("source")
+        detail = ""
+        if isinstance(source, Mapping):
+            media = source.get("media_type") or source.get("type")
+            detail = f" ({media})" if isinstance(media, str) else ""
+        title = wire.get("title")
+        named = f" {title!r}" if isinstance(title, str) and title else ""
+        return (
+            f"[{block.type}{named}{detail} of {len(block.json):,} characters omitted from "
+            "this request: too large]"
+        )
+    return f"[{type(block).__name__} omitted from this request: too large]"
 
 
 def shown(
@@ -63,17 +143,7 @@ def shown(
         return message
     content: list[Block | None] = list(message.content)
     for t in truncations:
-        block = content[t.block_index]
-        assert isinstance(block, ToolResultBlock)
-        text = truncate_text(block.text, t.head_chars, t.tail_chars, t.salient_chars)
-        images = (
-            0
-            if isinstance(block.content, str)
-            else sum(1 for b in block.content if isinstance(b, ImageBlock))
-        )
-        if images:
-            text = f"{text}\n[{images} image(s) of this tool output omitted: too large]".strip()
-        content[t.block_index] = ToolResultBlock(block.tool_use_id, text, block.is_error)
+        content[t.block_index] = _shown_block(message.content[t.block_index], t)
     for r in replacements:
         original = message.content[r.block_index]
         if r.text is None:
@@ -85,6 +155,37 @@ def shown(
         else:
             content[r.block_index] = TextBlock(r.text)
     return attrs.evolve(message, content=tuple(b for b in content if b is not None))
+
+
+def _shown_block(block: Block, t: Truncation) -> Block:
+    if isinstance(block, ToolResultBlock):
+        text = truncate_text(block.text, t.head_chars, t.tail_chars, t.salient_chars)
+        others = (
+            []
+            if isinstance(block.content, str)
+            else [b for b in block.content if isinstance(b, ImageBlock | WireBlock)]
+        )
+        omitted = [
+            b for b in others if not (isinstance(b, WireBlock) and b.type == "search_result")
+        ]
+        if omitted:
+            kinds = sorted({"image" if isinstance(b, ImageBlock) else b.type for b in omitted})
+            what = "image(s)" if kinds == ["image"] else f"{'/'.join(kinds)} block(s)"
+            text = f"{text}\n[{len(omitted)} {what} of this tool output omitted: too large]"
+            text = text.strip()
+        return ToolResultBlock(block.tool_use_id, text, block.is_error)
+    if isinstance(block, TextBlock):
+        return TextBlock(_cut(block.text, t.head_chars, t.tail_chars, text_marker))
+    if isinstance(block, ToolUseBlock):
+        shown_input = truncate_input(dict(block.input), t.head_chars, t.tail_chars)
+        assert isinstance(shown_input, dict)
+        return ToolUseBlock(block.id, block.name, shown_input)
+    if isinstance(block, WireBlock) and block.type in SERVER_TOOL_RESULT_TYPES:
+        # A server tool's result stays in its place beside its call, its shape whole.
+        wire = truncate_input(block.to_wire(), t.head_chars, t.tail_chars, keep=OPAQUE_KEYS)
+        assert isinstance(wire, dict)
+        return WireBlock.of(wire)
+    return TextBlock(placeholder(block))
 
 
 def plan_truncations(
@@ -110,18 +211,21 @@ def plan_truncations(
     shown_counts = list(block_counts)
     if sum(tokens for _, _, tokens in results) <= limit:
         return (), tuple(shown_counts)
-    allowance = _fair_shares([tokens for _, _, tokens in results], limit)
+    allowance = fair_shares([tokens for _, _, tokens in results], limit)
     truncations: list[Truncation] = []
     for (index, block, tokens), allowed in zip(results, allowance, strict=True):
         if tokens <= allowed:
             continue
-        truncation, shown_tokens = _fit(index, block.text, tokens, allowed, count, salient_chars)
+        truncation, _ = _fit(index, block.text, tokens, allowed, count, salient_chars)
         truncations.append(truncation)
-        shown_counts[index] = TOOL_OVERHEAD + shown_tokens
+        # Counted as shown, with the note naming what was omitted besides the text.
+        shown_counts[index] = block_tokens(_shown_block(block, truncation), count)
     return tuple(truncations), tuple(shown_counts)
 
 
-def _fair_shares(sizes: list[int], limit: int) -> list[int]:
+def fair_shares(sizes: list[int], limit: int) -> list[int]:
+    """Splits `limit` among `sizes`: the small ones get what they need, the large an equal
+    share of what is left (at least 16 each)."""
     shares = [0] * len(sizes)
     remaining = limit
     pending = sorted(range(len(sizes)), key=lambda i: sizes[i])
@@ -140,7 +244,7 @@ def _fair_shares(sizes: list[int], limit: int) -> list[int]:
 
 
 def _fit(
-    index: int, text: str, tokens: int, allowed: int, count: CountText, salient_chars: int
+    index: int, text: str, tokens: int, allowed: int, count: CountText, salient_chars: int = 0
 ) -> tuple[Truncation, int]:
     # Token density varies along a text, so shrink until the shown text counts within budget.
     keep = int(len(text) * allowed / max(tokens, 1))

@@ -21,6 +21,9 @@ from abridged.domain.errors import (
 )
 from abridged.domain.messages import (
     IMAGE_MEDIA_TYPES,
+    NESTED_ONLY_TYPES,
+    SERVER_TOOL_RESULT_TYPES,
+    SERVER_TOOL_USE_TYPES,
     TOOL_ID_PATTERN,
     TOOL_NAME_PATTERN,
     ImageBlock,
@@ -31,6 +34,7 @@ from abridged.domain.messages import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    WireBlock,
 )
 
 
@@ -62,12 +66,9 @@ def check_blocks(message: Message) -> None:
                     f"{where}: tool_result blocks must come before any text or image"
                 )
             _check_tool_id(block.tool_use_id, where)
-            if not isinstance(block.content, str):
-                for nested in block.content:
-                    if isinstance(nested, TextBlock):
-                        _check_text(nested.text, f"{where} (tool_result content)")
-                    else:
-                        _check_image(nested, f"{where} (tool_result content)")
+            _check_result_content(block, f"{where} (tool_result content)")
+        elif isinstance(block, WireBlock):
+            _check_wire(block, where, role=message.role)
         elif isinstance(block, ThinkingBlock | RedactedThinkingBlock):
             if message.role is not Role.ASSISTANT:
                 raise MisplacedBlockError(f"{where}: thinking blocks belong in assistant messages")
@@ -88,6 +89,7 @@ def check_blocks(message: Message) -> None:
     if isinstance(message.content[-1], ThinkingBlock | RedactedThinkingBlock):
         raise MisplacedBlockError("an assistant message cannot end with a thinking block")
     _check_unique(message.tool_uses)
+    _check_server_pairs(message)
     ids = [r.tool_use_id for r in message.tool_results]
     if len(ids) != len(set(ids)):
         raise DuplicateToolIdError("a tool call is answered twice in the same message")
@@ -137,6 +139,18 @@ def check_sequence(
             )
 
 
+def _check_result_content(block: ToolResultBlock, where: str) -> None:
+    if isinstance(block.content, str):
+        return
+    for nested in block.content:
+        if isinstance(nested, TextBlock):
+            _check_text(nested.text, where)
+        elif isinstance(nested, ImageBlock):
+            _check_image(nested, where)
+        else:
+            _check_wire(nested, where, role=None)
+
+
 def _check_text(text: str, where: str) -> None:
     if not text.strip():
         raise EmptyContentError(f"{where}: text blocks must not be empty or only white space")
@@ -164,3 +178,110 @@ def _check_unique(uses: tuple[ToolUseBlock, ...]) -> None:
     ids = [u.id for u in uses]
     if len(ids) != len(set(ids)):
         raise DuplicateToolIdError("a tool_use id is repeated within one message")
+
+
+# The blocks kept as JSON: documents, search results, server tools and their results.
+
+_USER_SIDE = frozenset({"document", "search_result", "container_upload"})
+_DOCUMENT_SOURCES = frozenset({"base64", "text", "content", "url", "file"})
+
+
+def _check_wire(block: WireBlock, where: str, *, role: Role | None) -> None:
+    """Checks a block kept as JSON; `role` is `None` inside a tool_result's content."""
+    if not block.known:
+        return  # a type not known yet: passed on unchanged, for the API to judge
+    wire = block.to_wire()
+    kind = block.type
+    if role is None:
+        if kind not in _USER_SIDE - {"container_upload"} and kind not in NESTED_ONLY_TYPES:
+            raise MisplacedBlockError(f"{where}: {kind} blocks cannot be inside a tool_result")
+    elif kind in NESTED_ONLY_TYPES:
+        raise MisplacedBlockError(f"{where}: {kind} blocks belong inside a tool_result's content")
+    elif kind in _USER_SIDE and role is not Role.USER:
+        raise MisplacedBlockError(f"{where}: {kind} blocks belong in user messages")
+    elif kind in SERVER_TOOL_USE_TYPES | SERVER_TOOL_RESULT_TYPES and role is not Role.ASSISTANT:
+        raise MisplacedBlockError(f"{where}: {kind} blocks belong in assistant messages")
+    if kind == "document":
+        _check_document(wire, where)
+    elif kind == "search_result":
+        content = wire.get("content")
+        if not isinstance(wire.get("source"), str) or not isinstance(wire.get("title"), str):
+            raise MalformedBlockError(f"{where}: a search_result needs a string source and title")
+        if not isinstance(content, list) or not content:
+            raise MalformedBlockError(f"{where}: a search_result needs a list of text blocks")
+        for item in content:
+            if not isinstance(item, dict) or item.get("type") != "text":
+                raise MalformedBlockError(f"{where}: a search_result holds only text blocks")
+            text = item.get("text")
+            _check_text(text if isinstance(text, str) else "", where)
+    elif kind == "container_upload":
+        _require_str(wire, "file_id", kind, where)
+    elif kind == "tool_reference":
+        _require_str(wire, "tool_name", kind, where)
+    elif kind in SERVER_TOOL_USE_TYPES:
+        _check_tool_id(_require_str(wire, "id", kind, where), where)
+        _require_str(wire, "name", kind, where)
+        if not isinstance(wire.get("input", {}), dict):
+            raise MalformedBlockError(f"{where}: a {kind} block's 'input' must be an object")
+    elif kind in SERVER_TOOL_RESULT_TYPES:
+        _check_tool_id(_require_str(wire, "tool_use_id", kind, where), where)
+        if "content" not in wire:
+            raise MalformedBlockError(f"{where}: a {kind} block needs its content")
+
+
+def _check_document(wire: dict[str, object], where: str) -> None:
+    source = wire.get("source")
+    if not isinstance(source, dict) or source.get("type") not in _DOCUMENT_SOURCES:
+        raise MalformedBlockError(
+            f"{where}: a document needs a source of type {', '.join(sorted(_DOCUMENT_SOURCES))}"
+        )
+    kind = source["type"]
+    needed = {"base64": "data", "text": "data", "url": "url", "file": "file_id"}.get(kind)
+    if needed is not None and not (isinstance(source.get(needed), str) and source[needed]):
+        raise MalformedBlockError(f"{where}: a {kind} document source needs its {needed!r}")
+    if kind == "base64" and source.get("media_type") != "application/pdf":
+        raise MalformedBlockError(f"{where}: a base64 document must be application/pdf")
+    if kind == "content" and not isinstance(source.get("content"), str | list):
+        raise MalformedBlockError(f"{where}: a content document source needs its content")
+
+
+def _require_str(wire: dict[str, object], key: str, kind: str, where: str) -> str:
+    value = wire.get(key)
+    if not isinstance(value, str) or not value:
+        raise MalformedBlockError(f"{where}: a {kind} block needs a string {key!r}")
+    return value
+
+
+def _check_server_pairs(message: Message) -> None:
+    """A server tool's result follows its call in the same assistant message, once."""
+    calls: set[str] = set()
+    answered: set[str] = set()
+    for index, block in enumerate(message.content):
+        if not isinstance(block, WireBlock):
+            continue
+        wire = (
+            block.to_wire()
+            if block.type in SERVER_TOOL_USE_TYPES | SERVER_TOOL_RESULT_TYPES
+            else {}
+        )
+        if block.type in SERVER_TOOL_USE_TYPES:
+            if wire["id"] in calls:
+                raise DuplicateToolIdError(f"block {index}: server tool id {wire['id']!r} repeated")
+            calls.add(wire["id"])
+        elif block.type in SERVER_TOOL_RESULT_TYPES:
+            tool_use_id = wire["tool_use_id"]
+            if tool_use_id not in calls:
+                raise OrphanToolResultError(
+                    f"block {index}: {block.type} for {tool_use_id} answers no server tool call "
+                    "earlier in this message"
+                )
+            if tool_use_id in answered:
+                raise DuplicateToolIdError(
+                    f"block {index}: server tool call {tool_use_id} answered twice"
+                )
+            answered.add(tool_use_id)
+    unanswered = sorted(calls - answered)
+    if unanswered:
+        raise UnansweredToolUseError(
+            f"server tool call {', '.join(unanswered)} has no result in the same message"
+        )

@@ -20,6 +20,8 @@ from abridged.domain.messages import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    WireBlock,
+    nested_text,
 )
 
 __all__ = [
@@ -104,6 +106,8 @@ def render_conversation(messages: Sequence[Message], *, include_thinking: bool =
                 lines.append("[image]")
             elif isinstance(block, RedactedThinkingBlock):
                 pass  # opaque to anyone but the model that wrote it
+            elif isinstance(block, WireBlock):
+                lines.append(_wire_text(block))
         lines.append("</message>")
         parts.append("\n".join(lines))
     parts.append("</conversation>")
@@ -114,8 +118,31 @@ def _result_text(block: ToolResultBlock) -> str:
     if isinstance(block.content, str):
         return block.content
     return "\n".join(
-        part.text if isinstance(part, TextBlock) else "[image]" for part in block.content
+        part.text
+        if isinstance(part, TextBlock)
+        else _wire_text(part)
+        if isinstance(part, WireBlock)
+        else "[image]"
+        for part in block.content
     )
+
+
+WIRE_TEXT_CHARS = 4_000
+"""How much of a document, search result or server tool result a summarizer is shown."""
+
+
+def _wire_text(block: WireBlock) -> str:
+    """A block kept as JSON, readable: its text where it has one, else its JSON, clipped."""
+    text = nested_text(block)
+    if not text and block.type == "document":
+        source = block.to_wire().get("source")
+        if isinstance(source, dict) and source.get("type") == "text":
+            data = source.get("data")
+            text = data if isinstance(data, str) else ""
+    body = text or block.json
+    if len(body) > WIRE_TEXT_CHARS:
+        body = body[:WIRE_TEXT_CHARS] + f" [… {len(body) - WIRE_TEXT_CHARS:,} characters more]"
+    return f"[{block.type}] {body}"
 
 
 def summary_request_text(

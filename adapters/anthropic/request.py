@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from abridged.domain.context import Context
+from abridged.domain.messages import KNOWN_WIRE_TYPES, NESTED_ONLY_TYPES
 
 MAX_BREAKPOINTS = 4
 CACHE_TTLS = ("5m", "1h")
@@ -58,6 +59,11 @@ def _breakpoints(context: Context, count: int) -> list[tuple[int, int]]:
     return unique[-budget:] if len(unique) > budget else unique
 
 
+CACHEABLE_TYPES = (
+    frozenset({"text", "image", "tool_use", "tool_result"}) | KNOWN_WIRE_TYPES
+) - NESTED_ONLY_TYPES
+
+
 def _mark(message: dict[str, Any], limit: int, marker: dict[str, str]) -> None:
     """Marks the last eligible block among the first `limit` (negative: all but the last
     `-limit - 1`) blocks of the message."""
@@ -66,6 +72,8 @@ def _mark(message: dict[str, Any], limit: int, marker: dict[str, str]) -> None:
     for block in reversed(blocks[:end]):
         if block["type"] in {"thinking", "redacted_thinking"}:
             continue
+        if block["type"] not in CACHEABLE_TYPES:
+            continue  # a block type not known yet goes out unchanged
         if block["type"] == "text" and not block["text"].strip():
             continue
         block["cache_control"] = dict(marker)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,11 +23,17 @@ from abridged.adapters.cli.common import (
     settings_option_values,
 )
 from abridged.adapters.cli.progress import progress
+from abridged.adapters.importers import FORMATS
 from abridged.adapters.transcripts import Transcript, TranscriptError, load_transcript
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.errors import ContextOverflowError, InvalidSettingsError, SessionError
 from abridged.domain.messages import Role
-from abridged.domain.settings import PRESETS, CompactionSettings, context_window_for
+from abridged.domain.settings import (
+    PRESETS,
+    CompactionSettings,
+    context_window_for,
+    parse_model_windows,
+)
 
 EXIT_OVERFLOW = 3
 
@@ -94,6 +101,15 @@ def _replay_options(f: Any) -> Any:
 @main.command()
 @click.argument("transcript", type=click.Path(dir_okay=False, path_type=Path))
 @_replay_options
+@click.option(
+    "--format",
+    "transcript_format",
+    type=click.Choice(["auto", *FORMATS]),
+    default="auto",
+    show_default=True,
+    help="The transcript's format: abridged's JSONL, a Claude Code session log, or OpenAI "
+    "chat-completions messages; auto detects it from the content.",
+)
 def replay(
     transcript: Path,
     window: int | None,
@@ -103,18 +119,24 @@ def replay(
     as_json: bool,
     preset: str,
     overrides: tuple[str, ...],
+    transcript_format: str,
 ) -> None:
-    """Feed a recorded TRANSCRIPT (JSONL, one message per line) through a session as if live.
+    """Feed a recorded TRANSCRIPT through a session as if live: abridged's JSONL (one message
+    per line), a Claude Code session log (~/.claude/projects/**/*.jsonl) or OpenAI
+    chat-completions messages.
 
     Before each assistant message, the request the model would have received is prepared
     (compacted when needed), checked against the budget, printed and optionally dumped.
     """
     try:
-        loaded = load_transcript(transcript)
-    except TranscriptError as error:
+        loaded = load_transcript(transcript, transcript_format)
+        windows = parse_model_windows(os.environ.get("ABRIDGED_MODEL_WINDOWS", ""))
+    except (TranscriptError, InvalidSettingsError) as error:
         raise click.ClickException(str(error)) from None
+    for note in loaded.notes:
+        click.echo(f"note: {note}", err=True)
     settings = settings_option_values(preset, overrides)
-    window = context_window_for(loaded.model or DEFAULT_MODEL, window)
+    window = context_window_for(loaded.model or DEFAULT_MODEL, window, windows)
     _run(loaded, window, max_output_tokens, db, dump_requests, as_json, settings)
 
 
@@ -161,6 +183,10 @@ def _run(
         )
     except InvalidSettingsError as error:
         raise click.UsageError(str(error)) from None
+    except ContextOverflowError as error:
+        # The system prompt and tools alone leave no room for any request.
+        click.echo(f"NOT SENT: {error}", err=True)
+        raise SystemExit(EXIT_OVERFLOW) from None
     if dump_requests is not None:
         dump_requests.mkdir(parents=True, exist_ok=True)
     result = _feed(app, session_id, transcript, dump_requests, as_json)

@@ -31,6 +31,7 @@ import contextlib
 import gc
 import logging
 import platform
+import signal
 import statistics
 import sys
 import tempfile
@@ -390,6 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--naive", type=int, default=3, help="naive reference requests")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
+    # Stopped from outside, the run still stops the PostgreSQL server it started.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     logging.disable(logging.CRITICAL)
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.CRITICAL))
     sizes = [int(s) for s in args.sizes.split(",")]

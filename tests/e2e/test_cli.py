@@ -122,8 +122,8 @@ def test_replay_json_lines_carry_the_same_figures(tmp_path: Path) -> None:
     ("lines", "message"),
     [
         (
-            [AGENT[0], {"role": "assistant", "content": [{"type": "nope"}]}],
-            "line 2: unknown content block type 'nope'",
+            [AGENT[0], {"role": "assistant", "content": [{"kind": "nope"}]}],
+            "line 2: a content block needs a string 'type', got None",
         ),
         ([AGENT[0], AGENT[0]], "line 2: two user messages in a row"),
         (
@@ -158,16 +158,31 @@ def test_an_inconsistent_window_is_a_usage_error(tmp_path: Path) -> None:
     assert "reserved output tokens" in result.output
 
 
-def test_an_oversize_message_is_reported_not_sent(tmp_path: Path) -> None:
+def test_an_oversize_message_is_shown_reduced_and_sent(tmp_path: Path) -> None:
     lines = [{"role": "user", "content": "word " * 5000}, {"role": "assistant", "content": "ok"}]
     transcript = write_transcript(tmp_path / "big.jsonl", lines)
+
+    result = CliRunner().invoke(
+        main, ["replay", str(transcript), "--window", "2000", "--db", ":memory:", "--json"]
+    )
+
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.splitlines()[-1])["summary"]
+    assert summary["requests"] == 1
+    assert summary["overflows"] == 0
+
+
+def test_a_system_prompt_too_large_for_the_window_is_reported_not_sent(tmp_path: Path) -> None:
+    transcript = write_transcript(tmp_path / "t.jsonl", AGENT)
+    (tmp_path / "t.meta.json").write_text(json.dumps({"system": "rule " * 5000}))
 
     result = CliRunner().invoke(
         main, ["replay", str(transcript), "--window", "2000", "--db", ":memory:"]
     )
 
-    assert result.exit_code == 3
-    assert "NOT SENT: message 1 (user" in result.output
+    assert result.exit_code != 0
+    assert "the system prompt (" in result.output
+    assert "Traceback" not in result.output
 
 
 def test_history_shows_the_audit_trail(tmp_path: Path) -> None:

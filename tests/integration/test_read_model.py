@@ -19,6 +19,7 @@ import pytest
 
 from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.read_model import CompactionsReadModel, read_model_url
+from abridged.application.compactions import InvalidPageSizeError
 from abridged.application.service import Sessions
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
@@ -171,6 +172,7 @@ def test_the_table_follows_new_compactions_and_rebuilds_from_scratch(db: str) ->
 KILLABLE = """
 import sys, time
 from abridged.adapters.bootstrap import bootstrap
+from abridged.application.compactions import InvalidPageSizeError
 from abridged.adapters.read_model import CompactionsReadModel, read_model_url
 db = sys.argv[1]
 app = bootstrap(db)
@@ -228,4 +230,33 @@ def test_sessions_stored_by_an_earlier_version_have_their_rows(tmp_path: Path) -
 
     assert comparable(model.rows()) == comparable(expected_rows(app, [session_id]))
     assert len(model.rows()) == 2
+    model.close()
+
+
+def test_the_table_goes_in_the_store_s_postgresql_schema(postgres_server: str) -> None:
+    import psycopg
+
+    url = fresh_database(postgres_server)
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("CREATE SCHEMA dashboards")
+    app = bootstrap(f"{url}?schema=dashboards", counter=FAKE_COUNTER)
+    start_busy(app)
+    model = CompactionsReadModel(read_model_url(f"{url}?schema=dashboards"))
+    model.update(app)
+    model.close()
+
+    with psycopg.connect(url) as connection:
+        tables = connection.execute(
+            "SELECT table_schema FROM information_schema.tables "
+            "WHERE table_name = 'abridged_compactions'"
+        ).fetchall()
+    assert tables == [("dashboards",)]
+
+
+def test_a_page_holds_at_least_one_notification(tmp_path: Path) -> None:
+    app = bootstrap(counter=FAKE_COUNTER)
+    model = CompactionsReadModel(read_model_url(tmp_path / "read-model.sqlite3"))
+    with pytest.raises(InvalidPageSizeError):
+        model.update(app, page_size=0)
+    assert model.position() == 0
     model.close()

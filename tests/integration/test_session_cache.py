@@ -14,7 +14,7 @@ import pytest
 
 from abridged.application.ports import Summary
 from abridged.application.service import Sessions
-from abridged.domain.errors import ContextOverflowError, RoleOrderError
+from abridged.domain.errors import RoleOrderError
 from abridged.domain.messages import Message, Role
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
@@ -216,7 +216,7 @@ def test_append_and_prepare_rejects_bad_input_and_saves_nothing(tmp_path: Path) 
     assert app.session(session_id).version == version
 
 
-def test_append_and_prepare_keeps_the_message_when_the_request_cannot_fit(
+def test_append_and_prepare_shows_an_oversize_message_reduced_and_keeps_it_whole(
     tmp_path: Path,
 ) -> None:
     app = Sessions(
@@ -226,7 +226,11 @@ def test_append_and_prepare_keeps_the_message_when_the_request_cannot_fit(
     )
     session_id = started(app, window=1_000)
 
-    with pytest.raises(ContextOverflowError):
-        app.append_and_prepare(session_id, Message.user(words(2_000)))
+    huge = Message.user(words(2_000))
+    prepared = app.append_and_prepare(session_id, huge)
 
-    assert app.session(session_id).message_count == 1
+    # Larger than the window, the message is shown reduced; the history keeps it whole.
+    assert prepared.context.estimate <= prepared.context.budget
+    session = app.session(session_id)
+    assert session.message_count == 1
+    assert session.entries[0].message == huge

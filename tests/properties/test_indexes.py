@@ -55,6 +55,7 @@ def assert_planners_agree(session: Session) -> None:
     assert planner.plan_prune(session) == scanned
     downgrades = plan_reasoning(session.entries, limits) if session.thinking_seen else ()
     assert planner.plan_downgrades(session) == downgrades
+    assert planner.downgradable_tokens(session) == sum(b.tokens_before for b in downgrades)
 
 
 @PROPERTY

@@ -12,7 +12,7 @@ Rule ids are stable (tests match on them); `RULES` lists them all.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeGuard
 
 import attrs
@@ -77,6 +77,13 @@ RULES: frozenset[str] = frozenset(
         "cache-control-ttl-order",
         "cache-control-on-thinking",
         "cache-control-on-empty-text",
+        # documents, search results, server tools
+        "block-misplaced",
+        "document-invalid",
+        "search-result-invalid",
+        "server-tool-use-invalid",
+        "server-tool-result-orphan",
+        "server-tool-use-unanswered",
     }
 )
 """Every rule id `violations` can report."""
@@ -87,11 +94,29 @@ MIN_THINKING_BUDGET = 1024
 TOOL_USE_ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 ROLES = frozenset({"user", "assistant"})
-BLOCK_TYPES = frozenset(
-    {"text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking"}
+SERVER_RESULT_TYPES = frozenset(
+    {
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+        "tool_search_tool_result",
+        "mcp_tool_result",
+    }
+)
+SERVER_USE_TYPES = frozenset({"server_tool_use", "mcp_tool_use"})
+USER_ONLY_TYPES = frozenset({"document", "search_result", "container_upload"})
+BLOCK_TYPES = (
+    frozenset({"text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking"})
+    | SERVER_RESULT_TYPES
+    | SERVER_USE_TYPES
+    | USER_ONLY_TYPES
 )
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
-TOOL_RESULT_CONTENT_TYPES = frozenset({"text", "image"})
+TOOL_RESULT_CONTENT_TYPES = frozenset(
+    {"text", "image", "document", "search_result", "tool_reference", "browser_state"}
+)
 IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 CACHE_TTLS = frozenset({"5m", "1h"})
 # "enabled" is manual extended thinking; "adaptive" lets newer models choose their own budget.
@@ -113,16 +138,19 @@ class Violation:
         return f"[{self.rule}] {self.where}: {self.detail}"
 
 
-def violations(body: Mapping[str, Any]) -> list[Violation]:
-    """Every rule `body` breaks, in body order; an empty list means the request is valid."""
-    checker = _Checker(body)
+def violations(body: Mapping[str, Any], future_types: Iterable[str] = ()) -> list[Violation]:
+    """Every rule `body` breaks, in body order; an empty list means the request is valid.
+
+    `future_types` are block types a test stands in for ones the API adds later: they are
+    accepted anywhere, unchecked."""
+    checker = _Checker(body, frozenset(future_types))
     checker.run()
     return checker.found
 
 
-def assert_valid_request(body: Mapping[str, Any]) -> None:
+def assert_valid_request(body: Mapping[str, Any], future_types: Iterable[str] = ()) -> None:
     """Raise `AssertionError` listing every violation if `body` is not a valid request."""
-    found = violations(body)
+    found = violations(body, future_types)
     if found:
         listing = "\n".join(f"  {violation}" for violation in found)
         raise AssertionError(f"invalid Anthropic Messages request ({len(found)}):\n{listing}")
@@ -168,8 +196,9 @@ def _tool_result_ids(message: Mapping[str, Any]) -> list[str]:
 class _Checker:
     """Walks one body and collects its violations; each `check_*` covers one group of rules."""
 
-    def __init__(self, body: Mapping[str, Any]) -> None:
+    def __init__(self, body: Mapping[str, Any], future_types: frozenset[str] = frozenset()) -> None:
         self.body = body
+        self.future_types = future_types
         self.found: list[Violation] = []
         raw_messages = body.get("messages")
         self.messages: list[Mapping[str, Any]] = (
@@ -207,6 +236,7 @@ class _Checker:
         self.check_thinking_config()
         self.check_messages()
         self.check_tool_pairing()
+        self.check_server_tool_pairing()
         self.check_thinking_tool_loop()
         self.check_cache_control()
 
@@ -471,6 +501,11 @@ class _Checker:
 
     def check_block(self, block: Mapping[str, Any], where: str, role: object) -> None:
         block_type = block.get("type")
+        if block_type in self.future_types:
+            return
+        if block_type in USER_ONLY_TYPES | SERVER_USE_TYPES | SERVER_RESULT_TYPES:
+            self.check_other_block(block, where, role)
+            return
         if block_type not in BLOCK_TYPES:
             self.add(
                 "block-type-unknown",
@@ -568,6 +603,8 @@ class _Checker:
         for k, inner in enumerate(content):
             inner_where = f"{where}.content[{k}]"
             inner_type = inner.get("type") if isinstance(inner, Mapping) else None
+            if inner_type in self.future_types:
+                continue
             if inner_type not in TOOL_RESULT_CONTENT_TYPES:
                 self.add(
                     "tool-result-content-invalid",
@@ -582,6 +619,14 @@ class _Checker:
                 )
             elif inner_type == "image":
                 self.check_image(inner, inner_where)
+            elif inner_type == "document":
+                self.check_document(inner, inner_where)
+            elif inner_type == "search_result":
+                self.check_search_result(inner, inner_where)
+            elif inner_type == "tool_reference" and _is_blank(inner.get("tool_name")):
+                self.add(
+                    "tool-result-content-invalid", inner_where, "tool_reference needs a tool_name"
+                )
 
     def check_thinking_block(self, block: Mapping[str, Any], where: str) -> None:
         if block.get("type") == "thinking":
@@ -602,6 +647,87 @@ class _Checker:
                     where,
                     "a redacted_thinking block needs its non-empty 'data'",
                 )
+
+    def check_other_block(self, block: Mapping[str, Any], where: str, role: object) -> None:
+        block_type = block.get("type")
+        if block_type in USER_ONLY_TYPES and role != "user":
+            self.add("block-misplaced", where, f"{block_type} blocks belong in user messages")
+        if block_type in SERVER_USE_TYPES | SERVER_RESULT_TYPES and role != "assistant":
+            self.add("block-misplaced", where, f"{block_type} blocks belong in assistant messages")
+        if block_type == "document":
+            self.check_document(block, where)
+        elif block_type == "search_result":
+            self.check_search_result(block, where)
+        elif block_type == "container_upload" and _is_blank(block.get("file_id")):
+            self.add("block-invalid", where, "container_upload needs a file_id")
+        elif block_type in SERVER_USE_TYPES:
+            tool_id = block.get("id")
+            if not isinstance(tool_id, str) or not TOOL_USE_ID_PATTERN.match(tool_id):
+                self.add("server-tool-use-invalid", where, f"bad server tool id {tool_id!r}")
+            if _is_blank(block.get("name")) or not isinstance(block.get("input"), Mapping):
+                self.add("server-tool-use-invalid", where, "server_tool_use needs name and input")
+        elif block_type in SERVER_RESULT_TYPES and not isinstance(block.get("tool_use_id"), str):
+            self.add("server-tool-result-orphan", where, f"{block_type} needs a tool_use_id")
+
+    def check_document(self, block: Mapping[str, Any], where: str) -> None:
+        source = block.get("source")
+        source_type = source.get("type") if isinstance(source, Mapping) else None
+        needs = {"base64": "data", "text": "data", "url": "url", "file": "file_id"}
+        if not isinstance(source, Mapping) or source_type not in {*needs, "content"}:
+            self.add(
+                "document-invalid", where, "a document needs a base64/text/url/file/content source"
+            )
+        elif source_type in needs and _is_blank(source.get(needs[source_type])):
+            self.add(
+                "document-invalid",
+                where,
+                f"a {source_type} document needs its {needs[source_type]}",
+            )
+        elif source_type == "base64" and source.get("media_type") != "application/pdf":
+            self.add("document-invalid", where, "a base64 document must be application/pdf")
+
+    def check_search_result(self, block: Mapping[str, Any], where: str) -> None:
+        content = block.get("content")
+        if (
+            _is_blank(block.get("source"))
+            or not isinstance(block.get("title"), str)
+            or not isinstance(content, list)
+            or not content
+            or any(
+                not isinstance(c, Mapping) or c.get("type") != "text" or _is_blank(c.get("text"))
+                for c in content
+            )
+        ):
+            self.add(
+                "search-result-invalid",
+                where,
+                "a search_result needs a source, a title and non-empty text blocks",
+            )
+
+    def check_server_tool_pairing(self) -> None:
+        for i, message in zip(self.message_indexes, self.messages, strict=True):
+            uses: list[str] = []
+            answered: set[str] = set()
+            for j, block in enumerate(_blocks(message)):
+                if block.get("type") in SERVER_USE_TYPES and isinstance(block.get("id"), str):
+                    uses.append(block["id"])
+                elif block.get("type") in SERVER_RESULT_TYPES:
+                    tool_use_id = block.get("tool_use_id")
+                    if tool_use_id not in uses or tool_use_id in answered:
+                        self.add(
+                            "server-tool-result-orphan",
+                            f"messages[{i}].content[{j}]",
+                            f"{block.get('type')} for {tool_use_id!r} answers no earlier "
+                            "server tool call of the same message (or answers it twice)",
+                        )
+                    answered.add(str(tool_use_id))
+            for tool_use_id in uses:
+                if tool_use_id not in answered:
+                    self.add(
+                        "server-tool-use-unanswered",
+                        f"messages[{i}]",
+                        f"server tool call {tool_use_id!r} has no result in the same message",
+                    )
 
     # -- tool pairing ----------------------------------------------------------------------
 

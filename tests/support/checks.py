@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
 
@@ -24,17 +25,33 @@ def system_text(body: dict[str, Any]) -> str:
 
 def recount(body: dict[str, Any], counter: TokenCounter) -> int:
     """Counts a rendered request body from scratch, with the library's counting rule."""
-    messages = [Message.from_wire(m) for m in body["messages"]]
+    # Cache breakpoints are request metadata, not content: blocks kept as JSON would
+    # otherwise count them.
+    messages = [
+        Message.from_wire(
+            {
+                **m,
+                "content": [
+                    {k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]
+                ],
+            }
+        )
+        for m in body["messages"]
+    ]
     return request_tokens(system_text(body), body.get("tools", []), messages, counter.count)
 
 
 def check_request(
-    prepared: PreparedRequest, counter: TokenCounter, calibration: float = 1.0
+    prepared: PreparedRequest,
+    counter: TokenCounter,
+    calibration: float = 1.0,
+    future_types: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """Renders the request, checks it is valid and in budget, and returns the body."""
+    """Renders the request, checks it is valid and in budget, and returns the body.
+    `future_types` stand in for block types the API adds later (see `assert_valid_request`)."""
     context = prepared.context
     body = render_request(context, model=prepared.model, max_tokens=prepared.max_tokens)
-    assert_valid_request(body)
+    assert_valid_request(body, future_types)
     counted = math.ceil(recount(body, counter) * calibration)
     assert counted == context.estimate, (counted, context.estimate)
     assert context.estimate <= context.window - prepared.max_tokens

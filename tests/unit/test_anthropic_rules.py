@@ -326,9 +326,48 @@ INVALID = [
     # blocks
     invalid("block-invalid", body(user("Hi"), assistant("a"), {"role": "user", "content": ["b"]})),
     invalid("block-invalid", body(user({"type": "text", "text": 5})), name="text-not-str"),
+    invalid("block-type-unknown", body(user({"type": "video", "url": "https://x/y.mp4"}))),
+    # documents, search results, server tools
     invalid(
-        "block-type-unknown",
-        body(user({"type": "document", "source": {"type": "text", "data": "x"}})),
+        "block-misplaced",
+        body(user("Hi"), assistant({"type": "container_upload", "file_id": "file_1"})),
+    ),
+    invalid(
+        "document-invalid",
+        body(user({"type": "document", "source": {"type": "base64", "data": "JVBER"}})),
+    ),
+    invalid(
+        "search-result-invalid",
+        body(user({"type": "search_result", "source": "s", "title": "t", "content": []})),
+    ),
+    invalid(
+        "server-tool-use-invalid",
+        body(
+            user("Hi"),
+            assistant(
+                {"type": "server_tool_use", "id": "srv 1", "name": "web_search", "input": {}},
+                {"type": "web_search_tool_result", "tool_use_id": "srv 1", "content": []},
+            ),
+        ),
+    ),
+    invalid(
+        "server-tool-result-orphan",
+        body(
+            user("Hi"),
+            assistant(
+                {"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_9", "content": {}}
+            ),
+        ),
+    ),
+    invalid(
+        "server-tool-use-unanswered",
+        body(
+            user("Hi"),
+            assistant(
+                {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+                text("Searching."),
+            ),
+        ),
     ),
     invalid("block-type-unknown", body(user({"text": "no type"})), name="untyped"),
     invalid("text-empty", body(user(text(""), text("Hi")))),

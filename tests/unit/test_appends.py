@@ -188,7 +188,8 @@ def test_a_session_starts_with_a_user_message(app: Sessions) -> None:
     "wire",
     [
         {"role": "system", "content": "be nice"},
-        {"role": "user", "content": [{"type": "video", "url": "x"}]},
+        {"role": "user", "content": [{"type": "document", "source": {"type": "url"}}]},
+        {"role": "user", "content": [{"url": "x"}]},
         {"role": "user", "content": [{"type": "text"}]},
         {"role": "user", "content": 42},
         {
@@ -213,8 +214,8 @@ def test_malformed_wire_messages_get_typed_errors(app: Sessions, wire: dict[str,
 
 def test_malformed_block_is_a_malformed_block_error(app: Sessions) -> None:
     session_id = app.start_session(model="m", context_window=10_000, max_output_tokens=1_000)
-    with pytest.raises(MalformedBlockError, match="unknown content block type 'video'"):
-        app.append_message(session_id, {"role": "user", "content": [{"type": "video"}]})
+    with pytest.raises(MalformedBlockError, match="a search_result needs a string source"):
+        app.append_message(session_id, {"role": "user", "content": [{"type": "search_result"}]})
 
 
 def test_unknown_session_is_a_typed_error(app: Sessions) -> None:

@@ -8,7 +8,12 @@ from uuid import UUID
 import attrs
 import pytest
 
-from abridged.application.auditing import SessionAudit, audit_events, audit_session
+from abridged.application.auditing import (
+    IncompleteHistoryError,
+    SessionAudit,
+    audit_events,
+    audit_session,
+)
 from abridged.application.ports import HookVerdict
 from abridged.application.service import Sessions
 from abridged.domain import planner
@@ -177,9 +182,13 @@ def test_an_altered_decision_is_named_by_version_and_type(
     )
 
 
-def test_an_audit_needs_the_whole_stream() -> None:
-    with pytest.raises(ValueError, match="Started"):
+def test_an_audit_needs_the_whole_stream(app: Sessions) -> None:
+    session_id = start(app)
+    app.append_message(session_id, Message.user("Hi"))
+    with pytest.raises(IncompleteHistoryError, match="Started"):
         audit_events([])
+    with pytest.raises(IncompleteHistoryError):
+        audit_events(app.history(session_id)[1:])
 
 
 def test_reasoning_downgraded_outside_a_batching_moment_is_a_mismatch(app: Sessions) -> None:

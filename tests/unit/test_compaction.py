@@ -9,7 +9,6 @@ import pytest
 
 from abridged.application.service import Sessions
 from abridged.domain import planner
-from abridged.domain.errors import ContextOverflowError
 from abridged.domain.messages import Message, Role, TextBlock, ToolResultBlock
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
@@ -136,20 +135,21 @@ def test_a_huge_tool_output_is_shown_head_and_tail_but_stored_whole(app: Session
     check_request(prepared, COUNTER)
 
 
-def test_a_message_larger_than_the_budget_is_a_typed_error_and_nothing_is_saved(
+def test_a_message_larger_than_the_budget_is_shown_head_and_tail_and_stored_whole(
     app: Sessions,
 ) -> None:
     session_id = start(app, window=2_000, reserve=500)
-    app.append_message(session_id, Message.user(words(3_000)))
-    before = len(app.history(session_id))
+    text = words(3_000)
+    app.append_message(session_id, Message.user(text))
 
-    with pytest.raises(ContextOverflowError) as raised:
-        app.prepare_request(session_id)
+    prepared = app.prepare_request(session_id)
 
-    assert raised.value.position == 0
-    assert "message 1 (user" in str(raised.value)
-    assert raised.value.budget == 1_500
-    assert len(app.history(session_id)) == before
+    assert prepared.context.estimate <= 1_500
+    shown_text = prepared.context.messages[0].text
+    assert shown_text.startswith(text[:100])
+    assert shown_text.endswith(text[-50:])
+    assert "characters of this message truncated" in shown_text
+    assert app.session(session_id).entries[0].message.text == text
 
 
 def test_summary_chunks_are_additive_then_folded_when_they_pass_their_budget(

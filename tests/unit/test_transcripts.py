@@ -134,15 +134,15 @@ def test_a_line_that_is_not_json_is_reported_with_its_file_and_line(tmp_path: Pa
     assert "not valid JSON" in str(caught.value)
 
 
-def test_an_unknown_block_type_is_reported_with_its_line(tmp_path: Path) -> None:
-    bad = json.dumps({"role": "assistant", "content": [{"type": "foo", "text": "x"}]})
+def test_a_block_without_a_type_is_reported_with_its_line(tmp_path: Path) -> None:
+    bad = json.dumps({"role": "assistant", "content": [{"text": "x"}]})
     path = _write(tmp_path, [GOOD_USER, bad])
 
     with pytest.raises(TranscriptError) as caught:
         load_transcript(path)
 
     assert caught.value.line == 2
-    assert str(caught.value) == f"{path} line 2: unknown content block type 'foo'"
+    assert str(caught.value) == f"{path} line 2: a content block needs a string 'type', got None"
 
 
 def test_line_numbers_count_the_blank_lines_that_are_skipped(tmp_path: Path) -> None:

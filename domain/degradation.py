@@ -1,0 +1,217 @@
+"""Never stuck: a message too large for any request is shown reduced, its history kept whole.
+
+A session can always send its next request unless what can never be reduced does not fit:
+the system prompt, the tool definitions, and what the model's own turn must carry back
+byte for byte (signed thinking, server tool calls and their results, block types not known
+yet). That is checked when a session starts and when a message is appended
+(`check_room`), so the error comes with the message that causes it and nothing is written.
+
+Everything else is bounded at append (`plan_degradations`): each message is shown at most
+`message_cap` tokens, so the last exchange (a tool call and its result, or a prompt) fits
+beside the system prompt, the tools and the summaries whatever else is compacted. Long texts
+and tool outputs are shown head and tail, the long strings of a tool call's input too (the
+input keeps its shape), and an image or document that does not fit becomes a placeholder
+naming its type and size. The plan is a `Truncation` per block, recorded on the
+`MessageAppended` event like tool-output truncation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from abridged.domain.errors import ContextTooSmallError
+from abridged.domain.messages import (
+    SERVER_TOOL_RESULT_TYPES,
+    Block,
+    ImageBlock,
+    Message,
+    Role,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    WireBlock,
+)
+from abridged.domain.settings import Limits
+from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, CountText, block_tokens
+from abridged.domain.truncation import Truncation, fair_shares, shown
+
+MIN_BLOCK_TOKENS = 48
+"""The least a reduced block is aimed at: a marker and a little of each end."""
+SAFETY = 0.9
+"""The share of the (calibrated) budget the cap plans with, for estimates that drift."""
+_REDUCIBLE_WIRE = frozenset({"document", "search_result"}) | SERVER_TOOL_RESULT_TYPES
+
+
+def reducible(block: Block) -> bool:
+    """Whether a block may be shown reduced: text, tool calls and outputs, images,
+    documents, search results, and server tools' results (their long plain strings; the
+    encrypted parts stay). Thinking, server tool calls and unknown types go to the API as
+    they are or not at all."""
+    if isinstance(block, WireBlock):
+        return block.type in _REDUCIBLE_WIRE
+    return isinstance(block, TextBlock | ToolUseBlock | ToolResultBlock | ImageBlock)
+
+
+def irreducible_tokens(message: Message, block_counts: Sequence[int]) -> int:
+    """Tokens of `message` no view can reduce (its overhead included)."""
+    return MESSAGE_OVERHEAD + sum(
+        tokens
+        for block, tokens in zip(message.content, block_counts, strict=True)
+        if not reducible(block)
+    )
+
+
+def fixed_tokens(limits: Limits, system_tokens: int, tools_tokens: int) -> int:
+    """What every request carries besides the retained messages, at its largest."""
+    return (
+        REQUEST_OVERHEAD
+        + system_tokens
+        + tools_tokens
+        + limits.summaries_tokens
+        + MESSAGE_OVERHEAD  # the summaries may need a user message of their own
+    )
+
+
+def message_cap(
+    limits: Limits,
+    system_tokens: int,
+    tools_tokens: int,
+    calibration: float = 1.0,
+    partner_tokens: int | None = None,
+) -> int:
+    """The most one message is shown as. The last exchange (a tool call and its results)
+    is sent whatever else is compacted, so a message gets half of what the fixed part leaves,
+    or, answering tool calls, what the message that made them (`partner_tokens`) leaves."""
+    usable = math.floor(limits.budget * SAFETY / max(1.0, calibration))
+    room = usable - fixed_tokens(limits, system_tokens, tools_tokens)
+    share = room // 2 if partner_tokens is None else room - partner_tokens
+    return max(MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS, share)
+
+
+def check_room(
+    limits: Limits,
+    system_tokens: int,
+    tools_tokens: int,
+    irreducible: int = 0,
+    *,
+    calibration: float = 1.0,
+    what: str = "",
+) -> None:
+    """Raises `ContextTooSmallError` when the system prompt, the tools, the room a
+    compaction's summaries may take and `irreducible` (tokens of the last exchange that
+    cannot be reduced; without it, the smallest exchange) do not fit the budget."""
+    least = irreducible or 2 * (MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS)
+    fixed = fixed_tokens(limits, system_tokens, tools_tokens)
+    need = math.ceil((fixed + least) * max(1.0, calibration))
+    if need <= limits.budget:
+        return
+    summaries = fixed - REQUEST_OVERHEAD - system_tokens - tools_tokens
+    last = (
+        f"{what or 'what cannot be reduced'} ({irreducible:,})"
+        if irreducible
+        else (f"the smallest exchange ({least:,})")
+    )
+    raise ContextTooSmallError(
+        f"the system prompt ({system_tokens:,} tokens), the tools ({tools_tokens:,}), the room "
+        f"kept for summaries ({summaries:,}) and {last} need {need:,} tokens, more than the "
+        f"budget of {limits.budget:,} (window {limits.window:,} minus "
+        f"{limits.reserved_output:,} reserved for output); nothing was written",
+        system_tokens=system_tokens,
+        tools_tokens=tools_tokens,
+        irreducible_tokens=irreducible,
+        budget=limits.budget,
+    )
+
+
+def plan_degradations(
+    message: Message,
+    cap: int,
+    count: CountText,
+    block_counts: Sequence[int],
+    truncations: Sequence[Truncation] = (),
+) -> tuple[tuple[Truncation, ...], tuple[int, ...]]:
+    """Truncations that show `message` in at most about `cap` tokens, on top of
+    `truncations` (tool outputs already cut); `block_counts` are the blocks' shown counts.
+
+    The reducible blocks share what the others leave (water-filling: small ones stay whole).
+    Returns all truncations, by block, and the shown message's per-block counts."""
+    counts = list(block_counts)
+    if MESSAGE_OVERHEAD + sum(counts) <= cap:
+        return tuple(truncations), tuple(counts)
+    indices = [i for i, block in enumerate(message.content) if reducible(block)]
+    if not indices:
+        return tuple(truncations), tuple(counts)
+    kept = MESSAGE_OVERHEAD + sum(c for i, c in enumerate(counts) if i not in indices)
+    target = max(cap - kept, MIN_BLOCK_TOKENS * len(indices))
+    by_index = {t.block_index: t for t in truncations}
+    for index, allowed in zip(
+        indices, fair_shares([counts[i] for i in indices], target), strict=True
+    ):
+        if counts[index] <= allowed:
+            continue
+        reduced = _reduce(message, index, max(allowed, MIN_BLOCK_TOKENS), count)
+        if reduced is not None and reduced[1] < counts[index]:
+            by_index[index], counts[index] = reduced
+    return tuple(by_index[i] for i in sorted(by_index)), tuple(counts)
+
+
+def _reduce(
+    message: Message, index: int, allowed: int, count: CountText
+) -> tuple[Truncation, int] | None:
+    block = message.content[index]
+
+    def tokens_of(truncation: Truncation) -> int:
+        return block_tokens(shown(message, (truncation,)).content[index], count)
+
+    if isinstance(block, ImageBlock) or (isinstance(block, WireBlock) and block.type == "document"):
+        placeholder = Truncation(index, 0, 0)
+        return placeholder, tokens_of(placeholder)
+    if isinstance(block, ToolUseBlock):
+        size = _longest_string(block.input)
+    elif isinstance(block, WireBlock) and block.type in SERVER_TOOL_RESULT_TYPES:
+        size = _longest_string(block.to_wire())
+    elif isinstance(block, ToolResultBlock | TextBlock):
+        size = len(block.text)
+    else:  # a search result: its text is not cut, it is shown as a placeholder
+        placeholder = Truncation(index, 0, 0)
+        return placeholder, tokens_of(placeholder)
+    return _shrink(index, size, allowed, tokens_of)
+
+
+def _shrink(
+    index: int, size: int, allowed: int, tokens_of: Callable[[Truncation], int]
+) -> tuple[Truncation, int]:
+    # Token density varies along a text, so shrink until the shown block counts within budget.
+    keep = min(size, allowed * 4)  # about four characters a token to start from
+    while True:
+        head = (keep * 2) // 3
+        truncation = Truncation(index, head, keep - head)
+        tokens = tokens_of(truncation)
+        if tokens <= allowed or keep <= 0:
+            return truncation, tokens
+        keep = int(keep * 0.85)
+
+
+def _longest_string(value: object) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return max((_longest_string(v) for v in value.values()), default=0)
+    if isinstance(value, list | tuple):
+        return max((_longest_string(v) for v in value), default=0)
+    return 0
+
+
+def exchange_irreducible(
+    message: Message,
+    counts: Sequence[int],
+    previous: Message | None,
+    previous_counts: Sequence[int],
+) -> int:
+    """Irreducible tokens of the exchange `message` closes: a user message answering tool
+    calls is sent with the assistant message that made them."""
+    own = irreducible_tokens(message, counts)
+    if message.role is Role.USER and message.tool_results and previous is not None:
+        return own + irreducible_tokens(previous, previous_counts)
+    return own

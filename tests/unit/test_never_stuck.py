@@ -1,0 +1,237 @@
+"""Never stuck: no message can make every later request fail.
+
+Messages far larger than the window are stored whole and shown reduced; only the system
+prompt, the tools and what the model's turn must carry back unchanged can refuse a request,
+and then when the session starts or the message is appended, with nothing written.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from abridged.adapters.summarizers import ExtractiveSummarizer
+from abridged.adapters.token_counters import TiktokenCounter
+from abridged.application.audit import facts
+from abridged.application.service import Sessions
+from abridged.domain.errors import ContextOverflowError, ContextTooSmallError
+from abridged.domain.messages import (
+    ImageBlock,
+    Message,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    WireBlock,
+)
+from abridged.domain.session import Session
+from abridged.domain.settings import CompactionSettings
+from tests.support.checks import check_request
+from tests.support.counting import MemoCounter
+
+COUNTER = MemoCounter(TiktokenCounter())
+TOOLS = (
+    {
+        "name": "write_file",
+        "description": "Write a file.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+        },
+    },
+)
+
+
+def real_app() -> Sessions:
+    return Sessions(
+        counter=COUNTER,
+        summarizer=ExtractiveSummarizer(COUNTER),
+        env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+    )
+
+
+def source_lines(tokens: int) -> str:
+    # About 10 tokens a line of varied code-like text.
+    return "\n".join(
+        f"def handler_{i}(request): return respond({i} * value_{i % 97})"
+        for i in range(tokens // 14)
+    )
+
+
+def test_a_200k_user_message_and_a_60k_tool_input_at_16k_keep_the_session_going() -> None:
+    app = real_app()
+    session_id = app.start_session(
+        model="claude-sonnet-4-5",
+        context_window=16_000,
+        max_output_tokens=4_000,
+        system="You are a coding agent.",
+        tools=TOOLS,
+    )
+    huge_prompt = source_lines(200_000)
+    huge_file = source_lines(60_000)
+    assert COUNTER.count(huge_prompt) > 200_000
+    assert COUNTER.count(huge_file) > 60_000
+
+    app.append_message(session_id, Message.user(f"Refactor this:\n{huge_prompt}"))
+    first = check_request(app.prepare_request(session_id), COUNTER)
+    call = Message.assistant(
+        "Writing the refactored file.",
+        ToolUseBlock("toolu_w1", "write_file", {"path": "app/handlers.py", "content": huge_file}),
+    )
+    app.record_reply(session_id, call)
+    app.append_message(session_id, Message.user(ToolResultBlock("toolu_w1", "written")))
+    second = check_request(app.prepare_request(session_id), COUNTER)
+    app.record_reply(session_id, Message.assistant("Done. What next?"))
+    app.append_message(session_id, Message.user("Now add tests."))
+    third = check_request(app.prepare_request(session_id), COUNTER)
+
+    # The user's text is shown head and tail.
+    shown_prompt = first["messages"][0]["content"][0]["text"]
+    assert shown_prompt.startswith("Refactor this:\ndef handler_0(request)")
+    assert shown_prompt.rstrip().endswith(huge_prompt[-40:])
+    assert "characters of this message truncated" in shown_prompt
+    # The tool call's input keeps its shape: the same keys, short values whole, long ones cut.
+    shown_call = next(b for b in second["messages"][1]["content"] if b["type"] == "tool_use")
+    assert set(shown_call["input"]) == {"path", "content"}
+    assert shown_call["input"]["path"] == "app/handlers.py"
+    assert shown_call["input"]["content"].startswith("def handler_0(request)")
+    assert shown_call["input"]["content"].endswith(huge_file[-40:])
+    assert "characters truncated" in shown_call["input"]["content"]
+    assert third["messages"][-1]["content"][-1]["text"] == "Now add tests."
+
+    # The history keeps both whole, and the events say what each request showed.
+    appended = [e for e in app.history(session_id) if isinstance(e, Session.MessageAppended)]
+    assert appended[0].message.text == f"Refactor this:\n{huge_prompt}"
+    assert appended[1].message.tool_uses[0].input["content"] == huge_file
+    assert [t.block_index for t in appended[0].truncations] == [0]
+    assert [t.block_index for t in appended[1].truncations] == [1]
+    assert not appended[2].truncations
+    assert facts(appended[0])["reduced_blocks"] == 1
+    assert "reduced_blocks" not in facts(appended[2])
+
+
+def test_an_image_or_document_beyond_the_budget_becomes_a_placeholder() -> None:
+    app = real_app()
+    session_id = app.start_session(model="m", context_window=2_500, max_output_tokens=500)
+    pdf = base64.b64encode(b"%PDF-1.7 " + bytes(range(256)) * 400).decode()
+    document = WireBlock.of(
+        {
+            "type": "document",
+            "source": {"type": "base64", "media_type": "application/pdf", "data": pdf},
+            "title": "Q3 report",
+        }
+    )
+    image = ImageBlock("base64", media_type="image/png", data="iVBORw0KGgo=" * 10)
+    app.append_message(session_id, Message.user("Summarize these.", document, image))
+
+    body = check_request(app.prepare_request(session_id), COUNTER)
+
+    shown = body["messages"][0]["content"]
+    assert shown[0]["text"] == "Summarize these."
+    assert shown[1]["type"] == "text"
+    assert "document 'Q3 report' (application/pdf)" in shown[1]["text"]
+    assert "omitted from this request" in shown[1]["text"]
+    assert app.session(session_id).entries[0].message.content[1] == document
+
+
+def test_a_system_prompt_larger_than_the_window_is_refused_at_start() -> None:
+    app = real_app()
+    system = source_lines(20_000)
+
+    with pytest.raises(ContextTooSmallError) as raised:
+        app.start_session(model="m", context_window=16_000, max_output_tokens=4_000, system=system)
+
+    error = raised.value
+    assert isinstance(error, ContextOverflowError)
+    assert error.system_tokens == COUNTER.count(system) + 3
+    assert error.budget == 12_000
+    assert f"the system prompt ({error.system_tokens:,} tokens)" in str(error)
+    assert "12,000" in str(error)
+
+
+def test_thinking_too_large_to_send_back_is_refused_when_appended_and_nothing_is_written() -> None:
+    app = real_app()
+    session_id = app.start_session(
+        model="m", context_window=16_000, max_output_tokens=4_000, tools=TOOLS
+    )
+    app.append_message(session_id, Message.user("Go."))
+    before = len(app.history(session_id))
+    reply = Message.assistant(
+        ThinkingBlock(source_lines(30_000), "c2lnbmF0dXJl"),
+        ToolUseBlock("toolu_1", "write_file", {"path": "a", "content": "b"}),
+    )
+
+    with pytest.raises(ContextTooSmallError) as raised:
+        app.record_reply(session_id, reply)
+
+    assert raised.value.irreducible_tokens > 12_000
+    assert "thinking" in str(raised.value)
+    assert len(app.history(session_id)) == before
+
+
+def test_unknown_blocks_are_never_changed_even_beside_a_huge_text() -> None:
+    app = real_app()
+    session_id = app.start_session(model="m", context_window=8_000, max_output_tokens=1_000)
+    future = {"type": "hologram", "frames": [3, 1, 2], "meta": {"z": None, "a": "ü"}}
+    app.append_message(
+        session_id, Message.user(TextBlock(source_lines(30_000)), WireBlock.of(future))
+    )
+
+    body = check_request(app.prepare_request(session_id), COUNTER, future_types=("hologram",))
+
+    sent = body["messages"][0]["content"][1]
+    sent.pop("cache_control", None)
+    assert json.dumps(sent, ensure_ascii=False) == json.dumps(future, ensure_ascii=False)
+
+
+def test_a_huge_server_tool_result_is_cut_in_place_with_its_call_and_secrets_kept() -> None:
+    app = real_app()
+    # A late threshold: how the result is cut in place is the point here, not a compaction.
+    session_id = app.start_session(
+        model="m",
+        context_window=16_000,
+        max_output_tokens=4_000,
+        settings=CompactionSettings(threshold_ratio=0.7),
+    )
+    app.append_message(session_id, Message.user("Read the changelog page."))
+    page = source_lines(40_000)
+    use = WireBlock.of(
+        {
+            "type": "server_tool_use",
+            "id": "srvtoolu_1",
+            "name": "web_fetch",
+            "input": {"url": "https://example.com/changelog"},
+        }
+    )
+    result = WireBlock.of(
+        {
+            "type": "web_fetch_tool_result",
+            "tool_use_id": "srvtoolu_1",
+            "content": {
+                "type": "web_fetch_result",
+                "url": "https://example.com/changelog",
+                "encrypted_content": "RW5j" * 50,
+                "content": {
+                    "type": "document",
+                    "source": {"type": "text", "media_type": "text/plain", "data": page},
+                },
+            },
+        }
+    )
+    app.record_reply(session_id, Message.assistant(use, result, TextBlock("It lists 3 releases.")))
+    app.append_message(session_id, Message.user("Which is the latest?"))
+
+    body = check_request(app.prepare_request(session_id), COUNTER)
+
+    sent = body["messages"][1]["content"]
+    assert [b["type"] for b in sent] == ["server_tool_use", "web_fetch_tool_result", "text"]
+    fetched = sent[1]["content"]
+    assert fetched["encrypted_content"] == "RW5j" * 50
+    assert fetched["url"] == "https://example.com/changelog"
+    shown_page = fetched["content"]["source"]["data"]
+    assert shown_page.startswith(page[:200])
+    assert "characters truncated" in shown_page
+    stored = app.session(session_id).entries[1].message.content[1]
+    assert stored == result
