@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 
 from abridged.adapters.cli.common import main, settings_option_values
+from abridged.adapters.cli.progress import counting
+from abridged.adapters.importers import FORMATS
 from abridged.adapters.simulation import (
     REFERENCES,
     AbridgedStrategy,
@@ -63,6 +65,15 @@ from abridged.domain.settings import PRESETS, CompactionSettings
     show_default=True,
     help="Reference strategies to compare with (comma-separated; empty for none).",
 )
+@click.option(
+    "--format",
+    "transcript_format",
+    type=click.Choice(["auto", *FORMATS]),
+    default="auto",
+    show_default=True,
+    help="The transcripts' format: abridged's JSONL, a Claude Code session log, or OpenAI "
+    "chat messages; auto detects it from each file.",
+)
 @click.option("--write-rate", type=float, default=1.25, show_default=True)
 @click.option("--read-rate", type=float, default=0.1, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead.")
@@ -74,6 +85,7 @@ def simulate_command(
     overrides: tuple[str, ...],
     compare: tuple[str, ...],
     references: str,
+    transcript_format: str,
     write_rate: float,
     read_rate: float,
     as_json: bool,
@@ -89,7 +101,7 @@ def simulate_command(
     loaded = []
     for path in transcripts:
         try:
-            loaded.append(load_transcript(path))
+            loaded.append(load_transcript(path, transcript_format))
         except TranscriptError as error:
             raise click.ClickException(str(error)) from None
     if write_rate < 0 or read_rate < 0:
@@ -113,16 +125,9 @@ def simulate_command(
     counter = default_token_counter()
     setup = Setup(window, reserve, counter, ExtractiveSummarizer)
     steps = len(loaded) * len(makers)
-    done = 0
-
-    def advance(step: str) -> None:
-        # A one-line progress display on stderr, so stdout stays the table or the JSON.
-        nonlocal done
-        done += 1
-        click.echo(f"\rsimulating {done}/{steps}: {step[-60:]:<60}", nl=False, err=True)
-
-    outcomes = simulate(loaded, setup, makers, CacheRates(write_rate, read_rate), advance)
-    click.echo("", err=True)
+    rates = CacheRates(write_rate, read_rate)
+    with counting(total=steps, description="simulating", unit="run") as advance:
+        outcomes = simulate(loaded, setup, makers, rates, lambda _: advance(1))
     if as_json:
         document = {
             "window": window,
