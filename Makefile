@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.prefix
 	$(BIN)/python -m tests.benchmarks.components
 	$(BIN)/python -m tests.benchmarks.audit
+	$(BIN)/python -m tests.benchmarks.management
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

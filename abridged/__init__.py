@@ -6,19 +6,32 @@ The public API. Everything a host app needs is importable from here; the layers 
 
 from __future__ import annotations
 
+import logging
+
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import bootstrap
 from abridged.application.auditing import SessionAudit, audit_session
+from abridged.application.management import (
+    CompactionRecord,
+    SessionInfo,
+    SessionPage,
+    SessionStats,
+)
+from abridged.application.notices import Notice, TokenBreakdown
 from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
     CompactionReport,
     ContextProvider,
     HookVerdict,
+    MetricNames,
+    Metrics,
     ModelReply,
+    NoMetrics,
     PromptTooLongError,
     ProviderError,
     ProviderUnavailableError,
+    RequestOptions,
     Summarizer,
     SummarizerError,
     Summary,
@@ -30,8 +43,12 @@ from abridged.domain.errors import (
     CompactionFailedError,
     ContextOverflowError,
     InvalidMessageError,
+    InvalidMetadataError,
+    InvalidRequestOptionsError,
     InvalidSettingsError,
+    NotAnOverflowError,
     NothingToCompactError,
+    SessionDeletedError,
     SessionError,
     UnknownSessionError,
 )
@@ -40,11 +57,16 @@ from abridged.domain.session import Session
 from abridged.domain.settings import PRESETS, CompactionSettings, settings_from
 from abridged.domain.usage import Usage
 
+# A library logs and the application decides where logs go: without the host's own logging
+# configuration, nothing under `abridged.*` is printed (not even warnings).
+logging.getLogger("abridged").addHandler(logging.NullHandler())
+
 __all__ = [
     "PRESETS",
     "ChatModel",
     "CompactionFailedError",
     "CompactionHooks",
+    "CompactionRecord",
     "CompactionReport",
     "CompactionSettings",
     "Context",
@@ -52,22 +74,35 @@ __all__ = [
     "ContextProvider",
     "HookVerdict",
     "InvalidMessageError",
+    "InvalidMetadataError",
+    "InvalidRequestOptionsError",
     "InvalidSettingsError",
     "Message",
+    "MetricNames",
+    "Metrics",
     "ModelReply",
+    "NoMetrics",
+    "NotAnOverflowError",
     "NothingToCompactError",
+    "Notice",
     "PreparedRequest",
     "PromptTooLongError",
     "ProviderError",
     "ProviderUnavailableError",
+    "RequestOptions",
     "Role",
     "Session",
     "SessionAudit",
+    "SessionDeletedError",
     "SessionError",
+    "SessionInfo",
+    "SessionPage",
+    "SessionStats",
     "Sessions",
     "Summarizer",
     "SummarizerError",
     "Summary",
+    "TokenBreakdown",
     "TokenCounter",
     "UnknownSessionError",
     "Usage",

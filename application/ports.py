@@ -6,13 +6,15 @@ against the fake and every real adapter.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 from uuid import UUID
 
 import attrs
 
 from abridged.domain.context import Context
+from abridged.domain.errors import InvalidRequestOptionsError
 from abridged.domain.messages import JSON, Message
 from abridged.domain.planner import Decision
 from abridged.domain.usage import Usage
@@ -101,6 +103,89 @@ class ModelReply:
     stop_reason: str | None = None
 
 
+def _optional_mapping(value: Mapping[str, JSON] | None) -> Mapping[str, JSON] | None:
+    return None if value is None else dict(value)
+
+
+def _string_tuple(value: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise InvalidRequestOptionsError("stop_sequences is a list of strings, not one string")
+    return tuple(value)
+
+
+@attrs.frozen
+class RequestOptions:
+    """Request parameters a host passes through to the provider, as the Messages API spells
+    them: `thinking` (`{"type": "enabled", "budget_tokens": N}`), `tool_choice`
+    (`{"type": "auto" | "any" | "tool" | "none", ...}`), `temperature` (0 to 1), `metadata`
+    (`{"user_id": ...}`) and `stop_sequences`. Raises `InvalidRequestOptionsError` for a
+    value the API would refuse; checks that need `max_tokens` run when the request is built.
+    """
+
+    thinking: Mapping[str, JSON] | None = attrs.field(default=None, converter=_optional_mapping)
+    tool_choice: Mapping[str, JSON] | None = attrs.field(default=None, converter=_optional_mapping)
+    temperature: float | None = None
+    metadata: Mapping[str, JSON] | None = attrs.field(default=None, converter=_optional_mapping)
+    stop_sequences: tuple[str, ...] = attrs.field(default=(), converter=_string_tuple)
+
+    def __attrs_post_init__(self) -> None:
+        if self.temperature is not None and not (
+            isinstance(self.temperature, int | float)
+            and math.isfinite(self.temperature)
+            and 0 <= self.temperature <= 1
+        ):
+            raise InvalidRequestOptionsError(
+                f"temperature must be between 0 and 1, got {self.temperature!r}"
+            )
+        if any(not isinstance(s, str) or not s.strip() for s in self.stop_sequences):
+            raise InvalidRequestOptionsError("each stop sequence must be a non-blank string")
+        if self.thinking is not None:
+            kind = self.thinking.get("type")
+            if kind not in ("enabled", "disabled", "adaptive"):
+                raise InvalidRequestOptionsError(
+                    f"thinking type must be enabled, disabled or adaptive, got {kind!r}"
+                )
+            budget = self.thinking.get("budget_tokens")
+            if kind == "enabled" and not (isinstance(budget, int) and budget >= 1_024):
+                raise InvalidRequestOptionsError(
+                    f"enabled thinking needs budget_tokens of at least 1024, got {budget!r}"
+                )
+        if self.tool_choice is not None:
+            kind = self.tool_choice.get("type")
+            if kind not in ("auto", "any", "tool", "none"):
+                raise InvalidRequestOptionsError(
+                    f"tool_choice type must be auto, any, tool or none, got {kind!r}"
+                )
+            if kind == "tool" and not isinstance(self.tool_choice.get("name"), str):
+                raise InvalidRequestOptionsError('tool_choice {"type": "tool"} needs a "name"')
+        if self.thinking is not None and self.thinking.get("type") == "enabled":
+            # The API refuses these with extended thinking on.
+            if self.temperature is not None:
+                raise InvalidRequestOptionsError("temperature cannot be set with thinking")
+            if self.tool_choice is not None and self.tool_choice.get("type") in ("any", "tool"):
+                raise InvalidRequestOptionsError(
+                    "thinking allows tool_choice auto or none only, not any or tool"
+                )
+
+    def check_for(self, max_tokens: int) -> None:
+        """Raises `InvalidRequestOptionsError` when the thinking budget is not below
+        `max_tokens` (the output tokens the request reserves)."""
+        budget = self.thinking.get("budget_tokens") if self.thinking is not None else None
+        if isinstance(budget, int) and budget >= max_tokens:
+            raise InvalidRequestOptionsError(
+                f"the thinking budget ({budget}) must be below max_tokens ({max_tokens})"
+            )
+
+    @property
+    def thinks(self) -> bool:
+        """Whether extended thinking is on."""
+        return self.thinking is not None and self.thinking.get("type") in ("enabled", "adaptive")
+
+
+TextCallback = Callable[[str], None]
+"""Called with each piece of the reply's text as it streams in."""
+
+
 class ChatModel(Protocol):
     """The conversation's model provider."""
 
@@ -114,8 +199,17 @@ class ChatModel(Protocol):
         """The provider-side context management this adapter adds to requests, if any."""
         ...
 
-    def send(self, context: Context, *, model: str, max_tokens: int) -> ModelReply:
-        """Sends the context as one request; raises `PromptTooLongError`, `ProviderError`."""
+    def send(
+        self,
+        context: Context,
+        *,
+        model: str,
+        max_tokens: int,
+        options: RequestOptions | None = None,
+        on_text: TextCallback | None = None,
+    ) -> ModelReply:
+        """Sends the context as one request with `options`; `on_text` receives the reply's
+        text as it streams. Raises `PromptTooLongError`, `ProviderError`."""
         ...
 
     def count_tokens(self, context: Context, *, model: str) -> int:
@@ -167,3 +261,52 @@ class ContextProvider(Protocol):
     def content(self, session_id: UUID) -> str | None:
         """The content for the next request of the session, or `None`."""
         ...
+
+
+class Metrics(Protocol):
+    """Where the service reports its counters and measurements (names: `MetricNames`).
+
+    Implementations must be cheap and must not raise: they run inside every command."""
+
+    def add(self, name: str, value: int = 1, attributes: Mapping[str, str] | None = None) -> None:
+        """Adds `value` to the counter `name`, under `attributes`."""
+        ...
+
+    def record(self, name: str, value: float, attributes: Mapping[str, str] | None = None) -> None:
+        """Records one measurement of `name` (a distribution: latency, error ratio)."""
+        ...
+
+
+class MetricNames:
+    """The metrics the service reports, with their units and attributes."""
+
+    COMPACTIONS = "abridged.compactions"
+    """Counter; attributes `trigger` (threshold, manual, overflow, requested) and `outcome`
+    (completed, fallback, failed, cancelled)."""
+    SUPPRESSIONS = "abridged.compaction.suppressions"
+    """Counter; attribute `trigger`: a compaction was due and a loop guard or hook held it."""
+    PRUNED_OUTPUTS = "abridged.pruned_outputs"
+    """Counter: old tool outputs shown pruned from now on."""
+    OVERFLOWS = "abridged.overflows"
+    """Counter; attribute `source` (provider, count): a request was found too long."""
+    SUMMARIZER_LATENCY = "abridged.summarizer.latency"
+    """Histogram, seconds; attributes `summarizer`, `outcome` (ok, error)."""
+    ESTIMATE_ERROR = "abridged.estimate.error"
+    """Histogram, ratio: |provider prompt tokens − estimate| / estimate, per reply recorded
+    with usage; attribute `direction`: `under` when the provider counted more, else `over`."""
+
+
+class NoMetrics:
+    """Reports nothing: the default."""
+
+    def add(self, name: str, value: int = 1, attributes: Mapping[str, str] | None = None) -> None:
+        """Does nothing."""
+
+    def record(self, name: str, value: float, attributes: Mapping[str, str] | None = None) -> None:
+        """Does nothing."""
+
+
+EventEraser = Callable[[Sequence[object], UUID], int]
+"""Deletes every stored event and snapshot of a session from the given recorders (the
+application's event and snapshot recorders) and returns how many rows went; raises a
+`SessionError` when the store cannot (`abridged.adapters.erasure.erase_stored_events`)."""

@@ -8,12 +8,13 @@ a typed error and saves nothing it should not.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 from uuid import UUID, uuid4
 
 import attrs
-import structlog
 from eventsourcing.application import (
     Application,
     ProcessingEvent,
@@ -26,16 +27,39 @@ from eventsourcing.persistence import IntegrityError, JSONTranscoder
 
 from abridged.application.inputs import as_message, as_usage, reply_usage
 from abridged.application.loading import SessionLoader
+from abridged.application.management import (
+    CompactionRecord,
+    SessionPage,
+    SessionStats,
+    compaction_records,
+    list_sessions,
+    session_stats,
+)
+from abridged.application.notices import (
+    ContextStatus,
+    Notice,
+    NoticeCallback,
+    TokenBreakdown,
+    breakdown_of,
+    context_status,
+)
+from abridged.application.overflow import ErrorReader, overflow_figures
 from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
     CompactionReport,
     ContextProvider,
+    EventEraser,
     HookVerdict,
+    MetricNames,
+    Metrics,
     ModelReply,
+    NoMetrics,
     PromptTooLongError,
+    RequestOptions,
     Summarizer,
     SummarizerError,
+    TextCallback,
     TokenCounter,
 )
 from abridged.application.snapshots import (
@@ -58,12 +82,15 @@ from abridged.domain.errors import (
     CompactionFailedError,
     ConcurrentWriteError,
     ContextOverflowError,
+    NotAnOverflowError,
     NothingToCompactError,
     RoleOrderError,
+    SessionDeletedError,
     SessionError,
     UnknownSessionError,
 )
 from abridged.domain.messages import JSON, Message, Role
+from abridged.domain.metadata import checked_metadata, checked_tags
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import PrunedOutput, PrunePlan
 from abridged.domain.session import LedgerUpdate, Session
@@ -89,7 +116,9 @@ from abridged.domain.vocabulary import Fallback
 
 __all__ = ["CompactionReport", "PreparedRequest", "Sessions"]
 
-logger = structlog.get_logger(__name__)
+# The library logs through the standard `logging` module only; `abridged/__init__.py` adds a
+# NullHandler, so nothing is printed unless the host configures logging.
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -110,6 +139,18 @@ class PreparedRequest:
     compactions_so_far: int
     pruned_outputs: int = 0
     suppressed: str | None = None
+    context_status: ContextStatus = "full"
+    """`summarized` when older messages are stood for by summary chunks, else `full`."""
+    notices: tuple[Notice, ...] = ()
+    """What happened to the context while this request was prepared, in order."""
+    breakdown: TokenBreakdown | None = None
+    """Where the request's tokens go: system, tools, summary, kept messages, per-turn."""
+
+    @property
+    def needs_count(self) -> bool:
+        """Whether the estimate is close enough to the budget that the provider should count
+        the request before it is sent (see `Sessions.check_count`)."""
+        return self.context.estimate >= COUNT_TOKENS_SHARE * self.context.budget
 
 
 class Sessions(Application[UUID]):
@@ -126,17 +167,28 @@ class Sessions(Application[UUID]):
         chat_model: ChatModel | None = None,
         hooks: CompactionHooks | None = None,
         context_provider: ContextProvider | None = None,
+        metrics: Metrics | None = None,
+        read_provider_error: ErrorReader | None = None,
+        erase_events: EventEraser | None = None,
         env: Mapping[str, str] | None = None,
         model_windows: Mapping[str, int] | None = None,
     ) -> None:
-        """`model_windows` adds to (or overrides) the table of context windows by model
-        name, as does `ABRIDGED_MODEL_WINDOWS="name=tokens,..."` in `env`."""
+        """`metrics` receives the service's counters (default: none are reported);
+        `read_provider_error` turns a provider SDK's exception into a `ProviderError`, so
+        `report_overflow` accepts the SDK's own errors (`bootstrap` wires Anthropic's);
+        `erase_events` lets `delete_session(..., erase=True)` remove a session's rows from
+        the store (`bootstrap` wires it for SQLite and PostgreSQL). `model_windows` adds to
+        (or overrides) the table of context windows by model name, as does
+        `ABRIDGED_MODEL_WINDOWS="name=tokens,..."` in `env`."""
         self.counter = counter
         self.summarizer = summarizer
         self.writer = SummaryWriter(counter, summarizer)
         self.chat_model = chat_model
         self.hooks = hooks
         self.context_provider = context_provider
+        self.metrics: Metrics = metrics or NoMetrics()
+        self.read_provider_error = read_provider_error
+        self.erase_events = erase_events
         # Recently used sessions stay in memory and are fast-forwarded from the store, so a
         # command decodes only the events it has not seen. eventsourcing reads a size of "0"
         # as "no limit"; here it turns the cache off, as a user would expect.
@@ -201,19 +253,25 @@ class Sessions(Application[UUID]):
         tools: Sequence[Mapping[str, JSON]] = (),
         settings: CompactionSettings | None = None,
         session_id: UUID | None = None,
+        metadata: Mapping[str, str] | None = None,
+        tags: Iterable[str] = (),
     ) -> UUID:
         """Starts a session and returns its id; raises `InvalidSettingsError` for bad limits.
 
         `context_window` defaults to the model's, from `abridged.domain.settings.MODEL_WINDOWS`
         and the service's `model_windows`.
         Raises `ContextTooSmallError` when the system prompt and tools leave no room for a
-        request in the window.
+        request in the window. `metadata` (string keys and values) and `tags` are recorded
+        with the start and filter `list_sessions`; `InvalidMetadataError` when they are not
+        short strings.
 
         When the chat model adds the provider's own context management to requests, a
         `DoubleCompactionConfigured` warning is recorded with the start."""
         settings = settings or CompactionSettings()
         context_window = context_window_for(model, context_window, self.model_windows)
         limits = Limits(context_window, max_output_tokens, settings)  # validates first
+        checked = checked_metadata(metadata)
+        tag_tuple = checked_tags(tags)
         tool_list = tuple(dict(t) for t in tools)
         counted_system = system_tokens(system, self.counter.count)
         counted_tools = tools_tokens(tool_list, self.counter.count)
@@ -230,6 +288,8 @@ class Sessions(Application[UUID]):
             system_tokens=counted_system,
             tools_tokens=counted_tools,
             token_counter=self.counter.name,
+            metadata=checked,
+            tags=tag_tuple,
         )
         management = self.chat_model.context_management if self.chat_model else None
         if management:
@@ -238,7 +298,7 @@ class Sessions(Application[UUID]):
                 f"the provider's context management is configured too: {dict(management)}; "
                 "both may compact the same conversation",
             )
-            logger.warning("double compaction configured", session=str(session.id))
+            logger.warning("session %s: double compaction configured", session.id)
         self.save(session)
         return session.id
 
@@ -279,16 +339,75 @@ class Sessions(Application[UUID]):
         counted = as_usage(usage) if usage is not None else reply_usage(message)
         return self._append(session_id, parsed, usage=counted, request_estimate=request_estimate)
 
-    def prepare_request(self, session_id: UUID) -> PreparedRequest:
+    def prepare_request(
+        self, session_id: UUID, *, on_notice: NoticeCallback | None = None
+    ) -> PreparedRequest:
         """The context for the next model call: old tool outputs pruned and the session
         compacted first when its threshold is hit (or a compaction was requested).
 
+        The result says whether the context is `full` or `summarized` and carries notices
+        (pruned, compaction started / completed / failed / suppressed); `on_notice` is called
+        with each as it happens, so a UI can show "compacting…" while the summary is written.
+
         Raises `ContextOverflowError` when no compaction can make it fit; nothing is saved.
         """
-        return self._retrying(lambda: self._prepare(session_id))
+        return self._retrying(lambda: self._prepare(session_id, on_notice=on_notice))
+
+    def report_overflow(
+        self,
+        session_id: UUID,
+        error_or_limit: Exception | int | None = None,
+        *,
+        tokens: int | None = None,
+        on_notice: NoticeCallback | None = None,
+    ) -> PreparedRequest:
+        """Recovers from the provider's "prompt is too long" on a request the host sent
+        itself: records the provider's count (recalibrating the estimate, and adopting a
+        smaller window the provider enforces), compacts (trigger `overflow`) and returns the
+        request to send instead.
+
+        `error_or_limit` is the provider's error (`PromptTooLongError`, or the SDK's own
+        exception when the service reads that provider's errors: `bootstrap` wires the
+        Anthropic SDK's `BadRequestError`), or the provider's maximum as a number; `tokens`
+        is the provider's count of the rejected request, when known.
+
+        Raises `NotAnOverflowError` (nothing recorded) for an error that is not an overflow,
+        and `ContextOverflowError` when even the smallest request cannot fit.
+        """
+        tokens, maximum = overflow_figures(error_or_limit, tokens, self.read_provider_error)
+        self.session(session_id)  # an unknown or deleted session records nothing
+        self.metrics.add(MetricNames.OVERFLOWS, attributes={"source": "provider"})
+        return self._after_overflow(session_id, tokens, maximum, on_notice)
+
+    def check_count(
+        self,
+        session_id: UUID,
+        counted: int,
+        *,
+        on_notice: NoticeCallback | None = None,
+    ) -> PreparedRequest | None:
+        """Compares the provider's count of a prepared request (its count-tokens endpoint)
+        with the budget. Over the budget, the estimate is recalibrated, the session
+        compacted (trigger `overflow`, the window kept) and the request to send instead is
+        returned; within it, `None`: send the request as prepared.
+
+        Worth calling when `PreparedRequest.needs_count` is true: near the limit, where an
+        estimate's small error decides whether the provider accepts the request."""
+        if isinstance(counted, bool) or not isinstance(counted, int) or counted <= 0:
+            raise NotAnOverflowError(f"a provider count is a positive number, got {counted!r}")
+        session = self.session(session_id)
+        if counted <= session.limits.budget:
+            return None
+        self.metrics.add(MetricNames.OVERFLOWS, attributes={"source": "count"})
+        # Our own budget, not a provider maximum: recalibrate, keep the window.
+        return self._after_overflow(session_id, counted, None, on_notice)
 
     def append_and_prepare(
-        self, session_id: UUID, message: Message | Mapping[str, JSON]
+        self,
+        session_id: UUID,
+        message: Message | Mapping[str, JSON],
+        *,
+        on_notice: NoticeCallback | None = None,
     ) -> PreparedRequest:
         """`append_message` then `prepare_request`, with one load and one transaction.
 
@@ -307,7 +426,7 @@ class Sessions(Application[UUID]):
             session = self._load(session_id)
             session.check_append(parsed)
             self._append_counted(session, parsed, counted(), None, None, save=False)
-            return self._prepare(session_id, session)
+            return self._prepare(session_id, session, on_notice)
 
         try:
             return self._retrying(command)
@@ -333,32 +452,59 @@ class Sessions(Application[UUID]):
 
         self._retrying(command)
 
-    def complete(self, session_id: UUID) -> ModelReply:
+    def complete(
+        self,
+        session_id: UUID,
+        *,
+        thinking: Mapping[str, JSON] | None = None,
+        tool_choice: Mapping[str, JSON] | None = None,
+        temperature: float | None = None,
+        metadata: Mapping[str, JSON] | None = None,
+        stop_sequences: Sequence[str] = (),
+        on_text: TextCallback | None = None,
+        on_notice: NoticeCallback | None = None,
+    ) -> ModelReply:
         """Prepares the request, sends it through the chat model and records the reply.
+
+        `thinking`, `tool_choice`, `temperature`, `metadata` (the API's, e.g. `user_id`) and
+        `stop_sequences` go into the request as the Messages API spells them
+        (`InvalidRequestOptionsError`, before anything is sent, for values it would refuse);
+        `on_text` receives the reply's text as it streams, `on_notice` the context notices.
 
         Near the limit the provider counts the request first. When the provider answers that
         the prompt is too long, the session is compacted (trigger `overflow`) and the request
         sent once more."""
         if self.chat_model is None:
             raise SessionError("this service has no chat model: pass chat_model= to Sessions")
+        options = RequestOptions(
+            thinking=thinking,
+            tool_choice=tool_choice,
+            temperature=temperature,
+            metadata=metadata,
+            stop_sequences=stop_sequences,  # a string is refused by the converter
+        )
         chat = self.chat_model
-        prepared = self.prepare_request(session_id)
-        context = prepared.context
-        if context.estimate >= COUNT_TOKENS_SHARE * context.budget:
-            counted = chat.count_tokens(context, model=prepared.model)
-            if counted > context.budget:
-                # Our own budget, not a provider maximum: recalibrate, keep the window.
-                prepared = self._after_overflow(session_id, counted, None)
-        try:
-            reply = chat.send(
-                prepared.context, model=prepared.model, max_tokens=prepared.max_tokens
+        prepared = self.prepare_request(session_id, on_notice=on_notice)
+        options.check_for(prepared.max_tokens)
+        if prepared.needs_count:
+            counted = chat.count_tokens(prepared.context, model=prepared.model)
+            prepared = self.check_count(session_id, counted, on_notice=on_notice) or prepared
+
+        def send(prepared: PreparedRequest) -> ModelReply:
+            return chat.send(
+                prepared.context,
+                model=prepared.model,
+                max_tokens=prepared.max_tokens,
+                options=options,
+                on_text=on_text,
             )
+
+        try:
+            reply = send(prepared)
         except PromptTooLongError as error:
-            prepared = self._after_overflow(session_id, error.tokens, error.maximum)
+            prepared = self.report_overflow(session_id, error, on_notice=on_notice)
             try:
-                reply = chat.send(
-                    prepared.context, model=prepared.model, max_tokens=prepared.max_tokens
-                )
+                reply = send(prepared)
             except PromptTooLongError as again:
                 raise ContextOverflowError(
                     f"the provider still found the request too long after compacting: {again}",
@@ -374,8 +520,75 @@ class Sessions(Application[UUID]):
     # Queries.
 
     def session(self, session_id: UUID, version: int | None = None) -> Session:
-        """The session as it is now (or as it was at `version`): a copy of its own."""
-        return self.loader.for_query(session_id, version)
+        """The session as it is now (or as it was at `version`): a copy of its own.
+
+        Raises `UnknownSessionError`, or `SessionDeletedError` (a subclass) for a deleted
+        session's current state; its earlier versions stay readable, for audits."""
+        session = self.loader.for_query(session_id, version)
+        if session.deleted is not None:
+            raise SessionDeletedError(f"session {session_id} was deleted: {session.deleted}")
+        return session
+
+    def list_sessions(
+        self,
+        *,
+        metadata: Mapping[str, str] | None = None,
+        tags: Iterable[str] = (),
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> SessionPage:
+        """Sessions, newest first, one page at a time: those whose metadata has every given
+        key with the given value and that carry every given tag. Deleted sessions are not
+        listed. Pass the page's `next_cursor` as `cursor` for the next page."""
+        return list_sessions(self, metadata=metadata, tags=tags, limit=limit, cursor=cursor)
+
+    def stats(self, session_id: UUID) -> SessionStats:
+        """Totals of the session's history: messages, requests, provider usage (cache reads
+        and writes included), compactions by trigger, and how far estimates were off."""
+        self.session(session_id)
+        return session_stats(self.history(session_id))
+
+    def compactions(self, session_id: UUID) -> list[CompactionRecord]:
+        """Every compaction of the session, oldest first: when, why, what was summarized,
+        tokens before and after, and the summary text."""
+        self.session(session_id)
+        return compaction_records(self.history(session_id))
+
+    def delete_session(
+        self, session_id: UUID, reason: str = "deleted", *, erase: bool = False
+    ) -> None:
+        """Deletes the session: a `Deleted` event is recorded, after which every command and
+        `session()` raise `SessionDeletedError` and `list_sessions` skips it. Its events stay
+        in the store (`history` still reads them).
+
+        With `erase`, the session's stored events and snapshots are removed from the store
+        instead (SQLite and PostgreSQL; a session already deleted may be erased later), and
+        the session is unknown from then on; on a store that cannot erase, `SessionError`
+        and nothing changes. See docs/embedding.md, "Deleting"."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise SessionError("a deletion needs a reason (a non-blank string)")
+        if erase:
+            self._erase(session_id, reason)
+            return
+
+        def command() -> None:
+            session = self._load(session_id)
+            session.delete(reason)
+            self.save(session)
+
+        self._retrying(command)
+        logger.info("session %s deleted: %s", session_id, reason)
+
+    def _erase(self, session_id: UUID, reason: str) -> None:
+        if self.erase_events is None:
+            raise SessionError("this service cannot erase events: pass erase_events=")
+        self.history(session_id)  # an unknown id is an error; a deleted session may be erased
+        recorders: list[object] = [self.recorder]
+        if self.snapshots is not None:
+            recorders.append(self.snapshots.recorder)
+        rows = self.erase_events(recorders, session_id)
+        self.loader.evict(session_id)  # a cached copy would outlive its events
+        logger.info("session %s erased (%d stored rows): %s", session_id, rows, reason)
 
     def history(self, session_id: UUID) -> list[Aggregate.Event]:
         """Every event of the session, oldest first: the audit trail."""
@@ -388,7 +601,10 @@ class Sessions(Application[UUID]):
 
     def _load(self, session_id: UUID) -> Session:
         # The cached session itself, for a command run by `_retrying` (see `SessionLoader`).
-        return self.loader.for_command(session_id)
+        session = self.loader.for_command(session_id)
+        if session.deleted is not None:
+            raise SessionDeletedError(f"session {session_id} was deleted: {session.deleted}")
+        return session
 
     def _append(
         self,
@@ -435,6 +651,8 @@ class Sessions(Application[UUID]):
             counts,
             session.settings.salient_chars,
         )
+        estimate = (request_estimate or session.raw_estimate()) if usage is not None else None
+        predicted = session.calibrated(estimate) if estimate else None
         previous = session.entries[-1] if session.entries else None
         check_room(
             limits,
@@ -464,12 +682,15 @@ class Sessions(Application[UUID]):
             block_tokens=shown,
             truncations=truncations,
             usage=usage,
-            request_estimate=(
-                (request_estimate or session.raw_estimate()) if usage is not None else None
-            ),
+            request_estimate=estimate,
         )
         if save:
             self.save(session)
+        if usage is not None and predicted and usage.prompt_tokens:
+            # Histograms take non-negative values: the size, and the direction apart.
+            error = (usage.prompt_tokens - predicted) / predicted
+            direction = "under" if error > 0 else "over"
+            self.metrics.record(MetricNames.ESTIMATE_ERROR, abs(error), {"direction": direction})
         return session.message_count - 1
 
     def _extra(self, session_id: UUID) -> tuple[str | None, int]:
@@ -480,17 +701,35 @@ class Sessions(Application[UUID]):
             return None, 0
         return text, text_block_tokens(text, self.counter.count)
 
-    def _prepare(self, session_id: UUID, loaded: Session | None = None) -> PreparedRequest:
+    def _prepare(
+        self,
+        session_id: UUID,
+        loaded: Session | None = None,
+        on_notice: NoticeCallback | None = None,
+    ) -> PreparedRequest:
         session = loaded or self._load(session_id)
         if not session.awaiting_reply:
             raise RoleOrderError(
                 "the next request needs a user message last (a prompt or tool results)"
             )
+        notes: list[Notice] = []
+        emit = self._emitter(notes, on_notice)
         extra_text, extra_tokens = self._extra(session_id)
         pruned = 0
         plan = planner.plan_prune(session, extra_tokens)
         if plan is not None:
+            before = session.estimate()
             pruned = self._prune(session, plan)
+            if pruned:
+                emit(
+                    Notice(
+                        "pruned",
+                        f"{pruned} older tool output(s) are shown shortened from now on",
+                        before,
+                        session.estimate(),
+                        breakdown_of(session, extra_tokens),
+                    )
+                )
         requested = session.compaction_requested and session.turn_ended
         decision = planner.decide(session, "requested" if requested else "threshold", extra_tokens)
         report = None
@@ -498,9 +737,20 @@ class Sessions(Application[UUID]):
         if decision is not None:
             suppressed = planner.suppression(session, decision)
             if suppressed:
+                if session.suppressed != suppressed:
+                    self.metrics.add(
+                        MetricNames.SUPPRESSIONS, attributes={"trigger": decision.trigger}
+                    )
+                    emit(
+                        Notice(
+                            "compaction_suppressed",
+                            f"compaction held back: {suppressed}",
+                            decision.estimate,
+                        )
+                    )
                 session.suppress(decision.trigger, suppressed, decision.estimate)
             else:
-                report = self._compact(session, decision, None, loud=False)
+                report = self._compact(session, decision, None, loud=False, emit=emit)
         self._downgrade_reasoning(session, pruned > 0 or report is not None)
         if session.pending_events:
             self.save(session)
@@ -523,7 +773,19 @@ class Sessions(Application[UUID]):
             compactions_so_far=session.generation,
             pruned_outputs=pruned,
             suppressed=suppressed,
+            context_status=context_status(session),
+            notices=tuple(notes),
+            breakdown=breakdown_of(session, extra_tokens),
         )
+
+    @staticmethod
+    def _emitter(notes: list[Notice], on_notice: NoticeCallback | None) -> Callable[[Notice], None]:
+        def emit(notice: Notice) -> None:
+            notes.append(notice)
+            if on_notice is not None:
+                on_notice(notice)
+
+        return emit
 
     def _manual(self, session_id: UUID, instructions: str | None) -> CompactionReport:
         session = self._load(session_id)
@@ -542,23 +804,50 @@ class Sessions(Application[UUID]):
         return report
 
     def _after_overflow(
-        self, session_id: UUID, tokens: int | None, maximum: int | None
+        self,
+        session_id: UUID,
+        tokens: int | None,
+        maximum: int | None,
+        on_notice: NoticeCallback | None = None,
     ) -> PreparedRequest:
-        report = self._retrying(lambda: self._compact_after_overflow(session_id, tokens, maximum))
-        logger.warning("provider overflow; compacted", session=str(session_id), tokens=tokens)
+        notes: list[Notice] = []
+        emit = self._emitter(notes, on_notice)
+        emit(
+            Notice(
+                "overflow",
+                "the request was too long for the model"
+                + (f" ({tokens} tokens)" if tokens else "")
+                + "; compacting",
+                tokens,
+            )
+        )
+        report = self._retrying(
+            lambda: self._compact_after_overflow(session_id, tokens, maximum, emit)
+        )
+        logger.warning(
+            "session %s: provider overflow (%s tokens, maximum %s); compacted",
+            session_id,
+            tokens,
+            maximum,
+        )
         if report is not None and self.hooks is not None:
             self.hooks.after_compaction(session_id, report)
-        return self.prepare_request(session_id)
+        prepared = self.prepare_request(session_id, on_notice=on_notice)
+        return attrs.evolve(prepared, notices=(*notes, *prepared.notices))
 
     def _compact_after_overflow(
-        self, session_id: UUID, tokens: int | None, maximum: int | None
+        self,
+        session_id: UUID,
+        tokens: int | None,
+        maximum: int | None,
+        emit: Callable[[Notice], None] | None = None,
     ) -> CompactionReport | None:
         session = self._load(session_id)
         session.report_overflow(tokens, maximum)
         report = None
         decision = planner.decide(session, "overflow", self._extra(session_id)[1])
         if decision is not None:
-            report = self._compact(session, decision, None, loud=False)
+            report = self._compact(session, decision, None, loud=False, emit=emit)
             self._downgrade_reasoning(session, True)
         self.save(session)
         return report
@@ -577,12 +866,19 @@ class Sessions(Application[UUID]):
             # worth breaking the cached prefix for.
             return 0
         session.prune(plan, kept)
-        logger.info("pruned", session=str(session.id), outputs=len(kept), boundary=plan.boundary)
+        self.metrics.add(MetricNames.PRUNED_OUTPUTS, len(kept))
+        logger.info(
+            "session %s: pruned %d tool output(s) before message %d",
+            session.id,
+            len(kept),
+            plan.boundary,
+        )
         return len(kept)
 
     def _summarize_output(self, session: Session, output: PrunedOutput) -> str:
         entry = next(e for e in session.entries if e.position == output.position)
         block = entry.message.content[output.block_index]
+        started = time.perf_counter()
         try:
             summary = self.summarizer.summarize(
                 (Message.user(f"Output of {output.tool_name}:\n{getattr(block, 'text', '')}"),),
@@ -590,8 +886,10 @@ class Sessions(Application[UUID]):
                 session_model=session.model,
             )
         except SummarizerError as error:
-            logger.warning("tool output summary failed", error=str(error))
+            self._summarizer_latency(started, "error")
+            logger.warning("session %s: tool output summary failed: %s", session.id, error)
             return f"[output of {output.tool_name} pruned; its summary failed: {error}]"
+        self._summarizer_latency(started, "ok")
         return f"[summary of the output of {output.tool_name}]\n{summary.text}"
 
     def _downgrade_reasoning(self, session: Session, moment: bool) -> None:
@@ -618,35 +916,77 @@ class Sessions(Application[UUID]):
             f"policy {policy}",
         )
 
+    def _summarizer_latency(self, started: float, outcome: str) -> None:
+        self.metrics.record(
+            MetricNames.SUMMARIZER_LATENCY,
+            time.perf_counter() - started,
+            {"summarizer": self.summarizer.name, "outcome": outcome},
+        )
+
     def _compact(
-        self, session: Session, decision: Decision, instructions: str | None, *, loud: bool
+        self,
+        session: Session,
+        decision: Decision,
+        instructions: str | None,
+        *,
+        loud: bool,
+        emit: Callable[[Notice], None] | None = None,
     ) -> CompactionReport | None:
         messages = planner.messages_to_summarize(session, decision.retained_from)
         verdict = HookVerdict()
+        trigger = {"trigger": decision.trigger}
         if self.hooks is not None:
             verdict = self.hooks.before_compaction(session.id, decision, messages) or verdict
             if verdict.cancel is not None and decision.estimate <= decision.budget:
+                self.metrics.add(
+                    MetricNames.COMPACTIONS, attributes={**trigger, "outcome": "cancelled"}
+                )
                 session.suppress(
                     decision.trigger, f"cancelled by a hook: {verdict.cancel}", decision.estimate
                 )
                 return None
+        if emit is not None:
+            emit(
+                Notice(
+                    "compaction_started",
+                    f"compacting: summarizing {len(messages)} earlier message(s)",
+                    decision.estimate,
+                )
+            )
         session.hit_threshold(decision)
         request = self._summary_request(session, decision, messages, instructions)
         written: WrittenSummary
+        result = "completed"
         if verdict.summary is not None and verdict.summary.strip():
             written = self.writer.supplied(request, verdict.summary)
         else:
+            started = time.perf_counter()
             try:
                 written = self.writer.write(request)
             except SummarizerError as error:
+                self._summarizer_latency(started, "error")
                 fallback: Fallback = "raise" if loud else "truncate"
                 session.fail_compaction(self.summarizer.name, str(error), fallback)
                 if loud:
                     self.save(session)
+                    self.metrics.add(
+                        MetricNames.COMPACTIONS, attributes={**trigger, "outcome": "failed"}
+                    )
                     raise CompactionFailedError(f"the summarizer failed: {error}") from error
                 # Threshold compaction fails open: the session stays usable, and events say so.
-                logger.warning("summarizer failed; truncating", session=str(session.id))
+                logger.warning("session %s: summarizer failed (%s); truncating", session.id, error)
+                result = "fallback"
+                if emit is not None:
+                    emit(
+                        Notice(
+                            "compaction_failed",
+                            f"the summary could not be written ({error}); older messages "
+                            "were dropped from the context instead",
+                        )
+                    )
                 written = self.writer.fallback(request, error)
+            else:
+                self._summarizer_latency(started, "ok")
         outcome = session.complete_compaction(
             decision,
             ledger=self._ledger(session, decision),
@@ -668,7 +1008,26 @@ class Sessions(Application[UUID]):
             tokens_after=outcome.tokens_after,
             turns_kept=decision.turns_kept,
         )
-        logger.info("compacted", session=str(session.id), **attrs.asdict(report))
+        self.metrics.add(MetricNames.COMPACTIONS, attributes={**trigger, "outcome": result})
+        logger.info(
+            "session %s: compacted (%s, %s): %d message(s) summarized, %d -> %d tokens",
+            session.id,
+            decision.trigger,
+            written.strategy,
+            report.messages_summarized,
+            report.tokens_before,
+            report.tokens_after,
+        )
+        if emit is not None:
+            emit(
+                Notice(
+                    "compaction_completed",
+                    f"compacted: {report.messages_summarized} earlier message(s) summarized",
+                    report.tokens_before,
+                    report.tokens_after,
+                    breakdown_of(session),
+                )
+            )
         return report
 
     def _ledger(self, session: Session, decision: Decision) -> LedgerUpdate | None:
@@ -722,5 +1081,5 @@ class Sessions(Application[UUID]):
                         f"the session kept changing under this command ({CONFLICT_RETRIES} "
                         "tries); nothing of it was saved"
                     ) from error
-                logger.info("concurrent write; retrying", attempt=attempt + 1)
+                logger.info("concurrent write; retrying (attempt %d)", attempt + 1)
         raise AssertionError("unreachable")  # pragma: no cover

@@ -101,3 +101,20 @@ class ConcurrentWriteError(SessionError):
 
 class InvalidSettingsError(SessionError, ValueError):
     """A setting is out of range or inconsistent with the others."""
+
+
+class SessionDeletedError(UnknownSessionError):
+    """The session was deleted: it takes no more commands (its audit trail may remain)."""
+
+
+class InvalidMetadataError(SessionError, ValueError):
+    """Session metadata or tags are not short strings (see `abridged.domain.metadata`)."""
+
+
+class InvalidRequestOptionsError(SessionError, ValueError):
+    """A request parameter (thinking, tool_choice, temperature, ...) is out of range or
+    inconsistent with the others, so the API would refuse the request."""
+
+
+class NotAnOverflowError(SessionError, ValueError):
+    """`report_overflow` was given an error that is not the provider's "prompt is too long"."""

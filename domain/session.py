@@ -50,10 +50,11 @@ class Session(Aggregate):
     """One conversation thread; every change to it is an event."""
 
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
-    class_version = 3
-    """2: the state holds the incremental indexes of `abridged.domain.indexes`.
-    3: the facts ledger joined the state (`ledger`, `ledger_text`, `ledger_tokens`), and
-    `compacted_to`, the estimate the last compaction left."""
+    class_version = 4
+    """2: the state holds the incremental indexes of `abridged.domain.indexes`;
+    3: and the host's metadata, tags and deletion mark;
+    4: and the facts ledger (`ledger`, `ledger_text`, `ledger_tokens`) and `compacted_to`,
+    the estimate the last compaction left."""
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -64,6 +65,13 @@ class Session(Aggregate):
 
     @staticmethod
     def upcast_v2_v3(state: dict[str, Any]) -> None:
+        """Snapshots taken before sessions had metadata, tags or a deletion mark."""
+        state["metadata"] = {}
+        state["tags"] = []
+        state["deleted"] = None
+
+    @staticmethod
+    def upcast_v3_v4(state: dict[str, Any]) -> None:
         """A snapshot taken before the ledger existed holds an empty one, and no record of
         what its last compaction left (the growth guard starts at its next compaction)."""
         state["ledger"] = []
@@ -72,7 +80,16 @@ class Session(Aggregate):
         state["compacted_to"] = None
 
     class Started(Aggregate.Created):
-        """A session began, with its model, window, settings, system prompt and tools."""
+        """A session began, with its model, window, settings, system prompt and tools, and
+        the host's metadata and tags (for listing and filtering sessions)."""
+
+        class_version = 2
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """Sessions started before metadata and tags existed have neither."""
+            state["metadata"] = {}
+            state["tags"] = []
 
         model: str
         context_window: int
@@ -84,6 +101,8 @@ class Session(Aggregate):
         system_tokens: int
         tools_tokens: int
         token_counter: str
+        metadata: dict[str, str]
+        tags: tuple[str, ...]
 
     @event(Started)
     def __init__(
@@ -98,6 +117,8 @@ class Session(Aggregate):
         system_tokens: int,
         tools_tokens: int,
         token_counter: str,
+        metadata: dict[str, str],
+        tags: tuple[str, ...],
     ) -> None:
         self.model = model
         self.context_window = context_window
@@ -142,6 +163,10 @@ class Session(Aggregate):
         self.entry_versions: list[int] = []
         """The version of the `MessageAppended` of each retained message (0: unknown), so a
         snapshot can point at the events that hold the messages instead of copying them."""
+        self.metadata: dict[str, str] = dict(metadata)
+        self.tags: list[str] = list(tags)
+        self.deleted: str | None = None
+        """Why the session was deleted; a deleted session takes no more commands."""
         self.ledger: list[LedgerEntry] = []
         self.ledger_text = ""
         """The ledger as requests show it (`abridged.domain.ledger.render_ledger`)."""
@@ -571,3 +596,14 @@ class Session(Aggregate):
     @event(DoubleCompactionConfigured)
     def warn_double_compaction(self, provider: str, detail: str) -> None:
         pass
+
+    class Deleted(Aggregate.Event):
+        """The host deleted the session: it takes no more commands and is no longer listed.
+        Its earlier events stay in the store (see docs/embedding.md, "Deleting")."""
+
+        reason: str
+
+    @event(Deleted)
+    def delete(self, reason: str) -> None:
+        """Marks the session deleted; the service refuses every later command."""
+        self.deleted = reason

@@ -13,16 +13,16 @@ after it started is not retried: that surfaces as `ProviderUnavailableError`.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 import anthropic
 
 from abridged.adapters.anthropic.errors import SDK_ERRORS, translate_error
-from abridged.adapters.anthropic.request import render_request
+from abridged.adapters.anthropic.request import COUNT_TOKENS_FIELDS, render_request
 from abridged.adapters.anthropic.usage import as_usage
-from abridged.application.ports import ModelReply, ProviderError
+from abridged.application.ports import ModelReply, ProviderError, RequestOptions, TextCallback
 from abridged.domain.context import Context
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.messages import JSON, Message
@@ -38,21 +38,6 @@ __all__ = [
 CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
 """The beta that enables provider-side context editing (`clear_tool_uses_20250919`,
 `clear_thinking_20251015`)."""
-
-COUNT_TOKENS_FIELDS = frozenset(
-    {
-        "model",
-        "messages",
-        "system",
-        "tools",
-        "tool_choice",
-        "thinking",
-        "cache_control",
-        "output_config",
-    }
-)
-"""The request fields `POST /v1/messages/count_tokens` accepts; it rejects the others
-(`max_tokens` first of all) as extra inputs."""
 
 _REQUIRED_FIELDS = ("model", "max_tokens", "messages")
 
@@ -110,13 +95,26 @@ class AnthropicChatModel:
             return None
         return MappingProxyType(self._context_management)
 
-    def send(self, context: Context, *, model: str, max_tokens: int) -> ModelReply:
-        """Sends the context as one request; raises `PromptTooLongError`, `ProviderError`."""
-        return self.send_body(render_request(context, model=model, max_tokens=max_tokens))
+    def send(
+        self,
+        context: Context,
+        *,
+        model: str,
+        max_tokens: int,
+        options: RequestOptions | None = None,
+        on_text: TextCallback | None = None,
+    ) -> ModelReply:
+        """Sends the context as one request with `options`; `on_text` receives the reply's
+        text as it streams. Raises `PromptTooLongError`, `ProviderError`."""
+        body = render_request(context, model=model, max_tokens=max_tokens, options=options)
+        return self.send_body(body, on_text=on_text)
 
-    def send_body(self, body: Mapping[str, JSON]) -> ModelReply:
+    def send_body(
+        self, body: Mapping[str, JSON], *, on_text: TextCallback | None = None
+    ) -> ModelReply:
         """Sends a complete `POST /v1/messages` body (with this adapter's context management)
-        and returns the reply; raises `PromptTooLongError`, `ProviderError`."""
+        and returns the reply; `on_text` receives its text as it streams. Raises
+        `PromptTooLongError`, `ProviderError`."""
         missing = [key for key in _REQUIRED_FIELDS if key not in body]
         if missing:
             raise ValueError(f"a Messages request body needs {', '.join(missing)}")
@@ -136,9 +134,11 @@ class AnthropicChatModel:
                 with self._client.beta.messages.stream(
                     **required, betas=list(self._betas), extra_body=rest
                 ) as beta_stream:
+                    _relay(beta_stream.text_stream, on_text)
                     message: Any = beta_stream.get_final_message()
             else:
                 with self._client.messages.stream(**required, extra_body=rest) as stream:
+                    _relay(stream.text_stream, on_text)
                     message = stream.get_final_message()
         except SDK_ERRORS as error:
             raise translate_error(error) from error
@@ -161,6 +161,14 @@ class AnthropicChatModel:
         except SDK_ERRORS as error:
             raise translate_error(error) from error
         return int(counted.input_tokens)
+
+
+def _relay(pieces: Iterable[str], on_text: TextCallback | None) -> None:
+    # Without a callback the stream is left to `get_final_message`, which reads it anyway.
+    if on_text is None:
+        return
+    for piece in pieces:
+        on_text(piece)
 
 
 def reply_from_message(message: Any) -> ModelReply:

@@ -2,20 +2,53 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from abridged.application.ports import RequestOptions
 from abridged.domain.context import Context
-from abridged.domain.messages import KNOWN_WIRE_TYPES, NESTED_ONLY_TYPES
+from abridged.domain.errors import InvalidRequestOptionsError
+from abridged.domain.messages import (
+    KNOWN_WIRE_TYPES,
+    NESTED_ONLY_TYPES,
+    RedactedThinkingBlock,
+    Role,
+    ThinkingBlock,
+)
 
 MAX_BREAKPOINTS = 4
 CACHE_TTLS = ("5m", "1h")
 
 
+COUNT_TOKENS_FIELDS = frozenset(
+    {
+        "model",
+        "messages",
+        "system",
+        "tools",
+        "tool_choice",
+        "thinking",
+        "cache_control",
+        "output_config",
+    }
+)
+"""The request fields `POST /v1/messages/count_tokens` accepts; it rejects the others
+(`max_tokens` first of all) as extra inputs."""
+
+
 def render_request(
-    context: Context, *, model: str, max_tokens: int, cache: bool = True, ttl: str = "5m"
+    context: Context,
+    *,
+    model: str,
+    max_tokens: int,
+    cache: bool = True,
+    ttl: str = "5m",
+    options: RequestOptions | None = None,
 ) -> dict[str, Any]:
     """The complete `POST /v1/messages` body for `context`: model, max_tokens, system,
-    messages and tools (the last two only when present).
+    messages and tools (the last two only when present), and the `options` that are set
+    (thinking, tool_choice, temperature, metadata, stop_sequences). Raises
+    `InvalidRequestOptionsError` when the thinking budget is not below `max_tokens`.
 
     With `cache`, at most four prompt-cache breakpoints are set, where the prefix stays
     byte-stable longest: after the system prompt, after the summary chunks and the facts
@@ -39,7 +72,54 @@ def render_request(
     body["messages"] = messages
     if context.tools:
         body["tools"] = [dict(tool) for tool in context.tools]
+    if options is not None:
+        if options.thinking is not None and options.thinking.get("type") == "enabled":
+            _check_tool_loop(context)
+        body.update(_options(options, max_tokens))
     return body
+
+
+def _check_tool_loop(context: Context) -> None:
+    """With thinking on, the API requires the assistant message that opens the active tool
+    loop (after the last plain user prompt) to start with its thinking."""
+    messages = context.messages
+    if not messages or not messages[-1].tool_results:
+        return
+    opener = None
+    for message in reversed(messages):
+        if message.role is Role.ASSISTANT:
+            opener = message
+        elif not message.tool_results:
+            break
+    if opener is not None and not isinstance(
+        opener.content[0], ThinkingBlock | RedactedThinkingBlock
+    ):
+        raise InvalidRequestOptionsError(
+            "thinking cannot be turned on in the middle of a tool loop whose first reply had no "
+            "thinking; turn it on at the next user prompt"
+        )
+
+
+def count_tokens_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a Messages request body that `messages.count_tokens` accepts:
+    `client.messages.count_tokens(**count_tokens_body(body))`."""
+    return {key: value for key, value in body.items() if key in COUNT_TOKENS_FIELDS}
+
+
+def _options(options: RequestOptions, max_tokens: int) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    options.check_for(max_tokens)
+    if options.thinking is not None:
+        fields["thinking"] = dict(options.thinking)
+    if options.tool_choice is not None:
+        fields["tool_choice"] = dict(options.tool_choice)
+    if options.temperature is not None:
+        fields["temperature"] = options.temperature
+    if options.metadata is not None:
+        fields["metadata"] = dict(options.metadata)
+    if options.stop_sequences:
+        fields["stop_sequences"] = list(options.stop_sequences)
+    return fields
 
 
 def _breakpoints(context: Context, count: int) -> list[tuple[int, int]]:

@@ -24,6 +24,17 @@ def default_db() -> str:
     return os.environ.get("ABRIDGED_DB", DEFAULT_DB)
 
 
+class _StderrHandler(logging.Handler):
+    """Writes the library's log records to whatever stderr is when each is written (a test
+    runner swaps it per command)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+        except Exception:  # a broken stderr must not end the command
+            self.handleError(record)
+
+
 def configure_logging(verbose: bool) -> None:
     # Logs go to stderr so stdout stays the command's output (and parseable with --json).
     level = logging.INFO if verbose else logging.WARNING
@@ -31,6 +42,28 @@ def configure_logging(verbose: bool) -> None:
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
     )
+    # The library itself logs through `logging` under "abridged" and is silent unless its
+    # host configures it; the command line is such a host.
+    library = logging.getLogger("abridged")
+    for handler in [h for h in library.handlers if isinstance(h, _StderrHandler)]:
+        library.removeHandler(handler)
+    handler = _StderrHandler()
+    # Rendered by structlog, like the command line's own lines.
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[
+                structlog.stdlib.add_log_level,
+                structlog.stdlib.add_logger_name,
+                structlog.processors.TimeStamper(fmt="%Y-%m-%d %H:%M:%S"),
+            ],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.dev.ConsoleRenderer(colors=False),
+            ],
+        )
+    )
+    library.addHandler(handler)
+    library.setLevel(level)
 
 
 @click.group()

@@ -7,13 +7,13 @@ two texts can take more tokens than counting them apart), so no test relies on t
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-import structlog
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -263,17 +263,19 @@ class TestDefaultTokenCounter:
     def test_is_tiktoken_when_the_encoding_loads(self) -> None:
         assert default_token_counter().name == TiktokenCounter().name
 
-    def test_falls_back_to_char_ratio_and_says_so(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_falls_back_to_char_ratio_and_says_so(
+        self, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    ) -> None:
         def unavailable() -> None:
             raise TokenCounterUnavailableError("no tokenizer here")
 
         monkeypatch.setattr(token_counters, "_cl100k", unavailable)
-        with structlog.testing.capture_logs() as logs:
+        with caplog.at_level(logging.WARNING, logger="abridged"):
             counter = default_token_counter()
         assert isinstance(counter, CharRatioCounter)
-        warnings = [entry for entry in logs if entry["log_level"] == "warning"]
-        assert warnings
-        assert "no tokenizer here" in json.dumps(warnings, default=str)
+        warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+        assert [r.name for r in warnings] == ["abridged.adapters.token_counters"]
+        assert "no tokenizer here" in warnings[0].getMessage()
 
 
 def _block_texts(path: Path) -> list[str]:

@@ -3,12 +3,13 @@ test suites as the real adapters."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from abridged.application.ports import (
     MIN_SUMMARY_TOKENS,
     ModelReply,
     PromptTooLongError,
+    RequestOptions,
     SummarizerError,
     Summary,
 )
@@ -96,6 +97,7 @@ class FakeChatModel:
         self.tokens = tokens
         self._context_management = context_management
         self.sent: list[tuple[Context, str, int]] = []
+        self.options: list[RequestOptions | None] = []
         self.counted: list[tuple[Context, str]] = []
 
     @property
@@ -108,9 +110,25 @@ class FakeChatModel:
         """What it was given, or None."""
         return self._context_management
 
-    def send(self, context: Context, *, model: str, max_tokens: int) -> ModelReply:
-        """The next scripted reply (raised when it is an exception), else "Done."."""
+    def send(
+        self,
+        context: Context,
+        *,
+        model: str,
+        max_tokens: int,
+        options: RequestOptions | None = None,
+        on_text: Callable[[str], None] | None = None,
+    ) -> ModelReply:
+        """The next scripted reply (raised when it is an exception), else "Done."; `on_text`
+        gets the reply's text in one piece."""
         self.sent.append((context, model, max_tokens))
+        self.options.append(options)
+        reply = self._next(context, model)
+        if on_text is not None and reply.message.text:
+            on_text(reply.message.text)
+        return reply
+
+    def _next(self, context: Context, model: str) -> ModelReply:
         if self.replies:
             reply = self.replies.pop(0)
             if isinstance(reply, Exception):

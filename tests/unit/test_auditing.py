@@ -55,6 +55,7 @@ def test_threshold_compactions_prunes_and_guards_are_re_derived(make_app: MakeAp
         target_ratio=1.0,
         summary_share=0.1,
         summaries_share=0.2,
+        min_growth_share=0.0,
         ledger_share=0.0,
     )
     for i in range(12):

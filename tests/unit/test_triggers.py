@@ -121,6 +121,7 @@ def test_a_compaction_right_after_another_is_suppressed_once(make_app: MakeApp) 
         target_ratio=1.0,
         summary_share=0.1,
         summaries_share=0.2,
+        min_growth_share=0.0,
     )
     for i in range(12):
         feed(app, session_id, list(turn(f"Request {i}", [words(150)])))

@@ -1,0 +1,66 @@
+"""The `Metrics` port through OpenTelemetry: counters and histograms on a meter.
+
+Needs the `otel` extra (`pip install 'abridged[otel]'`, which installs `opentelemetry-api`);
+the host configures the SDK (its `MeterProvider` and exporters) as for any instrumented
+library. Without a configured SDK the API's no-op meter makes every call free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from abridged.application.ports import MetricNames
+
+__all__ = ["OpenTelemetryMetrics"]
+
+_UNITS = {
+    MetricNames.SUMMARIZER_LATENCY: "s",
+    MetricNames.ESTIMATE_ERROR: "1",
+}
+_DESCRIPTIONS = {
+    MetricNames.COMPACTIONS: "Compactions, by trigger and outcome",
+    MetricNames.SUPPRESSIONS: "Compactions that were due but held back by a loop guard",
+    MetricNames.PRUNED_OUTPUTS: "Old tool outputs shown pruned",
+    MetricNames.OVERFLOWS: "Requests found too long, by the provider or its count",
+    MetricNames.SUMMARIZER_LATENCY: "Time the summarizer took per summary",
+    MetricNames.ESTIMATE_ERROR: "|provider prompt tokens - estimate| / estimate, per reply",
+}
+
+
+class OpenTelemetryMetrics:
+    """Reports the service's metrics on `meter` (default: the global meter provider's
+    meter named "abridged"). Instruments are made on first use and kept."""
+
+    def __init__(self, meter: Any | None = None) -> None:
+        if meter is None:
+            try:
+                from opentelemetry import metrics
+            except ImportError as error:  # pragma: no cover - depends on the environment
+                raise ImportError(
+                    "OpenTelemetryMetrics needs opentelemetry-api: pip install 'abridged[otel]'"
+                ) from error
+            meter = metrics.get_meter("abridged")
+        self._meter = meter
+        self._counters: dict[str, Any] = {}
+        self._histograms: dict[str, Any] = {}
+
+    def add(self, name: str, value: int = 1, attributes: Mapping[str, str] | None = None) -> None:
+        """Adds `value` to the counter `name`."""
+        counter = self._counters.get(name)
+        if counter is None:
+            counter = self._meter.create_counter(
+                name, unit=_UNITS.get(name, "1"), description=_DESCRIPTIONS.get(name, "")
+            )
+            self._counters[name] = counter
+        counter.add(value, attributes=dict(attributes or {}))
+
+    def record(self, name: str, value: float, attributes: Mapping[str, str] | None = None) -> None:
+        """Records `value` on the histogram `name`."""
+        histogram = self._histograms.get(name)
+        if histogram is None:
+            histogram = self._meter.create_histogram(
+                name, unit=_UNITS.get(name, "1"), description=_DESCRIPTIONS.get(name, "")
+            )
+            self._histograms[name] = histogram
+        histogram.record(value, attributes=dict(attributes or {}))

@@ -1,0 +1,308 @@
+"""The read side a host needs to manage sessions: list them, their totals, their compactions.
+
+Read from the events themselves, so it works on every store and for sessions written before
+this module existed. `list_sessions` reads the store's notification log, selecting only the
+`Started` and `Deleted` events (one row per session, by topic, in the store's own query), so
+its cost grows with the number of sessions, not with their length.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import attrs
+from eventsourcing.application import Application
+from eventsourcing.domain import Aggregate
+from eventsourcing.utils import get_topic
+
+from abridged.application.topics import LEGACY_MODULES
+from abridged.domain.errors import SessionError
+from abridged.domain.metadata import checked_metadata, checked_tags
+from abridged.domain.session import Session
+from abridged.domain.usage import moving_calibration, observed_ratio
+
+__all__ = [
+    "CompactionRecord",
+    "SessionInfo",
+    "SessionPage",
+    "SessionStats",
+    "compaction_records",
+    "list_sessions",
+    "session_stats",
+]
+
+MAX_PAGE = 1_000
+"""The most sessions one `list_sessions` page holds."""
+_BATCH = 500
+
+
+@attrs.frozen
+class SessionInfo:
+    """One listed session: what it was started with, and when it was last written."""
+
+    id: UUID
+    model: str
+    created_at: datetime
+    last_activity: datetime
+    version: int
+    """How many events the session has."""
+    metadata: Mapping[str, str]
+    tags: tuple[str, ...]
+
+
+@attrs.frozen
+class SessionPage:
+    """One page of `list_sessions`, newest first; `next_cursor` is None on the last page."""
+
+    sessions: tuple[SessionInfo, ...]
+    next_cursor: str | None
+
+
+@attrs.frozen
+class SessionStats:
+    """Totals of one session's history."""
+
+    messages: int
+    user_messages: int
+    assistant_messages: int
+    requests: int
+    """Model replies recorded with the provider's usage: requests the provider billed."""
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int
+    cache_creation_input_tokens: int
+    compactions: int
+    compactions_by_trigger: Mapping[str, int]
+    compaction_failures: int
+    suppressions: int
+    pruned_outputs: int
+    overflows: int
+    summarizer_input_tokens: int
+    summarizer_output_tokens: int
+    estimate_error_mean: float | None
+    """Mean of |reported − estimated| / estimated over the replies recorded with usage (the
+    estimate as calibrated when the request was made); None without such replies."""
+    estimate_error_last: float | None
+    """The signed error of the last such reply: positive when the provider counted more."""
+    started_at: datetime
+    last_activity: datetime
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Every input token the provider reported, cached or not."""
+        return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+
+
+@attrs.frozen
+class CompactionRecord:
+    """One compaction, as its events recorded it."""
+
+    generation: int
+    at: datetime
+    trigger: str
+    reason: str
+    strategy: str
+    first_position: int
+    """The first message (0-based position in the history) the summary stands for."""
+    last_position: int
+    messages_summarized: int
+    """Messages newly summarized (a folding compaction also re-summarizes earlier chunks)."""
+    replaced_chunks: int
+    retained_from: int
+    tokens_before: int
+    tokens_after: int
+    summary: str
+    summary_tokens: int
+    summarizer: str
+    failure: str | None
+    """The summarizer's error when the summary is a fallback note, else None."""
+
+
+def _topics(cls: type) -> list[str]:
+    topic = get_topic(cls)
+    return [topic, *(f"{module}:{cls.__qualname__}" for module in LEGACY_MODULES)]
+
+
+def _notifications(app: Application[UUID], topics: Sequence[str]) -> Iterator[Any]:
+    start = 1
+    while True:
+        batch = app.recorder.select_notifications(start, _BATCH, topics=topics)
+        yield from batch
+        if len(batch) < _BATCH:
+            return
+        start = batch[-1].id + 1
+
+
+def _cursor(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        position = int(value)
+    except ValueError:
+        position = 0
+    if position <= 0:
+        raise SessionError(f"not a cursor from list_sessions: {value!r}")
+    return position
+
+
+def list_sessions(
+    app: Application[UUID],
+    *,
+    metadata: Mapping[str, str] | None = None,
+    tags: Iterable[str] = (),
+    limit: int = 50,
+    cursor: str | None = None,
+) -> SessionPage:
+    """Sessions, newest first, filtered by metadata (every key with its value) and tags
+    (every one); deleted sessions are left out. See `Sessions.list_sessions`."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+        raise SessionError(f"limit must be between 1 and {MAX_PAGE}, got {limit!r}")
+    wanted = checked_metadata(metadata)
+    wanted_tags = set(checked_tags(tags))
+    before = _cursor(cursor)
+    started: list[tuple[int, Any]] = []
+    deleted: set[UUID] = set()
+    topics = _topics(Session.Started) + _topics(Session.Deleted)
+    deleted_topics = set(_topics(Session.Deleted))
+    for notification in _notifications(app, topics):
+        if notification.topic in deleted_topics:
+            deleted.add(notification.originator_id)
+        elif before is None or notification.id < before:
+            started.append((notification.id, notification))
+    found: list[tuple[int, Any]] = []
+    for position, notification in reversed(started):
+        if notification.originator_id in deleted:
+            continue
+        event = app.mapper.to_domain_event(notification)
+        event_metadata: Mapping[str, str] = getattr(event, "metadata", {}) or {}
+        if any(event_metadata.get(key) != value for key, value in wanted.items()):
+            continue
+        if not wanted_tags <= set(getattr(event, "tags", ()) or ()):
+            continue
+        found.append((position, event))
+        if len(found) > limit:
+            break
+    page = found[:limit]
+    next_cursor = str(page[-1][0]) if len(found) > limit else None
+    return SessionPage(tuple(_info(app, event) for _, event in page), next_cursor)
+
+
+def _info(app: Application[UUID], started: Any) -> SessionInfo:
+    last: Any = next(iter(app.events.get(started.originator_id, desc=True, limit=1)), started)
+    return SessionInfo(
+        id=started.originator_id,
+        model=started.model,
+        created_at=started.timestamp,
+        last_activity=last.timestamp,
+        version=last.originator_version,
+        metadata=dict(getattr(started, "metadata", {}) or {}),
+        tags=tuple(getattr(started, "tags", ()) or ()),
+    )
+
+
+def session_stats(events: Sequence[Aggregate.Event]) -> SessionStats:
+    """The totals of a session's events (oldest first, from `Sessions.history`)."""
+    kinds: Counter[str] = Counter()
+    usage = Counter[str]()
+    by_trigger: Counter[str] = Counter()
+    trigger = "threshold"
+    calibration = 1.0
+    errors: list[float] = []
+    for event in events:
+        if isinstance(event, Session.MessageAppended):
+            kinds["messages"] += 1
+            kinds[event.message.role.value] += 1
+            if event.usage is not None:
+                kinds["requests"] += 1
+                for name in (
+                    "input_tokens",
+                    "output_tokens",
+                    "cache_read_input_tokens",
+                    "cache_creation_input_tokens",
+                ):
+                    usage[name] += getattr(event.usage, name)
+                reported = event.usage.prompt_tokens
+                if event.request_estimate and reported:
+                    predicted = math.ceil(event.request_estimate * calibration)
+                    errors.append((reported - predicted) / predicted)
+                    calibration = moving_calibration(calibration, reported, event.request_estimate)
+        elif isinstance(event, Session.OverflowReported):
+            kinds["overflows"] += 1
+            if event.provider_tokens and event.estimate:
+                observed = observed_ratio(event.provider_tokens, event.estimate)
+                calibration = max(calibration, round(observed, 6))
+        elif isinstance(event, Session.CompactionThresholdHit):
+            trigger = event.decision.trigger
+        elif isinstance(event, Session.CompactionCompleted):
+            by_trigger[trigger] += 1
+            usage["summarizer_input_tokens"] += event.summarizer_input_tokens
+            usage["summarizer_output_tokens"] += event.summarizer_output_tokens
+        elif isinstance(event, Session.CompactionFailed):
+            kinds["failures"] += 1
+        elif isinstance(event, Session.CompactionSuppressed):
+            kinds["suppressions"] += 1
+        elif isinstance(event, Session.ToolsPruned):
+            kinds["pruned"] += len(event.outputs)
+    return SessionStats(
+        messages=kinds["messages"],
+        user_messages=kinds["user"],
+        assistant_messages=kinds["assistant"],
+        requests=kinds["requests"],
+        input_tokens=usage["input_tokens"],
+        output_tokens=usage["output_tokens"],
+        cache_read_input_tokens=usage["cache_read_input_tokens"],
+        cache_creation_input_tokens=usage["cache_creation_input_tokens"],
+        compactions=sum(by_trigger.values()),
+        compactions_by_trigger=dict(by_trigger),
+        compaction_failures=kinds["failures"],
+        suppressions=kinds["suppressions"],
+        pruned_outputs=kinds["pruned"],
+        overflows=kinds["overflows"],
+        summarizer_input_tokens=usage["summarizer_input_tokens"],
+        summarizer_output_tokens=usage["summarizer_output_tokens"],
+        estimate_error_mean=(sum(abs(e) for e in errors) / len(errors)) if errors else None,
+        estimate_error_last=errors[-1] if errors else None,
+        started_at=events[0].timestamp,
+        last_activity=events[-1].timestamp,
+    )
+
+
+def compaction_records(events: Sequence[Aggregate.Event]) -> list[CompactionRecord]:
+    """Every compaction in a session's events, oldest first."""
+    records: list[CompactionRecord] = []
+    decision: Any = None
+    failure: str | None = None
+    for event in events:
+        if isinstance(event, Session.CompactionThresholdHit):
+            decision, failure = event.decision, None
+        elif isinstance(event, Session.CompactionFailed):
+            failure = event.error
+        elif isinstance(event, Session.CompactionCompleted):
+            chunk = event.summary
+            records.append(
+                CompactionRecord(
+                    generation=event.generation,
+                    at=event.timestamp,
+                    trigger=decision.trigger if decision else "threshold",
+                    reason=decision.reason if decision else "",
+                    strategy=event.strategy,
+                    first_position=chunk.first_position,
+                    last_position=chunk.last_position,
+                    messages_summarized=event.messages_summarized,
+                    replaced_chunks=event.replaced_chunks,
+                    retained_from=event.retained_from,
+                    tokens_before=event.tokens_before,
+                    tokens_after=event.tokens_after,
+                    summary=chunk.text,
+                    summary_tokens=chunk.tokens,
+                    summarizer=event.summarizer,
+                    failure=failure,
+                )
+            )
+            decision, failure = None, None
+    return records
