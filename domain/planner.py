@@ -197,7 +197,7 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
     raise overflow_error(view, entries[cut:])
 
 
-def _held_back(view: PlannerView, estimate: int) -> bool:
+def held_back(view: PlannerView, estimate: int) -> bool:
     """Whether the cooldown or the growth guard would hold a threshold compaction back."""
     since = view.message_count - view.last_compaction_at
     if view.last_compaction_at >= 0 and since < view.settings.cooldown_messages:
@@ -315,7 +315,7 @@ def plan_prune(view: PlannerView, extra_tokens: int = 0) -> PrunePlan | None:
     # of the cached prefix instead of two. While a guard holds the compaction back, a prune
     # must be worth a move of its own.
     past = estimate >= limits.threshold and (
-        estimate > limits.budget or not _held_back(view, estimate)
+        estimate > limits.budget or not held_back(view, estimate)
     )
     if not has_indexes(view):
         return plan_pruning(view.entries, view.prune_boundary, limits, past_threshold=past)

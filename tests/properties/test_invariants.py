@@ -60,7 +60,7 @@ knobs = st.builds(
     ledger_share=st.sampled_from([0.0, 0.05, 0.3, 0.5]),
     salient_chars=st.integers(0, 3_000),
     prune_salient_chars=st.integers(0, 1_000),
-    summary_share=st.floats(0.02, 0.06),
+    summary_share=st.floats(0.02, 0.04),
     min_growth_share=st.sampled_from([0.0, 0.1, 0.35]),
 )
 
