@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.components
 	$(BIN)/python -m tests.benchmarks.audit
 	$(BIN)/python -m tests.benchmarks.management
+	$(BIN)/python -m tests.benchmarks.background
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

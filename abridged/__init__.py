@@ -9,7 +9,9 @@ from __future__ import annotations
 import logging
 
 from abridged.adapters.anthropic.request import render_request
-from abridged.adapters.bootstrap import bootstrap
+from abridged.adapters.bootstrap import bootstrap, bootstrap_async
+from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
+from abridged.application.async_service import AsyncSessions
 from abridged.application.auditing import SessionAudit, audit_session
 from abridged.application.management import (
     CompactionRecord,
@@ -63,6 +65,9 @@ logging.getLogger("abridged").addHandler(logging.NullHandler())
 
 __all__ = [
     "PRESETS",
+    "AsyncChatModel",
+    "AsyncSessions",
+    "AsyncSummarizer",
     "ChatModel",
     "CompactionFailedError",
     "CompactionHooks",
@@ -108,6 +113,7 @@ __all__ = [
     "Usage",
     "audit_session",
     "bootstrap",
+    "bootstrap_async",
     "render_request",
     "settings_from",
 ]

@@ -6,6 +6,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
+from abridged.application.async_service import AsyncSessions
+from abridged.application.locks import CompactionLocks
 from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
@@ -81,6 +84,7 @@ def bootstrap(
 
     counter = counter or default_token_counter()
     summarizer = summarizer or ExtractiveSummarizer(counter)
+    settings = {**persistence_env(db), **(env or {})}
     return Sessions(
         counter=counter,
         summarizer=summarizer,
@@ -90,6 +94,48 @@ def bootstrap(
         metrics=metrics,
         read_provider_error=translate_error,
         erase_events=erase_stored_events,
-        env={**persistence_env(db), **(env or {})},
+        env=settings,
         model_windows=model_windows,
+        locks=compaction_locks(settings),
     )
+
+
+def bootstrap_async(
+    db: str | Path | None = None,
+    *,
+    counter: TokenCounter | None = None,
+    summarizer: AsyncSummarizer | Summarizer | None = None,
+    chat_model: AsyncChatModel | None = None,
+    hooks: CompactionHooks | None = None,
+    context_provider: ContextProvider | None = None,
+    env: Mapping[str, str] | None = None,
+    model_windows: Mapping[str, int] | None = None,
+) -> AsyncSessions:
+    """`bootstrap` for asyncio hosts: a ready `AsyncSessions` (pass an
+    `AsyncAnthropicChatModel` and, for model-written summaries, an `AsyncAnthropicSummarizer`
+    from `abridged.adapters.anthropic.async_clients`)."""
+    from abridged.adapters.summarizers import ExtractiveSummarizer
+    from abridged.adapters.token_counters import default_token_counter
+
+    counter = counter or default_token_counter()
+    settings = {**persistence_env(db), **(env or {})}
+    return AsyncSessions(
+        counter=counter,
+        summarizer=summarizer or ExtractiveSummarizer(counter),
+        chat_model=chat_model,
+        hooks=hooks,
+        context_provider=context_provider,
+        env=settings,
+        model_windows=model_windows,
+        locks=compaction_locks(settings),
+    )
+
+
+def compaction_locks(env: Mapping[str, str]) -> CompactionLocks | None:
+    """Advisory locks when the store is PostgreSQL (processes share it); else `None`, the
+    service's process-local locks."""
+    if env.get("PERSISTENCE_MODULE") != "eventsourcing.postgres":
+        return None
+    from abridged.adapters.postgres_locks import AdvisoryLocks
+
+    return AdvisoryLocks(env)

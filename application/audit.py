@@ -34,13 +34,18 @@ def facts(event: Any) -> Facts:
 
 @facts.register
 def _(event: Session.Started) -> Facts:
-    return {
+    found: Facts = {
         "model": event.model,
         "window": event.context_window,
         "settings": event.settings_fingerprint,
         **({"metadata": dict(event.metadata)} if event.metadata else {}),
         **({"tags": list(event.tags)} if event.tags else {}),
     }
+    if event.parent_id is not None:
+        found["parent"] = str(event.parent_id)
+        found["origin"] = event.origin
+        found["parent_summary_tokens"] = event.parent_summary.tokens if event.parent_summary else 0
+    return found
 
 
 @facts.register
@@ -134,6 +139,39 @@ def _(event: Session.LedgerUpdated) -> Facts:
         "entries": len(event.entries),
         "tokens": event.tokens,
         "dropped": [f"{e.kind}: {e.text}" for e in event.dropped],
+    }
+
+
+@facts.register
+def _(event: Session.SystemPromptChanged) -> Facts:
+    return {"system_tokens": event.system_tokens}
+
+
+@facts.register
+def _(event: Session.ToolsChanged) -> Facts:
+    return {"tools": [t.get("name") for t in event.tools], "tools_tokens": event.tools_tokens}
+
+
+@facts.register
+def _(event: Session.ModelChanged) -> Facts:
+    return {
+        "model": event.model,
+        "window": event.context_window,
+        "reserved_output": event.reserved_output,
+    }
+
+
+@facts.register
+def _(event: Session.SettingsChanged) -> Facts:
+    return {"settings": event.settings_fingerprint}
+
+
+@facts.register
+def _(event: Session.CompactionDiscarded) -> Facts:
+    return {
+        "generation": event.generation,
+        "retained_from": event.retained_from,
+        "reason": event.reason,
     }
 
 

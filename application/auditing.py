@@ -8,6 +8,9 @@ the code reading them; either way an operator needs to know, naming the event.
 
 The same replay yields what people read: one line per compaction, and the estimate of every
 request the model received (each model reply follows one), for the report's chart.
+
+Why this module is long: one check per kind of decision (threshold hit, compaction, prune,
+reasoning downgrade, suppression, failure, overflow, start), each saying what differs.
 """
 
 from __future__ import annotations
@@ -449,8 +452,13 @@ class _Auditor:
                 f"{state.limits.prune_min_tokens:,} tokens on its own",
             )
             return
+        # A summary that would count no fewer tokens than its block is dropped instead (the
+        # service counts; the planner cannot): a recorded drop may stand for a planned summary.
+        dropped = {(b.position, b.block_index) for b in event.blocks if b.action == "dropped"}
         planned = [
-            (b.position, b.block_index, b.action, b.text, b.tokens_before)
+            (b.position, b.block_index, "dropped", None, b.tokens_before)
+            if b.action == "summarized" and (b.position, b.block_index) in dropped
+            else (b.position, b.block_index, b.action, b.text, b.tokens_before)
             for b in planner.plan_downgrades(state)
         ]
         recorded = [

@@ -117,15 +117,23 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
     """Whether to compact now and where to cut; `ContextOverflowError` if nothing fits.
 
     `extra_tokens` are per-turn content's. Only a `threshold` trigger may decide not to
-    compact because the estimate is below the threshold.
+    compact because the estimate is below the threshold, and a `background` one below the
+    earlier mark (`background_threshold_ratio`; never, when it is not set).
     """
     limits = view.limits
     settings = view.settings
     estimate = calibrated(view, raw_estimate(view) + extra_tokens)
     if trigger == "threshold" and estimate < limits.threshold:
         return None
+    if trigger == "background" and not background_due(view, estimate):
+        return None
     entries = view.entries
-    cuts = cut_points(entries, thinking_led=view.thinking_seen)
+    considered = entries
+    if trigger == "background" and entries and entries[-1].message.role is Role.ASSISTANT:
+        # Decided after a reply: the exchange it answers stays with it, as it would at the
+        # next request, so the cut is one that request could have made.
+        considered = entries[:-1]
+    cuts = cut_points(considered, thinking_led=view.thinking_seen)
     if not cuts:
         if estimate > limits.budget:
             raise overflow_error(view, entries)
@@ -207,11 +215,20 @@ def held_back(view: PlannerView, estimate: int) -> bool:
     return left is not None and estimate < left + growth
 
 
-def suppression(view: PlannerView, decision: Decision) -> str | None:
-    """Why a threshold compaction should not run now (loop guards), or `None`.
+def background_due(view: PlannerView, estimate: int | None = None) -> bool:
+    """Whether the estimate has crossed the earlier mark of a background compaction."""
+    mark = view.limits.background_threshold
+    if mark is None:
+        return False
+    if estimate is None:
+        estimate = calibrated(view, raw_estimate(view))
+    return estimate >= mark
 
-    Never suppresses when the request would not fit the budget otherwise."""
-    if decision.trigger != "threshold" or decision.estimate > decision.budget:
+
+def suppression(view: PlannerView, decision: Decision) -> str | None:
+    """Why a threshold (or background) compaction should not run now (loop guards), or
+    `None`. Never suppresses when the request would not fit the budget otherwise."""
+    if decision.trigger not in ("threshold", "background") or decision.estimate > decision.budget:
         return None
     since = view.message_count - view.last_compaction_at
     if view.last_compaction_at >= 0 and since < view.settings.cooldown_messages:

@@ -4,12 +4,17 @@ History is never rewritten. The aggregate holds what the next request needs (sys
 tools, summary chunks, the retained tail) and records every decision as an event; the
 decisions themselves are made by pure functions: `abridged.domain.planner` (compaction),
 `abridged.domain.pruning` (tool outputs and reasoning), `abridged.domain.context` (the view).
+
+Why this module is long: every fact of the audit trail is an event nested on `Session`
+(eighteen of them, each with its docstring and, where its command validates first, the
+`apply` that mutates), and the incremental indexes (`abridged.domain.indexes`) are kept up to
+date by those mutators. Decisions are not made here.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 from uuid import UUID
 
@@ -17,7 +22,7 @@ import attrs
 from eventsourcing.domain import Aggregate, event
 
 from abridged.domain.context import Entry, SummaryChunk, calibrated, raw_estimate
-from abridged.domain.errors import InvalidMessageError
+from abridged.domain.errors import InvalidMessageError, InvalidSettingsError
 from abridged.domain.indexes import (
     has_thinking,
     rebuilt_sums,
@@ -30,10 +35,11 @@ from abridged.domain.messages import Message, RedactedThinkingBlock, Role, Think
 from abridged.domain.planner import CompactionOutcome, Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan, output_tokens
 from abridged.domain.settings import CompactionSettings, Limits
+from abridged.domain.tokens import REQUEST_OVERHEAD
 from abridged.domain.truncation import Truncation
 from abridged.domain.usage import Usage, moving_calibration, observed_ratio
 from abridged.domain.validation import check_blocks, check_sequence
-from abridged.domain.vocabulary import CompactionStrategy, Fallback, Trigger
+from abridged.domain.vocabulary import CompactionStrategy, Fallback, SessionOrigin, Trigger
 
 
 @attrs.frozen
@@ -81,15 +87,24 @@ class Session(Aggregate):
 
     class Started(Aggregate.Created):
         """A session began, with its model, window, settings, system prompt and tools, and
-        the host's metadata and tags (for listing and filtering sessions)."""
+        the host's metadata and tags (for listing and filtering sessions); a session
+        continuing another names its parent, how it began, and the parent's summary it
+        starts from."""
 
-        class_version = 2
+        class_version = 3
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
             """Sessions started before metadata and tags existed have neither."""
             state["metadata"] = {}
             state["tags"] = []
+
+        @staticmethod
+        def upcast_v2_v3(state: dict[str, Any]) -> None:
+            """Sessions stored before sessions could continue others had no parent."""
+            state["parent_id"] = None
+            state["origin"] = None
+            state["parent_summary"] = None
 
         model: str
         context_window: int
@@ -103,6 +118,9 @@ class Session(Aggregate):
         token_counter: str
         metadata: dict[str, str]
         tags: tuple[str, ...]
+        parent_id: UUID | None
+        origin: SessionOrigin | None
+        parent_summary: SummaryChunk | None
 
     @event(Started)
     def __init__(
@@ -119,6 +137,9 @@ class Session(Aggregate):
         token_counter: str,
         metadata: dict[str, str],
         tags: tuple[str, ...],
+        parent_id: UUID | None = None,
+        origin: SessionOrigin | None = None,
+        parent_summary: SummaryChunk | None = None,
     ) -> None:
         self.model = model
         self.context_window = context_window
@@ -131,7 +152,8 @@ class Session(Aggregate):
         self.tools_tokens = tools_tokens
         self.token_counter = token_counter
         self.entries: list[Entry] = []
-        self.summaries: list[SummaryChunk] = []
+        # A session continuing another from its summary starts with that summary in view.
+        self.summaries: list[SummaryChunk] = [parent_summary] if parent_summary else []
         self.message_count = 0
         self.generation = 0
         self.tail_tokens = 0
@@ -535,6 +557,121 @@ class Session(Aggregate):
         # The new first message's calls are out of view: it counts no saving.
         first = self.saving_sums[drop + 1] if self.entries else self.saving_sums[drop]
         self.saving_sums = [0, *(s - first for s in self.saving_sums[drop + 1 :])]
+
+    # Lifecycle: what the next request is made with may change mid-session.
+
+    class SystemPromptChanged(Aggregate.Event):
+        """The system prompt changed; the next request sends the new one."""
+
+        system: str
+        system_tokens: int
+
+        def apply(self, session: Session) -> None:
+            session.system = self.system
+            session.system_tokens = self.system_tokens
+
+    class ToolsChanged(Aggregate.Event):
+        """The tool definitions changed; the next request sends the new ones."""
+
+        tools: tuple[dict[str, Any], ...]
+        tools_tokens: int
+
+        def apply(self, session: Session) -> None:
+            session.tools = list(self.tools)
+            session.tools_tokens = self.tools_tokens
+
+    class ModelChanged(Aggregate.Event):
+        """The conversation moved to another model, with its window and output reservation."""
+
+        model: str
+        context_window: int
+        reserved_output: int
+
+        def apply(self, session: Session) -> None:
+            session.model = self.model
+            session.context_window = self.context_window
+            session.reserved_output = self.reserved_output
+            # A window the old model's provider enforced says nothing about the new model.
+            session.provider_window = None
+
+    class SettingsChanged(Aggregate.Event):
+        """The compaction settings changed; later decisions use the new ones."""
+
+        settings: CompactionSettings
+        settings_fingerprint: str
+
+        def apply(self, session: Session) -> None:
+            session.settings = self.settings
+            # The loop guards judged the old limits; the new ones start afresh.
+            session.stalled_estimate = None
+            session.suppressed = None
+            # What pruning could save depends on the settings (tool policies): a rare event,
+            # so the indexes are derived again from the retained tail.
+            session.__dict__.update(recompute(session.entries, self.settings).as_state())
+
+    def reconfigure(
+        self,
+        *,
+        system: tuple[str, int] | None = None,
+        tools: tuple[Sequence[dict[str, Any]], int] | None = None,
+        model: tuple[str, int, int] | None = None,
+        settings: CompactionSettings | None = None,
+    ) -> None:
+        """Changes the system prompt (text, tokens), tools (definitions, tokens), model
+        (name, window, reserved output) or settings; one event for each that differs.
+
+        Checks everything first: `InvalidSettingsError` when the new limits are inconsistent
+        or the system prompt and tools alone would not fit, `InvalidMessageError` when tools
+        would go while the context still holds tool calls. Nothing is recorded on an error."""
+        name, window, reserved = model or (self.model, self.context_window, self.reserved_output)
+        new_settings = settings or self.settings
+        limits = Limits(window, reserved, new_settings)  # raises InvalidSettingsError
+        system_text, system_tokens = system or (self.system, self.system_tokens)
+        tool_list, tools_tokens = tools or (self.tools, self.tools_tokens)
+        fixed = REQUEST_OVERHEAD + system_tokens + tools_tokens
+        if fixed >= limits.budget:
+            raise InvalidSettingsError(
+                f"the system prompt and tools ({fixed} tokens) would not fit the budget of "
+                f"{limits.budget} tokens"
+            )
+        uses_tools = any(e.message.tool_uses or e.message.tool_results for e in self.entries)
+        if not tool_list and uses_tools:
+            raise InvalidMessageError(
+                "the context still holds tool calls and results, and the Messages API needs "
+                "tools defined for them: keep at least one tool until they are compacted"
+            )
+        if system is not None and system_text != self.system:
+            self.trigger_event(
+                self.SystemPromptChanged, system=system_text, system_tokens=system_tokens
+            )
+        if tools is not None and list(tool_list) != self.tools:
+            self.trigger_event(
+                self.ToolsChanged,
+                tools=tuple(dict(t) for t in tool_list),
+                tools_tokens=tools_tokens,
+            )
+        if model is not None and model != (self.model, self.context_window, self.reserved_output):
+            self.trigger_event(
+                self.ModelChanged, model=name, context_window=window, reserved_output=reserved
+            )
+        if settings is not None and settings != self.settings:
+            self.trigger_event(
+                self.SettingsChanged,
+                settings=settings,
+                settings_fingerprint=settings.fingerprint,
+            )
+
+    class CompactionDiscarded(Aggregate.Event):
+        """A summary written off the user's turn was not applied: what it covered changed
+        while it was written (another compaction won, or the session was reconfigured)."""
+
+        generation: int
+        retained_from: int
+        reason: str
+
+    @event(CompactionDiscarded)
+    def discard_compaction(self, generation: int, retained_from: int, reason: str) -> None:
+        pass
 
     # Guards, requests and warnings.
 

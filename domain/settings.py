@@ -1,4 +1,8 @@
-"""Compaction settings: every knob, its default, and the checks that keep them consistent."""
+"""Compaction settings: every knob, its default, and the checks that keep them consistent.
+
+Why this module is long: each setting is documented where it is declared, next to its
+default and its validator; presets and the model windows table come with them.
+"""
 
 from __future__ import annotations
 
@@ -51,6 +55,16 @@ def _float_at_least_zero(instance: object, field: attrs.Attribute[Any], value: o
     _float(instance, field, value)
     if not (0.0 <= float(value) <= 1.0):  # type: ignore[arg-type]
         raise InvalidSettingsError(f"{field.name} must be in [0, 1], got {value!r}")
+
+
+def _optional_float(instance: object, field: attrs.Attribute[Any], value: object) -> None:
+    if value is not None:
+        try:
+            _float(instance, field, value)
+        except InvalidSettingsError:
+            raise InvalidSettingsError(
+                f"{field.name} must be float or null, got {value!r}"
+            ) from None
 
 
 def _bool(_: object, field: attrs.Attribute[Any], value: object) -> None:
@@ -111,6 +125,9 @@ class CompactionSettings:
     frees little costs more than it saves. 0 turns the guard off."""
     min_reduction_share: float = attrs.field(default=0.05, validator=_float)
     """A compaction saving less than this share of the budget made no progress."""
+    background_threshold_ratio: float | None = attrs.field(default=None, validator=_optional_float)
+    """When set, a reply that takes the estimate past this fraction of the window starts the
+    compaction in the background, so the request that would reach the threshold finds it done."""
 
     # What stays verbatim.
     keep_recent_turns: int = attrs.field(default=4, validator=_int)
@@ -189,6 +206,8 @@ class CompactionSettings:
         _share("tool_output_share", self.tool_output_share)
         _share("prune_protect_share", self.prune_protect_share)
         _share("min_reduction_share", self.min_reduction_share, high=0.5)
+        if self.background_threshold_ratio is not None:
+            _share("background_threshold_ratio", self.background_threshold_ratio)
         if not (0.0 <= self.prune_min_share <= 1.0):
             raise InvalidSettingsError(
                 f"prune_min_share must be in [0, 1], got {self.prune_min_share!r}"
@@ -228,7 +247,11 @@ class CompactionSettings:
     @property
     def fingerprint(self) -> str:
         """A short stable hash of every setting, recorded with each decision."""
-        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        data = self.to_dict()
+        if data["background_threshold_ratio"] is None:
+            # Added later: settings without it keep the fingerprint they were recorded with.
+            del data["background_threshold_ratio"]
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
@@ -268,6 +291,14 @@ class Limits:
     def target(self) -> int:
         """The estimate a compaction aims to bring the next request under."""
         return int(self.settings.target_ratio * self.window)
+
+    @property
+    def background_threshold(self) -> int | None:
+        """The earlier mark at which a compaction may start in the background, or `None`."""
+        ratio = self.settings.background_threshold_ratio
+        if ratio is None:
+            return None
+        return min(self.threshold, int(ratio * self.window))
 
     @property
     def min_reduction(self) -> int:

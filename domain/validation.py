@@ -89,7 +89,7 @@ def check_blocks(message: Message) -> None:
     if isinstance(message.content[-1], ThinkingBlock | RedactedThinkingBlock):
         raise MisplacedBlockError("an assistant message cannot end with a thinking block")
     _check_unique(message.tool_uses)
-    _check_server_pairs(message)
+    check_server_tool_pairs(message)
     ids = [r.tool_use_id for r in message.tool_results]
     if len(ids) != len(set(ids)):
         raise DuplicateToolIdError("a tool call is answered twice in the same message")
@@ -252,7 +252,7 @@ def _require_str(wire: dict[str, object], key: str, kind: str, where: str) -> st
     return value
 
 
-def _check_server_pairs(message: Message) -> None:
+def check_server_tool_pairs(message: Message) -> None:
     """A server tool's result follows its call in the same assistant message, once."""
     calls: set[str] = set()
     answered: set[str] = set()

@@ -22,17 +22,23 @@ import anthropic
 from abridged.adapters.anthropic.errors import SDK_ERRORS, translate_error
 from abridged.adapters.anthropic.request import COUNT_TOKENS_FIELDS, render_request
 from abridged.adapters.anthropic.usage import as_usage
+from abridged.application.inputs import plain
 from abridged.application.ports import ModelReply, ProviderError, RequestOptions, TextCallback
 from abridged.domain.context import Context
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.messages import JSON, Message
 from abridged.domain.usage import Usage
+from abridged.domain.validation import check_server_tool_pairs
 
 __all__ = [
     "CONTEXT_MANAGEMENT_BETA",
     "COUNT_TOKENS_FIELDS",
     "AnthropicChatModel",
+    "checked_context_management",
+    "chosen_betas",
+    "count_body",
     "reply_from_message",
+    "split_body",
 ]
 
 CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
@@ -47,8 +53,8 @@ _BLOCK_FIELDS: Mapping[str, tuple[str, ...]] = {
     "thinking": ("thinking", "signature"),
     "redacted_thinking": ("data",),
 }
-"""The fields of each reply block a session keeps; others (`citations`, `caller`) are
-response-only metadata."""
+"""The fields of each reply block a session keeps (and `citations` of a text, when it has
+them); every other block type is kept whole, as the API's JSON."""
 
 
 class AnthropicChatModel:
@@ -75,13 +81,8 @@ class AnthropicChatModel:
             if client is None
             else client.with_options(max_retries=max_retries)
         )
-        self._context_management = _checked_context_management(context_management)
-        if betas is not None:
-            self._betas: tuple[str, ...] = tuple(betas)
-        elif self._context_management is not None:
-            self._betas = (CONTEXT_MANAGEMENT_BETA,)
-        else:
-            self._betas = ()
+        self._context_management = checked_context_management(context_management)
+        self._betas = chosen_betas(betas, self._context_management)
 
     @property
     def name(self) -> str:
@@ -115,20 +116,7 @@ class AnthropicChatModel:
         """Sends a complete `POST /v1/messages` body (with this adapter's context management)
         and returns the reply; `on_text` receives its text as it streams. Raises
         `PromptTooLongError`, `ProviderError`."""
-        missing = [key for key in _REQUIRED_FIELDS if key not in body]
-        if missing:
-            raise ValueError(f"a Messages request body needs {', '.join(missing)}")
-        # Replies are always streamed (see the module docstring), whatever the body says.
-        rest = {
-            key: value
-            for key, value in body.items()
-            if key not in _REQUIRED_FIELDS and key != "stream"
-        }
-        if self._context_management is not None:
-            rest["context_management"] = copy.deepcopy(self._context_management)
-        # The body is already in wire form: everything but the required fields goes through
-        # `extra_body` as is, so a field this SDK release has no keyword for still gets sent.
-        required: dict[str, Any] = {key: body[key] for key in _REQUIRED_FIELDS}
+        required, rest = split_body(body, self._context_management)
         try:
             if self._betas:
                 with self._client.beta.messages.stream(
@@ -147,13 +135,7 @@ class AnthropicChatModel:
     def count_tokens(self, context: Context, *, model: str) -> int:
         """The API's count of the context's input tokens (as rendered, before any
         provider-side context editing); raises `ProviderError`."""
-        # max_tokens is required to render and refused by count_tokens, so it goes again.
-        body = render_request(context, model=model, max_tokens=1)
-        rest = {
-            key: value
-            for key, value in body.items()
-            if key in COUNT_TOKENS_FIELDS and key not in ("model", "messages")
-        }
+        body, rest = count_body(context, model)
         try:
             counted = self._client.messages.count_tokens(
                 model=model, messages=body["messages"], extra_body=rest
@@ -161,6 +143,48 @@ class AnthropicChatModel:
         except SDK_ERRORS as error:
             raise translate_error(error) from error
         return int(counted.input_tokens)
+
+
+def chosen_betas(
+    betas: Sequence[str] | None, context_management: Mapping[str, JSON] | None
+) -> tuple[str, ...]:
+    """The `anthropic-beta` values: those given, else the context-management beta when
+    context management is on, else none."""
+    if betas is not None:
+        return tuple(betas)
+    return (CONTEXT_MANAGEMENT_BETA,) if context_management is not None else ()
+
+
+def split_body(
+    body: Mapping[str, JSON], context_management: Mapping[str, JSON] | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A Messages body as the SDK's required keywords and the rest (its `extra_body`);
+    raises `ValueError` when a required field is missing."""
+    missing = [key for key in _REQUIRED_FIELDS if key not in body]
+    if missing:
+        raise ValueError(f"a Messages request body needs {', '.join(missing)}")
+    # Replies are always streamed (see the module docstring), whatever the body says.
+    rest = {
+        key: value for key, value in body.items() if key not in _REQUIRED_FIELDS and key != "stream"
+    }
+    if context_management is not None:
+        rest["context_management"] = copy.deepcopy(dict(context_management))
+    # The body is already in wire form: everything but the required fields goes through
+    # `extra_body` as is, so a field this SDK release has no keyword for still gets sent.
+    required: dict[str, Any] = {key: body[key] for key in _REQUIRED_FIELDS}
+    return required, rest
+
+
+def count_body(context: Context, model: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The rendered request of `count_tokens` and the fields it sends beside `messages`."""
+    # max_tokens is required to render and refused by count_tokens, so it goes again.
+    body: dict[str, Any] = dict(render_request(context, model=model, max_tokens=1))
+    rest = {
+        key: value
+        for key, value in body.items()
+        if key in COUNT_TOKENS_FIELDS and key not in ("model", "messages")
+    }
+    return body, rest
 
 
 def _relay(pieces: Iterable[str], on_text: TextCallback | None) -> None:
@@ -177,6 +201,8 @@ def reply_from_message(message: Any) -> ModelReply:
     content = [_block_wire(block) for block in message.content]
     try:
         reply_message = Message.from_wire({"role": message.role, "content": content})
+        # A reply may be empty (the summarizer says so); its server tools must pair.
+        check_server_tool_pairs(reply_message)
     except InvalidMessageError as error:
         raise ProviderError(f"the model's reply could not be read: {error}") from error
     return ModelReply(
@@ -187,18 +213,20 @@ def reply_from_message(message: Any) -> ModelReply:
     )
 
 
-def _block_wire(block: Any) -> dict[str, JSON]:
+def _block_wire(block: Any) -> JSON:
     kind = getattr(block, "type", None)
     fields = _BLOCK_FIELDS.get(kind) if isinstance(kind, str) else None
     if fields is None:
-        raise ProviderError(
-            f"the model's reply holds a {kind!r} block, which a session cannot keep "
-            "(server tools and provider-side compaction are not supported)"
-        )
-    return {"type": kind, **{field: getattr(block, field) for field in fields}}
+        # Server tools and their results, and types not known yet: kept as the API sent them.
+        return plain(block)
+    wire: dict[str, JSON] = {"type": kind, **{field: getattr(block, field) for field in fields}}
+    citations = getattr(block, "citations", None) if kind == "text" else None
+    if citations:
+        wire["citations"] = plain(citations)
+    return wire
 
 
-def _checked_context_management(value: Mapping[str, JSON] | None) -> dict[str, JSON] | None:
+def checked_context_management(value: Mapping[str, JSON] | None) -> dict[str, JSON] | None:
     if value is None:
         return None
     if not isinstance(value, Mapping):

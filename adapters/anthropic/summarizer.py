@@ -20,7 +20,13 @@ from abridged.application.ports import (
 )
 from abridged.domain.messages import JSON, Message
 
-__all__ = ["DEFAULT_MODEL", "MAX_SUMMARY_TOKENS", "AnthropicSummarizer"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "FALLBACK_ERRORS",
+    "MAX_SUMMARY_TOKENS",
+    "AnthropicSummarizer",
+    "AnthropicSummaryRequests",
+]
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 
@@ -28,28 +34,21 @@ MAX_SUMMARY_TOKENS = 32_000
 """The most a summary is asked to take, whatever room it is given: every current model can
 write this much in one reply, and a longer text no longer summarizes anything."""
 
-_FALLBACK_ERRORS = (ProviderUnavailableError, ModelNotFoundError, PromptTooLongError)
+FALLBACK_ERRORS = (ProviderUnavailableError, ModelNotFoundError, PromptTooLongError)
 """Failures the session's model may not share: the summarizer model is down or unknown, or
 its window is smaller than the one that held the conversation."""
 
 
-class AnthropicSummarizer:
-    """Asks an Anthropic model for the summary, in one request.
-
-    `model=None` summarizes with the session's model. When the summarizer model is
-    unavailable (after `max_retries` retries), unknown, or its window is too small, and
-    `fallback_to_session_model` is set, the session's model is asked once instead. Thinking
-    blocks are left out of the transcript unless `include_thinking`.
-    """
+class AnthropicSummaryRequests:
+    """What an Anthropic summarizer asks, of which models, and how it reads the answer;
+    `AnthropicSummarizer` sends the requests, `AsyncAnthropicSummarizer` awaits them."""
 
     def __init__(
         self,
-        client: anthropic.Anthropic | None = None,
         *,
         model: str | None = DEFAULT_MODEL,
         fallback_to_session_model: bool = True,
         prompt: SummaryPrompt = DEFAULT_PROMPT,
-        max_retries: int = 2,
         include_thinking: bool = False,
         max_summary_tokens: int = MAX_SUMMARY_TOKENS,
     ) -> None:
@@ -62,7 +61,6 @@ class AnthropicSummarizer:
         self.prompt = prompt
         self.include_thinking = include_thinking
         self.max_summary_tokens = max_summary_tokens
-        self._chat = AnthropicChatModel(client, max_retries=max_retries)
 
     @property
     def name(self) -> str:
@@ -70,16 +68,9 @@ class AnthropicSummarizer:
         (`anthropic:session-model` when it summarizes with the session's model)."""
         return f"anthropic:{self.model or 'session-model'}"
 
-    def summarize(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        instructions: str | None = None,
-        session_model: str | None = None,
-    ) -> Summary:
-        """The model's summary of `messages`, asked for in at most `max_tokens` tokens (a reply
-        cut short at the limit is returned as it is); raises `SummarizerError`."""
+    def _request_text(
+        self, messages: Sequence[Message], max_tokens: int, instructions: str | None
+    ) -> str:
         if not messages:
             raise SummarizerError("nothing to summarize: no messages were given")
         if max_tokens < MIN_SUMMARY_TOKENS:
@@ -87,22 +78,9 @@ class AnthropicSummarizer:
                 f"max_tokens={max_tokens} is too small; a summary needs at least "
                 f"{MIN_SUMMARY_TOKENS} tokens"
             )
-        text = summary_request_text(
+        return summary_request_text(
             messages, self.prompt, instructions=instructions, include_thinking=self.include_thinking
         )
-        failures: list[str] = []
-        last_error: ProviderError | None = None
-        for model in self._models(session_model):
-            try:
-                reply = self._chat.send_body(self._body(model, text, max_tokens))
-            except _FALLBACK_ERRORS as error:
-                failures.append(f"{model}: {error}")
-                last_error = error
-                continue
-            except ProviderError as error:
-                raise SummarizerError(f"summarizer model {model} failed: {error}") from error
-            return self._summary(reply)
-        raise SummarizerError("summarizer failed: " + "; then ".join(failures)) from last_error
 
     def _models(self, session_model: str | None) -> list[str]:
         if self.model is None:
@@ -136,3 +114,58 @@ class AnthropicSummarizer:
             input_tokens=reply.usage.prompt_tokens,
             output_tokens=reply.usage.output_tokens,
         )
+
+
+class AnthropicSummarizer(AnthropicSummaryRequests):
+    """Asks an Anthropic model for the summary, in one request.
+
+    `model=None` summarizes with the session's model. When the summarizer model is
+    unavailable (after `max_retries` retries), unknown, or its window is too small, and
+    `fallback_to_session_model` is set, the session's model is asked once instead. Thinking
+    blocks are left out of the transcript unless `include_thinking`.
+    """
+
+    def __init__(
+        self,
+        client: anthropic.Anthropic | None = None,
+        *,
+        model: str | None = DEFAULT_MODEL,
+        fallback_to_session_model: bool = True,
+        prompt: SummaryPrompt = DEFAULT_PROMPT,
+        max_retries: int = 2,
+        include_thinking: bool = False,
+        max_summary_tokens: int = MAX_SUMMARY_TOKENS,
+    ) -> None:
+        super().__init__(
+            model=model,
+            fallback_to_session_model=fallback_to_session_model,
+            prompt=prompt,
+            include_thinking=include_thinking,
+            max_summary_tokens=max_summary_tokens,
+        )
+        self._chat = AnthropicChatModel(client, max_retries=max_retries)
+
+    def summarize(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        instructions: str | None = None,
+        session_model: str | None = None,
+    ) -> Summary:
+        """The model's summary of `messages`, asked for in at most `max_tokens` tokens (a reply
+        cut short at the limit is returned as it is); raises `SummarizerError`."""
+        text = self._request_text(messages, max_tokens, instructions)
+        failures: list[str] = []
+        last_error: ProviderError | None = None
+        for model in self._models(session_model):
+            try:
+                reply = self._chat.send_body(self._body(model, text, max_tokens))
+            except FALLBACK_ERRORS as error:
+                failures.append(f"{model}: {error}")
+                last_error = error
+                continue
+            except ProviderError as error:
+                raise SummarizerError(f"summarizer model {model} failed: {error}") from error
+            return self._summary(reply)
+        raise SummarizerError("summarizer failed: " + "; then ".join(failures)) from last_error

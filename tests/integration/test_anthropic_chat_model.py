@@ -134,14 +134,56 @@ def test_a_tool_use_reply_round_trips_into_the_next_request(server: FakeAnthropi
     assert server.requests[-1].body["messages"][-2] == {"role": "assistant", "content": sent_back}
 
 
-def test_a_reply_block_a_session_cannot_keep_is_a_provider_error(server: FakeAnthropic) -> None:
+def test_a_server_tool_call_without_its_result_is_a_provider_error(
+    server: FakeAnthropic,
+) -> None:
     server.enqueue(
         api.message(
             [{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}]
         )
     )
-    with pytest.raises(ProviderError, match="server_tool_use"):
+    with pytest.raises(ProviderError, match="srvtoolu_1 has no result in the same message"):
         chat_model(server).send(agent_context(), model=MODEL, max_tokens=1_024)
+
+
+def test_server_tools_and_citations_in_a_reply_are_kept_as_sent(server: FakeAnthropic) -> None:
+    blocks: list[dict[str, Any]] = [
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"q": "x"}},
+        {
+            "type": "web_search_tool_result",
+            "tool_use_id": "srvtoolu_1",
+            "content": [
+                {
+                    "type": "web_search_result",
+                    "url": "https://example.com",
+                    "title": "Example",
+                    "encrypted_content": "RW5j",
+                    "page_age": None,
+                }
+            ],
+        },
+        {
+            "type": "text",
+            "text": "It says x.",
+            "citations": [
+                {
+                    "type": "web_search_result_location",
+                    "url": "https://example.com",
+                    "title": "Example",
+                    "encrypted_index": "RW5j",
+                    "cited_text": "x",
+                }
+            ],
+        },
+    ]
+    server.enqueue(api.message(blocks))
+
+    reply = chat_model(server).send(agent_context(), model=MODEL, max_tokens=1_024)
+
+    # Key order aside (the SDK's own), every block comes back as the API sent it.
+    assert [dict(sorted(b.items())) for b in reply.message.to_wire()["content"]] == [
+        dict(sorted(b.items())) for b in blocks
+    ]
 
 
 def test_max_tokens_beyond_the_sdk_limit_for_unstreamed_requests_works(

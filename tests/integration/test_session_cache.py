@@ -14,8 +14,8 @@ import pytest
 
 from abridged.application.ports import Summary
 from abridged.application.service import Sessions
-from abridged.domain.errors import RoleOrderError
-from abridged.domain.messages import Message, Role
+from abridged.domain.errors import ContextTooSmallError, RoleOrderError
+from abridged.domain.messages import Message, Role, WireBlock
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from tests.integration.test_stores import db, state, store_app
@@ -234,3 +234,21 @@ def test_append_and_prepare_shows_an_oversize_message_reduced_and_keeps_it_whole
     session = app.session(session_id)
     assert session.message_count == 1
     assert session.entries[0].message == huge
+
+
+def test_append_and_prepare_writes_nothing_for_a_message_that_can_never_be_sent(
+    tmp_path: Path,
+) -> None:
+    app = Sessions(
+        counter=FakeTokenCounter(),
+        summarizer=FakeSummarizer(),
+        env={"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "s")},
+    )
+    session_id = started(app, window=1_000)
+    # A block type not known yet is sent unchanged, so it cannot be reduced to fit.
+    future = WireBlock.of({"type": "hologram", "frames": words(2_000)})
+
+    with pytest.raises(ContextTooSmallError):
+        app.append_and_prepare(session_id, Message.user("Look.", future))
+
+    assert app.session(session_id).message_count == 0

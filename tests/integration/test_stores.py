@@ -89,9 +89,10 @@ def test_snapshots_keep_loading_flat_and_state_bounded(db: str) -> None:
     assert session.version > 300
     assert app.snapshots is not None
     snapshots = list(app.snapshots.get(session_id))
-    # One snapshot per hundred events (a command saving several events may cross the
-    # hundred a few versions past it).
-    assert [s.originator_version // 100 for s in snapshots][:3] == [1, 2, 3]
+    every = Sessions.snapshotting_intervals[Session]
+    # One snapshot per interval (a command saving several events may cross it a few
+    # versions past it).
+    assert [s.originator_version // every for s in snapshots][:3] == [1, 2, 3]
     # The aggregate holds the retained tail and the summaries, not the whole history.
     assert session.generation > 5
     assert len(session.entries) < session.message_count / 5

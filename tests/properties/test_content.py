@@ -43,7 +43,7 @@ FUTURE_TYPES = ("hologram", "tool_sandbox_snapshot")
 """Block types standing in for ones the API adds after this library."""
 
 PROPERTY = settings(
-    max_examples=30,
+    max_examples=20,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -480,6 +480,8 @@ def _block_events(index: int, block: Mapping[str, Any]) -> Iterator[tuple[str, M
         yield start({"type": "text", "text": "", "citations": None})
         for piece in _chunks(block["text"], _TEXT_CHUNK):
             yield delta({"type": "text_delta", "text": piece})
+        for citation in block.get("citations") or ():
+            yield delta({"type": "citations_delta", "citation": citation})
     elif kind == "tool_use":
         yield start({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}})
         for piece in _chunks(json.dumps(block["input"]), _JSON_CHUNK):

@@ -201,7 +201,8 @@ def test_old_thinking_is_dropped_but_the_active_loop_keeps_its_own(app: Sessions
 
 def test_old_thinking_can_be_summarized_as_plain_text_never_as_thinking(app: Sessions) -> None:
     session_id = start(app, window=100_000, reasoning_policy="summarize", prune_min_share=0.0)
-    call, result = thinking_exchange(words(30), thought="the parser fails on tabs")
+    thought = "the parser fails on tabs " + words(100)
+    call, result = thinking_exchange(words(30), thought=thought)
     feed(app, session_id, [Message.user("One"), call, result, Message.assistant("ok")])
     app.append_message(session_id, Message.user("Two"))
 
@@ -211,6 +212,22 @@ def test_old_thinking_can_be_summarized_as_plain_text_never_as_thinking(app: Ses
     assert isinstance(first_assistant.content[0], TextBlock)
     assert "the parser fails on tabs" in first_assistant.content[0].text
     assert not any(isinstance(b, ThinkingBlock) for m in context.messages for b in m.content)
+
+
+def test_a_thinking_block_shorter_than_its_summary_is_dropped_instead(app: Sessions) -> None:
+    # Summarizing "0" as plain text would make the request larger, after the planner fitted it
+    # to the budget; the downgrade drops the block instead and never grows the request.
+    session_id = start(app, window=100_000, reasoning_policy="summarize", prune_min_share=0.0)
+    call, result = thinking_exchange(words(30), thought="0")
+    feed(app, session_id, [Message.user("One"), call, result, Message.assistant("ok")])
+    app.append_message(session_id, Message.user("Two"))
+    before = app.session(session_id).estimate()
+
+    prepared = app.prepare_request(session_id)
+
+    downgraded = events_of(app, session_id, Session.ReasoningDowngraded)
+    assert [b.action for b in downgraded[0].blocks] == ["dropped"]
+    assert prepared.context.estimate < before
 
 
 def test_a_thinking_led_tool_loop_is_only_cut_before_a_thinking_message(app: Sessions) -> None:

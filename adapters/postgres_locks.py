@@ -1,0 +1,80 @@
+"""Compaction locks across processes sharing a PostgreSQL store: advisory locks.
+
+A compaction holds `pg_advisory_lock(key)` on a connection of its own for as long as it runs
+(the summary included), with the key derived from the session id; a process that dies loses
+its connection and so its locks, so a crash never leaves a session locked. Within one process
+the threads first queue on a process-local lock, so a process holds at most one connection
+per session being compacted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from uuid import UUID
+
+import psycopg
+from psycopg.conninfo import make_conninfo
+
+from abridged.application.locks import HeldLock, ProcessLocks
+
+__all__ = ["AdvisoryLocks", "advisory_key"]
+
+KEY_NAMESPACE = b"abridged.compaction:"
+"""Keeps these keys apart from advisory locks the host takes on the same database."""
+
+
+def advisory_key(session_id: UUID) -> int:
+    """The signed 64-bit advisory-lock key of a session's compactions."""
+    digest = hashlib.sha256(KEY_NAMESPACE + session_id.bytes).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+class _Held:
+    def __init__(
+        self, local: HeldLock, connection: psycopg.Connection[tuple[object, ...]], key: int
+    ) -> None:
+        self._local = local
+        self._connection = connection
+        self._key = key
+
+    def release(self) -> None:
+        try:
+            # Closing the connection releases the lock too; unlocking first tells the server
+            # at once, whatever the connection's teardown does.
+            self._connection.execute("SELECT pg_advisory_unlock(%s)", (self._key,))
+        finally:
+            self._connection.close()
+            self._local.release()
+
+
+class AdvisoryLocks:
+    """`CompactionLocks` for processes sharing a PostgreSQL database (the `POSTGRES_*`
+    settings of `abridged.adapters.bootstrap.persistence_env`)."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._conninfo = make_conninfo(
+            dbname=env["POSTGRES_DBNAME"],
+            host=env.get("POSTGRES_HOST", "localhost"),
+            port=env.get("POSTGRES_PORT", "5432"),
+            user=env.get("POSTGRES_USER", ""),
+            password=env.get("POSTGRES_PASSWORD", ""),
+        )
+        self._local = ProcessLocks()
+
+    def acquire(self, session_id: UUID) -> HeldLock:
+        """Waits for this process's threads, then for other processes, and holds the lock."""
+        local = self._local.acquire(session_id)
+        try:
+            connection = psycopg.connect(self._conninfo, autocommit=True)
+        except BaseException:
+            local.release()
+            raise
+        key = advisory_key(session_id)
+        try:
+            connection.execute("SELECT pg_advisory_lock(%s)", (key,))
+        except BaseException:
+            connection.close()
+            local.release()
+            raise
+        return _Held(local, connection, key)

@@ -1,0 +1,466 @@
+"""`AsyncSessions`: the service for asyncio hosts.
+
+The same commands, decisions and events as `Sessions`, awaited. It is built on a `Sessions`
+(so there is one implementation of every decision) and keeps the event loop free:
+
+- store reads and writes, token counting and the domain's decisions run on the service's own
+  worker threads (`max_workers`), never on the loop; the host wraps nothing;
+- the chat model's requests are awaited on the loop (`AsyncChatModel`), so no thread waits
+  for the provider during a reply;
+- an async summarizer (`AsyncSummarizer`) is awaited on the loop too; the worker that asked for
+  the summary waits for it. A synchronous `Summarizer` (the offline extractive one) runs on
+  the worker itself;
+- a compaction off the user's turn runs as an asyncio task (`compact_soon`), started after a
+  reply that crosses the session's `background_threshold_ratio`.
+
+Hooks (`CompactionHooks`) and a `ContextProvider` are called on the worker threads. A call
+cancelled while its command runs may still complete it: the command is one transaction,
+saved whole or not at all, like every command of `Sessions`.
+
+Why this module is long: every public method of `Sessions` has its awaited counterpart
+here, each a line that runs the sync command off the loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import logging
+import threading
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ParamSpec, TypeVar
+from uuid import UUID
+
+from eventsourcing.domain import Aggregate
+
+from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
+from abridged.application.locks import CompactionLocks
+from abridged.application.management import CompactionRecord, SessionPage, SessionStats
+from abridged.application.notices import NoticeCallback
+from abridged.application.ports import (
+    CompactionHooks,
+    CompactionReport,
+    ContextProvider,
+    ModelReply,
+    PromptTooLongError,
+    RequestOptions,
+    Summarizer,
+    Summary,
+    TextCallback,
+    TokenCounter,
+)
+from abridged.application.service import PreparedRequest, Sessions, still_too_long
+from abridged.domain.context import Context
+from abridged.domain.errors import SessionError
+from abridged.domain.messages import JSON, Message
+from abridged.domain.session import Session
+from abridged.domain.settings import CompactionSettings
+from abridged.domain.usage import Usage
+
+__all__ = ["AsyncSessions"]
+
+logger = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+MAX_WORKERS = 16
+"""Worker threads for store access and decisions; calls beyond it wait their turn."""
+
+
+class _HostLoop:
+    """The host's event loop, for workers that need an awaited port's answer."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.thread: int | None = None
+
+    def bind(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.thread = threading.get_ident()
+
+    def wait_for(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        loop = self.loop
+        if loop is None or loop.is_closed() or threading.get_ident() == self.thread:
+            coroutine.close()
+            raise RuntimeError("an awaited port was called outside the service's worker threads")
+        return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
+
+
+class _AwaitedSummarizer:
+    """An `AsyncSummarizer` as the `Summarizer` a worker calls: awaited on the host's loop."""
+
+    def __init__(self, inner: AsyncSummarizer, loop: _HostLoop) -> None:
+        self.inner = inner
+        self.loop = loop
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def summarize(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        instructions: str | None = None,
+        session_model: str | None = None,
+    ) -> Summary:
+        return self.loop.wait_for(
+            self.inner.summarize(
+                messages,
+                max_tokens=max_tokens,
+                instructions=instructions,
+                session_model=session_model,
+            )
+        )
+
+
+class _AwaitedChatModel:
+    """An `AsyncChatModel` as the `ChatModel` a worker calls (after an overflow, or for the
+    double-compaction warning at start); `AsyncSessions.complete` awaits it directly."""
+
+    def __init__(self, inner: AsyncChatModel, loop: _HostLoop) -> None:
+        self.inner = inner
+        self.loop = loop
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def context_management(self) -> Mapping[str, JSON] | None:
+        return self.inner.context_management
+
+    def send(
+        self,
+        context: Context,
+        *,
+        model: str,
+        max_tokens: int,
+        options: RequestOptions | None = None,
+        on_text: TextCallback | None = None,
+    ) -> ModelReply:
+        return self.loop.wait_for(
+            self.inner.send(
+                context, model=model, max_tokens=max_tokens, options=options, on_text=on_text
+            )
+        )
+
+    def count_tokens(self, context: Context, *, model: str) -> int:
+        return self.loop.wait_for(self.inner.count_tokens(context, model=model))
+
+
+class AsyncSessions:
+    """Event-sourced conversation sessions for asyncio hosts; see the module docstring.
+
+    `summarizer` may be an `AsyncSummarizer` or a `Summarizer`; `chat_model` an
+    `AsyncChatModel`. The other arguments are those of `Sessions`. Use it as
+    `async with AsyncSessions(...) as sessions:`, or call `aclose()` at the end: it waits for
+    the background compactions and closes the store.
+    """
+
+    def __init__(
+        self,
+        *,
+        counter: TokenCounter,
+        summarizer: AsyncSummarizer | Summarizer,
+        chat_model: AsyncChatModel | None = None,
+        hooks: CompactionHooks | None = None,
+        context_provider: ContextProvider | None = None,
+        env: Mapping[str, str] | None = None,
+        model_windows: Mapping[str, int] | None = None,
+        locks: CompactionLocks | None = None,
+        background: bool = True,
+        max_workers: int = MAX_WORKERS,
+    ) -> None:
+        if max_workers < 1:
+            raise ValueError(f"max_workers must be at least 1, got {max_workers}")
+        self._loop = _HostLoop()
+        self.chat_model = chat_model
+        sync_summarizer: Summarizer
+        if inspect.iscoroutinefunction(summarizer.summarize):
+            sync_summarizer = _AwaitedSummarizer(summarizer, self._loop)  # type: ignore[arg-type]
+        else:
+            sync_summarizer = summarizer  # type: ignore[assignment]
+        self.sync = Sessions(
+            counter=counter,
+            summarizer=sync_summarizer,
+            chat_model=(
+                _AwaitedChatModel(chat_model, self._loop) if chat_model is not None else None
+            ),
+            hooks=hooks,
+            context_provider=context_provider,
+            env=env,
+            model_windows=model_windows,
+            locks=locks,
+            background=False,  # this service starts them as tasks
+        )
+        """The synchronous service underneath (its commands block: call them from threads)."""
+        self.background = background
+        if background:
+            self.sync.background.on_due = self._due_from_worker
+        self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="abridged-async")
+        self._tasks: dict[UUID, asyncio.Task[CompactionReport | None]] = {}
+
+    async def __aenter__(self) -> AsyncSessions:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def _run(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        self._loop.bind()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._executor, functools.partial(function, *args, **kwargs)
+        )
+
+    # Commands.
+
+    async def start_session(
+        self,
+        *,
+        model: str,
+        max_output_tokens: int,
+        context_window: int | None = None,
+        system: str = "",
+        tools: Sequence[Mapping[str, JSON]] = (),
+        settings: CompactionSettings | None = None,
+        session_id: UUID | None = None,
+        metadata: Mapping[str, str] | None = None,
+        tags: Iterable[str] = (),
+    ) -> UUID:
+        """`Sessions.start_session`, awaited."""
+        return await self._run(
+            self.sync.start_session,
+            model=model,
+            max_output_tokens=max_output_tokens,
+            context_window=context_window,
+            system=system,
+            tools=tools,
+            settings=settings,
+            session_id=session_id,
+            metadata=metadata,
+            tags=tags,
+        )
+
+    async def append_message(self, session_id: UUID, message: Message | Mapping[str, JSON]) -> int:
+        """`Sessions.append_message`, awaited."""
+        return await self._run(self.sync.append_message, session_id, message)
+
+    async def record_reply(
+        self,
+        session_id: UUID,
+        message: Message | Mapping[str, JSON],
+        usage: Usage | None = None,
+        request_estimate: int | None = None,
+    ) -> int:
+        """`Sessions.record_reply`, awaited; a reply past the session's background mark
+        starts its compaction as a task (`compact_soon`)."""
+        return await self._run(self.sync.record_reply, session_id, message, usage, request_estimate)
+
+    async def prepare_request(
+        self, session_id: UUID, *, on_notice: NoticeCallback | None = None
+    ) -> PreparedRequest:
+        """`Sessions.prepare_request`, awaited: one compaction at a time per session, and a
+        running background compaction is waited for, never run twice. `on_notice` is called
+        from a worker thread."""
+        return await self._run(self.sync.prepare_request, session_id, on_notice=on_notice)
+
+    async def append_and_prepare(
+        self,
+        session_id: UUID,
+        message: Message | Mapping[str, JSON] | Any,
+        *,
+        on_notice: NoticeCallback | None = None,
+    ) -> PreparedRequest:
+        """`Sessions.append_and_prepare`, awaited."""
+        return await self._run(
+            self.sync.append_and_prepare, session_id, message, on_notice=on_notice
+        )
+
+    async def report_overflow(
+        self,
+        session_id: UUID,
+        error_or_limit: Exception | int | None = None,
+        *,
+        tokens: int | None = None,
+        on_notice: NoticeCallback | None = None,
+    ) -> PreparedRequest:
+        """`Sessions.report_overflow`, awaited: for a host that sends requests itself."""
+        return await self._run(
+            self.sync.report_overflow,
+            session_id,
+            error_or_limit,
+            tokens=tokens,
+            on_notice=on_notice,
+        )
+
+    async def check_count(
+        self, session_id: UUID, counted: int, *, on_notice: NoticeCallback | None = None
+    ) -> PreparedRequest | None:
+        """`Sessions.check_count`, awaited."""
+        return await self._run(self.sync.check_count, session_id, counted, on_notice=on_notice)
+
+    async def compact(self, session_id: UUID, instructions: str | None = None) -> CompactionReport:
+        """`Sessions.compact`, awaited."""
+        return await self._run(self.sync.compact, session_id, instructions)
+
+    async def request_compaction(self, session_id: UUID, reason: str = "requested") -> None:
+        """`Sessions.request_compaction`, awaited."""
+        await self._run(self.sync.request_compaction, session_id, reason)
+
+    def compact_soon(self, session_id: UUID) -> asyncio.Task[CompactionReport | None]:
+        """Starts a compaction off the user's turn as a task of the running loop (see
+        `Sessions.compact_soon`); while one runs for the session, returns that task."""
+        running = self._tasks.get(session_id)
+        if running is not None and not running.done():
+            return running
+        task = asyncio.ensure_future(self._run(self.sync.background.run, session_id))
+        self._tasks[session_id] = task
+        task.add_done_callback(functools.partial(self._forget, session_id))
+        return task
+
+    def _due_from_worker(self, session_id: UUID) -> None:
+        # Called on a worker thread, right after a reply is saved: the task starts on the loop.
+        loop = self._loop.loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self.compact_soon, session_id)
+
+    def _forget(self, session_id: UUID, task: asyncio.Task[CompactionReport | None]) -> None:
+        if self._tasks.get(session_id) is task:
+            del self._tasks[session_id]
+        if not task.cancelled() and task.exception() is not None:
+            logger.warning("background compaction of %s failed: %s", session_id, task.exception())
+
+    async def wait_background(self) -> None:
+        """Waits for the background compactions running now."""
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+
+    async def reconfigure(
+        self,
+        session_id: UUID,
+        *,
+        system: str | None = None,
+        tools: Sequence[Mapping[str, JSON]] | None = None,
+        model: str | None = None,
+        context_window: int | None = None,
+        max_output_tokens: int | None = None,
+        settings: CompactionSettings | None = None,
+    ) -> list[str]:
+        """`Sessions.reconfigure`, awaited."""
+        return await self._run(
+            self.sync.reconfigure,
+            session_id,
+            system=system,
+            tools=tools,
+            model=model,
+            context_window=context_window,
+            max_output_tokens=max_output_tokens,
+            settings=settings,
+        )
+
+    async def clear_session(self, session_id: UUID, *, instructions: str | None = None) -> UUID:
+        """`Sessions.clear_session`, awaited."""
+        return await self._run(self.sync.clear_session, session_id, instructions=instructions)
+
+    async def resume_session(self, session_id: UUID, **changes: object) -> UUID:
+        """`Sessions.resume_session`, awaited."""
+        return await self._run(self.sync.resume_session, session_id, **changes)
+
+    async def complete(
+        self,
+        session_id: UUID,
+        *,
+        thinking: Mapping[str, JSON] | None = None,
+        tool_choice: Mapping[str, JSON] | None = None,
+        temperature: float | None = None,
+        metadata: Mapping[str, JSON] | None = None,
+        stop_sequences: Sequence[str] = (),
+        on_text: TextCallback | None = None,
+    ) -> ModelReply:
+        """`Sessions.complete`, with the chat model's requests awaited on the loop."""
+        if self.chat_model is None:
+            raise SessionError("this service has no chat model: pass chat_model= to AsyncSessions")
+        chat = self.chat_model
+        options = RequestOptions(
+            thinking=thinking,
+            tool_choice=tool_choice,
+            temperature=temperature,
+            metadata=metadata,
+            stop_sequences=stop_sequences,
+        )
+        prepared = await self.prepare_request(session_id)
+        options.check_for(prepared.max_tokens)
+        if prepared.needs_count:
+            counted = await chat.count_tokens(prepared.context, model=prepared.model)
+            recounted = await self._run(self.sync.check_count, session_id, counted)
+            prepared = recounted or prepared
+
+        async def send(prepared: PreparedRequest) -> ModelReply:
+            return await chat.send(
+                prepared.context,
+                model=prepared.model,
+                max_tokens=prepared.max_tokens,
+                options=options,
+                on_text=on_text,
+            )
+
+        try:
+            reply = await send(prepared)
+        except PromptTooLongError as error:
+            prepared = await self._run(self.sync.report_overflow, session_id, error)
+            try:
+                reply = await send(prepared)
+            except PromptTooLongError as again:
+                raise still_too_long(again, prepared) from again
+        await self.record_reply(
+            session_id, reply.message, reply.usage, request_estimate=prepared.context.raw_estimate
+        )
+        return reply
+
+    # Queries.
+
+    async def session(self, session_id: UUID, version: int | None = None) -> Session:
+        """`Sessions.session`, awaited."""
+        return await self._run(self.sync.session, session_id, version)
+
+    async def list_sessions(
+        self,
+        *,
+        metadata: Mapping[str, str] | None = None,
+        tags: Iterable[str] = (),
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> SessionPage:
+        """`Sessions.list_sessions`, awaited."""
+        return await self._run(
+            self.sync.list_sessions, metadata=metadata, tags=tags, limit=limit, cursor=cursor
+        )
+
+    async def stats(self, session_id: UUID) -> SessionStats:
+        """`Sessions.stats`, awaited."""
+        return await self._run(self.sync.stats, session_id)
+
+    async def compactions(self, session_id: UUID) -> list[CompactionRecord]:
+        """`Sessions.compactions`, awaited."""
+        return await self._run(self.sync.compactions, session_id)
+
+    async def delete_session(
+        self, session_id: UUID, reason: str = "deleted", *, erase: bool = False
+    ) -> None:
+        """`Sessions.delete_session`, awaited."""
+        await self._run(self.sync.delete_session, session_id, reason, erase=erase)
+
+    async def history(self, session_id: UUID) -> list[Aggregate.Event]:
+        """`Sessions.history`, awaited."""
+        return await self._run(self.sync.history, session_id)
+
+    async def aclose(self) -> None:
+        """Waits for the background compactions, then closes the store and the workers."""
+        await self.wait_background()
+        await self._run(self.sync.close)
+        self._executor.shutdown(wait=False)

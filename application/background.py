@@ -1,0 +1,212 @@
+"""Compaction off the user's turn: started after a reply, applied only if still valid.
+
+When a session's `background_threshold_ratio` is set, a reply that takes the estimate past
+that earlier mark starts a compaction on a worker thread, while the conversation goes on.
+It runs in three steps, holding the session's compaction lock throughout (so a request that
+reaches the hard threshold meanwhile waits for it and uses its result, and no second
+compaction of the session starts), but no lock that appends or other requests wait for:
+
+1. decide (trigger `background`, the same planner as every compaction) and record the
+   `CompactionThresholdHit`;
+2. write the summary, outside any store transaction, while messages keep arriving;
+3. read the session again and apply the summary in one transaction, if what it covers is
+   unchanged; messages appended meanwhile stay in the tail. Otherwise a
+   `CompactionDiscarded` records why, and the threshold compacts later if it must.
+
+A failing summarizer is recorded (`CompactionFailed`, fallback `dropped`) and changes nothing
+else: nobody is waiting for this compaction, so there is no reason to fall back to
+truncation.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
+from uuid import UUID
+
+import attrs
+
+from abridged.application.ports import CompactionReport, HookVerdict, SummarizerError
+from abridged.application.summaries import SummaryRequest, WrittenSummary
+from abridged.domain import planner
+from abridged.domain.errors import ContextOverflowError
+from abridged.domain.planner import Decision
+from abridged.domain.session import Session
+from abridged.domain.settings import Limits
+
+if TYPE_CHECKING:
+    from abridged.application.service import Sessions
+
+__all__ = ["BackgroundCompactions", "PlannedCompaction"]
+
+logger = logging.getLogger(__name__)
+
+WORKERS = 2
+"""Background compactions that may run at once in one service (one per session at most)."""
+
+
+@attrs.frozen
+class PlannedCompaction:
+    """A background compaction decided and recorded, whose summary is being written."""
+
+    decision: Decision
+    request: SummaryRequest
+    verdict: HookVerdict
+    generation: int
+    """The session's generation when decided: another compaction since changes what the
+    summary covers."""
+    limits: Limits
+
+
+class BackgroundCompactions:
+    """The background compactions of one `Sessions` service, at most one per session."""
+
+    def __init__(self, app: Sessions, *, automatic: bool = True) -> None:
+        self.app = app
+        self._guard = threading.Lock()
+        self._running: dict[UUID, Future[CompactionReport | None]] = {}
+        self._executor: ThreadPoolExecutor | None = None
+        self.started = 0
+        """How many background compactions were started (for the host's metrics)."""
+        self.on_due: Callable[[UUID], object] | None = self.schedule if automatic else None
+        """What starts a compaction that became due after a reply (None: nothing does)."""
+
+    def after_reply(self, session: Session) -> None:
+        """Called with the session a reply was just saved to: past its background mark, a
+        compaction starts (`on_due`; by default `schedule`, when automatic)."""
+        if self.on_due is not None and planner.background_due(session):
+            self.on_due(session.id)
+
+    def schedule(self, session_id: UUID) -> Future[CompactionReport | None]:
+        """Runs `run(session_id)` on a worker thread, unless one is running for the session:
+        then that one's future is returned."""
+        with self._guard:
+            running = self._running.get(session_id)
+            if running is not None and not running.done():
+                return running
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(WORKERS, thread_name_prefix="abridged-bg")
+            future = self._executor.submit(self.run, session_id)
+            self._running[session_id] = future
+            self.started += 1
+        future.add_done_callback(lambda done: self._forget(session_id, done))
+        return future
+
+    def _forget(self, session_id: UUID, done: Future[CompactionReport | None]) -> None:
+        with self._guard:
+            if self._running.get(session_id) is done:
+                del self._running[session_id]
+        error = done.exception()
+        if error is not None:
+            logger.warning("background compaction of %s failed: %s", session_id, error)
+
+    def wait(self) -> None:
+        """Waits until every background compaction started so far has finished."""
+        with self._guard:
+            futures = list(self._running.values())
+        for future in futures:
+            future.exception()
+
+    def shutdown(self) -> None:
+        """Waits for the running compactions; later replies start none."""
+        self.on_due = None
+        with self._guard:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            executor.shutdown(wait=True)
+
+    # The compaction itself, in its steps (an async host runs them itself, see
+    # `abridged.application.async_service`).
+
+    def run(self, session_id: UUID) -> CompactionReport | None:
+        """Decides, writes and applies one background compaction, holding the session's
+        compaction lock; the report, or `None` when none was due or it was dropped."""
+        with self.app.compaction_lock(session_id):
+            planned = self.plan(session_id)
+            if planned is None:
+                return None
+            try:
+                written = self.write(planned)
+            except SummarizerError as error:
+                self.fail(session_id, error)
+                return None
+            report = self.apply(session_id, planned, written)
+        if report is not None and self.app.hooks is not None:
+            self.app.hooks.after_compaction(session_id, report)
+        return report
+
+    def plan(self, session_id: UUID) -> PlannedCompaction | None:
+        """Step 1: the decision, recorded, and what to summarize; `None` when none is due."""
+        return self.app._retrying(lambda: self._plan(session_id))
+
+    def _plan(self, session_id: UUID) -> PlannedCompaction | None:
+        app = self.app
+        session = app._load(session_id)
+        try:
+            decision = planner.decide(session, "background", app._extra(session_id)[1])
+        except ContextOverflowError:
+            # Nothing can make the next request fit; the request says so to the caller, with
+            # the typed error, when it is prepared.
+            return None
+        if decision is None or planner.suppression(session, decision) is not None:
+            return None
+        started = app._start_compaction(session, decision, None)
+        if session.pending_events:
+            app.save(session)
+        if started is None:
+            return None
+        request, verdict = started
+        return PlannedCompaction(decision, request, verdict, session.generation, session.limits)
+
+    def write(self, planned: PlannedCompaction) -> WrittenSummary:
+        """Step 2: the summary (a hook's, or the summarizer's); raises `SummarizerError`."""
+        summary = planned.verdict.summary
+        if summary is not None and summary.strip():
+            return self.app.writer.supplied(planned.request, summary)
+        return self.app.writer.write(planned.request)
+
+    def fail(self, session_id: UUID, error: SummarizerError) -> None:
+        """Records a failed background summary; the session is otherwise unchanged."""
+
+        def command() -> None:
+            session = self.app._load(session_id)
+            session.fail_compaction(self.app.summarizer.name, str(error), "dropped")
+            self.app.save(session)
+
+        logger.warning("background summary of %s failed: %s", session_id, error)
+        self.app._retrying(command)
+
+    def apply(
+        self, session_id: UUID, planned: PlannedCompaction, written: WrittenSummary
+    ) -> CompactionReport | None:
+        """Step 3: applies the summary if what it covers is unchanged, else records why not."""
+        return self.app._retrying(lambda: self._apply(session_id, planned, written))
+
+    def _apply(
+        self, session_id: UUID, planned: PlannedCompaction, written: WrittenSummary
+    ) -> CompactionReport | None:
+        app = self.app
+        session = app._load(session_id)
+        decision = planned.decision
+        reason = None
+        if session.generation != planned.generation:
+            reason = "another compaction ran while the summary was written"
+        elif session.limits != planned.limits:
+            reason = "the session was reconfigured while the summary was written"
+        elif (
+            planner.messages_to_summarize(session, decision.retained_from)
+            != planned.request.messages
+        ):
+            reason = "the messages it covers are shown differently now"
+        if reason is not None:
+            session.discard_compaction(planned.generation + 1, decision.retained_from, reason)
+            app.save(session)
+            logger.info("background compaction of %s discarded: %s", session_id, reason)
+            return None
+        report = app._complete_compaction(session, decision, written)
+        app._downgrade_reasoning(session, True)
+        app.save(session)
+        return report

@@ -1,0 +1,210 @@
+"""A session's lifecycle: reconfigured mid-session, cleared, resumed.
+
+`reconfigure` records what changed (system prompt, tools, model, settings) as events of the
+session, so the next request uses it and a replay re-derives it. `continue_session` starts a
+new session linked to its parent (`Started.parent_id`, `origin`): `clear` carries the parent's
+summary into a fresh thread; `resume` copies the whole conversation when it fits below the new
+session's threshold, and starts from the parent's summary otherwise. The parent is never
+changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from abridged.application.ports import SummarizerError
+from abridged.application.summaries import SummaryRequest
+from abridged.domain import planner
+from abridged.domain.context import SummaryChunk
+from abridged.domain.errors import CompactionFailedError, InvalidSettingsError
+from abridged.domain.messages import JSON, Message
+from abridged.domain.planner import Decision
+from abridged.domain.session import Session
+from abridged.domain.settings import CompactionSettings, Limits, context_window_for
+from abridged.domain.tokens import (
+    MESSAGE_OVERHEAD,
+    REQUEST_OVERHEAD,
+    block_tokens,
+    system_tokens,
+    tools_tokens,
+)
+from abridged.domain.vocabulary import SessionOrigin
+
+if TYPE_CHECKING:
+    from abridged.application.service import Sessions
+
+__all__ = ["continue_session", "reconfigure"]
+
+START_KEYWORDS = frozenset(
+    {"model", "context_window", "max_output_tokens", "system", "tools", "settings"}
+)
+"""What a resumed session may change from its parent."""
+
+
+def reconfigure(
+    app: Sessions,
+    session_id: UUID,
+    *,
+    system: str | None = None,
+    tools: Sequence[Mapping[str, JSON]] | None = None,
+    model: str | None = None,
+    context_window: int | None = None,
+    max_output_tokens: int | None = None,
+    settings: CompactionSettings | None = None,
+) -> list[str]:
+    """See `Sessions.reconfigure`."""
+    counted_system = (
+        (system, system_tokens(system, app.counter.count)) if system is not None else None
+    )
+    tool_list = tuple(dict(t) for t in tools) if tools is not None else None
+    counted_tools = (
+        (tool_list, tools_tokens(tool_list, app.counter.count)) if tool_list is not None else None
+    )
+
+    def command() -> list[str]:
+        session = app._load(session_id)
+        new_model = None
+        if model is not None or context_window is not None or max_output_tokens is not None:
+            name = model or session.model
+            window = context_window
+            if window is None:
+                # The same model keeps its window; another gets its own.
+                window = session.context_window if name == session.model else None
+            new_model = (
+                name,
+                context_window_for(name, window, app.model_windows),
+                session.reserved_output if max_output_tokens is None else max_output_tokens,
+            )
+        session.reconfigure(
+            system=counted_system, tools=counted_tools, model=new_model, settings=settings
+        )
+        recorded = [type(e).__name__ for e in session.pending_events]
+        if recorded:
+            app.save(session)
+        return recorded
+
+    return app._retrying(command)
+
+
+def continue_session(
+    app: Sessions,
+    parent_id: UUID,
+    origin: SessionOrigin,
+    *,
+    instructions: str | None = None,
+    changes: Mapping[str, object] | None = None,
+) -> UUID:
+    """See `Sessions.clear_session` and `Sessions.resume_session`."""
+    changes = dict(changes or {})
+    unknown = set(changes) - START_KEYWORDS
+    if unknown:
+        raise InvalidSettingsError(
+            f"a resumed session cannot change {', '.join(sorted(unknown))}; it may change "
+            f"{', '.join(sorted(START_KEYWORDS))}"
+        )
+    parent = app.session(parent_id)
+    start: dict[str, Any] = {
+        "model": parent.model,
+        "max_output_tokens": parent.reserved_output,
+        "context_window": parent.context_window,
+        "system": parent.system,
+        "tools": parent.tools,
+        "settings": parent.settings,
+    }
+    if "model" in changes and "context_window" not in changes:
+        start["context_window"] = None  # the new model's own window
+    start.update(changes)
+    window = context_window_for(start["model"], start["context_window"], app.model_windows)
+    limits = Limits(window, start["max_output_tokens"], start["settings"] or CompactionSettings())
+    messages = _whole_history(app, parent_id) if origin == "resume" else None
+    if messages is not None and not _fits(app, start, limits, messages):
+        messages = None
+    summary = None if messages is not None else _parent_summary(app, parent, limits, instructions)
+    session = app._new_session(
+        **start,
+        session_id=None,
+        parent_id=parent_id,
+        origin=origin,
+        parent_summary=summary,
+    )
+    for message in messages or ():
+        _append(app, session, message)
+    app._save_new(session)
+    return session.id
+
+
+def _whole_history(app: Sessions, session_id: UUID) -> list[Message]:
+    return [e.message for e in app.history(session_id) if isinstance(e, Session.MessageAppended)]
+
+
+def _fits(app: Sessions, start: Mapping[str, Any], limits: Limits, messages: list[Message]) -> bool:
+    fixed = (
+        REQUEST_OVERHEAD
+        + system_tokens(start["system"], app.counter.count)
+        + tools_tokens(tuple(start["tools"]), app.counter.count)
+    )
+    total = fixed
+    for message in messages:
+        total += MESSAGE_OVERHEAD + sum(block_tokens(b, app.counter.count) for b in message.content)
+        if total >= limits.threshold:
+            return False
+    return True
+
+
+def _append(app: Sessions, session: Session, message: Message) -> None:
+    counts = tuple(block_tokens(b, app.counter.count) for b in message.content)
+    # Saved with the session's start, in one transaction.
+    app._append_counted(session, message, counts, None, None, save=False)
+
+
+def _parent_summary(
+    app: Sessions, parent: Session, limits: Limits, instructions: str | None
+) -> SummaryChunk | None:
+    """One chunk standing for the parent's whole conversation (its chunks and its tail),
+    sized for the new session's limits; `None` for a parent with nothing to carry."""
+    if not parent.entries and not parent.summaries:
+        return None
+    decision = Decision(
+        trigger="manual",
+        estimate=parent.estimate(),
+        window=limits.window,
+        budget=limits.budget,
+        threshold=limits.threshold,
+        floor=limits.settings.threshold_floor_tokens,
+        reserved_output=limits.reserved_output,
+        settings_fingerprint=limits.settings.fingerprint,
+        retained_from=parent.message_count,
+        turns_kept=0,
+        resummarize=bool(parent.summaries),
+        summary_max_tokens=limits.summary_tokens,
+        reason="the parent's summary for the session that continues it",
+    )
+    earlier = tuple(parent.summaries)
+    request = SummaryRequest(
+        decision=decision,
+        messages=planner.messages_to_summarize(parent, parent.message_count),
+        earlier=earlier,
+        first_position=earlier[0].first_position if earlier else 0,
+        generation=0,
+        session_model=parent.model,
+        mid_turn=False,  # the whole conversation is summarized: no turn is cut
+        folding_strategy="resummarize",
+        include_thinking=parent.settings.summarize_thinking,
+        instructions=instructions,
+    )
+    try:
+        written = app.writer.write(request)
+    except SummarizerError as error:
+        raise CompactionFailedError(
+            f"the parent's summary could not be written: {error}; nothing was saved"
+        ) from error
+    return SummaryChunk(
+        written.text,
+        request.first_position,
+        parent.message_count - 1,
+        written.tokens,
+        written.model,
+        0,
+    )

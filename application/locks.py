@@ -1,0 +1,81 @@
+"""One compaction at a time per session: the lock a compaction holds while it runs.
+
+A request that needs a compaction takes the session's compaction lock, then reads the session
+again: when another compaction finished while it waited, it finds the session already
+compacted and reuses that result instead of calling the summarizer a second time. Appends and
+requests that need no compaction never take the lock.
+
+`ProcessLocks` serializes the threads (and asyncio tasks) of one process; a store shared by
+several processes adds its own lock (PostgreSQL: `abridged.adapters.postgres_locks`). Between
+processes on SQLite, the store's optimistic concurrency still keeps one compaction per
+version: a loser re-reads and re-decides (`ConcurrentWriteError` after repeated losses).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol
+from uuid import UUID
+
+__all__ = ["CompactionLocks", "HeldLock", "ProcessLocks"]
+
+
+class HeldLock(Protocol):
+    """A lock that is held; `release` may be called from another thread than the acquirer's,
+    once."""
+
+    def release(self) -> None:
+        """Lets the next waiter in."""
+        ...
+
+
+class CompactionLocks(Protocol):
+    """Per-session compaction locks."""
+
+    def acquire(self, session_id: UUID) -> HeldLock:
+        """Waits until no other compaction of the session runs, then holds its lock."""
+        ...
+
+
+class _Held:
+    def __init__(self, locks: ProcessLocks, session_id: UUID, lock: threading.Lock) -> None:
+        self._locks = locks
+        self._session_id = session_id
+        self._lock: threading.Lock | None = lock
+
+    def release(self) -> None:
+        lock, self._lock = self._lock, None
+        if lock is None:
+            raise RuntimeError("this compaction lock was already released")
+        self._locks.forget(self._session_id, lock)
+
+
+class ProcessLocks:
+    """A lock per session for the threads of this process; a session's lock is dropped when
+    nobody holds or waits for it, so the table stays as small as the compactions running."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[UUID, tuple[threading.Lock, int]] = {}
+
+    def acquire(self, session_id: UUID) -> HeldLock:
+        """Waits for the session's lock and holds it."""
+        with self._guard:
+            lock, users = self._locks.get(session_id, (threading.Lock(), 0))
+            self._locks[session_id] = (lock, users + 1)
+        lock.acquire()
+        return _Held(self, session_id, lock)
+
+    def forget(self, session_id: UUID, lock: threading.Lock) -> None:
+        """Releases `lock` (the session's); the last user removes it from the table."""
+        with self._guard:
+            _, users = self._locks[session_id]
+            if users == 1:
+                del self._locks[session_id]
+            else:
+                self._locks[session_id] = (lock, users - 1)
+        lock.release()
+
+    def __len__(self) -> int:
+        """How many sessions have a compaction running or waiting."""
+        return len(self._locks)
