@@ -134,6 +134,15 @@ def _(event: Session.CompactionFailed) -> Facts:
 
 
 @facts.register
+def _(event: Session.LedgerUpdated) -> Facts:
+    return {
+        "entries": len(event.entries),
+        "tokens": event.tokens,
+        "dropped": [f"{e.kind}: {e.text}" for e in event.dropped],
+    }
+
+
+@facts.register
 def _(event: Session.SystemPromptChanged) -> Facts:
     return {"system_tokens": event.system_tokens}
 

@@ -22,6 +22,8 @@ class ContextBreakdown:
     tools: int
     summaries: int
     summary_chunks: int
+    ledger: int
+    """Tokens of the facts ledger shown after the summaries."""
     kept_messages: int
     kept_tokens: int
     kept_from: int
@@ -56,6 +58,7 @@ def context_breakdown(session: Session) -> ContextBreakdown:
         tools=session.tools_tokens,
         summaries=sum(c.tokens for c in session.summaries),
         summary_chunks=len(session.summaries),
+        ledger=session.ledger_tokens,
         kept_messages=len(entries),
         kept_tokens=session.tail_tokens,
         kept_from=session.retained_from,

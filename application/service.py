@@ -80,7 +80,7 @@ from abridged.application.snapshots import (
 from abridged.application.summaries import SummaryRequest, SummaryWriter, WrittenSummary
 from abridged.application.topics import register_legacy_topics
 from abridged.application.transcodings import register_transcodings
-from abridged.domain import planner
+from abridged.domain import ledger, planner
 from abridged.domain.context import Context, SummaryChunk, build_context
 from abridged.domain.degradation import (
     check_room,
@@ -115,7 +115,7 @@ from abridged.domain.metadata import checked_metadata, checked_tags
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.replies import hidden_blocks
-from abridged.domain.session import Session
+from abridged.domain.session import LedgerUpdate, Session
 from abridged.domain.settings import (
     CompactionSettings,
     Limits,
@@ -124,6 +124,7 @@ from abridged.domain.settings import (
     parse_model_windows,
 )
 from abridged.domain.tokens import (
+    BLOCK_OVERHEAD,
     MESSAGE_OVERHEAD,
     TOOL_OVERHEAD,
     block_tokens,
@@ -888,7 +889,11 @@ class Sessions(Application[UUID]):
     ) -> int:
         limits = session.limits
         truncations, shown = plan_truncations(
-            message, limits.tool_output_tokens, self.counter.count, counts
+            message,
+            limits.tool_output_tokens,
+            self.counter.count,
+            counts,
+            session.settings.salient_chars,
         )
         estimate = (request_estimate or session.raw_estimate()) if usage is not None else None
         predicted = session.calibrated(estimate) if estimate else None
@@ -1113,7 +1118,9 @@ class Sessions(Application[UUID]):
             tokens = TOOL_OVERHEAD + self.counter.count(text)
             outputs.append(attrs.evolve(output, text=text, tokens_after=tokens))
         kept = tuple(o for o in outputs if o.tokens_after < o.tokens_before)
-        if not kept:
+        if not kept or sum(o.tokens_before - o.tokens_after for o in kept) < plan.min_saving:
+            # Counted exactly, the move saves less than the plan's estimate promised: not
+            # worth breaking the cached prefix for.
             return 0
         session.prune(plan, kept)
         self.metrics.add(MetricNames.PRUNED_OUTPUTS, len(kept))
@@ -1259,6 +1266,7 @@ class Sessions(Application[UUID]):
     ) -> CompactionReport:
         outcome = session.complete_compaction(
             decision,
+            ledger=self._ledger(session, decision),
             text=written.text,
             tokens=written.tokens,
             model=written.model,
@@ -1300,6 +1308,21 @@ class Sessions(Application[UUID]):
                 )
             )
         return report
+
+    def _ledger(self, session: Session, decision: Decision) -> LedgerUpdate | None:
+        """The facts ledger after this compaction: the summarized messages' facts merged
+        into the session's, bounded by the decision's room (`None` when the ledger is off)."""
+        if decision.ledger_max_tokens <= 0:
+            return None
+        summarized = [
+            (e.position, e.message) for e in session.entries if e.position < decision.retained_from
+        ]
+        merged = ledger.merge(session.ledger, ledger.extract(summarized))
+        room = decision.ledger_max_tokens - BLOCK_OVERHEAD
+        kept, dropped = ledger.bounded(merged, room, self.counter.count)
+        text = ledger.render_ledger(kept)
+        tokens = text_block_tokens(text, self.counter.count) if text else 0
+        return LedgerUpdate(kept, text, tokens, dropped)
 
     def _summary_request(
         self,

@@ -25,9 +25,6 @@ from abridged.domain.planner import Decision
 from abridged.domain.tokens import text_block_tokens
 from abridged.domain.vocabulary import CompactionStrategy
 
-TURN_CONTEXT_SHARE = 0.4
-"""Of a split turn's summary budget, the share for the current turn's prefix."""
-
 
 @attrs.frozen
 class WrittenSummary:
@@ -70,12 +67,12 @@ class SummaryWriter:
 
     def supplied(self, request: SummaryRequest, text: str) -> WrittenSummary:
         """A summary a hook supplied, with the files footer, fitted to the limit."""
-        footer = files_footer(request.messages)
+        footer = _footer(request)
         return self._finish(request, footer, text, "hook", "hook", "hook", (0, 0))
 
     def write(self, request: SummaryRequest) -> WrittenSummary:
         """Summarizes `request.messages`; raises `SummarizerError` when the summarizer fails."""
-        footer = files_footer(request.messages)
+        footer = _footer(request)
         text, model, usage = self._summarize(request, self._text_budget(request, footer))
         strategy: CompactionStrategy = "additive"
         if request.earlier:
@@ -92,7 +89,7 @@ class SummaryWriter:
         if request.earlier:
             # The note goes first: fitting cuts from the end, and it must survive.
             text = "\n\n".join([text, *(c.text for c in request.earlier)])
-        footer = files_footer(request.messages)
+        footer = _footer(request)
         return self._finish(request, footer, text, "none", "truncate", self.summarizer.name, (0, 0))
 
     def _text_budget(self, request: SummaryRequest, footer: str) -> int:
@@ -127,25 +124,11 @@ class SummaryWriter:
         if not request.include_thinking:
             messages = tuple(_without_thinking(m) for m in messages)
         earlier = tuple(Message.user(c.text) for c in request.earlier)
-        # A turn cut inside gets its own "turn context" summary, joined to the history's.
-        prompts = [i for i, m in enumerate(messages) if m.is_user_prompt]
-        parts = [(earlier + messages, text_budget, "")]
-        if request.mid_turn and prompts and prompts[-1] > 0:
-            turn_budget = int(text_budget * TURN_CONTEXT_SHARE)
-            parts = [
-                (earlier + messages[: prompts[-1]], text_budget - turn_budget, ""),
-                (messages[prompts[-1] :], turn_budget, "## The current request so far\n"),
-            ]
-        texts, models, used = [], [], [0, 0]
-        for part, limit, heading in parts:
-            if not part:
-                continue
-            summary = self._summarize_within(request, part, limit)
-            texts.append(heading + summary.text.strip())
-            models.append(summary.model)
-            used[0] += summary.input_tokens
-            used[1] += summary.output_tokens
-        return "\n\n".join(texts), models[-1], (used[0], used[1])
+        # One call per compaction, even when the cut falls inside a turn: the facts ledger
+        # keeps the current request's prompt, commands and errors verbatim, so a separate
+        # "turn so far" summary would cost a second call for little that is not kept already.
+        summary = self._summarize_within(request, earlier + messages, text_budget)
+        return summary.text.strip(), summary.model, (summary.input_tokens, summary.output_tokens)
 
     def _summarize_within(
         self, request: SummaryRequest, messages: Sequence[Message], limit: int
@@ -196,6 +179,14 @@ class SummaryWriter:
                 high = middle - 1
         fitted = text[:low].rstrip() + " …" if low else "…"
         return fitted, cost(fitted)
+
+
+def _footer(request: SummaryRequest) -> str:
+    # With the facts ledger on, the files read and modified are its entries (with their
+    # message ranges), carried across compactions; the footer is only for a ledger turned off.
+    if request.decision.ledger_max_tokens > 0:
+        return ""
+    return files_footer(request.messages)
 
 
 def _without_thinking(message: Message) -> Message:

@@ -14,6 +14,7 @@ import attrs
 from eventsourcing.persistence import JSONTranscoder, Transcoding
 
 from abridged.domain.context import Entry, SummaryChunk
+from abridged.domain.ledger import LedgerEntry
 from abridged.domain.messages import Message
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput
@@ -64,3 +65,4 @@ def register_transcodings(transcoder: JSONTranscoder) -> None:
     transcoder.register(AttrsTranscoding(SummaryChunk, "summary_chunk"))
     transcoder.register(AttrsTranscoding(Decision, "decision"))
     transcoder.register(AttrsTranscoding(CompactionSettings, "compaction_settings"))
+    transcoder.register(AttrsTranscoding(LedgerEntry, "ledger_entry"))

@@ -110,6 +110,8 @@ class Context:
     """1 when the first message carries the summary chunks (its first blocks), else 0."""
     extra_blocks: int = 0
     """1 when the last message ends with per-turn content (never cached), else 0."""
+    ledger: str = ""
+    """The facts ledger as it reads, a text block after the summary chunks ("" when none)."""
 
 
 class ContextView(Protocol):
@@ -145,6 +147,12 @@ class ContextView(Protocol):
     @property
     def limits(self) -> Limits: ...
 
+    @property
+    def ledger_text(self) -> str: ...
+
+    @property
+    def ledger_tokens(self) -> int: ...
+
 
 def raw_estimate(
     view: ContextView,
@@ -165,6 +173,7 @@ def raw_estimate(
         + view.system_tokens
         + view.tools_tokens
         + sum(chunk.tokens for chunk in summaries)
+        + view.ledger_tokens
         + (MESSAGE_OVERHEAD if separate else 0)
         + tail_tokens
     )
@@ -198,6 +207,8 @@ def build_context(
             TextBlock(render_summary(c.text, c.first_position, c.last_position, c.generation))
             for c in view.summaries
         )
+        if view.ledger_text:
+            blocks = (*blocks, TextBlock(view.ledger_text))
         first = messages[0]
         summary_messages = 1
         if first.role is Role.USER:
@@ -221,4 +232,5 @@ def build_context(
         stable_prefix=min(stable, len(messages) - 1),
         summary_messages=summary_messages,
         extra_blocks=1 if extra_text else 0,
+        ledger=view.ledger_text if view.summaries else "",
     )

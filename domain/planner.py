@@ -53,6 +53,8 @@ class Decision:
     reason: str
     extra_tokens: int = 0
     """Tokens of the per-turn content the decision counted (not stored in the history)."""
+    ledger_max_tokens: int = 0
+    """The most the facts ledger may take after this compaction (0: the ledger is off)."""
 
 
 @attrs.frozen
@@ -107,6 +109,9 @@ class PlannerView(ContextView, Protocol):
     @property
     def stalled_estimate(self) -> int | None: ...
 
+    @property
+    def compacted_to(self) -> int | None: ...
+
 
 def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decision | None:
     """Whether to compact now and where to cut; `ContextOverflowError` if nothing fits.
@@ -139,6 +144,10 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
         or existing + limits.summary_tokens > limits.summaries_tokens
     )
     summaries_bound = limits.summary_tokens if resummarize else existing + limits.summary_tokens
+    # Room for the ledger: its whole share when the tail is chosen by the soft limits; when
+    # only the minimal tail fits, what is left of the budget (never less than it holds now,
+    # which fitted before).
+    ledger_room = max(limits.ledger_tokens, view.ledger_tokens) if limits.ledger_tokens else 0
     fixed = (
         REQUEST_OVERHEAD
         + view.system_tokens
@@ -148,12 +157,13 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
         + extra_tokens
     )
     suffix = suffix_sums(entries)
-    soft = min(limits.retained_tokens + fixed, limits.threshold)
+    soft = min(limits.retained_tokens + fixed + ledger_room, limits.threshold, limits.target)
 
-    def fits(index: int, limit: int) -> bool:
-        return calibrated(view, fixed + suffix[index]) <= limit
+    def fits(index: int, limit: int, ledger: int | None = None) -> bool:
+        room = ledger_room if ledger is None else ledger
+        return calibrated(view, fixed + room + suffix[index]) <= limit
 
-    def choose(cut: int, turns: int, reason: str) -> Decision:
+    def choose(cut: int, turns: int, reason: str, ledger: int | None = None) -> Decision:
         return Decision(
             trigger=trigger,
             estimate=estimate,
@@ -169,6 +179,7 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
             summary_max_tokens=limits.summary_tokens,
             reason=reason,
             extra_tokens=extra_tokens,
+            ledger_max_tokens=ledger_room if ledger is None else ledger,
         )
 
     turn_starts = [k for k in cuts if entries[k].message.is_user_prompt]
@@ -188,7 +199,20 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
     cut = cuts[-1]
     if fits(cut, limits.budget):
         return choose(cut, turns_from(entries, cut), "minimal tail")
+    left = int(limits.budget / view.calibration) - fixed - suffix[cut]
+    if ledger_room and left >= view.ledger_tokens:
+        return choose(cut, turns_from(entries, cut), "minimal tail, smaller ledger", left)
     raise overflow_error(view, entries[cut:])
+
+
+def held_back(view: PlannerView, estimate: int) -> bool:
+    """Whether the cooldown or the growth guard would hold a threshold compaction back."""
+    since = view.message_count - view.last_compaction_at
+    if view.last_compaction_at >= 0 and since < view.settings.cooldown_messages:
+        return True
+    left = view.compacted_to
+    growth = int(view.settings.min_growth_share * view.limits.budget)
+    return left is not None and estimate < left + growth
 
 
 def background_due(view: PlannerView, estimate: int | None = None) -> bool:
@@ -209,6 +233,15 @@ def suppression(view: PlannerView, decision: Decision) -> str | None:
     since = view.message_count - view.last_compaction_at
     if view.last_compaction_at >= 0 and since < view.settings.cooldown_messages:
         return f"the last compaction ran {since} message(s) ago"
+    growth = int(view.settings.min_growth_share * view.limits.budget)
+    left = view.compacted_to
+    if left is not None and decision.estimate < left + growth:
+        # Each compaction rewrites the cached context after the system prompt: one that frees
+        # little costs more than it saves, so the context must have grown enough first.
+        return (
+            f"the last compaction left {left:,} tokens; waiting until the context has grown "
+            f"by {growth:,}"
+        )
     stalled = view.stalled_estimate
     min_reduction = view.limits.min_reduction
     if stalled is not None and decision.estimate < stalled + min_reduction:
@@ -295,7 +328,13 @@ def plan_prune(view: PlannerView, extra_tokens: int = 0) -> PrunePlan | None:
     With the session's indexes (`IndexedView`), a prepare that will not prune costs a binary
     search and a subtraction, not a walk over the retained tail."""
     limits = view.limits
-    past = calibrated(view, raw_estimate(view) + extra_tokens) >= limits.threshold
+    estimate = calibrated(view, raw_estimate(view) + extra_tokens)
+    # Past the threshold the boundary moves with the compaction, whatever it saves: one move
+    # of the cached prefix instead of two. While a guard holds the compaction back, a prune
+    # must be worth a move of its own.
+    past = estimate >= limits.threshold and (
+        estimate > limits.budget or not held_back(view, estimate)
+    )
     if not has_indexes(view):
         return plan_pruning(view.entries, view.prune_boundary, limits, past_threshold=past)
     index = cast(IndexedView, view)

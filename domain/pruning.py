@@ -20,6 +20,7 @@ from abridged.domain.messages import (
     ThinkingBlock,
     ToolResultBlock,
 )
+from abridged.domain.salience import salient_lines
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.tokens import TOOL_OVERHEAD
 
@@ -73,8 +74,10 @@ class EntryView(Protocol):
     def replaced_blocks(self) -> frozenset[int]: ...
 
 
-def head_tail(text: str, head_bytes: int, tail_bytes: int) -> str:
-    """The first and last bytes of `text` with a marker saying how many were cut."""
+def head_tail(text: str, head_bytes: int, tail_bytes: int, salient_chars: int = 0) -> str:
+    """The first and last bytes of `text` with a marker saying how many were cut; with
+    `salient_chars`, the marker keeps up to that many characters of the cut middle's salient
+    lines (`abridged.domain.salience`)."""
     data = text.encode("utf-8")
     marker_room = len(PRUNE_MARKER.format(cut=len(data))) + 2
     if len(data) <= head_bytes + tail_bytes + marker_room:
@@ -82,6 +85,12 @@ def head_tail(text: str, head_bytes: int, tail_bytes: int) -> str:
     head = data[:head_bytes].decode("utf-8", errors="ignore")
     tail = data[len(data) - tail_bytes :].decode("utf-8", errors="ignore") if tail_bytes else ""
     cut = len(data) - len(head.encode()) - len(tail.encode())
+    middle = salient_lines(text[len(head) : len(text) - len(tail)], salient_chars)
+    if middle:
+        kept = "\n".join(
+            [f"…truncated {cut:,} bytes; {len(middle)} salient line(s) of them kept:…", *middle]
+        )
+        return f"{head}\n{kept}\n…end of the salient lines…\n{tail}"
     return f"{head}\n{PRUNE_MARKER.format(cut=cut)}\n{tail}"
 
 
@@ -126,7 +135,12 @@ def pruned_output(
         text = name_only(tool_name, before - TOOL_OVERHEAD, block.is_error)
         after = NAME_ONLY_TOKENS
     else:
-        text = head_tail(block.text, settings.prune_head_bytes, settings.prune_tail_bytes)
+        text = head_tail(
+            block.text,
+            settings.prune_head_bytes,
+            settings.prune_tail_bytes,
+            settings.prune_salient_chars,
+        )
         after = TOOL_OVERHEAD + len(text.encode()) // 3 + 1
     if after >= before or (policy == "prune" and text == block.text):
         return None
@@ -172,6 +186,9 @@ class PrunePlan:
     boundary: int
     outputs: tuple[PrunedOutput, ...]
     reason: str
+    min_saving: int = 0
+    """What the outputs, counted exactly, must save for the move to be worth it (0 when the
+    move is due whatever it saves: past the threshold, or `keep_none`)."""
 
 
 def plan_pruning(
@@ -229,6 +246,7 @@ def plan_pruning(
         reason = "past the compaction threshold"
     elif saving >= limits.prune_min_tokens:
         reason = f"about {saving:,} tokens of old tool output"
+        return PrunePlan(new_boundary, tuple(outputs), reason, limits.prune_min_tokens)
     else:
         return None
     return PrunePlan(new_boundary, tuple(outputs), reason)

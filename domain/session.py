@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 from uuid import UUID
 
+import attrs
 from eventsourcing.domain import Aggregate, event
 
 from abridged.domain.context import Entry, SummaryChunk, calibrated, raw_estimate
@@ -29,6 +30,7 @@ from abridged.domain.indexes import (
     saving_of,
     thinking_tokens,
 )
+from abridged.domain.ledger import LedgerEntry
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.planner import CompactionOutcome, Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan, output_tokens
@@ -41,13 +43,25 @@ from abridged.domain.validation import check_blocks, check_sequence
 from abridged.domain.vocabulary import CompactionStrategy, Fallback, SessionOrigin, Trigger
 
 
+@attrs.frozen
+class LedgerUpdate:
+    """A new state of the facts ledger, computed by the service at a compaction."""
+
+    entries: tuple[LedgerEntry, ...]
+    text: str
+    tokens: int
+    dropped: tuple[LedgerEntry, ...] = ()
+
+
 class Session(Aggregate):
     """One conversation thread; every change to it is an event."""
 
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
-    class_version = 3
+    class_version = 4
     """2: the state holds the incremental indexes of `abridged.domain.indexes`;
-    3: and the host's metadata, tags and deletion mark."""
+    3: and the host's metadata, tags and deletion mark;
+    4: and the facts ledger (`ledger`, `ledger_text`, `ledger_tokens`) and `compacted_to`,
+    the estimate the last compaction left."""
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -62,6 +76,15 @@ class Session(Aggregate):
         state["metadata"] = {}
         state["tags"] = []
         state["deleted"] = None
+
+    @staticmethod
+    def upcast_v3_v4(state: dict[str, Any]) -> None:
+        """A snapshot taken before the ledger existed holds an empty one, and no record of
+        what its last compaction left (the growth guard starts at its next compaction)."""
+        state["ledger"] = []
+        state["ledger_text"] = ""
+        state["ledger_tokens"] = 0
+        state["compacted_to"] = None
 
     class Started(Aggregate.Created):
         """A session began, with its model, window, settings, system prompt and tools, and
@@ -142,6 +165,9 @@ class Session(Aggregate):
         """`message_count` when the last compaction completed."""
         self.stalled_estimate: int | None = None
         """The estimate a compaction could not reduce enough; guards against loops."""
+        self.compacted_to: int | None = None
+        """The estimate the last compaction left (`tokens_after`); the next threshold
+        compaction waits until the context has grown by `min_growth_share` since."""
         self.compaction_requested: str | None = None
         self.suppressed: str | None = None
         self.provider_window: int | None = None
@@ -164,6 +190,10 @@ class Session(Aggregate):
         self.tags: list[str] = list(tags)
         self.deleted: str | None = None
         """Why the session was deleted; a deleted session takes no more commands."""
+        self.ledger: list[LedgerEntry] = []
+        self.ledger_text = ""
+        """The ledger as requests show it (`abridged.domain.ledger.render_ledger`)."""
+        self.ledger_tokens = 0
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Session:
         # The service copies a cached session before each command. Every value the session
@@ -350,6 +380,7 @@ class Session(Aggregate):
             session.last_compaction_at = session.message_count
             made_progress = self.tokens_before - self.tokens_after >= session.limits.min_reduction
             session.stalled_estimate = None if made_progress else self.tokens_after
+            session.compacted_to = self.tokens_after
             session.compaction_requested = None
             session.suppressed = None
 
@@ -364,8 +395,10 @@ class Session(Aggregate):
         summarizer: str,
         summarizer_input_tokens: int = 0,
         summarizer_output_tokens: int = 0,
+        ledger: LedgerUpdate | None = None,
     ) -> CompactionOutcome:
-        """Replaces the messages before `decision.retained_from` by a summary chunk."""
+        """Replaces the messages before `decision.retained_from` by a summary chunk; with
+        `ledger`, the facts ledger is updated first (`LedgerUpdated`)."""
         if not self.entries or decision.retained_from <= self.retained_from:
             raise InvalidMessageError("this compaction would summarize nothing")
         if not text.strip():
@@ -374,6 +407,10 @@ class Session(Aggregate):
         first = self.summaries[0].first_position if replaced else self.retained_from
         generation = self.generation + 1
         chunk = SummaryChunk(text, first, decision.retained_from - 1, tokens, model, generation)
+        # The ledger first, so that the event's before and after both count it as this
+        # compaction leaves it (what an audit re-derives from the state before each event).
+        if ledger is not None:
+            self.update_ledger(ledger)
         before = self.estimate()
         summarized = sum(1 for e in self.entries if e.position < decision.retained_from)
         kept = [e for e in self.entries if e.position >= decision.retained_from]
@@ -395,6 +432,40 @@ class Session(Aggregate):
             summarizer_output_tokens=summarizer_output_tokens,
         )
         return CompactionOutcome(generation, summarized, before, after)
+
+    # The facts ledger.
+
+    class LedgerUpdated(Aggregate.Event):
+        """The facts ledger changed at a compaction: the entries it holds now, how it reads,
+        and every entry it dropped to stay within its budget."""
+
+        entries: tuple[LedgerEntry, ...]
+        text: str
+        tokens: int
+        dropped: tuple[LedgerEntry, ...]
+
+        def apply(self, session: Session) -> None:
+            session.ledger = list(self.entries)
+            session.ledger_text = self.text
+            session.ledger_tokens = self.tokens
+
+    def update_ledger(self, update: LedgerUpdate) -> None:
+        """Records the ledger's new entries; every entry it held and no longer holds must be
+        named in `update.dropped`."""
+        kept = {e.key for e in update.entries}
+        said = {e.key for e in update.dropped}
+        lost = [e for e in self.ledger if e.key not in kept and e.key not in said]
+        if lost:
+            raise ValueError(f"ledger entries dropped without being recorded: {lost[:3]}")
+        if bool(update.text.strip()) != bool(update.entries):
+            raise ValueError("a ledger's text is empty exactly when it has no entries")
+        self.trigger_event(
+            self.LedgerUpdated,
+            entries=tuple(update.entries),
+            text=update.text,
+            tokens=update.tokens,
+            dropped=tuple(update.dropped),
+        )
 
     # Pruning and reasoning.
 

@@ -51,6 +51,12 @@ def _float(_: object, field: attrs.Attribute[Any], value: object) -> None:
         raise InvalidSettingsError(f"{field.name} must be float, got {value!r}")
 
 
+def _float_at_least_zero(instance: object, field: attrs.Attribute[Any], value: object) -> None:
+    _float(instance, field, value)
+    if not (0.0 <= float(value) <= 1.0):  # type: ignore[arg-type]
+        raise InvalidSettingsError(f"{field.name} must be in [0, 1], got {value!r}")
+
+
 def _optional_float(instance: object, field: attrs.Attribute[Any], value: object) -> None:
     if value is not None:
         try:
@@ -100,7 +106,7 @@ class CompactionSettings:
     """
 
     # Triggers.
-    threshold_ratio: float = attrs.field(default=0.7, validator=_float)
+    threshold_ratio: float = attrs.field(default=0.3, validator=_float)
     """Compact when the next request's estimate reaches this fraction of the window."""
     threshold_floor_tokens: int = attrs.field(default=2_000, validator=_int)
     """Never compact a context smaller than this, whatever the ratio says."""
@@ -109,6 +115,14 @@ class CompactionSettings:
     cooldown_messages: int = attrs.field(default=4, validator=_int)
     """A threshold compaction fewer than this many messages after the last one is suppressed
     (a request follows at least two new messages, so 4 holds off one exchange)."""
+    target_ratio: float = attrs.field(default=0.12, validator=_float)
+    """A compaction brings the next request to at most this fraction of the window (the
+    retained tail shrinks to fit), so that the next one is far off: each compaction moves the
+    cached prefix, which is rewritten at the cache-write price."""
+    min_growth_share: float = attrs.field(default=0.2, validator=_float_at_least_zero)
+    """A threshold compaction waits until the context has grown by this share of the budget
+    since the last compaction left it: a compaction rewrites the cached context, so one that
+    frees little costs more than it saves. 0 turns the guard off."""
     min_reduction_share: float = attrs.field(default=0.05, validator=_float)
     """A compaction saving less than this share of the budget made no progress."""
     background_threshold_ratio: float | None = attrs.field(default=None, validator=_optional_float)
@@ -124,15 +138,20 @@ class CompactionSettings:
     """At most this share of the window is kept verbatim after a compaction."""
 
     # Summaries.
-    summary_share: float = attrs.field(default=0.1, validator=_float)
+    summary_share: float = attrs.field(default=0.02, validator=_float)
     """A new summary chunk may take at most this share of the budget."""
-    summaries_share: float = attrs.field(default=0.2, validator=_float)
+    summaries_share: float = attrs.field(default=0.04, validator=_float)
     """All summary chunks together may take this share; past it they are re-summarized."""
     summary_strategy: SummaryStrategy = attrs.field(
         default="additive", validator=_one_of(SummaryStrategy)
     )
     """`additive`: one chunk per compaction; `update`: the summary so far and the new
     messages are summarized into one chunk every time."""
+
+    ledger_share: float = attrs.field(default=0.3, validator=_float)
+    """The facts ledger (paths, commands, errors, requests kept verbatim through every
+    compaction) may take at most this share of the budget; past it, entries are dropped by
+    priority (`abridged.domain.ledger`)."""
 
     # Tool outputs.
     tool_output_share: float = attrs.field(default=0.25, validator=_float)
@@ -146,12 +165,18 @@ class CompactionSettings:
         default="head-tail", validator=_one_of(PruneStrategy)
     )
     """How a pruned output is shown: `head-tail` (first and last bytes) or `name-only`."""
-    prune_protect_share: float = attrs.field(default=0.3, validator=_float)
+    prune_protect_share: float = attrs.field(default=0.15, validator=_float)
     """The most recent tool outputs, up to this share of the budget, are never pruned."""
-    prune_min_share: float = attrs.field(default=0.05, validator=_float)
+    prune_min_share: float = attrs.field(default=0.3, validator=_float)
     """The prune boundary moves only to save at least this share of the budget at once."""
     prune_head_bytes: int = attrs.field(default=400, validator=_int)
     prune_tail_bytes: int = attrs.field(default=400, validator=_int)
+    prune_salient_chars: int = attrs.field(default=600, validator=_int)
+    """A pruned output keeps up to this many characters of salient lines (errors, failing
+    tests, traceback frames, paths) from its cut middle; 0 keeps none."""
+    salient_chars: int = attrs.field(default=2_000, validator=_int)
+    """An output truncated at append (over `tool_output_share`) keeps up to this many
+    characters of salient lines from its cut middle (at most a third of what it shows)."""
     tool_policies: dict[str, ToolPolicy] = attrs.field(
         factory=dict, hash=False, validator=_tool_policies
     )
@@ -171,8 +196,13 @@ class CompactionSettings:
     def __attrs_post_init__(self) -> None:
         _share("threshold_ratio", self.threshold_ratio)
         _share("retained_share", self.retained_share)
+        _share("target_ratio", self.target_ratio)
         _share("summary_share", self.summary_share, high=0.5)
         _share("summaries_share", self.summaries_share, high=0.5)
+        if not (0.0 <= self.ledger_share <= 0.5):
+            raise InvalidSettingsError(
+                f"ledger_share must be in [0, 0.5], got {self.ledger_share!r} (0 turns it off)"
+            )
         _share("tool_output_share", self.tool_output_share)
         _share("prune_protect_share", self.prune_protect_share)
         _share("min_reduction_share", self.min_reduction_share, high=0.5)
@@ -193,6 +223,8 @@ class CompactionSettings:
             "cooldown_messages",
             "prune_head_bytes",
             "prune_tail_bytes",
+            "prune_salient_chars",
+            "salient_chars",
             "reasoning_keep_turns",
         ):
             _at_least(name, getattr(self, name), 0)
@@ -256,6 +288,11 @@ class Limits:
         return min(self.budget, max(by_setting, self.settings.threshold_floor_tokens))
 
     @property
+    def target(self) -> int:
+        """The estimate a compaction aims to bring the next request under."""
+        return int(self.settings.target_ratio * self.window)
+
+    @property
     def background_threshold(self) -> int | None:
         """The earlier mark at which a compaction may start in the background, or `None`."""
         ratio = self.settings.background_threshold_ratio
@@ -290,6 +327,11 @@ class Limits:
         return max(128, int(self.settings.summaries_share * self.budget))
 
     @property
+    def ledger_tokens(self) -> int:
+        """The facts ledger's budget (0 when the ledger is off)."""
+        return int(self.settings.ledger_share * self.budget)
+
+    @property
     def tool_output_tokens(self) -> int:
         return max(64, int(self.settings.tool_output_share * self.budget))
 
@@ -297,26 +339,32 @@ class Limits:
 PRESETS: dict[str, CompactionSettings] = {
     # Nothing is pruned or summarized until the next request would not fit the budget.
     "off": CompactionSettings(
-        threshold_ratio=1.0, tool_output_mode="keep_all", reasoning_keep_turns=1_000_000
+        threshold_ratio=1.0,
+        target_ratio=1.0,
+        tool_output_mode="keep_all",
+        reasoning_keep_turns=1_000_000,
     ),
+    # Later and gentler compactions, more verbatim: costs more per request (docs/evaluation.md).
     "conservative": CompactionSettings(
         threshold_ratio=0.85,
+        target_ratio=0.5,
         keep_recent_turns=6,
         retained_share=0.5,
+        summary_share=0.1,
+        summaries_share=0.2,
         prune_protect_share=0.5,
         prune_min_share=0.1,
         reasoning_keep_turns=3,
     ),
     "default": CompactionSettings(),
     "aggressive": CompactionSettings(
-        threshold_ratio=0.5,
+        threshold_ratio=0.25,
+        target_ratio=0.1,
         keep_recent_turns=2,
         retained_share=0.25,
         prune_strategy="name-only",
-        prune_protect_share=0.15,
-        prune_min_share=0.02,
-        summary_share=0.08,
-        summaries_share=0.15,
+        prune_protect_share=0.1,
+        prune_min_share=0.1,
     ),
 }
 """Named starting points; `settings_from(preset, overrides)` adjusts any field."""

@@ -1,7 +1,9 @@
 """Showing a large block as its head and tail, with a marker saying how much was cut.
 
 A tool output, a long text, the long strings of a tool call's input: each is shown head and
-tail. An image or document too large for the budget is shown as a short placeholder.
+tail. An image or document too large for the budget is shown as a short placeholder. A tool
+output's marker keeps the salient lines of its cut middle (errors, failing tests, traceback
+frames, paths; `abridged.domain.salience`) up to the truncation's `salient_chars`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from abridged.domain.messages import (
     ToolUseBlock,
     WireBlock,
 )
+from abridged.domain.salience import elided, salient_lines
 from abridged.domain.tokens import TOOL_OVERHEAD, CountText, block_tokens
 
 
@@ -45,6 +48,9 @@ class Truncation:
     block_index: int
     head_chars: int
     tail_chars: int
+    salient_chars: int = 0
+    """A tool output keeps at most this many characters of salient lines from its cut
+    middle (0 in events recorded before salient truncation, which show as they did)."""
 
 
 def marker(cut_chars: int) -> str:
@@ -59,8 +65,13 @@ def string_marker(cut_chars: int) -> str:
     return f" [… {cut_chars:,} characters truncated …] "
 
 
-def truncate_text(text: str, head_chars: int, tail_chars: int) -> str:
-    return _cut(text, head_chars, tail_chars, marker)
+def truncate_text(text: str, head_chars: int, tail_chars: int, salient_chars: int = 0) -> str:
+    middle = salient_lines(text[head_chars : len(text) - tail_chars], salient_chars)
+    if not middle or len(text) - head_chars - tail_chars <= 0:
+        return _cut(text, head_chars, tail_chars, marker)
+    cut = len(text) - head_chars - tail_chars
+    tail = text[len(text) - tail_chars :] if tail_chars else ""
+    return f"{text[:head_chars]}\n\n{elided(cut, middle)}\n\n{tail}"
 
 
 def _cut(text: str, head_chars: int, tail_chars: int, mark: Callable[[int], str]) -> str:
@@ -148,7 +159,7 @@ def shown(
 
 def _shown_block(block: Block, t: Truncation) -> Block:
     if isinstance(block, ToolResultBlock):
-        text = truncate_text(block.text, t.head_chars, t.tail_chars)
+        text = truncate_text(block.text, t.head_chars, t.tail_chars, t.salient_chars)
         others = (
             []
             if isinstance(block.content, str)
@@ -178,13 +189,18 @@ def _shown_block(block: Block, t: Truncation) -> Block:
 
 
 def plan_truncations(
-    message: Message, limit: int, count: CountText, block_counts: Sequence[int]
+    message: Message,
+    limit: int,
+    count: CountText,
+    block_counts: Sequence[int],
+    salient_chars: int = 0,
 ) -> tuple[tuple[Truncation, ...], tuple[int, ...]]:
     """Truncations that bring the message's tool outputs to about `limit` tokens in all.
 
     `block_counts` are the message's per-block counts (`block_tokens`), so nothing already
     counted is counted again. Small outputs stay whole; the large ones share what is left
-    (water-filling), each cut to head and tail. Returns the truncations and the shown
+    (water-filling), each cut to head and tail, keeping up to `salient_chars` (at most a third
+    of what is shown) of salient lines from the middle. Returns the truncations and the shown
     message's per-block counts.
     """
     results = [
@@ -200,7 +216,7 @@ def plan_truncations(
     for (index, block, tokens), allowed in zip(results, allowance, strict=True):
         if tokens <= allowed:
             continue
-        truncation, _ = _fit(index, block.text, tokens, allowed, count)
+        truncation, _ = _fit(index, block.text, tokens, allowed, count, salient_chars)
         truncations.append(truncation)
         # Counted as shown, with the note naming what was omitted besides the text.
         shown_counts[index] = block_tokens(_shown_block(block, truncation), count)
@@ -228,14 +244,15 @@ def fair_shares(sizes: list[int], limit: int) -> list[int]:
 
 
 def _fit(
-    index: int, text: str, tokens: int, allowed: int, count: CountText
+    index: int, text: str, tokens: int, allowed: int, count: CountText, salient_chars: int = 0
 ) -> tuple[Truncation, int]:
     # Token density varies along a text, so shrink until the shown text counts within budget.
     keep = int(len(text) * allowed / max(tokens, 1))
     while True:
-        head = (keep * 2) // 3
-        tail = keep - head
-        shown_tokens = count(truncate_text(text, max(head, 0), max(tail, 0)))
+        salient = max(0, min(salient_chars, keep // 3))
+        head = max(0, ((keep - salient) * 2) // 3)
+        tail = max(0, keep - salient - head)
+        shown_tokens = count(truncate_text(text, head, tail, salient))
         if keep <= 0 or shown_tokens <= allowed:
-            return Truncation(index, max(head, 0), max(tail, 0)), shown_tokens
+            return Truncation(index, head, tail, salient), shown_tokens
         keep = int(keep * 0.85)

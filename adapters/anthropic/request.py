@@ -51,7 +51,8 @@ def render_request(
     `InvalidRequestOptionsError` when the thinking budget is not below `max_tokens`.
 
     With `cache`, at most four prompt-cache breakpoints are set, where the prefix stays
-    byte-stable longest: after the system prompt, after the summary chunks, at the prune
+    byte-stable longest: after the system prompt, after the summary chunks and the facts
+    ledger, at the prune
     boundary (the last message before it) and on the last message (before any per-turn
     content). Thinking blocks and empty text are never marked.
     """
@@ -125,7 +126,7 @@ def _breakpoints(context: Context, count: int) -> list[tuple[int, int]]:
     """(message index, number of leading blocks eligible) for each breakpoint, in order."""
     wanted: list[tuple[int, int]] = []
     if context.summary_messages:
-        wanted.append((0, len(context.summaries)))
+        wanted.append((0, len(context.summaries) + (1 if context.ledger else 0)))
     if context.stable_prefix > 0:
         wanted.append((context.stable_prefix - 1, -1))
     last = count - 1

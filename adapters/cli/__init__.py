@@ -5,7 +5,26 @@ One module per group of commands; each registers itself on the `main` group.
 
 from __future__ import annotations
 
-from abridged.adapters.cli import audit, history, read_model, replay, report, sessions, show
+from abridged.adapters.cli import (
+    audit,
+    history,
+    read_model,
+    replay,
+    report,
+    sessions,
+    show,
+    simulate,
+)
 from abridged.adapters.cli.common import main
 
-__all__ = ["audit", "history", "main", "read_model", "replay", "report", "sessions", "show"]
+__all__ = [
+    "audit",
+    "history",
+    "main",
+    "read_model",
+    "replay",
+    "report",
+    "sessions",
+    "show",
+    "simulate",
+]

@@ -45,6 +45,7 @@ def show(session_id: UUID, db: str, as_json: bool) -> None:
     row("system prompt", b.system)
     row("tools", b.tools, f"{len(session.tools)} tool(s)")
     row("summaries", b.summaries, f"{b.summary_chunks} chunk(s)")
+    row("facts ledger", b.ledger, "exact strings kept through compactions")
     kept = f"{b.kept_messages} message(s) from message {b.kept_from + 1}"
     if b.pruned_blocks:
         kept += f", {b.pruned_blocks} block(s) shown reduced"

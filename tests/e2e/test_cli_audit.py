@@ -129,7 +129,7 @@ def test_show_breaks_the_context_down_by_part(store: tuple[str, list[UUID]]) -> 
     code, out, _ = run("show", str(session_id), "--db", db, "--json")
     assert code == 0
     shown = json.loads(out)
-    parts = ("overhead", "system", "tools", "summaries", "kept_tokens")
+    parts = ("overhead", "system", "tools", "summaries", "ledger", "kept_tokens")
     assert sum(shown[p] for p in parts) == shown["raw_total"]
     assert shown["summaries"] > 0
     assert shown["estimate"] <= shown["budget"]

@@ -90,7 +90,9 @@ def test_snapshots_keep_loading_flat_and_state_bounded(db: str) -> None:
     assert app.snapshots is not None
     snapshots = list(app.snapshots.get(session_id))
     every = Sessions.snapshotting_intervals[Session]
-    assert [s.originator_version for s in snapshots][:3] == [every, 2 * every, 3 * every]
+    # One snapshot per interval (a command saving several events may cross it a few
+    # versions past it).
+    assert [s.originator_version // every for s in snapshots][:3] == [1, 2, 3]
     # The aggregate holds the retained tail and the summaries, not the whole history.
     assert session.generation > 5
     assert len(session.entries) < session.message_count / 5

@@ -56,6 +56,12 @@ knobs = st.builds(
     reasoning_policy=st.sampled_from(["drop", "summarize"]),
     reasoning_keep_turns=st.integers(0, 3),
     cooldown_messages=st.integers(0, 8),
+    target_ratio=st.floats(0.1, 1.0),
+    ledger_share=st.sampled_from([0.0, 0.05, 0.3, 0.5]),
+    salient_chars=st.integers(0, 3_000),
+    prune_salient_chars=st.integers(0, 1_000),
+    summary_share=st.floats(0.02, 0.04),
+    min_growth_share=st.sampled_from([0.0, 0.1, 0.35]),
 )
 
 

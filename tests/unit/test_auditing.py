@@ -49,6 +49,14 @@ def test_threshold_compactions_prunes_and_guards_are_re_derived(make_app: MakeAp
         cooldown_messages=6,
         retained_share=1.0,
         keep_recent_turns=50,
+        # A late threshold and a large summary keep the context near it after compacting,
+        # so the guard has something to suppress.
+        threshold_ratio=0.7,
+        target_ratio=1.0,
+        summary_share=0.1,
+        summaries_share=0.2,
+        min_growth_share=0.0,
+        ledger_share=0.0,
     )
     for i in range(12):
         feed(app, session_id, list(turn(f"Request {i}", [words(150)])))

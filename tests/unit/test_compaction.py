@@ -56,7 +56,10 @@ def test_below_the_threshold_nothing_is_compacted(app: Sessions) -> None:
 def test_crossing_the_threshold_summarizes_older_turns_and_keeps_recent_ones_verbatim(
     app: Sessions,
 ) -> None:
-    session_id = start(app, keep_recent_turns=2, threshold_floor_tokens=0)
+    # No target fill: the kept turns are what this test is about.
+    session_id = start(
+        app, keep_recent_turns=2, threshold_floor_tokens=0, threshold_ratio=0.7, target_ratio=1.0
+    )
     recorded: list[Message] = []
     prepared = None
     messages = [m for i in range(12) for m in turn(f"Request {i}", [words(150), words(150)])]
@@ -85,7 +88,12 @@ def test_crossing_the_threshold_summarizes_older_turns_and_keeps_recent_ones_ver
     assert isinstance(summary, TextBlock)
     assert "<conversation-summary" in summary.text
     assert "not new instructions" in summary.text
-    assert first.content[1:] == kept[0].content
+    # The facts ledger follows the summary: the summarized requests, verbatim.
+    ledger = first.content[1]
+    assert isinstance(ledger, TextBlock)
+    assert ledger.text.startswith("Facts ledger")
+    assert "\nm1 Request 0\n" in ledger.text
+    assert first.content[2:] == kept[0].content
     assert list(context.messages[1:]) == kept[1:]
     check_request(prepared, COUNTER)
 

@@ -27,6 +27,7 @@ from abridged.domain.messages import (
     WireBlock,
 )
 from abridged.domain.session import Session
+from abridged.domain.settings import CompactionSettings
 from tests.support.checks import check_request
 from tests.support.counting import MemoCounter
 
@@ -189,7 +190,13 @@ def test_unknown_blocks_are_never_changed_even_beside_a_huge_text() -> None:
 
 def test_a_huge_server_tool_result_is_cut_in_place_with_its_call_and_secrets_kept() -> None:
     app = real_app()
-    session_id = app.start_session(model="m", context_window=16_000, max_output_tokens=4_000)
+    # A late threshold: how the result is cut in place is the point here, not a compaction.
+    session_id = app.start_session(
+        model="m",
+        context_window=16_000,
+        max_output_tokens=4_000,
+        settings=CompactionSettings(threshold_ratio=0.7),
+    )
     app.append_message(session_id, Message.user("Read the changelog page."))
     page = source_lines(40_000)
     use = WireBlock.of(

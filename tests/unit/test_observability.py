@@ -201,7 +201,17 @@ def test_loop_guard_suppressions_are_counted_once_each(make_app: MakeApp) -> Non
         max_output_tokens=500,
         tools=TOOLS,
         settings=CompactionSettings(
-            threshold_floor_tokens=0, cooldown_messages=6, retained_share=1.0, keep_recent_turns=50
+            threshold_floor_tokens=0,
+            cooldown_messages=6,
+            retained_share=1.0,
+            keep_recent_turns=50,
+            # The scenario of a late threshold and a large summary, with the ledger off.
+            threshold_ratio=0.7,
+            target_ratio=1.0,
+            summary_share=0.1,
+            summaries_share=0.2,
+            ledger_share=0.0,
+            min_growth_share=0.0,
         ),
     )
     for i in range(12):

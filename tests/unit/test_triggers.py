@@ -115,6 +115,13 @@ def test_a_compaction_right_after_another_is_suppressed_once(make_app: MakeApp) 
         cooldown_messages=6,
         retained_share=1.0,
         keep_recent_turns=50,
+        ledger_share=0.0,  # the guard is the point here, not the room the ledger takes
+        # A late threshold and a large summary keep the context near it after compacting.
+        threshold_ratio=0.7,
+        target_ratio=1.0,
+        summary_share=0.1,
+        summaries_share=0.2,
+        min_growth_share=0.0,
     )
     for i in range(12):
         feed(app, session_id, list(turn(f"Request {i}", [words(150)])))

@@ -1,0 +1,197 @@
+"""`abridged simulate`: what-if evaluation of settings and reference strategies on transcripts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import click
+
+from abridged.adapters.cli.common import main, settings_option_values
+from abridged.adapters.cli.progress import counting
+from abridged.adapters.importers import FORMATS
+from abridged.adapters.simulation import (
+    REFERENCES,
+    AbridgedStrategy,
+    CacheRates,
+    Outcome,
+    Setup,
+    simulate,
+    totals,
+)
+from abridged.adapters.simulation.strategies import Strategy
+from abridged.adapters.summarizers import ExtractiveSummarizer
+from abridged.adapters.token_counters import default_token_counter
+from abridged.adapters.transcripts import TranscriptError, load_transcript
+from abridged.domain.settings import PRESETS, CompactionSettings
+
+
+@main.command("simulate")
+@click.argument(
+    "transcripts", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path)
+)
+@click.option("--window", type=click.IntRange(min=1_000), required=True, help="Context window.")
+@click.option(
+    "--max-output-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Output tokens reserved per request (default: a quarter of the window, at most 8192).",
+)
+@click.option(
+    "--preset",
+    type=click.Choice(list(PRESETS)),
+    default="default",
+    show_default=True,
+    help="abridged's settings to start from.",
+)
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Change one of abridged's settings (repeatable).",
+)
+@click.option(
+    "--compare",
+    multiple=True,
+    metavar="LABEL:PRESET[,KEY=VALUE...]",
+    help="Another abridged configuration to run alongside (repeatable), e.g. "
+    "--compare eager:default,threshold_ratio=0.5.",
+)
+@click.option(
+    "--references",
+    default=",".join(REFERENCES),
+    show_default=True,
+    help="Reference strategies to compare with (comma-separated; empty for none).",
+)
+@click.option(
+    "--format",
+    "transcript_format",
+    type=click.Choice(["auto", *FORMATS]),
+    default="auto",
+    show_default=True,
+    help="The transcripts' format: abridged's JSONL, a Claude Code session log, or OpenAI "
+    "chat messages; auto detects it from each file.",
+)
+@click.option("--write-rate", type=float, default=1.25, show_default=True)
+@click.option("--read-rate", type=float, default=0.1, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead.")
+def simulate_command(
+    transcripts: tuple[Path, ...],
+    window: int,
+    max_output_tokens: int | None,
+    preset: str,
+    overrides: tuple[str, ...],
+    compare: tuple[str, ...],
+    references: str,
+    transcript_format: str,
+    write_rate: float,
+    read_rate: float,
+    as_json: bool,
+) -> None:
+    """Replay TRANSCRIPT... with abridged and reference strategies, side by side.
+
+    Touches no store. For each transcript and in total: requests, prunes, compactions,
+    summarizer calls and tokens, peak and mean context, billed input token-equivalents under
+    prompt caching (cache write WRITE_RATE x, read READ_RATE x) and the share of the
+    transcript's facts (paths, commands, error lines, user requests) the final request and
+    the average request still hold verbatim. See docs/evaluation.md.
+    """
+    loaded = []
+    for path in transcripts:
+        try:
+            loaded.append(load_transcript(path, transcript_format))
+        except TranscriptError as error:
+            raise click.ClickException(str(error)) from None
+    if write_rate < 0 or read_rate < 0:
+        raise click.BadParameter("rates cannot be negative", param_hint="--write-rate")
+    unknown = [r for r in references.split(",") if r and r not in REFERENCES]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown reference {unknown[0]!r}; choose from {', '.join(REFERENCES)}",
+            param_hint="--references",
+        )
+    reserve = max_output_tokens or min(8192, max(1, window // 4))
+    if reserve >= window:
+        raise click.BadParameter("must be below the window", param_hint="--max-output-tokens")
+    configurations = [("abridged", settings_option_values(preset, overrides))]
+    for item in compare:
+        configurations.append(_comparison(item))
+    makers: list[Callable[[Setup], Strategy]] = [
+        _abridged(settings, label) for label, settings in configurations
+    ]
+    makers += [REFERENCES[r] for r in references.split(",") if r]
+    counter = default_token_counter()
+    setup = Setup(window, reserve, counter, ExtractiveSummarizer)
+    steps = len(loaded) * len(makers)
+    rates = CacheRates(write_rate, read_rate)
+    with counting(total=steps, description="simulating", unit="run") as advance:
+        outcomes = simulate(loaded, setup, makers, rates, lambda _: advance(1))
+    if as_json:
+        document = {
+            "window": window,
+            "max_output_tokens": reserve,
+            "rates": {"write": write_rate, "read": read_rate},
+            "outcomes": [o.to_dict() for o in outcomes],
+            "totals": [t.to_dict() for t in totals(outcomes)],
+        }
+        click.echo(json.dumps(document, indent=1))
+        return
+    click.echo(render_table(outcomes, window))
+
+
+def _abridged(settings: CompactionSettings, label: str) -> Callable[[Setup], Strategy]:
+    return lambda setup: AbridgedStrategy(setup, settings, label)
+
+
+def _comparison(item: str) -> tuple[str, CompactionSettings]:
+    label, sep, rest = item.partition(":")
+    if not sep or not label.strip():
+        raise click.BadParameter(
+            f"{item!r} is not LABEL:PRESET[,KEY=VALUE...]", param_hint="--compare"
+        )
+    preset, *pairs = rest.split(",")
+    if preset not in PRESETS:
+        raise click.BadParameter(f"unknown preset {preset!r} in {item!r}", param_hint="--compare")
+    return label.strip(), settings_option_values(preset, tuple(pairs))
+
+
+HEADER = (
+    f"{'transcript':<34} {'strategy':<15} {'req':>5} {'prn':>4} {'cmp':>4} {'sum':>4} "
+    f"{'sum tok':>8} {'peak':>7} {'mean':>7} {'written':>9} {'billed':>10} {'x ref':>6} "
+    f"{'facts':>6} {'avg':>6}"
+)
+
+
+def render_table(outcomes: Sequence[Outcome], window: int) -> str:
+    """The terminal table: a row per transcript and strategy, then the totals."""
+    lines = [f"window {window:,}", HEADER, "-" * len(HEADER)]
+    reference = {o.transcript: o.billed for o in outcomes if o.strategy == "langchain"}
+    for o in outcomes:
+        name = Path(o.transcript).stem[:34]
+        if not o.applicable:
+            lines.append(f"{name:<34} {o.strategy:<15} {'(does not fit: not applicable)':>40}")
+            continue
+        ref = reference.get(o.transcript)
+        ratio = f"{o.billed / ref:6.2f}" if ref else f"{'':>6}"
+        lines.append(
+            f"{name:<34} {o.strategy:<15} {o.requests:>5} {o.prunes:>4} {o.compactions:>4} "
+            f"{o.summarizer_calls:>4} "
+            f"{o.summarizer_input_tokens + o.summarizer_output_tokens:>8,} "
+            f"{o.peak_tokens:>7,} {o.mean_tokens:>7,.0f} {o.cache_written:>9,} "
+            f"{o.billed:>10,.0f} {ratio} {o.facts_final:>6.2f} {o.facts_mean:>6.2f}"
+        )
+    lines.append("-" * len(HEADER))
+    totals_rows = totals(outcomes)
+    ref_total = next((t.billed for t in totals_rows if t.strategy == "langchain"), None)
+    for t in totals_rows:
+        ratio = f"{t.billed / ref_total:6.2f}" if ref_total else f"{'':>6}"
+        lines.append(
+            f"{'TOTAL (' + str(t.transcripts) + ')':<34} {t.strategy:<15} {t.requests:>5} "
+            f"{t.prunes:>4} {t.compactions:>4} {t.summarizer_calls:>4} "
+            f"{t.summarizer_tokens:>8,} {t.peak_tokens:>7,} {t.mean_tokens:>7,.0f} "
+            f"{t.cache_written:>9,} {t.billed:>10,.0f} {ratio} {t.facts_final_mean:>6.2f} "
+            f"{t.facts_mean:>6.2f}  (min facts {t.facts_final_min:.2f})"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,135 @@
+"""The facts an agent needs to carry on, extracted from a transcript, and how many a request keeps.
+
+A fact is an exact string that appears in the transcript and that an agent working on the
+task would need again, verbatim:
+
+- **paths**: file or folder paths given to a tool: a `path`, `file_path`, … input, or a
+  path-like word (one with a `/`, not a URL) in another string input that is not file content
+  (`content`, `old_string`, `new_string`, `file_text`, `text`);
+- **commands**: shell commands run (the first line of a `command`/`cmd` input of a tool whose
+  name says it runs commands: bash, shell, terminal, exec, run), at most 200 characters;
+- **errors**: distinct error lines of tool outputs (a line reporting an `…Error:`/`…Exception:`,
+  `error:`/`error[E…]:`, `FAILED`, `fatal:`, `panic:`, `Traceback`, or the first line of an
+  output the tool marked as an error), stripped, at most 160 characters;
+- **requests**: the head of each user prompt (its first non-blank line, at most 120
+  characters).
+
+A fact counts as kept by a request when its exact string occurs in the text of the request's
+messages (not the system prompt or tool definitions). This is deliberately strict: a
+paraphrase does not count.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from abridged.adapters.simulation.cache import block_text
+from abridged.domain.messages import Message, TextBlock, ToolResultBlock
+
+FACT_KINDS = ("paths", "commands", "errors", "requests")
+PATH_INPUTS = ("path", "file_path", "filepath", "filename", "file", "target_file", "notebook_path")
+SHELL_TOOL = re.compile(r"bash|shell|terminal|exec|run|cmd|command", re.IGNORECASE)
+ERROR_LINE = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception)\b:|(?:^|\s)(?:error|Error|ERROR)(?:\[\w+\])?:"
+    r"|\bFAILED\b|\bfatal:|\bpanic:|^Traceback \(most recent call last\)"
+)
+COMMAND_CHARS = 200
+ERROR_CHARS = 160
+REQUEST_CHARS = 120
+MIN_FACT_CHARS = 4
+CONTENT_INPUTS = frozenset(
+    {"content", "old_string", "new_string", "file_text", "text", "old_str", "new_str"}
+)
+PATH_WORD = re.compile(r"(?<![\w:/.])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*[\w]")
+
+
+@attrs.frozen
+class Fact:
+    """One exact string worth keeping, of a kind, first seen at a message position."""
+
+    kind: str
+    text: str
+    position: int
+
+
+def extract_facts(messages: Sequence[Message]) -> tuple[Fact, ...]:
+    """The distinct facts of `messages`, in order of first appearance."""
+    seen: dict[tuple[str, str], Fact] = {}
+
+    def add(kind: str, text: str, position: int) -> None:
+        text = text.strip()
+        if len(text) >= MIN_FACT_CHARS and (kind, text) not in seen:
+            seen[(kind, text)] = Fact(kind, text, position)
+
+    for position, message in enumerate(messages):
+        for call in message.tool_uses:
+            for key in PATH_INPUTS:
+                value = call.input.get(key)
+                if isinstance(value, str) and "\n" not in value and len(value) <= 300:
+                    add("paths", value, position)
+            for key, value in call.input.items():
+                if isinstance(value, str) and key not in CONTENT_INPUTS and key not in PATH_INPUTS:
+                    for word in PATH_WORD.findall(value):
+                        add("paths", word, position)
+            if SHELL_TOOL.search(call.name):
+                for key in ("command", "cmd"):
+                    value = call.input.get(key)
+                    if isinstance(value, str):
+                        first = next((ln for ln in value.splitlines() if ln.strip()), "")
+                        add("commands", first.strip()[:COMMAND_CHARS], position)
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                for line in _error_lines(block.text, block.is_error):
+                    add("errors", line, position)
+        if message.is_user_prompt:
+            text = "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
+            head = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+            add("requests", head[:REQUEST_CHARS], position)
+    return tuple(seen.values())
+
+
+def _error_lines(text: str, is_error: bool) -> Iterable[str]:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if is_error and lines:
+        yield lines[0][:ERROR_CHARS]
+    for line in lines:
+        if ERROR_LINE.search(line):
+            yield line[:ERROR_CHARS]
+
+
+def request_text(body: Mapping[str, Any]) -> str:
+    """The text of a request body's messages, where facts are looked up."""
+    parts: list[str] = []
+    for message in body.get("messages", ()):
+        content = message["content"]
+        if isinstance(content, str):
+            parts.append(content)
+            continue
+        parts.extend(block_text(b) for b in content)
+        # A tool_use input is JSON-escaped in `block_text`; its raw strings count too.
+        for block in content:
+            if block.get("type") == "tool_use":
+                parts.extend(_strings(block.get("input", {})))
+    return "\n".join(parts)
+
+
+def _strings(value: object) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def kept_share(facts: Sequence[Fact], text: str) -> float:
+    """The share of `facts` whose exact string occurs in `text` (1.0 when there are none)."""
+    if not facts:
+        return 1.0
+    return sum(1 for f in facts if f.text in text) / len(facts)

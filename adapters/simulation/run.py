@@ -1,0 +1,209 @@
+"""Running strategies over transcripts and measuring them: `simulate`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from abridged.adapters.simulation.cache import CacheRates, PromptCache, request_blocks
+from abridged.adapters.simulation.facts import Fact, extract_facts, kept_share, request_text
+from abridged.adapters.simulation.strategies import Setup, Strategy
+from abridged.adapters.transcripts import Transcript
+from abridged.domain.messages import Role
+from abridged.domain.tokens import request_tokens
+
+AVERAGE_SAMPLES = 40
+"""Requests sampled (evenly) for the average facts kept: looking every fact up in every
+request of a long session costs more than the rest of the run."""
+
+
+@attrs.frozen
+class Outcome:
+    """One strategy on one transcript."""
+
+    transcript: str
+    strategy: str
+    applicable: bool
+    requests: int = 0
+    not_sent: int = 0
+    prunes: int = 0
+    compactions: int = 0
+    repeated_compactions: int = 0
+    forced_trims: int = 0
+    summarizer_calls: int = 0
+    summarizer_input_tokens: int = 0
+    summarizer_output_tokens: int = 0
+    peak_tokens: int = 0
+    mean_tokens: float = 0.0
+    input_tokens: int = 0
+    cache_read: int = 0
+    cache_written: int = 0
+    billed: float = 0.0
+    facts: int = 0
+    facts_final: float = 0.0
+    facts_mean: float = 0.0
+    facts_final_by_kind: dict[str, float] = attrs.field(factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def _memo(count: Callable[[str], int]) -> Callable[[str], int]:
+    cache: dict[str, int] = {}
+
+    def counted(text: str) -> int:
+        found = cache.get(text)
+        if found is None:
+            found = cache[text] = count(text)
+        return found
+
+    return counted
+
+
+def measure(
+    transcript: Transcript,
+    strategy: Strategy,
+    setup: Setup,
+    rates: CacheRates,
+    count: Callable[[str], int],
+) -> Outcome:
+    """Replays `transcript` with `strategy` and measures what its requests keep and cost."""
+    name = strategy.name
+    if strategy.fits_only(transcript):
+        whole = request_tokens(transcript.system, transcript.tools, transcript.messages, count)
+        if whole > setup.window - setup.reserved_output:
+            return Outcome(transcript.source, name, applicable=False)
+    facts = extract_facts(transcript.messages)
+    positions = [k for k, m in enumerate(transcript.messages) if m.role is Role.ASSISTANT]
+    step = max(1, len(positions) // AVERAGE_SAMPLES)
+    cache = PromptCache(rates)
+    sizes: list[int] = []
+    read = written = 0
+    billed = 0.0
+    sampled: list[float] = []
+    final_text = ""
+    final_position = 0
+    for index, body in enumerate(strategy.requests(transcript)):
+        if body is None:
+            continue
+        billing = cache.bill(request_blocks(body, count))
+        sizes.append(billing.total)
+        read += billing.read
+        written += billing.written
+        billed += billing.billed(rates)
+        final_text = request_text(body)
+        final_position = positions[index]
+        if index % step == 0:
+            seen = [f for f in facts if f.position < positions[index]]
+            sampled.append(kept_share(seen, final_text))
+    final_facts = [f for f in facts if f.position < final_position]
+    counters = strategy.counters
+    return Outcome(
+        transcript=transcript.source,
+        strategy=name,
+        applicable=True,
+        requests=len(sizes) + counters.not_sent,
+        not_sent=counters.not_sent,
+        prunes=counters.prunes,
+        compactions=counters.compactions,
+        repeated_compactions=counters.repeated_compactions,
+        forced_trims=counters.forced_trims,
+        summarizer_calls=counters.summarizer_calls,
+        summarizer_input_tokens=counters.summarizer_input_tokens,
+        summarizer_output_tokens=counters.summarizer_output_tokens,
+        peak_tokens=max(sizes, default=0),
+        mean_tokens=sum(sizes) / len(sizes) if sizes else 0.0,
+        input_tokens=sum(sizes),
+        cache_read=read,
+        cache_written=written,
+        billed=billed,
+        facts=len(final_facts),
+        facts_final=kept_share(final_facts, final_text),
+        facts_mean=sum(sampled) / len(sampled) if sampled else 1.0,
+        facts_final_by_kind=_by_kind(final_facts, final_text),
+    )
+
+
+def _by_kind(facts: Sequence[Fact], text: str) -> dict[str, float]:
+    kinds = sorted({f.kind for f in facts})
+    return {k: round(kept_share([f for f in facts if f.kind == k], text), 4) for k in kinds}
+
+
+@attrs.frozen
+class Total:
+    """One strategy over every transcript it applied to."""
+
+    strategy: str
+    transcripts: int
+    requests: int
+    not_sent: int
+    prunes: int
+    compactions: int
+    repeated_compactions: int
+    summarizer_calls: int
+    summarizer_tokens: int
+    peak_tokens: int
+    mean_tokens: float
+    cache_written: int
+    billed: float
+    facts_final_mean: float
+    facts_final_min: float
+    facts_mean: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def totals(outcomes: Sequence[Outcome]) -> list[Total]:
+    """Per strategy, in first-seen order: sums, and the mean and minimum of facts kept."""
+    names = list(dict.fromkeys(o.strategy for o in outcomes))
+    result = []
+    for name in names:
+        rows = [o for o in outcomes if o.strategy == name and o.applicable]
+        n = len(rows) or 1
+        requests = sum(o.requests - o.not_sent for o in rows) or 1
+        result.append(
+            Total(
+                strategy=name,
+                transcripts=len(rows),
+                requests=sum(o.requests for o in rows),
+                not_sent=sum(o.not_sent for o in rows),
+                prunes=sum(o.prunes for o in rows),
+                compactions=sum(o.compactions for o in rows),
+                repeated_compactions=sum(o.repeated_compactions for o in rows),
+                summarizer_calls=sum(o.summarizer_calls for o in rows),
+                summarizer_tokens=sum(
+                    o.summarizer_input_tokens + o.summarizer_output_tokens for o in rows
+                ),
+                peak_tokens=max((o.peak_tokens for o in rows), default=0),
+                mean_tokens=sum(o.input_tokens for o in rows) / requests,
+                cache_written=sum(o.cache_written for o in rows),
+                billed=sum(o.billed for o in rows),
+                facts_final_mean=sum(o.facts_final for o in rows) / n,
+                facts_final_min=min((o.facts_final for o in rows), default=1.0),
+                facts_mean=sum(o.facts_mean for o in rows) / n,
+            )
+        )
+    return result
+
+
+def simulate(
+    transcripts: Sequence[Transcript],
+    setup: Setup,
+    strategies: Sequence[Callable[[Setup], Strategy]],
+    rates: CacheRates | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> list[Outcome]:
+    """Every strategy on every transcript (a fresh strategy each time), measured."""
+    rates = rates or CacheRates()
+    count = _memo(setup.counter.count)
+    outcomes = []
+    for transcript in transcripts:
+        for make in strategies:
+            strategy = make(setup)
+            outcomes.append(measure(transcript, strategy, setup, rates, count))
+            if progress is not None:
+                progress(f"{transcript.source} {strategy.name}")
+    return outcomes

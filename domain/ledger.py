@@ -1,0 +1,260 @@
+"""The facts ledger: the exact strings an agent needs to carry on, kept through compactions.
+
+Prose summaries paraphrase paths, commands and error messages away. The ledger records them
+verbatim from the messages a compaction summarizes: the user's requests (the head of each
+prompt), files read, modified or created, commands run (failures marked) and distinct error
+lines, each with the range of messages it came from. It is deterministic (the same messages
+give the same ledger), carried from one compaction to the next (entries are merged, never
+re-summarized) and bounded by its own token budget.
+
+When the budget is short, entries are dropped by priority, lowest first:
+
+1. files read (oldest first),
+2. commands that succeeded,
+3. error lines and failed commands,
+4. files modified or created,
+5. the user's requests.
+
+Within a class, the entries seen least recently go first. Every dropped entry is named in the
+`Session.LedgerUpdated` event that drops it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+import attrs
+
+from abridged.domain.messages import JSON, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from abridged.domain.tokens import CountText
+
+LedgerKind = str
+"""`request`, `file-read`, `file-modified`, `file-created`, `command`, `command-failed` or
+`error`."""
+
+KINDS: tuple[LedgerKind, ...] = (
+    "request",
+    "file-modified",
+    "file-created",
+    "file-read",
+    "command-failed",
+    "command",
+    "error",
+)
+PRIORITY: Mapping[LedgerKind, int] = {
+    "file-read": 0,
+    "command": 1,
+    "error": 2,
+    "command-failed": 2,
+    "file-modified": 3,
+    "file-created": 3,
+    "request": 4,
+}
+"""Higher stays longer when the ledger's budget is short."""
+
+REQUEST_CHARS = 200
+COMMAND_CHARS = 240
+ERROR_CHARS = 200
+PATH_CHARS = 300
+
+PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file", "notebook_path")
+CONTENT_KEYS = frozenset(
+    {"content", "old_string", "new_string", "file_text", "text", "old_str", "new_str", "body"}
+)
+"""Tool inputs that hold file content, not paths the tool acts on."""
+WRITES = ("edit", "write", "replace", "patch", "insert", "delete", "move", "rename", "str_replace")
+CREATES = ("create", "new_file", "mkdir", "touch")
+SHELL_TOOL = re.compile(r"bash|shell|terminal|exec|run|cmd|command", re.IGNORECASE)
+PATH_WORD = re.compile(r"(?<![\w:/.])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*\w")
+ERROR_LINE = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception)\b:|(?:^|\s)(?:error|Error|ERROR)(?:\[\w+\])?:"
+    r"|\bFAILED\b|\bfatal:|\bpanic:|^Traceback \(most recent call last\)"
+)
+"""A line that reports a failure: an exception, a compiler or tool `error:`, a failed test."""
+
+
+@attrs.frozen
+class LedgerEntry:
+    """One fact of the ledger and the messages it came from (positions, inclusive)."""
+
+    kind: LedgerKind
+    text: str
+    first_position: int
+    last_position: int
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """Entries with the same key are the same fact: files by path, the rest by text."""
+        return (self.kind.split("-")[0], self.text)
+
+
+def error_lines(text: str, is_error: bool = False) -> list[str]:
+    """The distinct lines of a tool output that report a failure, stripped and capped."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    found: dict[str, None] = {}
+    if is_error and lines:
+        found[lines[0][:ERROR_CHARS]] = None
+    for line in lines:
+        if ERROR_LINE.search(line):
+            found[line[:ERROR_CHARS]] = None
+    return list(found)
+
+
+def extract(messages: Sequence[tuple[int, Message]]) -> tuple[LedgerEntry, ...]:
+    """The ledger entries of `messages` (each with its position), merged in order."""
+    results: dict[str, ToolResultBlock] = {
+        block.tool_use_id: block
+        for _, message in messages
+        for block in message.content
+        if isinstance(block, ToolResultBlock)
+    }
+    found: list[LedgerEntry] = []
+    for position, message in messages:
+        if message.is_user_prompt:
+            text = "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
+            head = next((line.strip() for line in text.splitlines() if line.strip()), "")
+            if head:
+                found.append(LedgerEntry("request", head[:REQUEST_CHARS], position, position))
+        for call in message.tool_uses:
+            found.extend(_call_entries(call, results.get(call.id), position))
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                found.extend(
+                    LedgerEntry("error", line, position, position)
+                    for line in error_lines(block.text, block.is_error)
+                )
+    return merge((), found)
+
+
+def _call_entries(
+    call: ToolUseBlock, result: ToolResultBlock | None, position: int
+) -> Iterable[LedgerEntry]:
+    name = call.name.lower()
+    command = next(
+        (v for k in ("command", "cmd") if isinstance(v := call.input.get(k), str) and v.strip()),
+        None,
+    )
+    shell = command is not None and bool(SHELL_TOOL.search(name))
+    if command is not None and shell:
+        first = next(line.strip() for line in command.splitlines() if line.strip())
+        failed = result is not None and (result.is_error or bool(error_lines(result.text)))
+        kind = "command-failed" if failed else "command"
+        yield LedgerEntry(kind, first[:COMMAND_CHARS], position, position)
+    action = " ".join([name, str(call.input.get("command", "")).lower()])
+    kind = "file-read"
+    if any(w in action for w in CREATES):
+        kind = "file-created"
+    elif any(w in action for w in WRITES):
+        kind = "file-modified"
+    # A shell command's paths are in its own entry, verbatim.
+    skip = {"command", "cmd"} if shell else set()
+    for path in dict.fromkeys(_paths(call.input, skip)):
+        yield LedgerEntry(kind, path, position, position)
+
+
+def _paths(inputs: Mapping[str, JSON], skip: set[str]) -> Iterable[str]:
+    for key in PATH_KEYS:
+        value = inputs.get(key)
+        if isinstance(value, str) and value.strip() and "\n" not in value:
+            yield value.strip()[:PATH_CHARS]
+    for key, value in inputs.items():
+        if isinstance(value, str) and key not in CONTENT_KEYS | skip and key not in PATH_KEYS:
+            for word in PATH_WORD.findall(value):
+                yield word[:PATH_CHARS]
+
+
+def merge(existing: Sequence[LedgerEntry], new: Iterable[LedgerEntry]) -> tuple[LedgerEntry, ...]:
+    """`existing` with `new` added: a fact seen again widens its range; a file read and
+    later modified becomes modified; a command that failed once stays marked failed."""
+    merged: dict[tuple[str, str], LedgerEntry] = {e.key: e for e in existing}
+    for entry in new:
+        key = entry.key
+        old = merged.get(key)
+        if old is None:
+            merged[key] = entry
+            continue
+        kind = max(old.kind, entry.kind, key=_rank)
+        merged[key] = LedgerEntry(
+            kind,
+            old.text,
+            min(old.first_position, entry.first_position),
+            max(old.last_position, entry.last_position),
+        )
+    return tuple(merged.values())
+
+
+def _rank(kind: LedgerKind) -> tuple[int, int]:
+    return (PRIORITY[kind], 1 if kind in {"command-failed", "file-created"} else 0)
+
+
+def bounded(
+    entries: Sequence[LedgerEntry], max_tokens: int, count: CountText
+) -> tuple[tuple[LedgerEntry, ...], tuple[LedgerEntry, ...]]:
+    """The entries whose rendering fits `max_tokens`, and those dropped, by priority.
+
+    Lines are counted one by one (a rendering is about the sum of its lines and headings),
+    then the rendering is counted and trimmed further, lowest priority first, until it fits."""
+    if not entries:
+        return (), ()
+    order = sorted(
+        range(len(entries)),
+        key=lambda i: (PRIORITY[entries[i].kind], entries[i].last_position, i),
+    )
+    # A first pass by the lines' own counts (the section titles are left to the exact
+    # check below, so this pass never drops more than it must).
+    sizes = {i: count(render_line(entries[i])) + 1 for i in order}
+    total = sum(sizes.values())
+    heading = count(render_ledger(entries[:1]).split("\n", 1)[0]) + 1
+    dropped: set[int] = set()
+    for i in order:
+        if heading + total <= max_tokens:
+            break
+        dropped.add(i)
+        total -= sizes[i]
+    kept = tuple(e for i, e in enumerate(entries) if i not in dropped)
+    while kept and count(render_ledger(kept)) > max_tokens:
+        victim = min(
+            range(len(kept)), key=lambda i: (PRIORITY[kept[i].kind], kept[i].last_position, i)
+        )
+        dropped.add(entries.index(kept[victim]))
+        kept = kept[:victim] + kept[victim + 1 :]
+    return kept, tuple(e for i, e in enumerate(entries) if i in dropped)
+
+
+SECTIONS: tuple[tuple[str, tuple[LedgerKind, ...]], ...] = (
+    ("User requests", ("request",)),
+    ("Files modified or created", ("file-modified", "file-created")),
+    ("Files read", ("file-read",)),
+    ("Commands run (✗ failed)", ("command-failed", "command")),
+    ("Error lines", ("error",)),
+)
+
+
+def render_line(entry: LedgerEntry) -> str:
+    """One entry as a line: its range, a mark, its exact text (a range costs tokens on every
+    line, so it is as short as it can be read: `m12` or `m12-40`)."""
+    first, last = entry.first_position + 1, entry.last_position + 1
+    where = f"m{first}" if first == last else f"m{first}-{last}"
+    mark = {"command-failed": "✗ ", "file-created": "(new) "}.get(entry.kind, "")
+    return f"{where} {mark}{entry.text}"
+
+
+def render_ledger(entries: Sequence[LedgerEntry]) -> str:
+    """The ledger as text for a request: sections in a fixed order, entries oldest first.
+
+    Empty when there are no entries."""
+    if not entries:
+        return ""
+    lines = [
+        "Facts ledger: exact strings recorded from the compacted messages; "
+        "each line starts with the messages it came from (mN or mN-M)."
+    ]
+    for title, kinds in SECTIONS:
+        chosen = sorted(
+            (e for e in entries if e.kind in kinds), key=lambda e: (e.first_position, e.text)
+        )
+        if chosen:
+            lines.append(f"{title}:")
+            lines.extend(render_line(e) for e in chosen)
+    return "\n".join(lines)

@@ -1,0 +1,86 @@
+"""Salient lines: what an elided stretch of tool output should still show.
+
+When a large output is shown as its head and tail, the middle is where a build's first error,
+a test run's failures or a traceback's frames often are. `salient_lines` picks, from the cut
+text, the lines that matter most, up to a cap, in this priority:
+
+1. error lines (an `…Error:`/`…Exception`, `error:`, `fatal:`, `panic:`, a traceback's head),
+2. failing test names (`FAILED …`, `FAIL: …`, `… FAILED`, `not ok …`, `✗ …`),
+3. the last two frames of each traceback (`File "…", line N, in …`),
+4. lines naming a path (a word with a `/`, not a URL).
+
+Lines are stripped of surrounding blank space, each capped at `LINE_CHARS`, deduplicated,
+and returned in their order in the text. Pure and deterministic: the same text and cap give
+the same lines, so a view built from stored events is rebuilt identically.
+"""
+
+from __future__ import annotations
+
+import re
+
+from abridged.domain.ledger import ERROR_LINE, PATH_WORD
+
+LINE_CHARS = 240
+FAILING_TEST = re.compile(
+    r"^(?:FAILED|FAIL:|ERROR:|not ok)\b|\b(?:FAILED|FAIL)\s*$|^\s*[✗✘×]\s|\.\.\. (?:FAIL|ERROR)\b"
+)
+FRAME = re.compile(r'^\s*File "[^"]+", line \d+')
+TRACEBACK_END = re.compile(r"^\w[\w.]*(?:Error|Exception|Exit|Interrupt)\b")
+
+PRIORITY_ERROR = 0
+PRIORITY_TEST = 1
+PRIORITY_FRAME = 2
+PRIORITY_PATH = 3
+
+
+def salient_lines(text: str, max_chars: int) -> list[str]:
+    """The salient lines of `text`, at most `max_chars` characters in all (a newline each)."""
+    if max_chars <= 0 or not text:
+        return []
+    lines = text.splitlines()
+    ranked: dict[str, tuple[int, int]] = {}
+
+    def add(index: int, priority: int) -> None:
+        line = lines[index].strip()[:LINE_CHARS]
+        if line and (line not in ranked or ranked[line][0] > priority):
+            ranked[line] = (priority, ranked.get(line, (priority, index))[1])
+
+    frames: list[int] = []
+    for index, line in enumerate(lines):
+        if FRAME.match(line):
+            frames.append(index)
+            continue
+        if frames and TRACEBACK_END.match(line.strip()):
+            for frame in frames[-2:]:
+                add(frame, PRIORITY_FRAME)
+            frames = []
+        if ERROR_LINE.search(line):
+            add(index, PRIORITY_ERROR)
+        elif FAILING_TEST.search(line):
+            add(index, PRIORITY_TEST)
+        elif PATH_WORD.search(line):
+            add(index, PRIORITY_PATH)
+    for frame in frames[-2:]:
+        add(frame, PRIORITY_FRAME)
+    chosen: list[tuple[int, str]] = []
+    used = 0
+    for line, (_, index) in sorted(ranked.items(), key=lambda item: item[1]):
+        if used + len(line) + 1 > max_chars:
+            continue
+        chosen.append((index, line))
+        used += len(line) + 1
+    return [line for _, line in sorted(chosen)]
+
+
+def elided(cut_chars: int, kept: list[str]) -> str:
+    """The marker for a cut stretch of output, with the salient lines it keeps."""
+    if not kept:
+        return f"[… {cut_chars:,} characters of tool output truncated …]"
+    return "\n".join(
+        [
+            f"[… {cut_chars:,} characters of tool output truncated; {len(kept)} salient "
+            "line(s) of them kept: …]",
+            *kept,
+            "[… end of the salient lines …]",
+        ]
+    )

@@ -1,0 +1,120 @@
+"""`abridged simulate`: abridged and the references side by side, on sessions unlike the
+shared transcripts (a research agent, listings of hundreds of paths, 100k-character logs)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from abridged.adapters.cli import main
+from tests.support.generated_sessions import coding_session, research_session, write_jsonl
+
+
+def simulate(*args: str) -> dict[str, Any]:
+    result = CliRunner().invoke(main, ["simulate", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    document: dict[str, Any] = json.loads(result.stdout)
+    return document
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    folder = tmp_path_factory.mktemp("sessions")
+    return [
+        write_jsonl(coding_session(seed=3), folder / "coding.jsonl"),
+        write_jsonl(research_session(seed=5), folder / "research.jsonl"),
+    ]
+
+
+@pytest.fixture(scope="module")
+def at_16k(generated: list[Path]) -> dict[str, Any]:
+    return simulate(*map(str, generated), "--window", "16000")
+
+
+def test_every_strategy_is_measured_on_every_transcript(at_16k: dict[str, Any]) -> None:
+    strategies = {o["strategy"] for o in at_16k["outcomes"]}
+    assert strategies == {"abridged", "none", "langchain", "claude-code", "sliding-window"}
+    for outcome in at_16k["outcomes"]:
+        if outcome["applicable"]:
+            assert outcome["requests"] > 0
+            assert 0.0 <= outcome["facts_final"] <= 1.0
+            assert outcome["billed"] > 0
+            assert outcome["cache_read"] + outcome["cache_written"] <= outcome["input_tokens"]
+    assert {t["strategy"] for t in at_16k["totals"]} == strategies
+
+
+def test_abridged_keeps_the_facts_of_sessions_unlike_the_shared_ones(
+    at_16k: dict[str, Any],
+) -> None:
+    by = {(Path(o["transcript"]).stem, o["strategy"]): o for o in at_16k["outcomes"]}
+    for name in ("coding", "research"):
+        ours = by[name, "abridged"]
+        assert ours["compactions"] > 0, "the session should need compacting at 16k"
+        assert ours["facts_final"] >= 0.95
+        for reference in ("langchain", "claude-code", "sliding-window"):
+            assert ours["facts_final"] >= by[name, reference]["facts_final"]
+        assert ours["summarizer_calls"] <= ours["compactions"]
+        assert ours["repeated_compactions"] == 0
+
+
+def test_abridged_is_billed_less_than_the_summarizing_references(at_16k: dict[str, Any]) -> None:
+    totals = {t["strategy"]: t for t in at_16k["totals"]}
+    for reference in ("langchain", "claude-code", "sliding-window"):
+        assert totals["abridged"]["billed"] < totals[reference]["billed"]
+
+
+def test_compared_settings_run_side_by_side_and_rates_change_the_bill(
+    generated: list[Path],
+) -> None:
+    cheap = simulate(
+        str(generated[1]),
+        "--window",
+        "16000",
+        "--references",
+        "",
+        "--compare",
+        "late:default,threshold_ratio=0.8",
+        "--write-rate",
+        "1.0",
+        "--read-rate",
+        "1.0",
+    )
+    outcomes = {o["strategy"]: o for o in cheap["outcomes"]}
+    assert set(outcomes) == {"abridged", "late"}
+    # With every token priced alike, the bill is the input itself.
+    for outcome in outcomes.values():
+        assert outcome["billed"] == pytest.approx(outcome["input_tokens"])
+
+
+def test_the_table_has_a_row_per_transcript_and_strategy_and_totals(
+    generated: list[Path],
+) -> None:
+    result = CliRunner().invoke(
+        main, ["simulate", str(generated[1]), "--window", "16000", "--references", "langchain"]
+    )
+
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.stdout.splitlines() if line.startswith(("research", "TOTAL"))]
+    assert [row.split()[1] for row in rows[:2]] == ["abridged", "langchain"]
+    assert any(row.startswith("TOTAL") for row in rows)
+
+
+def test_bad_input_is_a_message_not_a_traceback(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{not json\n", encoding="utf-8")
+
+    result = CliRunner().invoke(main, ["simulate", str(broken), "--window", "16000"])
+    fine = write_jsonl(research_session(seed=1, questions=1), tmp_path / "fine.jsonl")
+    unknown = CliRunner().invoke(
+        main, ["simulate", str(fine), "--window", "16000", "--references", "magic"]
+    )
+
+    assert result.exit_code == 1
+    assert "broken.jsonl line 1" in result.output
+    assert "Traceback" not in result.output
+    assert unknown.exit_code == 2
+    assert "unknown reference 'magic'" in unknown.output

@@ -1,0 +1,114 @@
+"""Salient truncation: an output shown head and tail keeps what matters from its middle."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from abridged.domain.messages import Message, ToolResultBlock
+from abridged.domain.pruning import head_tail
+from abridged.domain.salience import salient_lines
+from abridged.domain.tokens import block_tokens
+from abridged.domain.truncation import marker, plan_truncations, shown, truncate_text
+from tests.support.fakes import FakeTokenCounter
+
+COUNTER = FakeTokenCounter()
+
+TEST_RUN = "\n".join(
+    [
+        "collected 120 items",
+        *(f"tests/test_mod.py::test_case_{i} PASSED" for i in range(60)),
+        "tests/test_mod.py::test_case_60 FAILED",
+        "Traceback (most recent call last):",
+        '  File "/repo/runner.py", line 10, in <module>',
+        "    main()",
+        '  File "/repo/app/core.py", line 42, in main',
+        "    load()",
+        '  File "/repo/app/io.py", line 7, in load',
+        "    raise KeyError(name)",
+        "KeyError: 'config'",
+        *(f"filler line {i} with nothing to see" for i in range(400)),
+        "1 failed, 119 passed",
+    ]
+)
+
+
+def test_the_lines_that_matter_are_picked_in_order_of_the_text() -> None:
+    lines = salient_lines(TEST_RUN, 1_000)
+
+    assert "tests/test_mod.py::test_case_60 FAILED" in lines
+    assert "KeyError: 'config'" in lines
+    # The last two frames of the traceback, not the first.
+    assert 'File "/repo/app/io.py", line 7, in load' in lines
+    assert 'File "/repo/app/core.py", line 42, in main' in lines
+    assert 'File "/repo/runner.py", line 10, in <module>' not in lines
+    assert not any(line.startswith("filler") for line in lines)
+    assert lines == sorted(lines, key=TEST_RUN.index)
+
+
+def test_errors_come_before_paths_when_the_cap_is_short() -> None:
+    listing = "\n".join(f"src/pkg/module_{i}.py" for i in range(500))
+    text = f"{listing}\nerror: linker failed for src/pkg/module_3.py\n{listing}"
+
+    lines = salient_lines(text, 50)
+
+    assert lines == ["error: linker failed for src/pkg/module_3.py"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(TEST_RUN.splitlines()), max_size=80), st.integers(0, 600))
+def test_salient_lines_fit_their_cap_and_come_from_the_text(lines: list[str], cap: int) -> None:
+    text = "\n".join(lines)
+
+    found = salient_lines(text, cap)
+
+    assert sum(len(line) + 1 for line in found) <= cap
+    assert all(line in text for line in found)
+    assert len(set(found)) == len(found)
+
+
+def test_a_truncated_output_keeps_its_middle_errors_and_says_what_was_cut() -> None:
+    head, tail = 200, 100
+    cut = len(TEST_RUN) - head - tail
+
+    text = truncate_text(TEST_RUN, head, tail, salient_chars=400)
+
+    assert text.startswith(TEST_RUN[:head])
+    assert text.endswith(TEST_RUN[-tail:])
+    assert f"[… {cut:,} characters of tool output truncated;" in text
+    assert "KeyError: 'config'" in text
+    assert "end of the salient lines" in text
+
+
+def test_without_a_salient_cap_a_truncation_shows_as_it_always_did() -> None:
+    # Truncations recorded before salient lines existed must render byte for byte the same.
+    assert (
+        truncate_text(TEST_RUN, 200, 100)
+        == TEST_RUN[:200] + marker(len(TEST_RUN) - 300) + TEST_RUN[-100:]
+    )
+
+
+def test_a_100k_character_output_is_cut_within_its_allowance_and_keeps_the_error() -> None:
+    noise = "\n".join(f"log {i}: request served in {i % 97} ms" for i in range(3_000))
+    output = f"{noise}\nfatal: database connection lost at db/pool.py:88\n{noise}"
+    assert len(output) > 100_000
+    message = Message.user(ToolResultBlock("toolu_1", output))
+    counts = [block_tokens(b, COUNTER.count) for b in message.content]
+
+    truncations, shown_counts = plan_truncations(message, 2_000, COUNTER.count, counts, 1_000)
+
+    text = shown(message, truncations).content[0]
+    assert isinstance(text, ToolResultBlock)
+    assert "fatal: database connection lost at db/pool.py:88" in text.text
+    assert shown_counts[0] <= 2_000 + 8
+    assert COUNTER.count(text.text) + 8 == shown_counts[0]
+
+
+def test_a_pruned_output_keeps_its_salient_lines_up_to_the_cap() -> None:
+    pruned = head_tail(TEST_RUN, 100, 100, salient_chars=200)
+    plain = head_tail(TEST_RUN, 100, 100)
+
+    assert "KeyError: 'config'" in pruned
+    assert "salient line(s) of them kept" in pruned
+    assert "KeyError" not in plain
+    assert len(pruned) <= len(plain) + 200 + 120
