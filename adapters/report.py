@@ -145,6 +145,7 @@ def _compactions(lines: Sequence[CompactionLine]) -> str:
     head = (
         "<tr><th>#</th><th>time</th><th>trigger</th><th>tokens before → after</th>"
         "<th>messages summarized</th><th>turns kept</th><th>summary tokens</th>"
+        "<th>ledger entries (tokens)</th>"
         "<th>summarizer (usage)</th><th>fallback</th></tr>"
     )
     rows = []
@@ -158,9 +159,10 @@ def _compactions(lines: Sequence[CompactionLine]) -> str:
             f"({c.first_position + 1}–{c.last_position + 1})</td>"
             f"<td class='n'>{c.turns_kept}</td>"
             f"<td class='n'>{c.summary_tokens:,} / {c.summary_max_tokens:,}</td>"
+            f"<td class='n'>{c.ledger_entries} ({c.ledger_tokens:,})</td>"
             f"<td>{html.escape(c.summarizer)} ({usage})</td>"
             f"<td>{html.escape(c.fallback or 'none')}</td></tr>"
-            f"<tr><td></td><td colspan='8'><details><summary>summary "
+            f"<tr><td></td><td colspan='9'><details><summary>summary "
             f"({html.escape(c.strategy)}, {html.escape(c.reason)})</summary>"
             f"<pre>{html.escape(c.summary_text)}</pre></details></td></tr>"
         )

@@ -83,6 +83,9 @@ class CompactionLine:
     fallback: str | None
     """`truncate` or `raise` when the summarizer failed; `None` when it did not."""
     timestamp: datetime
+    ledger_entries: int = 0
+    """Entries of the facts ledger as this compaction left it (0 when the ledger is off)."""
+    ledger_tokens: int = 0
 
 
 @attrs.frozen
@@ -369,6 +372,9 @@ class _Auditor:
                 summarizer_output_tokens=event.summarizer_output_tokens,
                 fallback=self.fallback,
                 timestamp=event.timestamp,
+                # The ledger is updated just before the completion, in the same command.
+                ledger_entries=len(state.ledger),
+                ledger_tokens=state.ledger_tokens,
             )
         )
         self.compacted = event.generation

@@ -51,6 +51,17 @@ class AttrsTranscoding(Transcoding):
         return self.type(**data)
 
 
+class SettingsTranscoding(AttrsTranscoding):
+    """Compaction settings; a setting added since a session was stored takes the value that
+    behaves as before (`CompactionSettings.from_stored`), not today's default."""
+
+    def __init__(self) -> None:
+        super().__init__(CompactionSettings, "compaction_settings")
+
+    def decode(self, data: dict[str, Any]) -> Any:
+        return CompactionSettings.from_stored(data)
+
+
 def register_transcodings(transcoder: JSONTranscoder) -> None:
     """Registers every domain value that events and snapshots hold."""
     transcoder.register(MessageAsJSON())
@@ -64,5 +75,5 @@ def register_transcodings(transcoder: JSONTranscoder) -> None:
     )
     transcoder.register(AttrsTranscoding(SummaryChunk, "summary_chunk"))
     transcoder.register(AttrsTranscoding(Decision, "decision"))
-    transcoder.register(AttrsTranscoding(CompactionSettings, "compaction_settings"))
+    transcoder.register(SettingsTranscoding())
     transcoder.register(AttrsTranscoding(LedgerEntry, "ledger_entry"))

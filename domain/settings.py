@@ -244,15 +244,36 @@ class CompactionSettings:
             raise InvalidSettingsError(f"unknown settings: {', '.join(sorted(unknown))}")
         return cls(**data)
 
+    @classmethod
+    def from_stored(cls, data: dict[str, Any]) -> CompactionSettings:
+        """Settings as a session recorded them. A setting added since takes the value that
+        behaves as before it existed (`ADDED_SETTINGS`), not today's default: a stored
+        session goes on deciding as it did, and keeps its fingerprint."""
+        return cls.from_dict({**{k: v for k, v in ADDED_SETTINGS.items() if k not in data}, **data})
+
     @property
     def fingerprint(self) -> str:
         """A short stable hash of every setting, recorded with each decision."""
         data = self.to_dict()
-        if data["background_threshold_ratio"] is None:
-            # Added later: settings without it keep the fingerprint they were recorded with.
-            del data["background_threshold_ratio"]
+        for name, before in ADDED_SETTINGS.items():
+            # Added later: settings that behave as before keep the fingerprint they had.
+            if data[name] == before:
+                del data[name]
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+ADDED_SETTINGS: dict[str, Any] = {
+    "background_threshold_ratio": None,
+    "target_ratio": 1.0,
+    "min_growth_share": 0.0,
+    "ledger_share": 0.0,
+    "prune_salient_chars": 0,
+    "salient_chars": 0,
+}
+"""Settings added after sessions were first stored, each with the value that behaves as if
+it did not exist (no earlier mark, no target below the threshold, no growth guard, no
+ledger, no salient lines)."""
 
 
 @attrs.frozen

@@ -109,6 +109,7 @@ def compaction_text(line: CompactionLine) -> str:
         f"(messages {line.first_position + 1}-{line.last_position + 1}), "
         f"{line.turns_kept} turns kept; summary {line.summary_tokens:,} of "
         f"{line.summary_max_tokens:,} tokens ({line.strategy}); "
+        f"ledger {line.ledger_entries} entries, {line.ledger_tokens:,} tokens; "
         f"summarizer {line.summarizer} ({usage}); fallback {line.fallback or 'none'}"
     )
 

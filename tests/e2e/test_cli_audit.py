@@ -6,6 +6,7 @@ import fcntl
 import json
 import os
 import pty
+import re
 import struct
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from click.testing import CliRunner
 from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.cli import main
 from abridged.application.service import Sessions
+from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from tests.support.builders import TOOLS, turn, words
 from tests.support.checks import feed
@@ -65,7 +67,21 @@ def test_audit_prints_each_compaction_and_a_verdict(store: tuple[str, list[UUID]
     assert "threshold" in lines[0]
     assert "->" in lines[0]
     assert "summarizer fake" in lines[0]
+    assert re.search(r"ledger \d+ entries, [\d,]+ tokens", lines[0])
     assert "every recorded decision matches" in out
+
+
+def test_each_compaction_line_gives_the_ledger_it_left(store: tuple[str, list[UUID]]) -> None:
+    db, (session_id, _) = store
+    code, out, _ = run("audit", str(session_id), "--db", db, "--json")
+    assert code == 0
+    records = [json.loads(line) for line in out.splitlines()]
+    compactions = [r for r in records if r["type"] == "compaction"]
+    assert compactions
+    app = bootstrap(db, counter=COUNTER, summarizer=FakeSummarizer(words(60, "fact")))
+    updates = [e for e in app.history(session_id) if isinstance(e, Session.LedgerUpdated)]
+    assert [c["ledger_tokens"] for c in compactions] == [u.tokens for u in updates]
+    assert [c["ledger_entries"] for c in compactions] == [len(u.entries) for u in updates]
 
 
 def test_audit_all_sessions_as_json_lines(store: tuple[str, list[UUID]]) -> None:

@@ -66,6 +66,8 @@ def start(app: Sessions, **settings: object) -> UUID:
             **{  # type: ignore[arg-type]
                 "threshold_floor_tokens": 0,
                 "keep_recent_turns": 2,
+                # The background mark comes before the hard threshold (defaults compact early).
+                "threshold_ratio": 0.7,
                 "background_threshold_ratio": 0.4,
                 **settings,
             }
@@ -234,6 +236,6 @@ def test_the_mark_is_a_validated_setting_and_old_fingerprints_stay() -> None:
     with pytest.raises(InvalidSettingsError, match="background_threshold_ratio"):
         CompactionSettings(background_threshold_ratio="half")  # type: ignore[arg-type]
     stored = json.loads(json.loads(FIXTURE.read_text())["events"][0]["state"])
-    settings = CompactionSettings.from_dict(stored["settings"]["_data_"])
+    settings = CompactionSettings.from_stored(stored["settings"]["_data_"])
     assert settings.fingerprint == stored["settings_fingerprint"]
     assert CompactionSettings(background_threshold_ratio=0.5).fingerprint != settings.fingerprint
