@@ -93,7 +93,7 @@ def load_transcript(path: Path | str, format: str = "auto") -> Transcript:
 def _import(path: Path, source: str, format: str) -> Imported | None:
     """The conversation in another tool's format, or `None` when it is abridged's own."""
     try:
-        raw = path.read_bytes()
+        raw = _bounded_read(path, source)
     except FileNotFoundError:
         raise TranscriptError(source, None, "no such file") from None
     except IsADirectoryError:
@@ -209,6 +209,26 @@ def _messages(
 MAX_LINE_BYTES = 32_000_000
 """The longest transcript line read (the API's request limit): a longer one, or a file with no
 line breaks such as /dev/zero, is an error rather than a read without end."""
+
+
+MAX_TRANSCRIPT_BYTES = 2_000_000_000
+"""The largest transcript file read whole (to detect and import another tool's format)."""
+
+
+def _bounded_read(path: Path, source: str) -> bytes:
+    """The file's bytes, refusing a first line longer than `MAX_LINE_BYTES` or a file larger
+    than `MAX_TRANSCRIPT_BYTES` before reading on (a device such as /dev/zero never ends)."""
+    with path.open("rb") as stream:
+        first = stream.readline(MAX_LINE_BYTES + 1)
+        if len(first) > MAX_LINE_BYTES:
+            raise TranscriptError(
+                source, 1, f"longer than {MAX_LINE_BYTES:,} bytes; not a transcript line"
+            )
+        rest = stream.read(MAX_TRANSCRIPT_BYTES + 1 - len(first))
+    raw = first + rest
+    if len(raw) > MAX_TRANSCRIPT_BYTES:
+        raise TranscriptError(source, None, f"larger than {MAX_TRANSCRIPT_BYTES:,} bytes")
+    return raw
 
 
 def _bounded_lines(stream: BinaryIO) -> Iterable[bytes]:

@@ -10,20 +10,20 @@ domain never sees it.
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
 
 import attrs
-import structlog
 
 from abridged.application.ports import Summarizer, SummarizerError, Summary
 from abridged.domain.messages import Message
 
 __all__ = ["BreakerSettings", "GuardedSummarizer"]
 
-logger = structlog.get_logger(__name__)
+logger = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -160,8 +160,8 @@ class GuardedSummarizer:
             if threshold and self._failures >= threshold:
                 self._open_until = self._clock() + self.settings.cooldown
                 logger.warning(
-                    "summarizer circuit breaker open",
-                    summarizer=self.inner.name,
-                    failures=self._failures,
-                    cooldown=self.settings.cooldown,
+                    "summarizer %s: circuit breaker open after %d failures, for %.0f s",
+                    self.inner.name,
+                    self._failures,
+                    self.settings.cooldown,
                 )

@@ -42,7 +42,7 @@ def test_the_chat_host_recovers_from_an_overflow_and_keeps_talking(
 ) -> None:
     # The provider's window is smaller than the one the host configured: only the provider's
     # "prompt is too long" can tell, and the host recovers through report_overflow.
-    fake_anthropic.context_window = 6_000
+    fake_anthropic.context_window = 4_000
     db = tmp_path / "chat.sqlite3"
     prompts = [f"Question {i}: " + "tell me about the parser module " * 60 for i in range(16)]
     stdin = "\n".join([*prompts, "/stats", "/sessions", "/quit", "never read"]) + "\n"
@@ -67,7 +67,7 @@ def test_the_chat_host_recovers_from_an_overflow_and_keeps_talking(
     stats = app.stats(listed.id)
     assert stats.requests == len(prompts)
     assert stats.compactions_by_trigger.get("overflow", 0) >= 1
-    assert app.session(listed.id).provider_window == 6_000
+    assert app.session(listed.id).provider_window == 4_000
     assert str(listed.id) in done.stdout  # /sessions
     assert f"{len(prompts)} requests" in done.stdout  # /stats
 

@@ -185,7 +185,8 @@ async def lifecycle(driver: Driver) -> None:
 
 
 async def background(driver: Driver) -> None:
-    session_id = await start(driver, background_threshold_ratio=0.45)
+    # The background mark comes before the hard threshold (the defaults compact early).
+    session_id = await start(driver, threshold_ratio=0.7, background_threshold_ratio=0.45)
     for i in range(10):
         for message in turn(f"Request {i}", [words(120), words(80)]):
             if message.role is Role.ASSISTANT:

@@ -39,6 +39,7 @@ from tests.support.checks import check_request
 from tests.support.counting import MemoCounter
 
 COUNTER = MemoCounter(TiktokenCounter())
+HUGE_MESSAGE_BYTES = 64_000_000
 FUTURE_TYPES = ("hologram", "tool_sandbox_snapshot")
 """Block types standing in for ones the API adds after this library."""
 
@@ -292,6 +293,9 @@ def test_every_block_type_gives_valid_in_budget_requests_and_unknown_ones_pass_u
         counter=COUNTER,
         summarizer=ExtractiveSummarizer(COUNTER),
         env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+        # Messages past the byte cap are refused at append (tests/reliability); here the
+        # point is what the view makes of any size the cap allows.
+        max_message_bytes=HUGE_MESSAGE_BYTES,
     )
     session_id = app.start_session(
         model="claude-test",
@@ -350,6 +354,9 @@ def test_replaying_the_events_reproduces_every_reduced_view(
         counter=COUNTER,
         summarizer=ExtractiveSummarizer(COUNTER),
         env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+        # Messages past the byte cap are refused at append (tests/reliability); here the
+        # point is what the view makes of any size the cap allows.
+        max_message_bytes=HUGE_MESSAGE_BYTES,
     )
     session_id = app.start_session(
         model="claude-test", context_window=window[0], max_output_tokens=window[1], tools=TOOLS

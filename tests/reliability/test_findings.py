@@ -45,16 +45,14 @@ def test_a_string_session_id_works_on_sqlite(tmp_path: Path) -> None:
 
 
 def test_a_system_prompt_over_the_window_is_blamed_and_not_a_message(app: Sessions) -> None:
-    session_id = app.start_session(
-        model="claude-test",
-        context_window=2_000,
-        max_output_tokens=500,
-        system=" ".join(["rule"] * 3_000),
-    )
-    app.append_message(session_id, Message.user("hi"))
-
+    # Refused when the session starts, before any message could be blamed for it.
     with pytest.raises(ContextOverflowError, match="system prompt") as raised:
-        app.prepare_request(session_id)
+        app.start_session(
+            model="claude-test",
+            context_window=2_000,
+            max_output_tokens=500,
+            system=" ".join(["rule"] * 3_000),
+        )
 
     assert "message 1" not in str(raised.value)
     assert raised.value.position is None
