@@ -119,7 +119,10 @@ API_CASES: tuple[Case, ...] = (
     Case("empty text", append(_user({"type": "text", "text": ""})), E.EmptyContentError),
     Case("blank text", append(_user({"type": "text", "text": " \n\t"})), E.EmptyContentError),
     Case("block is a string", append(_user("hi")), E.MalformedBlockError),
-    Case("unknown block type", append(_user({"type": "video"})), E.MalformedBlockError),
+    # A block of a type not known yet passes through unchanged (issue 7); one with no type
+    # at all cannot be anything.
+    Case("block without a type", append(_user({"kind": "video"})), E.MalformedBlockError),
+    Case("block type not a string", append(_user({"type": 5})), E.MalformedBlockError),
     Case("text block without text", append(_user({"type": "text"})), E.MalformedBlockError),
     Case("text is a number", append(_user({"type": "text", "text": 5})), E.MalformedBlockError),
     # Images.
