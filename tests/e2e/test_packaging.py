@@ -7,6 +7,7 @@ beside it, and `import abridged` must give the documented API.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -19,18 +20,33 @@ import pytest
 import abridged
 
 ROOT = Path(__file__).resolve().parents[2]
+
 LAYERS = ("domain", "application", "adapters")
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Built from a copy of the source: setuptools builds in the source tree's build/, which
+    # another build (a second test worker, an editable install) may be using at the time.
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for name in ("abridged", *LAYERS):
+        shutil.copytree(
+            ROOT / name,
+            source / name,
+            symlinks=True,
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        )
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(ROOT)],
-        check=True,
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(source)],
+        check=False,
         capture_output=True,
+        text=True,
         timeout=300,
     )
+    assert done.returncode == 0, done.stderr[-3000:]
     (built,) = out.glob("abridged-*.whl")
     return built
 
