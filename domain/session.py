@@ -13,29 +13,25 @@ date by those mutators. Decisions are not made here.
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
 import attrs
 from eventsourcing.domain import Aggregate, event
 
-from abridged.domain.context import Entry, SummaryChunk, calibrated, raw_estimate
+from abridged.domain.context import Entry, SummaryChunk, raw_estimate
 from abridged.domain.errors import InvalidMessageError, InvalidSettingsError
 from abridged.domain.indexes import (
-    has_thinking,
-    rebuilt_sums,
     recompute,
-    saving_of,
-    thinking_tokens,
 )
 from abridged.domain.ledger import LedgerEntry
-from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
+from abridged.domain.messages import Message, Role
 from abridged.domain.planner import CompactionOutcome, Decision
-from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan, output_tokens
+from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.replies import shown_reply
 from abridged.domain.settings import CompactionSettings, Limits
+from abridged.domain.state import SessionState
 from abridged.domain.tokens import REQUEST_OVERHEAD
 from abridged.domain.truncation import Truncation
 from abridged.domain.usage import Usage, moving_calibration, observed_ratio
@@ -53,38 +49,11 @@ class LedgerUpdate:
     dropped: tuple[LedgerEntry, ...] = ()
 
 
-class Session(Aggregate):
-    """One conversation thread; every change to it is an event."""
+class Session(SessionState, Aggregate):
+    """One conversation thread; every change to it is an event (its state and indexes:
+    `abridged.domain.state.SessionState`)."""
 
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
-    class_version = 4
-    """2: the state holds the incremental indexes of `abridged.domain.indexes`;
-    3: and the host's metadata, tags and deletion mark;
-    4: and the facts ledger (`ledger`, `ledger_text`, `ledger_tokens`) and `compacted_to`,
-    the estimate the last compaction left."""
-
-    @staticmethod
-    def upcast_v1_v2(state: dict[str, Any]) -> None:
-        """A snapshot from before the indexes: derive them from its retained tail."""
-        state.update(recompute(state["entries"], state["settings"]).as_state())
-        # Which events hold these messages is not known (0): snapshots keep their bodies.
-        state["entry_versions"] = [0] * len(state["entries"])
-
-    @staticmethod
-    def upcast_v2_v3(state: dict[str, Any]) -> None:
-        """Snapshots taken before sessions had metadata, tags or a deletion mark."""
-        state["metadata"] = {}
-        state["tags"] = []
-        state["deleted"] = None
-
-    @staticmethod
-    def upcast_v3_v4(state: dict[str, Any]) -> None:
-        """A snapshot taken before the ledger existed holds an empty one, and no record of
-        what its last compaction left (the growth guard starts at its next compaction)."""
-        state["ledger"] = []
-        state["ledger_text"] = ""
-        state["ledger_tokens"] = 0
-        state["compacted_to"] = None
 
     class Started(Aggregate.Created):
         """A session began, with its model, window, settings, system prompt and tools, and
@@ -148,102 +117,14 @@ class Session(Aggregate):
         self.settings = settings
         self.system = system
         # Lists, not tuples: snapshots store state as JSON, which has no tuples.
-        self.tools: list[dict[str, Any]] = list(tools)
+        self.tools = list(tools)
         self.system_tokens = system_tokens
         self.tools_tokens = tools_tokens
         self.token_counter = token_counter
-        self.entries: list[Entry] = []
+        self.metadata = dict(metadata)
+        self.tags = list(tags)
         # A session continuing another from its summary starts with that summary in view.
-        self.summaries: list[SummaryChunk] = [parent_summary] if parent_summary else []
-        self.message_count = 0
-        self.generation = 0
-        self.tail_tokens = 0
-        self.calibration = 1.0
-        self.prune_boundary = 0
-        self.thinking_seen = False
-        self.last_compaction_at = -1
-        """`message_count` when the last compaction completed."""
-        self.stalled_estimate: int | None = None
-        """The estimate a compaction could not reduce enough; guards against loops."""
-        self.compacted_to: int | None = None
-        """The estimate the last compaction left (`tokens_after`); the next threshold
-        compaction waits until the context has grown by `min_growth_share` since."""
-        self.compaction_requested: str | None = None
-        self.suppressed: str | None = None
-        self.provider_window: int | None = None
-        """The window the provider enforced when it was smaller than `context_window`."""
-        # Indexes over the retained tail (`abridged.domain.indexes`), kept by the mutators.
-        self.tool_ids: dict[str, int] = {}
-        self.open_tool_ids: list[str] = []
-        self.prompt_positions: list[int] = []
-        self.thinking_positions: list[int] = []
-        self.output_sums: list[int] = [0]
-        self.saving_sums: list[int] = [0]
-        self.thinking_sums: list[int] = [0]
-        self.shown_messages: list[Message] = []
-        """Each retained message as requests show it. Snapshots leave it out (it is made of
-        the messages); a load derives it again."""
-        self.entry_versions: list[int] = []
-        """The version of the `MessageAppended` of each retained message (0: unknown), so a
-        snapshot can point at the events that hold the messages instead of copying them."""
-        self.metadata: dict[str, str] = dict(metadata)
-        self.tags: list[str] = list(tags)
-        self.deleted: str | None = None
-        """Why the session was deleted; a deleted session takes no more commands."""
-        self.ledger: list[LedgerEntry] = []
-        self.ledger_text = ""
-        """The ledger as requests show it (`abridged.domain.ledger.render_ledger`)."""
-        self.ledger_tokens = 0
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Session:
-        # The service copies a cached session before each command. Every value the session
-        # holds is immutable or replaced whole, never changed in place, so fresh containers
-        # are enough: sharing the values keeps the copy cheap whatever the history's length.
-        copy = object.__new__(type(self))
-        copy.__dict__.update(
-            {
-                name: type(value)(value) if isinstance(value, list | dict) else value
-                for name, value in self.__dict__.items()
-            }
-        )
-        return copy
-
-    @property
-    def limits(self) -> Limits:
-        window = self.context_window
-        if self.provider_window is not None:
-            window = min(window, self.provider_window)
-        return Limits(window, self.reserved_output, self.settings)
-
-    # What commands and the planners read (decisions: `abridged.domain.planner`).
-
-    @property
-    def retained_from(self) -> int:
-        return self.entries[0].position if self.entries else self.message_count
-
-    @property
-    def awaiting_reply(self) -> bool:
-        """Whether the last message is the user's, so a request can be built."""
-        return bool(self.entries) and self.entries[-1].message.role is Role.USER
-
-    @property
-    def turn_ended(self) -> bool:
-        """Whether the last message starts a new turn (the previous turn has ended)."""
-        return bool(self.entries) and self.entries[-1].message.is_user_prompt
-
-    def tool_ids_in_view(self) -> set[str]:
-        return set(self.tool_ids)
-
-    def raw_estimate(self) -> int:
-        """The uncalibrated estimate of the next request: a sum of stored counts."""
-        return raw_estimate(self)
-
-    def calibrated(self, raw: int) -> int:
-        return calibrated(self, raw)
-
-    def estimate(self) -> int:
-        """The estimate of the next request, calibrated by the provider's reported usage."""
-        return calibrated(self, raw_estimate(self))
+        self.start_empty(parent_summary)
 
     # Appending messages.
 
@@ -265,28 +146,7 @@ class Session(Aggregate):
                 tuple(self.block_tokens),
                 tuple(self.truncations),
             )
-            session.entries.append(entry)
-            session.entry_versions.append(self.originator_version)
-            session.message_count += 1
-            session.tail_tokens += entry.shown_tokens
-            message = entry.message
-            uses = message.tool_uses
-            for use in uses:
-                session.tool_ids[use.id] = entry.position
-            session.open_tool_ids = [u.id for u in uses]
-            if message.is_user_prompt:
-                session.prompt_positions.append(entry.position)
-            if has_thinking(entry):
-                session.thinking_positions.append(entry.position)
-            session.output_sums.append(session.output_sums[-1] + output_tokens(entry))
-            saving = saving_of(session.entries, len(session.entries) - 1, session.settings)
-            session.saving_sums.append(session.saving_sums[-1] + saving)
-            session.thinking_sums.append(session.thinking_sums[-1] + thinking_tokens(entry))
-            session.shown_messages.append(entry.shown_message)
-            if any(
-                isinstance(b, ThinkingBlock | RedactedThinkingBlock) for b in entry.message.content
-            ):
-                session.thinking_seen = True
+            session.add_entry(entry, self.originator_version)
             if self.usage is not None and self.request_estimate:
                 session.calibration = moving_calibration(
                     session.calibration, self.usage.prompt_tokens, self.request_estimate
@@ -509,60 +369,6 @@ class Session(Aggregate):
     @event(ReasoningDowngraded)
     def downgrade_reasoning(self, blocks: tuple[DowngradedThinking, ...], reason: str) -> None:
         self.replace_blocks((b.position, b.block_index, b.text, b.tokens_after) for b in blocks)
-
-    def replace_blocks(self, changes: Iterable[tuple[int, int, str | None, int]]) -> None:
-        first = self.retained_from
-        changed: set[int] = set()
-        for position, block_index, text, tokens in changes:
-            k = position - first
-            before = self.entries[k]
-            self.entries[k] = before.replaced(block_index, text, tokens)
-            self.tail_tokens += self.entries[k].shown_tokens - before.shown_tokens
-            self.shown_messages[k] = self.entries[k].shown_message
-            changed.add(k)
-        if not changed:
-            return
-        for k in changed:
-            entry = self.entries[k]
-            at = bisect_left(self.thinking_positions, entry.position)
-            listed = at < len(self.thinking_positions)
-            if listed and self.thinking_positions[at] == entry.position and not has_thinking(entry):
-                del self.thinking_positions[at]
-        # Sums after the first change shift; changes are rare moments (prunes, downgrades).
-        start = min(changed)
-        entries = self.entries
-        settings = self.settings
-        self.output_sums = rebuilt_sums(
-            self.output_sums, entries, start, lambda k: output_tokens(entries[k])
-        )
-        self.saving_sums = rebuilt_sums(
-            self.saving_sums, entries, start, lambda k: saving_of(entries, k, settings)
-        )
-        self.thinking_sums = rebuilt_sums(
-            self.thinking_sums, entries, start, lambda k: thinking_tokens(entries[k])
-        )
-
-    def drop_before(self, position: int) -> None:
-        """Leaves the messages before `position` out of the retained tail (and the indexes)."""
-        drop = max(0, min(position - self.retained_from, len(self.entries)))
-        dropped, self.entries = self.entries[:drop], self.entries[drop:]
-        del self.entry_versions[:drop]
-        self.tail_tokens -= sum(e.shown_tokens for e in dropped)
-        for entry in dropped:
-            for use in entry.message.tool_uses:
-                self.tool_ids.pop(use.id, None)
-        if not self.entries:
-            self.open_tool_ids = []
-        del self.prompt_positions[: bisect_left(self.prompt_positions, position)]
-        del self.thinking_positions[: bisect_left(self.thinking_positions, position)]
-        base = self.output_sums[drop]
-        self.output_sums = [s - base for s in self.output_sums[drop:]]
-        base = self.thinking_sums[drop]
-        self.thinking_sums = [s - base for s in self.thinking_sums[drop:]]
-        del self.shown_messages[:drop]
-        # The new first message's calls are out of view: it counts no saving.
-        first = self.saving_sums[drop + 1] if self.entries else self.saving_sums[drop]
-        self.saving_sums = [0, *(s - first for s in self.saving_sums[drop + 1 :])]
 
     # Lifecycle: what the next request is made with may change mid-session.
 

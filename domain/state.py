@@ -1,0 +1,261 @@
+"""What a `Session` holds, and the indexes its mutators keep over the retained tail.
+
+`SessionState` is the aggregate's state without its commands and events: the attributes (and
+the upcasters of snapshots taken before some of them existed), the queries the planners and
+the service read (`estimate`, `limits`, `awaiting_reply`, ...), and the index maintenance the
+mutators call when a message joins the tail (`add_entry`), when blocks are shown otherwise
+(`replace_blocks`) and when a compaction leaves older messages out (`drop_before`). Each keeps
+the indexes of `abridged.domain.indexes` in time proportional to what changed; `recompute` in
+that module is their definition from scratch.
+
+`abridged.domain.session.Session` inherits it; nothing here records an event.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable
+from typing import Any
+
+from abridged.domain.context import Entry, SummaryChunk, calibrated, raw_estimate
+from abridged.domain.indexes import (
+    has_thinking,
+    rebuilt_sums,
+    recompute,
+    saving_of,
+    thinking_tokens,
+)
+from abridged.domain.ledger import LedgerEntry
+from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
+from abridged.domain.pruning import output_tokens
+from abridged.domain.settings import CompactionSettings, Limits
+
+
+class SessionState:
+    """A session's state: the attributes the `Started` mutator sets and later events change."""
+
+    class_version = 4
+    """2: the state holds the incremental indexes of `abridged.domain.indexes`;
+    3: and the host's metadata, tags and deletion mark;
+    4: and the facts ledger (`ledger`, `ledger_text`, `ledger_tokens`) and `compacted_to`,
+    the estimate the last compaction left."""
+
+    model: str
+    context_window: int
+    reserved_output: int
+    settings: CompactionSettings
+    system: str
+    tools: list[dict[str, Any]]
+    system_tokens: int
+    tools_tokens: int
+    token_counter: str
+    entries: list[Entry]
+    summaries: list[SummaryChunk]
+    message_count: int
+    generation: int
+    tail_tokens: int
+    calibration: float
+    prune_boundary: int
+    thinking_seen: bool
+    last_compaction_at: int
+    """`message_count` when the last compaction completed."""
+    stalled_estimate: int | None
+    """The estimate a compaction could not reduce enough; guards against loops."""
+    compacted_to: int | None
+    """The estimate the last compaction left (`tokens_after`); the next threshold
+    compaction waits until the context has grown by `min_growth_share` since."""
+    compaction_requested: str | None
+    suppressed: str | None
+    provider_window: int | None
+    """The window the provider enforced when it was smaller than `context_window`."""
+    # Indexes over the retained tail (`abridged.domain.indexes`), kept by the mutators.
+    tool_ids: dict[str, int]
+    open_tool_ids: list[str]
+    prompt_positions: list[int]
+    thinking_positions: list[int]
+    output_sums: list[int]
+    saving_sums: list[int]
+    thinking_sums: list[int]
+    shown_messages: list[Message]
+    """Each retained message as requests show it. Snapshots leave it out (it is made of
+    the messages); a load derives it again."""
+    entry_versions: list[int]
+    """The version of the `MessageAppended` of each retained message (0: unknown), so a
+    snapshot can point at the events that hold the messages instead of copying them."""
+    metadata: dict[str, str]
+    tags: list[str]
+    deleted: str | None
+    """Why the session was deleted; a deleted session takes no more commands."""
+    ledger: list[LedgerEntry]
+    ledger_text: str
+    """The ledger as requests show it (`abridged.domain.ledger.render_ledger`)."""
+    ledger_tokens: int
+
+    def start_empty(self, summary: SummaryChunk | None) -> None:
+        """Sets the state of a session with no messages yet (and perhaps a parent's summary)."""
+        self.entries = []
+        self.summaries = [summary] if summary else []
+        self.message_count = self.generation = self.tail_tokens = self.prune_boundary = 0
+        self.calibration = 1.0
+        self.thinking_seen = False
+        self.last_compaction_at = -1
+        self.stalled_estimate = self.compacted_to = self.provider_window = None
+        self.compaction_requested = self.suppressed = self.deleted = None
+        self.__dict__.update(recompute([], self.settings).as_state())
+        self.entry_versions = []
+        self.ledger = []
+        self.ledger_text = ""
+        self.ledger_tokens = 0
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """A snapshot from before the indexes: derive them from its retained tail."""
+        state.update(recompute(state["entries"], state["settings"]).as_state())
+        # Which events hold these messages is not known (0): snapshots keep their bodies.
+        state["entry_versions"] = [0] * len(state["entries"])
+
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, Any]) -> None:
+        """Snapshots taken before sessions had metadata, tags or a deletion mark."""
+        state["metadata"] = {}
+        state["tags"] = []
+        state["deleted"] = None
+
+    @staticmethod
+    def upcast_v3_v4(state: dict[str, Any]) -> None:
+        """A snapshot taken before the ledger existed holds an empty one, and no record of
+        what its last compaction left (the growth guard starts at its next compaction)."""
+        state["ledger"] = []
+        state["ledger_text"] = ""
+        state["ledger_tokens"] = 0
+        state["compacted_to"] = None
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SessionState:
+        # The service copies a cached session before each command. Every value the session
+        # holds is immutable or replaced whole, never changed in place, so fresh containers
+        # are enough: sharing the values keeps the copy cheap whatever the history's length.
+        copy = object.__new__(type(self))
+        copy.__dict__.update(
+            {
+                name: type(value)(value) if isinstance(value, list | dict) else value
+                for name, value in self.__dict__.items()
+            }
+        )
+        return copy
+
+    # What commands and the planners read (decisions: `abridged.domain.planner`).
+
+    @property
+    def limits(self) -> Limits:
+        window = self.context_window
+        if self.provider_window is not None:
+            window = min(window, self.provider_window)
+        return Limits(window, self.reserved_output, self.settings)
+
+    @property
+    def retained_from(self) -> int:
+        return self.entries[0].position if self.entries else self.message_count
+
+    @property
+    def awaiting_reply(self) -> bool:
+        """Whether the last message is the user's, so a request can be built."""
+        return bool(self.entries) and self.entries[-1].message.role is Role.USER
+
+    @property
+    def turn_ended(self) -> bool:
+        """Whether the last message starts a new turn (the previous turn has ended)."""
+        return bool(self.entries) and self.entries[-1].message.is_user_prompt
+
+    def tool_ids_in_view(self) -> set[str]:
+        return set(self.tool_ids)
+
+    def raw_estimate(self) -> int:
+        """The uncalibrated estimate of the next request: a sum of stored counts."""
+        return raw_estimate(self)
+
+    def calibrated(self, raw: int) -> int:
+        return calibrated(self, raw)
+
+    def estimate(self) -> int:
+        """The estimate of the next request, calibrated by the provider's reported usage."""
+        return calibrated(self, raw_estimate(self))
+
+    # Index maintenance, called by the mutators.
+
+    def add_entry(self, entry: Entry, version: int) -> None:
+        """Appends `entry` (held by the event at `version`) to the tail and its indexes."""
+        self.entries.append(entry)
+        self.entry_versions.append(version)
+        self.message_count += 1
+        self.tail_tokens += entry.shown_tokens
+        message = entry.message
+        uses = message.tool_uses
+        for use in uses:
+            self.tool_ids[use.id] = entry.position
+        self.open_tool_ids = [u.id for u in uses]
+        if message.is_user_prompt:
+            self.prompt_positions.append(entry.position)
+        if has_thinking(entry):
+            self.thinking_positions.append(entry.position)
+        self.output_sums.append(self.output_sums[-1] + output_tokens(entry))
+        saving = saving_of(self.entries, len(self.entries) - 1, self.settings)
+        self.saving_sums.append(self.saving_sums[-1] + saving)
+        self.thinking_sums.append(self.thinking_sums[-1] + thinking_tokens(entry))
+        self.shown_messages.append(entry.shown_message)
+        if any(isinstance(b, ThinkingBlock | RedactedThinkingBlock) for b in message.content):
+            self.thinking_seen = True
+
+    def replace_blocks(self, changes: Iterable[tuple[int, int, str | None, int]]) -> None:
+        """Shows blocks otherwise: (position, block index, text or None to drop, tokens)."""
+        first = self.retained_from
+        changed: set[int] = set()
+        for position, block_index, text, tokens in changes:
+            k = position - first
+            before = self.entries[k]
+            self.entries[k] = before.replaced(block_index, text, tokens)
+            self.tail_tokens += self.entries[k].shown_tokens - before.shown_tokens
+            self.shown_messages[k] = self.entries[k].shown_message
+            changed.add(k)
+        if not changed:
+            return
+        for k in changed:
+            entry = self.entries[k]
+            at = bisect_left(self.thinking_positions, entry.position)
+            listed = at < len(self.thinking_positions)
+            if listed and self.thinking_positions[at] == entry.position and not has_thinking(entry):
+                del self.thinking_positions[at]
+        # Sums after the first change shift; changes are rare moments (prunes, downgrades).
+        start = min(changed)
+        entries = self.entries
+        settings = self.settings
+        self.output_sums = rebuilt_sums(
+            self.output_sums, entries, start, lambda k: output_tokens(entries[k])
+        )
+        self.saving_sums = rebuilt_sums(
+            self.saving_sums, entries, start, lambda k: saving_of(entries, k, settings)
+        )
+        self.thinking_sums = rebuilt_sums(
+            self.thinking_sums, entries, start, lambda k: thinking_tokens(entries[k])
+        )
+
+    def drop_before(self, position: int) -> None:
+        """Leaves the messages before `position` out of the retained tail (and the indexes)."""
+        drop = max(0, min(position - self.retained_from, len(self.entries)))
+        dropped, self.entries = self.entries[:drop], self.entries[drop:]
+        del self.entry_versions[:drop]
+        self.tail_tokens -= sum(e.shown_tokens for e in dropped)
+        for entry in dropped:
+            for use in entry.message.tool_uses:
+                self.tool_ids.pop(use.id, None)
+        if not self.entries:
+            self.open_tool_ids = []
+        del self.prompt_positions[: bisect_left(self.prompt_positions, position)]
+        del self.thinking_positions[: bisect_left(self.thinking_positions, position)]
+        base = self.output_sums[drop]
+        self.output_sums = [s - base for s in self.output_sums[drop:]]
+        base = self.thinking_sums[drop]
+        self.thinking_sums = [s - base for s in self.thinking_sums[drop:]]
+        del self.shown_messages[:drop]
+        # The new first message's calls are out of view: it counts no saving.
+        first = self.saving_sums[drop + 1] if self.entries else self.saving_sums[drop]
+        self.saving_sums = [0, *(s - first for s in self.saving_sums[drop + 1 :])]
