@@ -110,12 +110,13 @@ from abridged.domain.inputs import (
     check_tool_definitions,
     encoded_size,
 )
+from abridged.domain.ledger import LedgerUpdate
 from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.metadata import checked_metadata, checked_tags
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.replies import hidden_blocks
-from abridged.domain.session import LedgerUpdate, Session
+from abridged.domain.session import Session
 from abridged.domain.settings import (
     CompactionSettings,
     Limits,

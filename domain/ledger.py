@@ -258,3 +258,25 @@ def render_ledger(entries: Sequence[LedgerEntry]) -> str:
             lines.append(f"{title}:")
             lines.extend(render_line(e) for e in chosen)
     return "\n".join(lines)
+
+
+@attrs.frozen
+class LedgerUpdate:
+    """A new state of the facts ledger, computed by the service at a compaction."""
+
+    entries: tuple[LedgerEntry, ...]
+    text: str
+    tokens: int
+    dropped: tuple[LedgerEntry, ...] = ()
+
+
+def check_update(held: Iterable[LedgerEntry], update: LedgerUpdate) -> None:
+    """Checks that `update` names in `dropped` every `held` entry it no longer holds, and
+    that its text is empty exactly when it has no entries."""
+    kept = {e.key for e in update.entries}
+    said = {e.key for e in update.dropped}
+    lost = [e for e in held if e.key not in kept and e.key not in said]
+    if lost:
+        raise ValueError(f"ledger entries dropped without being recorded: {lost[:3]}")
+    if bool(update.text.strip()) != bool(update.entries):
+        raise ValueError("a ledger's text is empty exactly when it has no entries")

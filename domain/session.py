@@ -17,16 +17,15 @@ from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
-import attrs
 from eventsourcing.domain import Aggregate, event
 
-from abridged.domain.context import Entry, SummaryChunk, raw_estimate
-from abridged.domain.errors import InvalidMessageError, InvalidSettingsError
+from abridged.domain.context import Entry, SummaryChunk
+from abridged.domain.errors import InvalidMessageError
 from abridged.domain.indexes import (
     recompute,
 )
-from abridged.domain.ledger import LedgerEntry
-from abridged.domain.messages import Message, Role
+from abridged.domain.ledger import LedgerEntry, LedgerUpdate, check_update
+from abridged.domain.messages import Message
 from abridged.domain.planner import CompactionOutcome, Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.replies import shown_reply
@@ -35,18 +34,13 @@ from abridged.domain.state import SessionState
 from abridged.domain.tokens import REQUEST_OVERHEAD
 from abridged.domain.truncation import Truncation
 from abridged.domain.usage import Usage, moving_calibration, observed_ratio
-from abridged.domain.validation import check_blocks, check_sequence
+from abridged.domain.validation import (
+    check_blocks,
+    check_counts,
+    check_reconfiguration,
+    check_sequence,
+)
 from abridged.domain.vocabulary import CompactionStrategy, Fallback, SessionOrigin, Trigger
-
-
-@attrs.frozen
-class LedgerUpdate:
-    """A new state of the facts ledger, computed by the service at a compaction."""
-
-    entries: tuple[LedgerEntry, ...]
-    text: str
-    tokens: int
-    dropped: tuple[LedgerEntry, ...] = ()
 
 
 class Session(SessionState, Aggregate):
@@ -159,8 +153,6 @@ class Session(SessionState, Aggregate):
         cut short or empty is recorded all the same, since the provider returned it."""
         check_blocks(shown_reply(message) if reply else message)
         previous = self.entries[-1].message if self.entries else None
-        if previous is None and self.message_count:
-            raise InvalidMessageError("the session's retained tail is empty")  # pragma: no cover
         check_sequence(previous, message, lambda: self.tool_ids)
 
     def append(
@@ -179,12 +171,7 @@ class Session(SessionState, Aggregate):
         `block_tokens` are the counts of the blocks as shown (after `truncations`); `reply`
         marks a model reply, which may be incomplete (see `check_append`)."""
         self.check_append(message, reply=reply)
-        if len(block_tokens) != len(message.content):
-            raise ValueError("block_tokens needs one count per block")
-        if tokens < 0 or any(t < 0 for t in block_tokens):
-            raise ValueError("token counts cannot be negative")
-        if usage is not None and message.role is not Role.ASSISTANT:
-            raise InvalidMessageError("only a model reply (assistant message) carries usage")
+        check_counts(message, tokens, block_tokens, usage is not None)
         self.trigger_event(
             self.MessageAppended,
             message=message,
@@ -272,11 +259,8 @@ class Session(SessionState, Aggregate):
         if ledger is not None:
             self.update_ledger(ledger)
         before = self.estimate()
-        summarized = sum(1 for e in self.entries if e.position < decision.retained_from)
-        kept = [e for e in self.entries if e.position >= decision.retained_from]
-        summaries = [*self.summaries[replaced:], chunk]
-        kept_tokens = sum(e.shown_tokens for e in kept)
-        after = self.calibrated(raw_estimate(self, summaries, kept, kept_tokens))
+        summarized = min(decision.retained_from, self.message_count) - self.retained_from
+        after = self.estimate_after(decision.retained_from, [*self.summaries[replaced:], chunk])
         self.trigger_event(
             self.CompactionCompleted,
             generation=generation,
@@ -312,13 +296,7 @@ class Session(SessionState, Aggregate):
     def update_ledger(self, update: LedgerUpdate) -> None:
         """Records the ledger's new entries; every entry it held and no longer holds must be
         named in `update.dropped`."""
-        kept = {e.key for e in update.entries}
-        said = {e.key for e in update.dropped}
-        lost = [e for e in self.ledger if e.key not in kept and e.key not in said]
-        if lost:
-            raise ValueError(f"ledger entries dropped without being recorded: {lost[:3]}")
-        if bool(update.text.strip()) != bool(update.entries):
-            raise ValueError("a ledger's text is empty exactly when it has no entries")
+        check_update(self.ledger, update)
         self.trigger_event(
             self.LedgerUpdated,
             entries=tuple(update.entries),
@@ -441,17 +419,8 @@ class Session(SessionState, Aggregate):
         system_text, system_tokens = system or (self.system, self.system_tokens)
         tool_list, tools_tokens = tools or (self.tools, self.tools_tokens)
         fixed = REQUEST_OVERHEAD + system_tokens + tools_tokens
-        if fixed >= limits.budget:
-            raise InvalidSettingsError(
-                f"the system prompt and tools ({fixed} tokens) would not fit the budget of "
-                f"{limits.budget} tokens"
-            )
-        uses_tools = any(e.message.tool_uses or e.message.tool_results for e in self.entries)
-        if not tool_list and uses_tools:
-            raise InvalidMessageError(
-                "the context still holds tool calls and results, and the Messages API needs "
-                "tools defined for them: keep at least one tool until they are compacted"
-            )
+        messages = (e.message for e in self.entries)
+        check_reconfiguration(limits.budget, fixed, bool(tool_list), messages)
         if system is not None and system_text != self.system:
             self.trigger_event(
                 self.SystemPromptChanged, system=system_text, system_tokens=system_tokens

@@ -180,6 +180,13 @@ class SessionState:
         """The estimate of the next request, calibrated by the provider's reported usage."""
         return calibrated(self, raw_estimate(self))
 
+    def estimate_after(self, retained_from: int, summaries: list[SummaryChunk]) -> int:
+        """The estimate once the messages before `retained_from` give way to `summaries`."""
+        drop = max(0, min(retained_from - self.retained_from, len(self.entries)))
+        kept = self.entries[drop:]
+        kept_tokens = self.tail_tokens - sum(e.shown_tokens for e in self.entries[:drop])
+        return calibrated(self, raw_estimate(self, summaries, kept, kept_tokens))
+
     # Index maintenance, called by the mutators.
 
     def add_entry(self, entry: Entry, version: int) -> None:

@@ -7,11 +7,13 @@ tell a bad message from a bad request and nothing half-valid is ever recorded.
 from __future__ import annotations
 
 from base64 import b64decode
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Iterable, Sequence
 
 from abridged.domain.errors import (
     DuplicateToolIdError,
     EmptyContentError,
+    InvalidMessageError,
+    InvalidSettingsError,
     MalformedBlockError,
     MalformedToolIdError,
     MisplacedBlockError,
@@ -308,4 +310,33 @@ def check_server_tool_pairs(message: Message) -> None:
     if unanswered:
         raise UnansweredToolUseError(
             f"server tool call {', '.join(unanswered)} has no result in the same message"
+        )
+
+
+def check_counts(message: Message, tokens: int, block_tokens: Sequence[int], usage: bool) -> None:
+    """Checks the counts recorded with `message`: one per block, none negative; only a model
+    reply (an assistant message) carries `usage`."""
+    if len(block_tokens) != len(message.content):
+        raise ValueError("block_tokens needs one count per block")
+    if tokens < 0 or any(t < 0 for t in block_tokens):
+        raise ValueError("token counts cannot be negative")
+    if usage and message.role is not Role.ASSISTANT:
+        raise InvalidMessageError("only a model reply (assistant message) carries usage")
+
+
+def check_reconfiguration(
+    budget: int, fixed_tokens: int, has_tools: bool, retained: Iterable[Message]
+) -> None:
+    """Checks that a session may be reconfigured: the system prompt and tools alone
+    (`fixed_tokens`, with the request overhead) fit the new `budget`, and tools stay defined
+    while the `retained` messages hold tool calls or results."""
+    if fixed_tokens >= budget:
+        raise InvalidSettingsError(
+            f"the system prompt and tools ({fixed_tokens} tokens) would not fit the budget of "
+            f"{budget} tokens"
+        )
+    if not has_tools and any(m.tool_uses or m.tool_results for m in retained):
+        raise InvalidMessageError(
+            "the context still holds tool calls and results, and the Messages API needs "
+            "tools defined for them: keep at least one tool until they are compacted"
         )

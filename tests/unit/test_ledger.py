@@ -14,13 +14,14 @@ from abridged.domain.ledger import (
     KINDS,
     PRIORITY,
     LedgerEntry,
+    LedgerUpdate,
     bounded,
     extract,
     merge,
     render_ledger,
 )
 from abridged.domain.messages import Message, ToolResultBlock, ToolUseBlock
-from abridged.domain.session import LedgerUpdate, Session
+from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from tests.support.builders import TOOLS, turn, words
 from tests.support.checks import feed
