@@ -17,8 +17,9 @@ Hooks (`CompactionHooks`) and a `ContextProvider` are called on the worker threa
 cancelled while its command runs may still complete it: the command is one transaction,
 saved whole or not at all, like every command of `Sessions`.
 
-Why this module is long: every public method of `Sessions` has its awaited counterpart
-here, each a line that runs the sync command off the loop.
+Every public command and query of `Sessions` has its awaited counterpart here: most are
+`_awaited(Sessions.name)`, the same method run on a worker thread, so the two services cannot
+drift apart.
 """
 
 from __future__ import annotations
@@ -28,17 +29,13 @@ import functools
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 from uuid import UUID
-
-from eventsourcing.domain import Aggregate
 
 from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
 from abridged.application.locks import CompactionLocks
-from abridged.application.management import CompactionRecord, SessionPage, SessionStats
-from abridged.application.notices import NoticeCallback
 from abridged.application.ports import (
     CompactionHooks,
     CompactionReport,
@@ -55,9 +52,6 @@ from abridged.application.service import PreparedRequest, Sessions, still_too_lo
 from abridged.domain.context import Context
 from abridged.domain.errors import SessionError
 from abridged.domain.messages import JSON, Message
-from abridged.domain.session import Session
-from abridged.domain.settings import CompactionSettings
-from abridged.domain.usage import Usage
 
 __all__ = ["AsyncSessions"]
 
@@ -68,6 +62,22 @@ T = TypeVar("T")
 
 MAX_WORKERS = 16
 """Worker threads for store access and decisions; calls beyond it wait their turn."""
+
+
+def _awaited(
+    method: Callable[Concatenate[Sessions, P], T], more: str = ""
+) -> Callable[Concatenate[AsyncSessions, P], Coroutine[Any, Any, T]]:
+    """`method` of `Sessions` as a coroutine method of `AsyncSessions`: the same signature
+    and checks, run on one of the service's worker threads, never on the loop."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    async def run(self: AsyncSessions, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        command: Callable[P, T] = getattr(self.sync, name)
+        return await self._run(command, *args, **kwargs)
+
+    run.__doc__ = f"`Sessions.{name}`, awaited" + (f": {more}" if more else ".")
+    return run
 
 
 class _HostLoop:
@@ -220,98 +230,23 @@ class AsyncSessions:
 
     # Commands.
 
-    async def start_session(
-        self,
-        *,
-        model: str,
-        max_output_tokens: int,
-        context_window: int | None = None,
-        system: str = "",
-        tools: Sequence[Mapping[str, JSON]] = (),
-        settings: CompactionSettings | None = None,
-        session_id: UUID | None = None,
-        metadata: Mapping[str, str] | None = None,
-        tags: Iterable[str] = (),
-    ) -> UUID:
-        """`Sessions.start_session`, awaited."""
-        return await self._run(
-            self.sync.start_session,
-            model=model,
-            max_output_tokens=max_output_tokens,
-            context_window=context_window,
-            system=system,
-            tools=tools,
-            settings=settings,
-            session_id=session_id,
-            metadata=metadata,
-            tags=tags,
-        )
-
-    async def append_message(self, session_id: UUID, message: Message | Mapping[str, JSON]) -> int:
-        """`Sessions.append_message`, awaited."""
-        return await self._run(self.sync.append_message, session_id, message)
-
-    async def record_reply(
-        self,
-        session_id: UUID,
-        message: Message | Mapping[str, JSON],
-        usage: Usage | None = None,
-        request_estimate: int | None = None,
-    ) -> int:
-        """`Sessions.record_reply`, awaited; a reply past the session's background mark
-        starts its compaction as a task (`compact_soon`)."""
-        return await self._run(self.sync.record_reply, session_id, message, usage, request_estimate)
-
-    async def prepare_request(
-        self, session_id: UUID, *, on_notice: NoticeCallback | None = None
-    ) -> PreparedRequest:
-        """`Sessions.prepare_request`, awaited: one compaction at a time per session, and a
-        running background compaction is waited for, never run twice. `on_notice` is called
-        from a worker thread."""
-        return await self._run(self.sync.prepare_request, session_id, on_notice=on_notice)
-
-    async def append_and_prepare(
-        self,
-        session_id: UUID,
-        message: Message | Mapping[str, JSON] | Any,
-        *,
-        on_notice: NoticeCallback | None = None,
-    ) -> PreparedRequest:
-        """`Sessions.append_and_prepare`, awaited."""
-        return await self._run(
-            self.sync.append_and_prepare, session_id, message, on_notice=on_notice
-        )
-
-    async def report_overflow(
-        self,
-        session_id: UUID,
-        error_or_limit: Exception | int | None = None,
-        *,
-        tokens: int | None = None,
-        on_notice: NoticeCallback | None = None,
-    ) -> PreparedRequest:
-        """`Sessions.report_overflow`, awaited: for a host that sends requests itself."""
-        return await self._run(
-            self.sync.report_overflow,
-            session_id,
-            error_or_limit,
-            tokens=tokens,
-            on_notice=on_notice,
-        )
-
-    async def check_count(
-        self, session_id: UUID, counted: int, *, on_notice: NoticeCallback | None = None
-    ) -> PreparedRequest | None:
-        """`Sessions.check_count`, awaited."""
-        return await self._run(self.sync.check_count, session_id, counted, on_notice=on_notice)
-
-    async def compact(self, session_id: UUID, instructions: str | None = None) -> CompactionReport:
-        """`Sessions.compact`, awaited."""
-        return await self._run(self.sync.compact, session_id, instructions)
-
-    async def request_compaction(self, session_id: UUID, reason: str = "requested") -> None:
-        """`Sessions.request_compaction`, awaited."""
-        await self._run(self.sync.request_compaction, session_id, reason)
+    start_session = _awaited(Sessions.start_session)
+    append_message = _awaited(Sessions.append_message)
+    record_reply = _awaited(
+        Sessions.record_reply,
+        "a reply past the session's background mark starts its compaction as a task "
+        "(`compact_soon`).",
+    )
+    prepare_request = _awaited(
+        Sessions.prepare_request,
+        "one compaction at a time per session, and a running background compaction is waited "
+        "for, never run twice. `on_notice` is called from a worker thread.",
+    )
+    append_and_prepare = _awaited(Sessions.append_and_prepare)
+    report_overflow = _awaited(Sessions.report_overflow, "for a host that sends requests itself.")
+    check_count = _awaited(Sessions.check_count)
+    compact = _awaited(Sessions.compact)
+    request_compaction = _awaited(Sessions.request_compaction)
 
     def compact_soon(self, session_id: UUID) -> asyncio.Task[CompactionReport | None]:
         """Starts a compaction off the user's turn as a task of the running loop (see
@@ -340,36 +275,9 @@ class AsyncSessions:
         """Waits for the background compactions running now."""
         await asyncio.gather(*self._tasks.values(), return_exceptions=True)
 
-    async def reconfigure(
-        self,
-        session_id: UUID,
-        *,
-        system: str | None = None,
-        tools: Sequence[Mapping[str, JSON]] | None = None,
-        model: str | None = None,
-        context_window: int | None = None,
-        max_output_tokens: int | None = None,
-        settings: CompactionSettings | None = None,
-    ) -> list[str]:
-        """`Sessions.reconfigure`, awaited."""
-        return await self._run(
-            self.sync.reconfigure,
-            session_id,
-            system=system,
-            tools=tools,
-            model=model,
-            context_window=context_window,
-            max_output_tokens=max_output_tokens,
-            settings=settings,
-        )
-
-    async def clear_session(self, session_id: UUID, *, instructions: str | None = None) -> UUID:
-        """`Sessions.clear_session`, awaited."""
-        return await self._run(self.sync.clear_session, session_id, instructions=instructions)
-
-    async def resume_session(self, session_id: UUID, **changes: object) -> UUID:
-        """`Sessions.resume_session`, awaited."""
-        return await self._run(self.sync.resume_session, session_id, **changes)
+    reconfigure = _awaited(Sessions.reconfigure)
+    clear_session = _awaited(Sessions.clear_session)
+    resume_session = _awaited(Sessions.resume_session)
 
     async def complete(
         self,
@@ -424,40 +332,12 @@ class AsyncSessions:
 
     # Queries.
 
-    async def session(self, session_id: UUID, version: int | None = None) -> Session:
-        """`Sessions.session`, awaited."""
-        return await self._run(self.sync.session, session_id, version)
-
-    async def list_sessions(
-        self,
-        *,
-        metadata: Mapping[str, str] | None = None,
-        tags: Iterable[str] = (),
-        limit: int = 50,
-        cursor: str | None = None,
-    ) -> SessionPage:
-        """`Sessions.list_sessions`, awaited."""
-        return await self._run(
-            self.sync.list_sessions, metadata=metadata, tags=tags, limit=limit, cursor=cursor
-        )
-
-    async def stats(self, session_id: UUID) -> SessionStats:
-        """`Sessions.stats`, awaited."""
-        return await self._run(self.sync.stats, session_id)
-
-    async def compactions(self, session_id: UUID) -> list[CompactionRecord]:
-        """`Sessions.compactions`, awaited."""
-        return await self._run(self.sync.compactions, session_id)
-
-    async def delete_session(
-        self, session_id: UUID, reason: str = "deleted", *, erase: bool = False
-    ) -> None:
-        """`Sessions.delete_session`, awaited."""
-        await self._run(self.sync.delete_session, session_id, reason, erase=erase)
-
-    async def history(self, session_id: UUID) -> list[Aggregate.Event]:
-        """`Sessions.history`, awaited."""
-        return await self._run(self.sync.history, session_id)
+    session = _awaited(Sessions.session)
+    list_sessions = _awaited(Sessions.list_sessions)
+    stats = _awaited(Sessions.stats)
+    compactions = _awaited(Sessions.compactions)
+    delete_session = _awaited(Sessions.delete_session)
+    history = _awaited(Sessions.history)
 
     async def aclose(self) -> None:
         """Waits for the background compactions, then closes the store and the workers."""

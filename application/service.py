@@ -632,7 +632,7 @@ class Sessions(Application[UUID]):
 
         return continue_session(self, session_id, "clear", instructions=instructions)
 
-    def resume_session(self, session_id: UUID, **changes: object) -> UUID:
+    def resume_session(self, session_id: UUID, /, **changes: object) -> UUID:
         """Starts a session that resumes `session_id`: the whole conversation, copied, when it
         fits below the new session's threshold, else the parent's summary; returns its id.
 
