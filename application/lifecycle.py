@@ -54,7 +54,13 @@ def reconfigure(
     max_output_tokens: int | None = None,
     settings: CompactionSettings | None = None,
 ) -> list[str]:
-    """See `Sessions.reconfigure`."""
+    """Changes the system prompt, tools, model (with its window and output reservation)
+    or settings mid-session; the next request uses them. Returns the names of the events
+    recorded (one per change; none when nothing differs).
+
+    Raises `InvalidSettingsError` for inconsistent limits or a system prompt and tools
+    too large for the budget, `InvalidMessageError` for removing every tool while tool
+    calls are in the context; nothing is recorded then."""
     counted_system = (
         (system, system_tokens(system, app.counter.count)) if system is not None else None
     )

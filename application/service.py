@@ -32,6 +32,7 @@ from eventsourcing.application import (
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, JSONTranscoder, PersistenceError
 
+from abridged.application import lifecycle
 from abridged.application.guard import BreakerSettings, GuardedSummarizer
 from abridged.application.inputs import as_message, as_usage, reply_usage
 from abridged.application.loading import SessionLoader
@@ -591,36 +592,7 @@ class Sessions(Application[UUID]):
         compaction was due."""
         return self.background.schedule(session_id)
 
-    def reconfigure(
-        self,
-        session_id: UUID,
-        *,
-        system: str | None = None,
-        tools: Sequence[Mapping[str, JSON]] | None = None,
-        model: str | None = None,
-        context_window: int | None = None,
-        max_output_tokens: int | None = None,
-        settings: CompactionSettings | None = None,
-    ) -> list[str]:
-        """Changes the system prompt, tools, model (with its window and output reservation)
-        or settings mid-session; the next request uses them. Returns the names of the events
-        recorded (one per change; none when nothing differs).
-
-        Raises `InvalidSettingsError` for inconsistent limits or a system prompt and tools
-        too large for the budget, `InvalidMessageError` for removing every tool while tool
-        calls are in the context; nothing is recorded then."""
-        from abridged.application.lifecycle import reconfigure
-
-        return reconfigure(
-            self,
-            session_id,
-            system=system,
-            tools=tools,
-            model=model,
-            context_window=context_window,
-            max_output_tokens=max_output_tokens,
-            settings=settings,
-        )
+    reconfigure = lifecycle.reconfigure
 
     def clear_session(self, session_id: UUID, *, instructions: str | None = None) -> UUID:
         """Starts a fresh session that continues `session_id` (its parent) from the parent's
@@ -628,9 +600,7 @@ class Sessions(Application[UUID]):
 
         The parent is left as it is. Raises `CompactionFailedError` when the summary cannot
         be written (nothing is saved)."""
-        from abridged.application.lifecycle import continue_session
-
-        return continue_session(self, session_id, "clear", instructions=instructions)
+        return lifecycle.continue_session(self, session_id, "clear", instructions=instructions)
 
     def resume_session(self, session_id: UUID, /, **changes: object) -> UUID:
         """Starts a session that resumes `session_id`: the whole conversation, copied, when it
@@ -638,9 +608,7 @@ class Sessions(Application[UUID]):
 
         `changes` are `start_session` keywords (`model`, `context_window`,
         `max_output_tokens`, `system`, `tools`, `settings`) that differ from the parent's."""
-        from abridged.application.lifecycle import continue_session
-
-        return continue_session(self, session_id, "resume", changes=changes)
+        return lifecycle.continue_session(self, session_id, "resume", changes=changes)
 
     @contextmanager
     def compaction_lock(self, session_id: UUID) -> Iterator[None]:
