@@ -20,7 +20,6 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from abridged.domain.context import Entry, SummaryChunk
-from abridged.domain.errors import InvalidMessageError
 from abridged.domain.indexes import (
     recompute,
 )
@@ -28,17 +27,14 @@ from abridged.domain.ledger import LedgerEntry, LedgerUpdate, check_update
 from abridged.domain.messages import Message
 from abridged.domain.planner import CompactionOutcome, Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
-from abridged.domain.replies import shown_reply
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.state import SessionState
 from abridged.domain.tokens import REQUEST_OVERHEAD
 from abridged.domain.truncation import Truncation
 from abridged.domain.usage import Usage, moving_calibration, observed_ratio
 from abridged.domain.validation import (
-    check_blocks,
     check_counts,
     check_reconfiguration,
-    check_sequence,
 )
 from abridged.domain.vocabulary import CompactionStrategy, Fallback, SessionOrigin, Trigger
 
@@ -146,15 +142,6 @@ class Session(SessionState, Aggregate):
                     session.calibration, self.usage.prompt_tokens, self.request_estimate
                 )
 
-    def check_append(self, message: Message, *, reply: bool = False) -> None:
-        """Raises the `InvalidMessageError` that appending `message` would cause.
-
-        A model `reply` is checked as requests will show it (`abridged.domain.replies`): one
-        cut short or empty is recorded all the same, since the provider returned it."""
-        check_blocks(shown_reply(message) if reply else message)
-        previous = self.entries[-1].message if self.entries else None
-        check_sequence(previous, message, lambda: self.tool_ids)
-
     def append(
         self,
         message: Message,
@@ -246,14 +233,8 @@ class Session(SessionState, Aggregate):
     ) -> CompactionOutcome:
         """Replaces the messages before `decision.retained_from` by a summary chunk; with
         `ledger`, the facts ledger is updated first (`LedgerUpdated`)."""
-        if not self.entries or decision.retained_from <= self.retained_from:
-            raise InvalidMessageError("this compaction would summarize nothing")
-        if not text.strip():
-            raise InvalidMessageError("a summary cannot be empty")
-        replaced = len(self.summaries) if decision.resummarize else 0
-        first = self.summaries[0].first_position if replaced else self.retained_from
-        generation = self.generation + 1
-        chunk = SummaryChunk(text, first, decision.retained_from - 1, tokens, model, generation)
+        chunk, replaced = self.next_chunk(decision, text, tokens, model)
+        generation = chunk.generation
         # The ledger first, so that the event's before and after both count it as this
         # compaction leaves it (what an audit re-derives from the state before each event).
         if ledger is not None:

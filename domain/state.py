@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from abridged.domain.context import Entry, SummaryChunk, calibrated, raw_estimate
+from abridged.domain.errors import InvalidMessageError
 from abridged.domain.indexes import (
     has_thinking,
     rebuilt_sums,
@@ -27,8 +28,11 @@ from abridged.domain.indexes import (
 )
 from abridged.domain.ledger import LedgerEntry
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
+from abridged.domain.planner import Decision
 from abridged.domain.pruning import output_tokens
+from abridged.domain.replies import shown_reply
 from abridged.domain.settings import CompactionSettings, Limits
+from abridged.domain.validation import check_blocks, check_sequence
 
 
 class SessionState:
@@ -186,6 +190,29 @@ class SessionState:
         kept = self.entries[drop:]
         kept_tokens = self.tail_tokens - sum(e.shown_tokens for e in self.entries[:drop])
         return calibrated(self, raw_estimate(self, summaries, kept, kept_tokens))
+
+    def check_append(self, message: Message, *, reply: bool = False) -> None:
+        """Raises the `InvalidMessageError` that appending `message` would cause.
+
+        A model `reply` is checked as requests will show it (`abridged.domain.replies`): one
+        cut short or empty is recorded all the same, since the provider returned it."""
+        check_blocks(shown_reply(message) if reply else message)
+        previous = self.entries[-1].message if self.entries else None
+        check_sequence(previous, message, lambda: self.tool_ids)
+
+    def next_chunk(
+        self, decision: Decision, text: str, tokens: int, model: str
+    ) -> tuple[SummaryChunk, int]:
+        """The summary chunk a compaction to `decision` with `text` makes, and how many
+        earlier chunks it folds in; `InvalidMessageError` when it would summarize nothing."""
+        if not self.entries or decision.retained_from <= self.retained_from:
+            raise InvalidMessageError("this compaction would summarize nothing")
+        if not text.strip():
+            raise InvalidMessageError("a summary cannot be empty")
+        replaced = len(self.summaries) if decision.resummarize else 0
+        first = self.summaries[0].first_position if replaced else self.retained_from
+        last = decision.retained_from - 1
+        return SummaryChunk(text, first, last, tokens, model, self.generation + 1), replaced
 
     # Index maintenance, called by the mutators.
 
