@@ -5,25 +5,24 @@ tools, summary chunks, the retained tail) and records every decision as an event
 decisions themselves are made by pure functions: `abridged.domain.planner` (compaction),
 `abridged.domain.pruning` (tool outputs and reasoning), `abridged.domain.context` (the view).
 
-Why this module is long: every fact of the audit trail is an event nested on `Session`
-(eighteen of them, each with its docstring and, where its command validates first, the
-`apply` that mutates), and the incremental indexes (`abridged.domain.indexes`) are kept up to
-date by those mutators. Decisions are not made here.
+Here are the commands: each checks, then records. What the session holds and the queries
+and index maintenance its mutators use are `abridged.domain.state.SessionState`; the events,
+with their fields, versions and `apply` mutators, are declared in `abridged.domain.events`
+and listed on `Session`, which makes each one its own (`Session.MessageAppended`, topic
+`abridged.domain.session:Session.MessageAppended`). Decisions are not made here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeAlias
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate, event
 
-from abridged.domain.context import Entry, SummaryChunk
-from abridged.domain.indexes import (
-    recompute,
-)
-from abridged.domain.ledger import LedgerEntry, LedgerUpdate, check_update
+from abridged.domain import events
+from abridged.domain.context import SummaryChunk
+from abridged.domain.ledger import LedgerUpdate, check_update
 from abridged.domain.messages import Message
 from abridged.domain.planner import CompactionOutcome, Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
@@ -31,7 +30,7 @@ from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.state import SessionState
 from abridged.domain.tokens import REQUEST_OVERHEAD
 from abridged.domain.truncation import Truncation
-from abridged.domain.usage import Usage, moving_calibration, observed_ratio
+from abridged.domain.usage import Usage
 from abridged.domain.validation import (
     check_counts,
     check_reconfiguration,
@@ -45,42 +44,7 @@ class Session(SessionState, Aggregate):
 
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
 
-    class Started(Aggregate.Created):
-        """A session began, with its model, window, settings, system prompt and tools, and
-        the host's metadata and tags (for listing and filtering sessions); a session
-        continuing another names its parent, how it began, and the parent's summary it
-        starts from."""
-
-        class_version = 3
-
-        @staticmethod
-        def upcast_v1_v2(state: dict[str, Any]) -> None:
-            """Sessions started before metadata and tags existed have neither."""
-            state["metadata"] = {}
-            state["tags"] = []
-
-        @staticmethod
-        def upcast_v2_v3(state: dict[str, Any]) -> None:
-            """Sessions stored before sessions could continue others had no parent."""
-            state["parent_id"] = None
-            state["origin"] = None
-            state["parent_summary"] = None
-
-        model: str
-        context_window: int
-        reserved_output: int
-        settings: CompactionSettings
-        settings_fingerprint: str
-        system: str
-        tools: tuple[dict[str, Any], ...]
-        system_tokens: int
-        tools_tokens: int
-        token_counter: str
-        metadata: dict[str, str]
-        tags: tuple[str, ...]
-        parent_id: UUID | None
-        origin: SessionOrigin | None
-        parent_summary: SummaryChunk | None
+    Started: TypeAlias = events.Started
 
     @event(Started)
     def __init__(
@@ -118,29 +82,7 @@ class Session(SessionState, Aggregate):
 
     # Appending messages.
 
-    class MessageAppended(Aggregate.Event):
-        """A message joined the history, counted once; a model reply carries its usage."""
-
-        message: Message
-        tokens: int
-        block_tokens: tuple[int, ...]
-        truncations: tuple[Truncation, ...]
-        usage: Usage | None
-        request_estimate: int | None
-
-        def apply(self, session: Session) -> None:
-            entry = Entry(
-                session.message_count,
-                self.message,
-                self.tokens,
-                tuple(self.block_tokens),
-                tuple(self.truncations),
-            )
-            session.add_entry(entry, self.originator_version)
-            if self.usage is not None and self.request_estimate:
-                session.calibration = moving_calibration(
-                    session.calibration, self.usage.prompt_tokens, self.request_estimate
-                )
+    MessageAppended: TypeAlias = events.MessageAppended
 
     def append(
         self,
@@ -171,52 +113,19 @@ class Session(SessionState, Aggregate):
 
     # Compacting.
 
-    class CompactionThresholdHit(Aggregate.Event):
-        """The estimate crossed the threshold (or a compaction was asked for): the decision."""
-
-        decision: Decision
+    CompactionThresholdHit: TypeAlias = events.CompactionThresholdHit
 
     @event(CompactionThresholdHit)
     def hit_threshold(self, decision: Decision) -> None:
         pass
 
-    class CompactionFailed(Aggregate.Event):
-        """The summarizer failed; the compaction falls back and says so."""
-
-        summarizer: str
-        error: str
-        fallback: Fallback
+    CompactionFailed: TypeAlias = events.CompactionFailed
 
     @event(CompactionFailed)
     def fail_compaction(self, summarizer: str, error: str, fallback: Fallback) -> None:
         pass
 
-    class CompactionCompleted(Aggregate.Event):
-        """Older messages were replaced in the context by a summary chunk."""
-
-        generation: int
-        summary: SummaryChunk
-        replaced_chunks: int
-        """How many earlier chunks the new one folds in (0 when additive)."""
-        retained_from: int
-        messages_summarized: int
-        tokens_before: int
-        tokens_after: int
-        strategy: CompactionStrategy
-        summarizer: str
-        summarizer_input_tokens: int
-        summarizer_output_tokens: int
-
-        def apply(self, session: Session) -> None:
-            session.generation = self.generation
-            session.summaries = [*session.summaries[self.replaced_chunks :], self.summary]
-            session.drop_before(self.retained_from)
-            session.last_compaction_at = session.message_count
-            made_progress = self.tokens_before - self.tokens_after >= session.limits.min_reduction
-            session.stalled_estimate = None if made_progress else self.tokens_after
-            session.compacted_to = self.tokens_after
-            session.compaction_requested = None
-            session.suppressed = None
+    CompactionCompleted: TypeAlias = events.CompactionCompleted
 
     def complete_compaction(
         self,
@@ -260,19 +169,7 @@ class Session(SessionState, Aggregate):
 
     # The facts ledger.
 
-    class LedgerUpdated(Aggregate.Event):
-        """The facts ledger changed at a compaction: the entries it holds now, how it reads,
-        and every entry it dropped to stay within its budget."""
-
-        entries: tuple[LedgerEntry, ...]
-        text: str
-        tokens: int
-        dropped: tuple[LedgerEntry, ...]
-
-        def apply(self, session: Session) -> None:
-            session.ledger = list(self.entries)
-            session.ledger_text = self.text
-            session.ledger_tokens = self.tokens
+    LedgerUpdated: TypeAlias = events.LedgerUpdated
 
     def update_ledger(self, update: LedgerUpdate) -> None:
         """Records the ledger's new entries; every entry it held and no longer holds must be
@@ -288,21 +185,7 @@ class Session(SessionState, Aggregate):
 
     # Pruning and reasoning.
 
-    class ToolsPruned(Aggregate.Event):
-        """The prune boundary moved: older tool outputs are shown pruned from now on."""
-
-        boundary: int
-        strategy: str
-        outputs: tuple[PrunedOutput, ...]
-        tokens_before: int
-        tokens_after: int
-        reason: str
-
-        def apply(self, session: Session) -> None:
-            session.prune_boundary = self.boundary
-            session.replace_blocks(
-                (o.position, o.block_index, o.text, o.tokens_after) for o in self.outputs
-            )
+    ToolsPruned: TypeAlias = events.ToolsPruned
 
     def prune(self, plan: PrunePlan, outputs: tuple[PrunedOutput, ...]) -> None:
         """Moves the prune boundary forward; `outputs` carry the exact shown token counts."""
@@ -319,11 +202,7 @@ class Session(SessionState, Aggregate):
             reason=plan.reason,
         )
 
-    class ReasoningDowngraded(Aggregate.Event):
-        """Older thinking blocks were dropped from requests or shown as plain text."""
-
-        blocks: tuple[DowngradedThinking, ...]
-        reason: str
+    ReasoningDowngraded: TypeAlias = events.ReasoningDowngraded
 
     @event(ReasoningDowngraded)
     def downgrade_reasoning(self, blocks: tuple[DowngradedThinking, ...], reason: str) -> None:
@@ -331,54 +210,13 @@ class Session(SessionState, Aggregate):
 
     # Lifecycle: what the next request is made with may change mid-session.
 
-    class SystemPromptChanged(Aggregate.Event):
-        """The system prompt changed; the next request sends the new one."""
+    SystemPromptChanged: TypeAlias = events.SystemPromptChanged
 
-        system: str
-        system_tokens: int
+    ToolsChanged: TypeAlias = events.ToolsChanged
 
-        def apply(self, session: Session) -> None:
-            session.system = self.system
-            session.system_tokens = self.system_tokens
+    ModelChanged: TypeAlias = events.ModelChanged
 
-    class ToolsChanged(Aggregate.Event):
-        """The tool definitions changed; the next request sends the new ones."""
-
-        tools: tuple[dict[str, Any], ...]
-        tools_tokens: int
-
-        def apply(self, session: Session) -> None:
-            session.tools = list(self.tools)
-            session.tools_tokens = self.tools_tokens
-
-    class ModelChanged(Aggregate.Event):
-        """The conversation moved to another model, with its window and output reservation."""
-
-        model: str
-        context_window: int
-        reserved_output: int
-
-        def apply(self, session: Session) -> None:
-            session.model = self.model
-            session.context_window = self.context_window
-            session.reserved_output = self.reserved_output
-            # A window the old model's provider enforced says nothing about the new model.
-            session.provider_window = None
-
-    class SettingsChanged(Aggregate.Event):
-        """The compaction settings changed; later decisions use the new ones."""
-
-        settings: CompactionSettings
-        settings_fingerprint: str
-
-        def apply(self, session: Session) -> None:
-            session.settings = self.settings
-            # The loop guards judged the old limits; the new ones start afresh.
-            session.stalled_estimate = None
-            session.suppressed = None
-            # What pruning could save depends on the settings (tool policies): a rare event,
-            # so the indexes are derived again from the retained tail.
-            session.__dict__.update(recompute(session.entries, self.settings).as_state())
+    SettingsChanged: TypeAlias = events.SettingsChanged
 
     def reconfigure(
         self,
@@ -423,13 +261,7 @@ class Session(SessionState, Aggregate):
                 settings_fingerprint=settings.fingerprint,
             )
 
-    class CompactionDiscarded(Aggregate.Event):
-        """A summary written off the user's turn was not applied: what it covered changed
-        while it was written (another compaction won, or the session was reconfigured)."""
-
-        generation: int
-        retained_from: int
-        reason: str
+    CompactionDiscarded: TypeAlias = events.CompactionDiscarded
 
     @event(CompactionDiscarded)
     def discard_compaction(self, generation: int, retained_from: int, reason: str) -> None:
@@ -437,15 +269,7 @@ class Session(SessionState, Aggregate):
 
     # Guards, requests and warnings.
 
-    class CompactionSuppressed(Aggregate.Event):
-        """A compaction was due but did not run: a loop guard, or a hook cancelled it."""
-
-        trigger: Trigger
-        reason: str
-        estimate: int
-
-        def apply(self, session: Session) -> None:
-            session.suppressed = self.reason
+    CompactionSuppressed: TypeAlias = events.CompactionSuppressed
 
     def suppress(self, trigger: Trigger, reason: str, estimate: int) -> None:
         """Records a suppression once; the same reason again is not recorded twice."""
@@ -454,29 +278,13 @@ class Session(SessionState, Aggregate):
                 self.CompactionSuppressed, trigger=trigger, reason=reason, estimate=estimate
             )
 
-    class CompactionRequested(Aggregate.Event):
-        """Compaction was asked for mid-turn; it runs when the turn has ended."""
-
-        reason: str
+    CompactionRequested: TypeAlias = events.CompactionRequested
 
     @event(CompactionRequested)
     def request_compaction(self, reason: str) -> None:
         self.compaction_requested = reason
 
-    class OverflowReported(Aggregate.Event):
-        """The provider rejected a request as too long: its count recalibrates the estimate."""
-
-        provider_tokens: int | None
-        maximum: int | None
-        estimate: int
-
-        def apply(self, session: Session) -> None:
-            if self.provider_tokens and self.estimate:
-                observed = observed_ratio(self.provider_tokens, self.estimate)
-                session.calibration = max(session.calibration, round(observed, 6))
-            if self.maximum and session.reserved_output < self.maximum < session.context_window:
-                # The provider's window counts; a misconfigured one would overflow again.
-                session.provider_window = self.maximum
+    OverflowReported: TypeAlias = events.OverflowReported
 
     def report_overflow(self, provider_tokens: int | None, maximum: int | None) -> None:
         self.trigger_event(
@@ -486,21 +294,13 @@ class Session(SessionState, Aggregate):
             estimate=self.raw_estimate(),
         )
 
-    class DoubleCompactionConfigured(Aggregate.Event):
-        """A warning: the provider's own context management is on as well as this session's."""
-
-        provider: str
-        detail: str
+    DoubleCompactionConfigured: TypeAlias = events.DoubleCompactionConfigured
 
     @event(DoubleCompactionConfigured)
     def warn_double_compaction(self, provider: str, detail: str) -> None:
         pass
 
-    class Deleted(Aggregate.Event):
-        """The host deleted the session: it takes no more commands and is no longer listed.
-        Its earlier events stay in the store (see docs/embedding.md, "Deleting")."""
-
-        reason: str
+    Deleted: TypeAlias = events.Deleted
 
     @event(Deleted)
     def delete(self, reason: str) -> None:

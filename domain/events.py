@@ -1,0 +1,286 @@
+"""The events a session records: the audit trail's vocabulary, with the way each one changes
+the state.
+
+Each class here is listed on `abridged.domain.session.Session` (`Session.MessageAppended` and
+so on), where eventsourcing makes it the aggregate's own event: its topic, what the store
+records and replays read, is `abridged.domain.session:Session.<Name>`. The `apply` of an
+event is its mutator; an event whose command is an `@event` method has that method's body as
+its mutator instead. Every class says, in its docstring, what it records; `class_version`
+and the `upcast_v*` methods read events stored by earlier shapes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from eventsourcing.domain import Aggregate
+
+from abridged.domain.context import Entry, SummaryChunk
+from abridged.domain.indexes import (
+    recompute,
+)
+from abridged.domain.ledger import LedgerEntry
+from abridged.domain.messages import Message
+from abridged.domain.planner import Decision
+from abridged.domain.pruning import DowngradedThinking, PrunedOutput
+from abridged.domain.settings import CompactionSettings
+from abridged.domain.truncation import Truncation
+from abridged.domain.usage import Usage, moving_calibration, observed_ratio
+from abridged.domain.vocabulary import CompactionStrategy, Fallback, SessionOrigin, Trigger
+
+if TYPE_CHECKING:
+    from abridged.domain.session import Session
+
+
+class Started(Aggregate.Created):
+    """A session began, with its model, window, settings, system prompt and tools, and
+    the host's metadata and tags (for listing and filtering sessions); a session
+    continuing another names its parent, how it began, and the parent's summary it
+    starts from."""
+
+    class_version = 3
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """Sessions started before metadata and tags existed have neither."""
+        state["metadata"] = {}
+        state["tags"] = []
+
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, Any]) -> None:
+        """Sessions stored before sessions could continue others had no parent."""
+        state["parent_id"] = None
+        state["origin"] = None
+        state["parent_summary"] = None
+
+    model: str
+    context_window: int
+    reserved_output: int
+    settings: CompactionSettings
+    settings_fingerprint: str
+    system: str
+    tools: tuple[dict[str, Any], ...]
+    system_tokens: int
+    tools_tokens: int
+    token_counter: str
+    metadata: dict[str, str]
+    tags: tuple[str, ...]
+    parent_id: UUID | None
+    origin: SessionOrigin | None
+    parent_summary: SummaryChunk | None
+
+
+class MessageAppended(Aggregate.Event):
+    """A message joined the history, counted once; a model reply carries its usage."""
+
+    message: Message
+    tokens: int
+    block_tokens: tuple[int, ...]
+    truncations: tuple[Truncation, ...]
+    usage: Usage | None
+    request_estimate: int | None
+
+    def apply(self, session: Session) -> None:
+        entry = Entry(
+            session.message_count,
+            self.message,
+            self.tokens,
+            tuple(self.block_tokens),
+            tuple(self.truncations),
+        )
+        session.add_entry(entry, self.originator_version)
+        if self.usage is not None and self.request_estimate:
+            session.calibration = moving_calibration(
+                session.calibration, self.usage.prompt_tokens, self.request_estimate
+            )
+
+
+class CompactionThresholdHit(Aggregate.Event):
+    """The estimate crossed the threshold (or a compaction was asked for): the decision."""
+
+    decision: Decision
+
+
+class CompactionFailed(Aggregate.Event):
+    """The summarizer failed; the compaction falls back and says so."""
+
+    summarizer: str
+    error: str
+    fallback: Fallback
+
+
+class CompactionCompleted(Aggregate.Event):
+    """Older messages were replaced in the context by a summary chunk."""
+
+    generation: int
+    summary: SummaryChunk
+    replaced_chunks: int
+    """How many earlier chunks the new one folds in (0 when additive)."""
+    retained_from: int
+    messages_summarized: int
+    tokens_before: int
+    tokens_after: int
+    strategy: CompactionStrategy
+    summarizer: str
+    summarizer_input_tokens: int
+    summarizer_output_tokens: int
+
+    def apply(self, session: Session) -> None:
+        session.generation = self.generation
+        session.summaries = [*session.summaries[self.replaced_chunks :], self.summary]
+        session.drop_before(self.retained_from)
+        session.last_compaction_at = session.message_count
+        made_progress = self.tokens_before - self.tokens_after >= session.limits.min_reduction
+        session.stalled_estimate = None if made_progress else self.tokens_after
+        session.compacted_to = self.tokens_after
+        session.compaction_requested = None
+        session.suppressed = None
+
+
+class LedgerUpdated(Aggregate.Event):
+    """The facts ledger changed at a compaction: the entries it holds now, how it reads,
+    and every entry it dropped to stay within its budget."""
+
+    entries: tuple[LedgerEntry, ...]
+    text: str
+    tokens: int
+    dropped: tuple[LedgerEntry, ...]
+
+    def apply(self, session: Session) -> None:
+        session.ledger = list(self.entries)
+        session.ledger_text = self.text
+        session.ledger_tokens = self.tokens
+
+
+class ToolsPruned(Aggregate.Event):
+    """The prune boundary moved: older tool outputs are shown pruned from now on."""
+
+    boundary: int
+    strategy: str
+    outputs: tuple[PrunedOutput, ...]
+    tokens_before: int
+    tokens_after: int
+    reason: str
+
+    def apply(self, session: Session) -> None:
+        session.prune_boundary = self.boundary
+        session.replace_blocks(
+            (o.position, o.block_index, o.text, o.tokens_after) for o in self.outputs
+        )
+
+
+class ReasoningDowngraded(Aggregate.Event):
+    """Older thinking blocks were dropped from requests or shown as plain text."""
+
+    blocks: tuple[DowngradedThinking, ...]
+    reason: str
+
+
+class SystemPromptChanged(Aggregate.Event):
+    """The system prompt changed; the next request sends the new one."""
+
+    system: str
+    system_tokens: int
+
+    def apply(self, session: Session) -> None:
+        session.system = self.system
+        session.system_tokens = self.system_tokens
+
+
+class ToolsChanged(Aggregate.Event):
+    """The tool definitions changed; the next request sends the new ones."""
+
+    tools: tuple[dict[str, Any], ...]
+    tools_tokens: int
+
+    def apply(self, session: Session) -> None:
+        session.tools = list(self.tools)
+        session.tools_tokens = self.tools_tokens
+
+
+class ModelChanged(Aggregate.Event):
+    """The conversation moved to another model, with its window and output reservation."""
+
+    model: str
+    context_window: int
+    reserved_output: int
+
+    def apply(self, session: Session) -> None:
+        session.model = self.model
+        session.context_window = self.context_window
+        session.reserved_output = self.reserved_output
+        # A window the old model's provider enforced says nothing about the new model.
+        session.provider_window = None
+
+
+class SettingsChanged(Aggregate.Event):
+    """The compaction settings changed; later decisions use the new ones."""
+
+    settings: CompactionSettings
+    settings_fingerprint: str
+
+    def apply(self, session: Session) -> None:
+        session.settings = self.settings
+        # The loop guards judged the old limits; the new ones start afresh.
+        session.stalled_estimate = None
+        session.suppressed = None
+        # What pruning could save depends on the settings (tool policies): a rare event,
+        # so the indexes are derived again from the retained tail.
+        session.__dict__.update(recompute(session.entries, self.settings).as_state())
+
+
+class CompactionDiscarded(Aggregate.Event):
+    """A summary written off the user's turn was not applied: what it covered changed
+    while it was written (another compaction won, or the session was reconfigured)."""
+
+    generation: int
+    retained_from: int
+    reason: str
+
+
+class CompactionSuppressed(Aggregate.Event):
+    """A compaction was due but did not run: a loop guard, or a hook cancelled it."""
+
+    trigger: Trigger
+    reason: str
+    estimate: int
+
+    def apply(self, session: Session) -> None:
+        session.suppressed = self.reason
+
+
+class CompactionRequested(Aggregate.Event):
+    """Compaction was asked for mid-turn; it runs when the turn has ended."""
+
+    reason: str
+
+
+class OverflowReported(Aggregate.Event):
+    """The provider rejected a request as too long: its count recalibrates the estimate."""
+
+    provider_tokens: int | None
+    maximum: int | None
+    estimate: int
+
+    def apply(self, session: Session) -> None:
+        if self.provider_tokens and self.estimate:
+            observed = observed_ratio(self.provider_tokens, self.estimate)
+            session.calibration = max(session.calibration, round(observed, 6))
+        if self.maximum and session.reserved_output < self.maximum < session.context_window:
+            # The provider's window counts; a misconfigured one would overflow again.
+            session.provider_window = self.maximum
+
+
+class DoubleCompactionConfigured(Aggregate.Event):
+    """A warning: the provider's own context management is on as well as this session's."""
+
+    provider: str
+    detail: str
+
+
+class Deleted(Aggregate.Event):
+    """The host deleted the session: it takes no more commands and is no longer listed.
+    Its earlier events stay in the store (see docs/embedding.md, "Deleting")."""
+
+    reason: str
