@@ -153,7 +153,7 @@ class BackgroundCompactions:
             return None
         if decision is None or planner.suppression(session, decision) is not None:
             return None
-        started = app._start_compaction(session, decision, None)
+        started = app.compactor.start(session, decision, None)
         if session.pending_events:
             app.save(session)
         if started is None:
@@ -206,7 +206,7 @@ class BackgroundCompactions:
             app.save(session)
             logger.info("background compaction of %s discarded: %s", session_id, reason)
             return None
-        report = app._complete_compaction(session, decision, written)
-        app._downgrade_reasoning(session, True)
+        report = app.compactor.complete(session, decision, written)
+        app.compactor.downgrade_reasoning(session, True)
         app.save(session)
         return report

@@ -6,15 +6,15 @@ a typed error and saves nothing it should not.
 
 Why this module is long: `Sessions` is the one object a host holds, so every public command
 and query is a method here, each a few lines of load → decide → act → save. What is not
-orchestration lives in collaborators: `summaries` (writing a summary), `overflow`,
-`management`, `notices`, `loading`, `background`, `locks`, `inspection`.
+orchestration lives in collaborators: `compactor` (carrying out prunes, downgrades and
+compactions), `summaries` (writing a summary), `overflow`, `management`, `notices`,
+`loading`, `background`, `locks`, `inspection`.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
@@ -33,6 +33,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import IntegrityError, JSONTranscoder, PersistenceError
 
 from abridged.application import lifecycle
+from abridged.application.compactor import Compactor
 from abridged.application.guard import BreakerSettings, GuardedSummarizer
 from abridged.application.inputs import as_message, as_usage, reply_usage
 from abridged.application.loading import SessionLoader
@@ -60,7 +61,6 @@ from abridged.application.ports import (
     CompactionReport,
     ContextProvider,
     EventEraser,
-    HookVerdict,
     MetricNames,
     Metrics,
     ModelReply,
@@ -69,7 +69,6 @@ from abridged.application.ports import (
     ProviderError,
     RequestOptions,
     Summarizer,
-    SummarizerError,
     TextCallback,
     TokenCounter,
 )
@@ -78,10 +77,10 @@ from abridged.application.snapshots import (
     SessionSnapshot,
     register_snapshot_transcodings,
 )
-from abridged.application.summaries import SummaryRequest, SummaryWriter, WrittenSummary
+from abridged.application.summaries import SummaryWriter
 from abridged.application.topics import register_legacy_topics
 from abridged.application.transcodings import register_transcodings
-from abridged.domain import ledger, planner
+from abridged.domain import planner
 from abridged.domain.context import Context, SummaryChunk, build_context
 from abridged.domain.degradation import (
     check_room,
@@ -90,7 +89,6 @@ from abridged.domain.degradation import (
     plan_degradations,
 )
 from abridged.domain.errors import (
-    CompactionFailedError,
     ConcurrentWriteError,
     ContextOverflowError,
     ContextTooSmallError,
@@ -111,11 +109,8 @@ from abridged.domain.inputs import (
     check_tool_definitions,
     encoded_size,
 )
-from abridged.domain.ledger import LedgerUpdate
 from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.metadata import checked_metadata, checked_tags
-from abridged.domain.planner import Decision
-from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.replies import hidden_blocks
 from abridged.domain.session import Session
 from abridged.domain.settings import (
@@ -126,9 +121,7 @@ from abridged.domain.settings import (
     parse_model_windows,
 )
 from abridged.domain.tokens import (
-    BLOCK_OVERHEAD,
     MESSAGE_OVERHEAD,
-    TOOL_OVERHEAD,
     block_tokens,
     system_tokens,
     text_block_tokens,
@@ -136,7 +129,7 @@ from abridged.domain.tokens import (
 )
 from abridged.domain.truncation import plan_truncations
 from abridged.domain.usage import Usage
-from abridged.domain.vocabulary import Fallback, SessionOrigin
+from abridged.domain.vocabulary import SessionOrigin
 
 __all__ = ["CompactionReport", "PreparedRequest", "Sessions"]
 
@@ -250,6 +243,7 @@ class Sessions(Application[UUID]):
         self.read_provider_error = read_provider_error
         self.erase_events = erase_events
         self.locks: CompactionLocks = locks if locks is not None else ProcessLocks()
+        self.compactor = Compactor(self)
         self.background = BackgroundCompactions(self, automatic=background)
         # Recently used sessions stay in memory and are fast-forwarded from the store, so a
         # command decodes only the events it has not seen. eventsourcing reads a size of "0"
@@ -939,7 +933,7 @@ class Sessions(Application[UUID]):
         plan = planner.plan_prune(session, extra_tokens)
         if plan is not None:
             before = session.estimate()
-            pruned = self._prune(session, plan)
+            pruned = self.compactor.prune(session, plan)
             if pruned:
                 emit(
                     Notice(
@@ -972,8 +966,8 @@ class Sessions(Application[UUID]):
             elif not locked:
                 raise _CompactionDueError
             else:
-                report = self._compact(session, decision, None, loud=False, emit=emit)
-        self._downgrade_reasoning(session, pruned > 0 or report is not None)
+                report = self.compactor.compact(session, decision, None, loud=False, emit=emit)
+        self.compactor.downgrade_reasoning(session, pruned > 0 or report is not None)
         if session.pending_events:
             self.save(session)
         if report is not None and self.hooks is not None:
@@ -1019,8 +1013,8 @@ class Sessions(Application[UUID]):
             raise NothingToCompactError(
                 "nothing can be compacted: only the last exchange is in the context"
             )
-        report = self._compact(session, decision, instructions, loud=True)
-        self._downgrade_reasoning(session, True)
+        report = self.compactor.compact(session, decision, instructions, loud=True)
+        self.compactor.downgrade_reasoning(session, True)
         self.save(session)
         if report is None:
             raise NothingToCompactError("a compaction hook cancelled the compaction")
@@ -1073,249 +1067,10 @@ class Sessions(Application[UUID]):
         report = None
         decision = planner.decide(session, "overflow", self._extra(session_id)[1])
         if decision is not None:
-            report = self._compact(session, decision, None, loud=False, emit=emit)
-            self._downgrade_reasoning(session, True)
+            report = self.compactor.compact(session, decision, None, loud=False, emit=emit)
+            self.compactor.downgrade_reasoning(session, True)
         self.save(session)
         return report
-
-    def _prune(self, session: Session, plan: PrunePlan) -> int:
-        outputs = []
-        for output in plan.outputs:
-            text = output.text
-            if output.policy == "summarize":
-                text = self._summarize_output(session, output)
-            tokens = TOOL_OVERHEAD + self.counter.count(text)
-            outputs.append(attrs.evolve(output, text=text, tokens_after=tokens))
-        kept = tuple(o for o in outputs if o.tokens_after < o.tokens_before)
-        if not kept or sum(o.tokens_before - o.tokens_after for o in kept) < plan.min_saving:
-            # Counted exactly, the move saves less than the plan's estimate promised: not
-            # worth breaking the cached prefix for.
-            return 0
-        session.prune(plan, kept)
-        self.metrics.add(MetricNames.PRUNED_OUTPUTS, len(kept))
-        logger.info(
-            "session %s: pruned %d tool output(s) before message %d",
-            session.id,
-            len(kept),
-            plan.boundary,
-        )
-        return len(kept)
-
-    def _summarize_output(self, session: Session, output: PrunedOutput) -> str:
-        entry = next(e for e in session.entries if e.position == output.position)
-        block = entry.message.content[output.block_index]
-        started = time.perf_counter()
-        try:
-            summary = self.summarizer.summarize(
-                (Message.user(f"Output of {output.tool_name}:\n{getattr(block, 'text', '')}"),),
-                max_tokens=160,
-                session_model=session.model,
-            )
-        except SummarizerError as error:
-            self._summarizer_latency(started, "error")
-            logger.warning("session %s: tool output summary failed: %s", session.id, error)
-            return f"[output of {output.tool_name} pruned; its summary failed: {error}]"
-        self._summarizer_latency(started, "ok")
-        return f"[summary of the output of {output.tool_name}]\n{summary.text}"
-
-    def _downgrade_reasoning(self, session: Session, moment: bool) -> None:
-        # Reasoning changes old messages, which breaks the cached prefix: batch them with
-        # pruning and compaction, unless enough has piled up to be worth a break of its own.
-        if not moment and planner.downgradable_tokens(session) < session.limits.prune_min_tokens:
-            return
-        blocks = planner.plan_downgrades(session)
-        if not blocks:
-            return
-        worth = sum(b.tokens_before for b in blocks) >= session.limits.prune_min_tokens
-        if not (moment or worth):
-            return
-        counted = tuple(_counted_downgrade(b, self.counter.count) for b in blocks)
-        policy = session.settings.reasoning_policy
-        session.downgrade_reasoning(
-            counted,
-            f"older than the last {max(1, session.settings.reasoning_keep_turns)} turn(s); "
-            f"policy {policy}",
-        )
-
-    def _summarizer_latency(self, started: float, outcome: str) -> None:
-        self.metrics.record(
-            MetricNames.SUMMARIZER_LATENCY,
-            time.perf_counter() - started,
-            {"summarizer": self.summarizer.name, "outcome": outcome},
-        )
-
-    def _compact(
-        self,
-        session: Session,
-        decision: Decision,
-        instructions: str | None,
-        *,
-        loud: bool,
-        emit: Callable[[Notice], None] | None = None,
-    ) -> CompactionReport | None:
-        started_compaction = self._start_compaction(session, decision, instructions, emit)
-        if started_compaction is None:
-            return None
-        request, verdict = started_compaction
-        trigger = {"trigger": decision.trigger}
-        written: WrittenSummary
-        result = "completed"
-        if verdict.summary is not None and verdict.summary.strip():
-            written = self.writer.supplied(request, verdict.summary)
-        else:
-            started = time.perf_counter()
-            try:
-                written = self.writer.write(request)
-            except SummarizerError as error:
-                self._summarizer_latency(started, "error")
-                fallback: Fallback = "raise" if loud else "truncate"
-                session.fail_compaction(self.summarizer.name, str(error), fallback)
-                if loud:
-                    self.save(session)
-                    self.metrics.add(
-                        MetricNames.COMPACTIONS, attributes={**trigger, "outcome": "failed"}
-                    )
-                    raise CompactionFailedError(f"the summarizer failed: {error}") from error
-                # Threshold compaction fails open: the session stays usable, and events say so.
-                logger.warning("session %s: summarizer failed (%s); truncating", session.id, error)
-                result = "fallback"
-                if emit is not None:
-                    emit(
-                        Notice(
-                            "compaction_failed",
-                            f"the summary could not be written ({error}); older messages "
-                            "were dropped from the context instead",
-                        )
-                    )
-                written = self.writer.fallback(request, error)
-            else:
-                self._summarizer_latency(started, "ok")
-        return self._complete_compaction(session, decision, written, result, emit)
-
-    def _start_compaction(
-        self,
-        session: Session,
-        decision: Decision,
-        instructions: str | None,
-        emit: Callable[[Notice], None] | None = None,
-    ) -> tuple[SummaryRequest, HookVerdict] | None:
-        """Asks the hooks, records the decision and says what to summarize; `None` when a
-        hook cancelled (the suppression is recorded)."""
-        messages = planner.messages_to_summarize(session, decision.retained_from)
-        verdict = HookVerdict()
-        trigger = {"trigger": decision.trigger}
-        if self.hooks is not None:
-            verdict = self.hooks.before_compaction(session.id, decision, messages) or verdict
-            if verdict.cancel is not None and decision.estimate <= decision.budget:
-                self.metrics.add(
-                    MetricNames.COMPACTIONS, attributes={**trigger, "outcome": "cancelled"}
-                )
-                session.suppress(
-                    decision.trigger, f"cancelled by a hook: {verdict.cancel}", decision.estimate
-                )
-                return None
-        if emit is not None:
-            emit(
-                Notice(
-                    "compaction_started",
-                    f"compacting: summarizing {len(messages)} earlier message(s)",
-                    decision.estimate,
-                )
-            )
-        session.hit_threshold(decision)
-        return self._summary_request(session, decision, messages, instructions), verdict
-
-    def _complete_compaction(
-        self,
-        session: Session,
-        decision: Decision,
-        written: WrittenSummary,
-        result: str = "completed",
-        emit: Callable[[Notice], None] | None = None,
-    ) -> CompactionReport:
-        outcome = session.complete_compaction(
-            decision,
-            ledger=self._ledger(session, decision),
-            text=written.text,
-            tokens=written.tokens,
-            model=written.model,
-            strategy=written.strategy,
-            summarizer=written.summarizer,
-            summarizer_input_tokens=written.input_tokens,
-            summarizer_output_tokens=written.output_tokens,
-        )
-        report = CompactionReport(
-            generation=outcome.generation,
-            trigger=decision.trigger,
-            strategy=written.strategy,
-            retained_from=decision.retained_from,
-            messages_summarized=outcome.messages_summarized,
-            tokens_before=outcome.tokens_before,
-            tokens_after=outcome.tokens_after,
-            turns_kept=decision.turns_kept,
-        )
-        self.metrics.add(
-            MetricNames.COMPACTIONS, attributes={"trigger": decision.trigger, "outcome": result}
-        )
-        logger.info(
-            "session %s: compacted (%s, %s): %d message(s) summarized, %d -> %d tokens",
-            session.id,
-            decision.trigger,
-            written.strategy,
-            report.messages_summarized,
-            report.tokens_before,
-            report.tokens_after,
-        )
-        if emit is not None:
-            emit(
-                Notice(
-                    "compaction_completed",
-                    f"compacted: {report.messages_summarized} earlier message(s) summarized",
-                    report.tokens_before,
-                    report.tokens_after,
-                    breakdown_of(session),
-                )
-            )
-        return report
-
-    def _ledger(self, session: Session, decision: Decision) -> LedgerUpdate | None:
-        """The facts ledger after this compaction: the summarized messages' facts merged
-        into the session's, bounded by the decision's room (`None` when the ledger is off)."""
-        if decision.ledger_max_tokens <= 0:
-            return None
-        summarized = [
-            (e.position, e.message) for e in session.entries if e.position < decision.retained_from
-        ]
-        merged = ledger.merge(session.ledger, ledger.extract(summarized))
-        room = decision.ledger_max_tokens - BLOCK_OVERHEAD
-        kept, dropped = ledger.bounded(merged, room, self.counter.count)
-        text = ledger.render_ledger(kept)
-        tokens = text_block_tokens(text, self.counter.count) if text else 0
-        return LedgerUpdate(kept, text, tokens, dropped)
-
-    def _summary_request(
-        self,
-        session: Session,
-        decision: Decision,
-        messages: tuple[Message, ...],
-        instructions: str | None,
-    ) -> SummaryRequest:
-        earlier = tuple(session.summaries) if decision.resummarize else ()
-        first_kept = next(e for e in session.entries if e.position == decision.retained_from)
-        return SummaryRequest(
-            decision=decision,
-            messages=messages,
-            earlier=earlier,
-            first_position=earlier[0].first_position if earlier else session.retained_from,
-            generation=session.generation + 1,
-            session_model=session.model,
-            mid_turn=first_kept.message.role is Role.ASSISTANT,
-            folding_strategy=(
-                "update" if session.settings.summary_strategy == "update" else "resummarize"
-            ),
-            include_thinking=session.settings.summarize_thinking,
-            instructions=instructions,
-        )
 
     def _retrying(self, command: Callable[[], T]) -> T:
         """Runs a command again on a concurrent writer's conflict, re-reading the session."""
@@ -1333,20 +1088,6 @@ class Sessions(Application[UUID]):
             except PersistenceError as error:
                 raise StoreError(f"the session store failed: {error}") from error
         raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _counted_downgrade(
-    block: DowngradedThinking, count: Callable[[str], int]
-) -> DowngradedThinking:
-    """The downgrade with its shown size. A short thinking block can count fewer tokens than
-    its plain-text summary would; it is dropped instead, so a downgrade never grows a request
-    that the planner already fitted to its budget."""
-    if block.text is None:
-        return attrs.evolve(block, tokens_after=0)
-    tokens = text_block_tokens(block.text, count)
-    if tokens >= block.tokens_before:
-        return attrs.evolve(block, action="dropped", text=None, tokens_after=0)
-    return attrs.evolve(block, tokens_after=tokens)
 
 
 @contextmanager

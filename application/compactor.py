@@ -1,0 +1,313 @@
+"""Carrying out a session's compaction moments: prune, downgrade reasoning, compact.
+
+`Sessions` decides when (`abridged.domain.planner`) and saves; a `Compactor` does what a
+moment needs in between, on the loaded aggregate: it counts what pruning and downgrading
+leave, asks the hooks, writes the summary (`abridged.application.summaries.SummaryWriter`),
+computes the facts ledger, and records each step as the aggregate's event, with the
+service's metrics, logs and notices. It reads the service's ports (`counter`, `summarizer`,
+`writer`, `hooks`, `metrics`) at each call, so a host that swaps one on the service swaps it
+here too.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import attrs
+
+from abridged.application.notices import (
+    Notice,
+    breakdown_of,
+)
+from abridged.application.ports import (
+    CompactionReport,
+    HookVerdict,
+    MetricNames,
+    SummarizerError,
+)
+from abridged.application.summaries import SummaryRequest, WrittenSummary
+from abridged.domain import ledger, planner
+from abridged.domain.errors import (
+    CompactionFailedError,
+)
+from abridged.domain.ledger import LedgerUpdate
+from abridged.domain.messages import Message, Role
+from abridged.domain.planner import Decision
+from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
+from abridged.domain.session import Session
+from abridged.domain.tokens import (
+    BLOCK_OVERHEAD,
+    TOOL_OVERHEAD,
+    text_block_tokens,
+)
+from abridged.domain.vocabulary import Fallback
+
+if TYPE_CHECKING:
+    from abridged.application.service import Sessions
+
+__all__ = ["Compactor"]
+
+logger = logging.getLogger(__name__)
+
+
+class Compactor:
+    """The compaction moments of one `Sessions` service (see the module)."""
+
+    def __init__(self, app: Sessions) -> None:
+        self.app = app
+
+    def prune(self, session: Session, plan: PrunePlan) -> int:
+        outputs = []
+        for output in plan.outputs:
+            text = output.text
+            if output.policy == "summarize":
+                text = self._summarize_output(session, output)
+            tokens = TOOL_OVERHEAD + self.app.counter.count(text)
+            outputs.append(attrs.evolve(output, text=text, tokens_after=tokens))
+        kept = tuple(o for o in outputs if o.tokens_after < o.tokens_before)
+        if not kept or sum(o.tokens_before - o.tokens_after for o in kept) < plan.min_saving:
+            # Counted exactly, the move saves less than the plan's estimate promised: not
+            # worth breaking the cached prefix for.
+            return 0
+        session.prune(plan, kept)
+        self.app.metrics.add(MetricNames.PRUNED_OUTPUTS, len(kept))
+        logger.info(
+            "session %s: pruned %d tool output(s) before message %d",
+            session.id,
+            len(kept),
+            plan.boundary,
+        )
+        return len(kept)
+
+    def _summarize_output(self, session: Session, output: PrunedOutput) -> str:
+        entry = next(e for e in session.entries if e.position == output.position)
+        block = entry.message.content[output.block_index]
+        started = time.perf_counter()
+        try:
+            summary = self.app.summarizer.summarize(
+                (Message.user(f"Output of {output.tool_name}:\n{getattr(block, 'text', '')}"),),
+                max_tokens=160,
+                session_model=session.model,
+            )
+        except SummarizerError as error:
+            self._summarizer_latency(started, "error")
+            logger.warning("session %s: tool output summary failed: %s", session.id, error)
+            return f"[output of {output.tool_name} pruned; its summary failed: {error}]"
+        self._summarizer_latency(started, "ok")
+        return f"[summary of the output of {output.tool_name}]\n{summary.text}"
+
+    def downgrade_reasoning(self, session: Session, moment: bool) -> None:
+        # Reasoning changes old messages, which breaks the cached prefix: batch them with
+        # pruning and compaction, unless enough has piled up to be worth a break of its own.
+        if not moment and planner.downgradable_tokens(session) < session.limits.prune_min_tokens:
+            return
+        blocks = planner.plan_downgrades(session)
+        if not blocks:
+            return
+        worth = sum(b.tokens_before for b in blocks) >= session.limits.prune_min_tokens
+        if not (moment or worth):
+            return
+        counted = tuple(_counted_downgrade(b, self.app.counter.count) for b in blocks)
+        policy = session.settings.reasoning_policy
+        session.downgrade_reasoning(
+            counted,
+            f"older than the last {max(1, session.settings.reasoning_keep_turns)} turn(s); "
+            f"policy {policy}",
+        )
+
+    def _summarizer_latency(self, started: float, outcome: str) -> None:
+        self.app.metrics.record(
+            MetricNames.SUMMARIZER_LATENCY,
+            time.perf_counter() - started,
+            {"summarizer": self.app.summarizer.name, "outcome": outcome},
+        )
+
+    def compact(
+        self,
+        session: Session,
+        decision: Decision,
+        instructions: str | None,
+        *,
+        loud: bool,
+        emit: Callable[[Notice], None] | None = None,
+    ) -> CompactionReport | None:
+        started_compaction = self.start(session, decision, instructions, emit)
+        if started_compaction is None:
+            return None
+        request, verdict = started_compaction
+        trigger = {"trigger": decision.trigger}
+        written: WrittenSummary
+        result = "completed"
+        if verdict.summary is not None and verdict.summary.strip():
+            written = self.app.writer.supplied(request, verdict.summary)
+        else:
+            started = time.perf_counter()
+            try:
+                written = self.app.writer.write(request)
+            except SummarizerError as error:
+                self._summarizer_latency(started, "error")
+                fallback: Fallback = "raise" if loud else "truncate"
+                session.fail_compaction(self.app.summarizer.name, str(error), fallback)
+                if loud:
+                    self.app.save(session)
+                    self.app.metrics.add(
+                        MetricNames.COMPACTIONS, attributes={**trigger, "outcome": "failed"}
+                    )
+                    raise CompactionFailedError(f"the summarizer failed: {error}") from error
+                # Threshold compaction fails open: the session stays usable, and events say so.
+                logger.warning("session %s: summarizer failed (%s); truncating", session.id, error)
+                result = "fallback"
+                if emit is not None:
+                    emit(
+                        Notice(
+                            "compaction_failed",
+                            f"the summary could not be written ({error}); older messages "
+                            "were dropped from the context instead",
+                        )
+                    )
+                written = self.app.writer.fallback(request, error)
+            else:
+                self._summarizer_latency(started, "ok")
+        return self.complete(session, decision, written, result, emit)
+
+    def start(
+        self,
+        session: Session,
+        decision: Decision,
+        instructions: str | None,
+        emit: Callable[[Notice], None] | None = None,
+    ) -> tuple[SummaryRequest, HookVerdict] | None:
+        """Asks the hooks, records the decision and says what to summarize; `None` when a
+        hook cancelled (the suppression is recorded)."""
+        messages = planner.messages_to_summarize(session, decision.retained_from)
+        verdict = HookVerdict()
+        trigger = {"trigger": decision.trigger}
+        if self.app.hooks is not None:
+            verdict = self.app.hooks.before_compaction(session.id, decision, messages) or verdict
+            if verdict.cancel is not None and decision.estimate <= decision.budget:
+                self.app.metrics.add(
+                    MetricNames.COMPACTIONS, attributes={**trigger, "outcome": "cancelled"}
+                )
+                session.suppress(
+                    decision.trigger, f"cancelled by a hook: {verdict.cancel}", decision.estimate
+                )
+                return None
+        if emit is not None:
+            emit(
+                Notice(
+                    "compaction_started",
+                    f"compacting: summarizing {len(messages)} earlier message(s)",
+                    decision.estimate,
+                )
+            )
+        session.hit_threshold(decision)
+        return self._summary_request(session, decision, messages, instructions), verdict
+
+    def complete(
+        self,
+        session: Session,
+        decision: Decision,
+        written: WrittenSummary,
+        result: str = "completed",
+        emit: Callable[[Notice], None] | None = None,
+    ) -> CompactionReport:
+        outcome = session.complete_compaction(
+            decision,
+            ledger=self._ledger(session, decision),
+            text=written.text,
+            tokens=written.tokens,
+            model=written.model,
+            strategy=written.strategy,
+            summarizer=written.summarizer,
+            summarizer_input_tokens=written.input_tokens,
+            summarizer_output_tokens=written.output_tokens,
+        )
+        report = CompactionReport(
+            generation=outcome.generation,
+            trigger=decision.trigger,
+            strategy=written.strategy,
+            retained_from=decision.retained_from,
+            messages_summarized=outcome.messages_summarized,
+            tokens_before=outcome.tokens_before,
+            tokens_after=outcome.tokens_after,
+            turns_kept=decision.turns_kept,
+        )
+        self.app.metrics.add(
+            MetricNames.COMPACTIONS, attributes={"trigger": decision.trigger, "outcome": result}
+        )
+        logger.info(
+            "session %s: compacted (%s, %s): %d message(s) summarized, %d -> %d tokens",
+            session.id,
+            decision.trigger,
+            written.strategy,
+            report.messages_summarized,
+            report.tokens_before,
+            report.tokens_after,
+        )
+        if emit is not None:
+            emit(
+                Notice(
+                    "compaction_completed",
+                    f"compacted: {report.messages_summarized} earlier message(s) summarized",
+                    report.tokens_before,
+                    report.tokens_after,
+                    breakdown_of(session),
+                )
+            )
+        return report
+
+    def _ledger(self, session: Session, decision: Decision) -> LedgerUpdate | None:
+        """The facts ledger after this compaction: the summarized messages' facts merged
+        into the session's, bounded by the decision's room (`None` when the ledger is off)."""
+        if decision.ledger_max_tokens <= 0:
+            return None
+        summarized = [
+            (e.position, e.message) for e in session.entries if e.position < decision.retained_from
+        ]
+        merged = ledger.merge(session.ledger, ledger.extract(summarized))
+        room = decision.ledger_max_tokens - BLOCK_OVERHEAD
+        kept, dropped = ledger.bounded(merged, room, self.app.counter.count)
+        text = ledger.render_ledger(kept)
+        tokens = text_block_tokens(text, self.app.counter.count) if text else 0
+        return LedgerUpdate(kept, text, tokens, dropped)
+
+    def _summary_request(
+        self,
+        session: Session,
+        decision: Decision,
+        messages: tuple[Message, ...],
+        instructions: str | None,
+    ) -> SummaryRequest:
+        earlier = tuple(session.summaries) if decision.resummarize else ()
+        first_kept = next(e for e in session.entries if e.position == decision.retained_from)
+        return SummaryRequest(
+            decision=decision,
+            messages=messages,
+            earlier=earlier,
+            first_position=earlier[0].first_position if earlier else session.retained_from,
+            generation=session.generation + 1,
+            session_model=session.model,
+            mid_turn=first_kept.message.role is Role.ASSISTANT,
+            folding_strategy=(
+                "update" if session.settings.summary_strategy == "update" else "resummarize"
+            ),
+            include_thinking=session.settings.summarize_thinking,
+            instructions=instructions,
+        )
+
+
+def _counted_downgrade(
+    block: DowngradedThinking, count: Callable[[str], int]
+) -> DowngradedThinking:
+    """The downgrade with its shown size. A short thinking block can count fewer tokens than
+    its plain-text summary would; it is dropped instead, so a downgrade never grows a request
+    that the planner already fitted to its budget."""
+    if block.text is None:
+        return attrs.evolve(block, tokens_after=0)
+    tokens = text_block_tokens(block.text, count)
+    if tokens >= block.tokens_before:
+        return attrs.evolve(block, action="dropped", text=None, tokens_after=0)
+    return attrs.evolve(block, tokens_after=tokens)
