@@ -227,7 +227,7 @@ class SettingsChanged(Aggregate.Event):
         session.suppressed = None
         # What pruning could save depends on the settings (tool policies): a rare event,
         # so the indexes are derived again from the retained tail.
-        session.__dict__.update(recompute(session.entries, self.settings).as_state())
+        session.__dict__.update(recompute(session.entries, self.settings).index_state())
 
 
 class CompactionDiscarded(Aggregate.Event):

@@ -21,8 +21,6 @@ from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any
 
-import attrs
-
 from abridged.domain.context import Entry
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.pruning import output_tokens, prunable_tokens
@@ -41,9 +39,9 @@ INDEX_NAMES = (
 """The session attributes that are indexes (derived from `entries` and the settings)."""
 
 
-@attrs.frozen
 class TailIndexes:
-    """The indexes' values, as `recompute` derives them (for comparisons and upcasting)."""
+    """The indexes over a retained tail. `SessionState` holds them as attributes (it is a
+    `TailIndexes`); `recompute` derives them on their own, for comparisons and upcasting."""
 
     tool_ids: dict[str, int]
     """Every tool_use id in view, with the position of the message that makes the call."""
@@ -61,10 +59,12 @@ class TailIndexes:
     thinking_sums: list[int]
     """`thinking_sums[k]`: tokens of the thinking blocks of `entries[:k]` still shown."""
     shown_messages: list[Message]
-    """Each retained message as requests show it (`Entry.shown_message`)."""
+    """Each retained message as requests show it (`Entry.shown_message`). Snapshots leave it
+    out (it is made of the messages); a load derives it again."""
 
-    def as_state(self) -> dict[str, Any]:
-        return attrs.asdict(self, recurse=False)
+    def index_state(self) -> dict[str, Any]:
+        """The indexes by attribute name (what `recompute` gives, to update a state with)."""
+        return {name: getattr(self, name) for name in INDEX_NAMES}
 
 
 def has_thinking(entry: Entry) -> bool:
@@ -93,21 +93,21 @@ def saving_of(entries: Sequence[Entry], k: int, settings: CompactionSettings) ->
 def recompute(entries: Sequence[Entry], settings: CompactionSettings) -> TailIndexes:
     """Every index, derived from the retained tail by walking it: the definition."""
     last = entries[-1].message if entries else None
-    return TailIndexes(
-        tool_ids={u.id: e.position for e in entries for u in e.message.tool_uses},
-        open_tool_ids=(
-            [u.id for u in last.tool_uses] if last and last.role is Role.ASSISTANT else []
-        ),
-        prompt_positions=[e.position for e in entries if e.message.is_user_prompt],
-        thinking_positions=[e.position for e in entries if has_thinking(e)],
-        output_sums=[0, *accumulate(output_tokens(e) for e in entries)],
-        saving_sums=[
-            0,
-            *accumulate(saving_of(entries, k, settings) for k in range(len(entries))),
-        ],
-        thinking_sums=[0, *accumulate(thinking_tokens(e) for e in entries)],
-        shown_messages=[e.shown_message for e in entries],
+    indexes = TailIndexes()
+    indexes.tool_ids = {u.id: e.position for e in entries for u in e.message.tool_uses}
+    indexes.open_tool_ids = (
+        [u.id for u in last.tool_uses] if last and last.role is Role.ASSISTANT else []
     )
+    indexes.prompt_positions = [e.position for e in entries if e.message.is_user_prompt]
+    indexes.thinking_positions = [e.position for e in entries if has_thinking(e)]
+    indexes.output_sums = [0, *accumulate(output_tokens(e) for e in entries)]
+    indexes.saving_sums = [
+        0,
+        *accumulate(saving_of(entries, k, settings) for k in range(len(entries))),
+    ]
+    indexes.thinking_sums = [0, *accumulate(thinking_tokens(e) for e in entries)]
+    indexes.shown_messages = [e.shown_message for e in entries]
+    return indexes
 
 
 def protected_index(output_sums: Sequence[int], protect_tokens: int) -> int:

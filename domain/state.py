@@ -20,6 +20,7 @@ from typing import Any
 from abridged.domain.context import Entry, SummaryChunk, calibrated, raw_estimate
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.indexes import (
+    TailIndexes,
     has_thinking,
     rebuilt_sums,
     recompute,
@@ -35,7 +36,7 @@ from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.validation import check_blocks, check_sequence
 
 
-class SessionState:
+class SessionState(TailIndexes):
     """A session's state: the attributes the `Started` mutator sets and later events change."""
 
     class_version = 4
@@ -72,17 +73,7 @@ class SessionState:
     suppressed: str | None
     provider_window: int | None
     """The window the provider enforced when it was smaller than `context_window`."""
-    # Indexes over the retained tail (`abridged.domain.indexes`), kept by the mutators.
-    tool_ids: dict[str, int]
-    open_tool_ids: list[str]
-    prompt_positions: list[int]
-    thinking_positions: list[int]
-    output_sums: list[int]
-    saving_sums: list[int]
-    thinking_sums: list[int]
-    shown_messages: list[Message]
-    """Each retained message as requests show it. Snapshots leave it out (it is made of
-    the messages); a load derives it again."""
+    # And the indexes over the retained tail (`TailIndexes`), kept by the mutators.
     entry_versions: list[int]
     """The version of the `MessageAppended` of each retained message (0: unknown), so a
     snapshot can point at the events that hold the messages instead of copying them."""
@@ -105,7 +96,7 @@ class SessionState:
         self.last_compaction_at = -1
         self.stalled_estimate = self.compacted_to = self.provider_window = None
         self.compaction_requested = self.suppressed = self.deleted = None
-        self.__dict__.update(recompute([], self.settings).as_state())
+        self.__dict__.update(recompute([], self.settings).index_state())
         self.entry_versions = []
         self.ledger = []
         self.ledger_text = ""
@@ -114,7 +105,7 @@ class SessionState:
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
         """A snapshot from before the indexes: derive them from its retained tail."""
-        state.update(recompute(state["entries"], state["settings"]).as_state())
+        state.update(recompute(state["entries"], state["settings"]).index_state())
         # Which events hold these messages is not known (0): snapshots keep their bodies.
         state["entry_versions"] = [0] * len(state["entries"])
 
