@@ -94,6 +94,6 @@ def test_verbose_sends_the_librarys_logs_to_stderr_and_only_then() -> None:
     assert quiet.exit_code == verbose.exit_code == 0
     assert quiet.stderr == ""
     assert "[info     ] session" in verbose.stderr
-    assert "[abridged.application.service]" in verbose.stderr
+    assert "[abridged.application.compactor]" in verbose.stderr
     assert "compacted" in verbose.stderr
     assert all(json.loads(line) for line in verbose.stdout.splitlines())
