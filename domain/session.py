@@ -49,19 +49,24 @@ class LedgerUpdate:
 
     entries: tuple[LedgerEntry, ...]
     text: str
+    """The segment to show after the existing ones ("" when nothing is new), or with
+    `consolidated` the one segment that replaces them."""
     tokens: int
+    """Tokens of every segment the ledger shows after the update."""
     dropped: tuple[LedgerEntry, ...] = ()
+    consolidated: bool = True
 
 
 class Session(Aggregate):
     """One conversation thread; every change to it is an event."""
 
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
-    class_version = 4
+    class_version = 5
     """2: the state holds the incremental indexes of `abridged.domain.indexes`;
     3: and the host's metadata, tags and deletion mark;
     4: and the facts ledger (`ledger`, `ledger_text`, `ledger_tokens`) and `compacted_to`,
-    the estimate the last compaction left."""
+    the estimate the last compaction left;
+    5: the ledger's text as segments (`ledger_segments`) instead of one `ledger_text`."""
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -85,6 +90,12 @@ class Session(Aggregate):
         state["ledger_text"] = ""
         state["ledger_tokens"] = 0
         state["compacted_to"] = None
+
+    @staticmethod
+    def upcast_v4_v5(state: dict[str, Any]) -> None:
+        """A snapshot whose ledger was one text shows it as one segment."""
+        text = state.pop("ledger_text", "")
+        state["ledger_segments"] = [text] if text else []
 
     class Started(Aggregate.Created):
         """A session began, with its model, window, settings, system prompt and tools, and
@@ -191,9 +202,11 @@ class Session(Aggregate):
         self.deleted: str | None = None
         """Why the session was deleted; a deleted session takes no more commands."""
         self.ledger: list[LedgerEntry] = []
-        self.ledger_text = ""
-        """The ledger as requests show it (`abridged.domain.ledger.render_ledger`)."""
+        self.ledger_segments: list[str] = []
+        """The ledger as requests show it: one text block per segment, oldest first
+        (`abridged.domain.ledger.advance`)."""
         self.ledger_tokens = 0
+        """Tokens of all the ledger's segments, as shown."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Session:
         # The service copies a cached session before each command. Every value the session
@@ -435,18 +448,36 @@ class Session(Aggregate):
 
     # The facts ledger.
 
+    @property
+    def ledger_text(self) -> str:
+        """The ledger's segments as one text (what a request shows, without the blocks)."""
+        return "\n\n".join(self.ledger_segments)
+
     class LedgerUpdated(Aggregate.Event):
-        """The facts ledger changed at a compaction: the entries it holds now, how it reads,
-        and every entry it dropped to stay within its budget."""
+        """The facts ledger changed at a compaction: the entries it holds now, the segment
+        appended after the earlier ones (or, `consolidated`, the one segment that replaces
+        them), the tokens of all its segments, and every entry it dropped to stay within its
+        budget (only a consolidation drops)."""
+
+        class_version = 2
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """Before segments, each update's text was the whole ledger."""
+            state["consolidated"] = True
 
         entries: tuple[LedgerEntry, ...]
         text: str
         tokens: int
         dropped: tuple[LedgerEntry, ...]
+        consolidated: bool
 
         def apply(self, session: Session) -> None:
             session.ledger = list(self.entries)
-            session.ledger_text = self.text
+            if self.consolidated:
+                session.ledger_segments = [self.text] if self.text else []
+            elif self.text:
+                session.ledger_segments = [*session.ledger_segments, self.text]
             session.ledger_tokens = self.tokens
 
     def update_ledger(self, update: LedgerUpdate) -> None:
@@ -457,14 +488,17 @@ class Session(Aggregate):
         lost = [e for e in self.ledger if e.key not in kept and e.key not in said]
         if lost:
             raise ValueError(f"ledger entries dropped without being recorded: {lost[:3]}")
-        if bool(update.text.strip()) != bool(update.entries):
+        if update.consolidated and bool(update.text.strip()) != bool(update.entries):
             raise ValueError("a ledger's text is empty exactly when it has no entries")
+        if not update.consolidated and (update.dropped or not self.ledger_segments):
+            raise ValueError("only a consolidation drops entries or starts the ledger")
         self.trigger_event(
             self.LedgerUpdated,
             entries=tuple(update.entries),
             text=update.text,
             tokens=update.tokens,
             dropped=tuple(update.dropped),
+            consolidated=update.consolidated,
         )
 
     # Pruning and reasoning.
