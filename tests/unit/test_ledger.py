@@ -183,7 +183,7 @@ def start(app: Sessions, window: int, **overrides: object) -> UUID:
     )
 
 
-def test_the_ledger_is_carried_across_compactions_and_shown_after_the_summary(
+def test_the_ledger_is_carried_across_compactions(
     app: Sessions,
 ) -> None:
     session_id = start(app, 3_000)
