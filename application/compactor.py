@@ -39,7 +39,6 @@ from abridged.domain.planner import Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.session import Session
 from abridged.domain.tokens import (
-    BLOCK_OVERHEAD,
     TOOL_OVERHEAD,
     text_block_tokens,
 )
@@ -261,18 +260,22 @@ class Compactor:
 
     def _ledger(self, session: Session, decision: Decision) -> LedgerUpdate | None:
         """The facts ledger after this compaction: the summarized messages' facts merged
-        into the session's, bounded by the decision's room (`None` when the ledger is off)."""
+        into the session's, as a segment appended to the earlier ones, or all consolidated
+        within the decision's room (`None` when the ledger is off)."""
         if decision.ledger_max_tokens <= 0:
             return None
         summarized = [
             (e.position, e.message) for e in session.entries if e.position < decision.retained_from
         ]
-        merged = ledger.merge(session.ledger, ledger.extract(summarized))
-        room = decision.ledger_max_tokens - BLOCK_OVERHEAD
-        kept, dropped = ledger.bounded(merged, room, self.app.counter.count)
-        text = ledger.render_ledger(kept)
-        tokens = text_block_tokens(text, self.app.counter.count) if text else 0
-        return LedgerUpdate(kept, text, tokens, dropped)
+        step = ledger.advance(
+            session.ledger,
+            session.ledger_tokens,
+            len(session.ledger_segments),
+            ledger.extract(summarized),
+            decision.ledger_max_tokens,
+            self.app.counter.count,
+        )
+        return LedgerUpdate(step.entries, step.text, step.tokens, step.dropped, step.consolidated)
 
     def _summary_request(
         self,

@@ -23,7 +23,7 @@ class ContextBreakdown:
     summaries: int
     summary_chunks: int
     ledger: int
-    """Tokens of the facts ledger shown after the summaries."""
+    """Tokens of the facts ledger, shown before the summaries."""
     kept_messages: int
     kept_tokens: int
     kept_from: int

@@ -107,11 +107,13 @@ class Context:
     """How many leading messages stay byte-identical until the next prune or compaction:
     a good place for a prompt-cache breakpoint."""
     summary_messages: int = 0
-    """1 when the first message carries the summary chunks (its first blocks), else 0."""
+    """1 when the first message carries the ledger and the summary chunks (its first
+    blocks), else 0."""
     extra_blocks: int = 0
     """1 when the last message ends with per-turn content (never cached), else 0."""
-    ledger: str = ""
-    """The facts ledger as it reads, a text block after the summary chunks ("" when none)."""
+    ledger: tuple[str, ...] = ()
+    """The facts ledger's segments as they read, a text block each before the summary chunks
+    (append-only between consolidations, so a cached prefix keeps them)."""
 
 
 class ContextView(Protocol):
@@ -148,7 +150,7 @@ class ContextView(Protocol):
     def limits(self) -> Limits: ...
 
     @property
-    def ledger_text(self) -> str: ...
+    def ledger_segments(self) -> Sequence[str]: ...
 
     @property
     def ledger_tokens(self) -> int: ...
@@ -202,13 +204,14 @@ def build_context(
     # Positions in the tail are contiguous: the count before the boundary is a difference.
     stable = min(max(view.prune_boundary - view.entries[0].position, 0), len(view.entries))
     summary_messages = 0
+    ledger: tuple[str, ...] = tuple(view.ledger_segments) if view.summaries else ()
     if view.summaries:
-        blocks = tuple(
+        # The ledger first: a compaction appends a segment to it and leaves the earlier ones
+        # as they were, while the chunks after it change (a new chunk, or all folded in one).
+        blocks = tuple(TextBlock(text) for text in ledger) + tuple(
             TextBlock(render_summary(c.text, c.first_position, c.last_position, c.generation))
             for c in view.summaries
         )
-        if view.ledger_text:
-            blocks = (*blocks, TextBlock(view.ledger_text))
         first = messages[0]
         summary_messages = 1
         if first.role is Role.USER:
@@ -232,5 +235,5 @@ def build_context(
         stable_prefix=min(stable, len(messages) - 1),
         summary_messages=summary_messages,
         extra_blocks=1 if extra_text else 0,
-        ledger=view.ledger_text if view.summaries else "",
+        ledger=ledger,
     )

@@ -139,17 +139,30 @@ class CompactionCompleted(Aggregate.Event):
 
 
 class LedgerUpdated(Aggregate.Event):
-    """The facts ledger changed at a compaction: the entries it holds now, how it reads,
-    and every entry it dropped to stay within its budget."""
+    """The facts ledger changed at a compaction: the entries it holds now, the segment
+    appended after the earlier ones (or, `consolidated`, the one segment that replaces
+    them), the tokens of all its segments, and every entry it dropped to stay within its
+    budget (only a consolidation drops)."""
+
+    class_version = 2
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """Before segments, each update's text was the whole ledger."""
+        state["consolidated"] = True
 
     entries: tuple[LedgerEntry, ...]
     text: str
     tokens: int
     dropped: tuple[LedgerEntry, ...]
+    consolidated: bool
 
     def apply(self, session: Session) -> None:
         session.ledger = list(self.entries)
-        session.ledger_text = self.text
+        if self.consolidated:
+            session.ledger_segments = [self.text] if self.text else []
+        elif self.text:
+            session.ledger_segments = [*session.ledger_segments, self.text]
         session.ledger_tokens = self.tokens
 
 

@@ -17,6 +17,17 @@ When the budget is short, entries are dropped by priority, lowest first:
 
 Within a class, the entries seen least recently go first. Every dropped entry is named in the
 `Session.LedgerUpdated` event that drops it.
+
+A request shows the ledger as *segments*, one text block each, before the summary chunks.
+A compaction appends a segment holding only what is new or changed since the earlier ones (a
+new fact, or a fact whose kind went up: a file read then modified, a command that failed)
+and leaves the earlier segments' text untouched, so a prompt cache keeps reading them. Only
+when the segments would exceed the ledger's room (or there are `MAX_SEGMENTS` of them) is the
+ledger *consolidated*: every entry re-rendered as one segment, whole when that fits the room;
+otherwise bounded by priority as above to `1 - CONSOLIDATION_SLACK` of its room, so that the
+next compactions append again rather than each rewrite it to drop a few more.
+A fact seen again later widens its entry's range (which the bounding reads) without being
+listed again; a consolidation shows the widened ranges.
 """
 
 from __future__ import annotations
@@ -27,7 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import attrs
 
 from abridged.domain.messages import JSON, Message, TextBlock, ToolResultBlock, ToolUseBlock
-from abridged.domain.tokens import CountText
+from abridged.domain.tokens import BLOCK_OVERHEAD, CountText, text_block_tokens
 
 LedgerKind = str
 """`request`, `file-read`, `file-modified`, `file-created`, `command`, `command-failed` or
@@ -240,16 +251,24 @@ def render_line(entry: LedgerEntry) -> str:
     return f"{where} {mark}{entry.text}"
 
 
-def render_ledger(entries: Sequence[LedgerEntry]) -> str:
+HEADING = (
+    "Facts ledger: exact strings recorded from the compacted messages; "
+    "each line starts with the messages it came from (mN or mN-M)."
+)
+CONTINUED = (
+    "Facts ledger, continued: facts new or changed since the part above "
+    "(a line here supersedes one there with the same text)."
+)
+
+
+def render_ledger(entries: Sequence[LedgerEntry], *, continued: bool = False) -> str:
     """The ledger as text for a request: sections in a fixed order, entries oldest first.
+    `continued`: a segment after others, with the heading that says so.
 
     Empty when there are no entries."""
     if not entries:
         return ""
-    lines = [
-        "Facts ledger: exact strings recorded from the compacted messages; "
-        "each line starts with the messages it came from (mN or mN-M)."
-    ]
+    lines = [CONTINUED if continued else HEADING]
     for title, kinds in SECTIONS:
         chosen = sorted(
             (e for e in entries if e.kind in kinds), key=lambda e: (e.first_position, e.text)
@@ -260,23 +279,101 @@ def render_ledger(entries: Sequence[LedgerEntry]) -> str:
     return "\n".join(lines)
 
 
+MAX_SEGMENTS = 16
+"""At most this many segments: past it the ledger is consolidated (a bounded number of
+blocks per request, whatever the session's length)."""
+CONSOLIDATION_SLACK = 0.25
+"""A consolidation that must drop entries drops until the ledger is this share of its room
+below it, so that the next compactions append segments again instead of each rewriting the
+whole ledger (at the cache-write price) to drop a few more."""
+
+
+@attrs.frozen
+class LedgerStep:
+    """The ledger after one compaction: every entry it holds, the segment a request shows
+    after the existing ones (`consolidated`: the one segment that replaces them all; "" when
+    nothing is new), the tokens of all its segments, and what it dropped."""
+
+    entries: tuple[LedgerEntry, ...]
+    text: str
+    tokens: int
+    consolidated: bool
+    dropped: tuple[LedgerEntry, ...] = ()
+
+
+def changed_entries(
+    held: Sequence[LedgerEntry], merged: Sequence[LedgerEntry]
+) -> tuple[LedgerEntry, ...]:
+    """The entries of `merged` that the segments of `held` do not show as they are now: new
+    facts, and facts whose kind changed (a widened range alone is not a change)."""
+    kinds = {e.key: e.kind for e in held}
+    return tuple(e for e in merged if kinds.get(e.key) != e.kind)
+
+
+def advance(
+    held: Sequence[LedgerEntry],
+    held_tokens: int,
+    segments: int,
+    found: Iterable[LedgerEntry],
+    room: int,
+    count: CountText,
+) -> LedgerStep:
+    """The ledger after a compaction that found `found`, given the entries it holds, the
+    tokens and number of its segments, and the `room` (tokens) it may take.
+
+    Appends a segment of what is new or changed when it fits the room; otherwise
+    consolidates (`consolidate`; no slack when there were no segments yet)."""
+    merged = merge(held, found)
+    changed = changed_entries(held, merged)
+    if segments and not changed and held_tokens <= room:
+        return LedgerStep(merged, "", held_tokens, consolidated=False)
+    if segments and segments < MAX_SEGMENTS:
+        text = render_ledger(changed, continued=True)
+        tokens = text_block_tokens(text, count)
+        if held_tokens + tokens <= room:
+            return LedgerStep(merged, text, held_tokens + tokens, consolidated=False)
+    return consolidate(merged, room, count, slack=bool(segments))
+
+
+def consolidate(
+    entries: Sequence[LedgerEntry], room: int, count: CountText, *, slack: bool = True
+) -> LedgerStep:
+    """All `entries` rendered as one segment: whole when it fits `room` tokens; otherwise
+    the lowest priority dropped first until it fits the room less the slack (with `slack`)."""
+    whole = render_ledger(entries)
+    if whole and text_block_tokens(whole, count) <= room:
+        return LedgerStep(tuple(entries), whole, text_block_tokens(whole, count), True)
+    target = room - int(room * CONSOLIDATION_SLACK) if slack else room
+    kept, dropped = bounded(entries, max(target - BLOCK_OVERHEAD, 0), count)
+    text = render_ledger(kept)
+    tokens = text_block_tokens(text, count) if text else 0
+    return LedgerStep(kept, text, tokens, consolidated=True, dropped=dropped)
+
+
 @attrs.frozen
 class LedgerUpdate:
     """A new state of the facts ledger, computed by the service at a compaction."""
 
     entries: tuple[LedgerEntry, ...]
     text: str
+    """The segment to show after the existing ones ("" when nothing is new), or with
+    `consolidated` the one segment that replaces them."""
     tokens: int
+    """Tokens of every segment the ledger shows after the update."""
     dropped: tuple[LedgerEntry, ...] = ()
+    consolidated: bool = True
 
 
-def check_update(held: Iterable[LedgerEntry], update: LedgerUpdate) -> None:
-    """Checks that `update` names in `dropped` every `held` entry it no longer holds, and
-    that its text is empty exactly when it has no entries."""
+def check_update(held: Iterable[LedgerEntry], segments: int, update: LedgerUpdate) -> None:
+    """Checks that `update` names in `dropped` every `held` entry it no longer holds; that a
+    consolidated text is empty exactly when there are no entries; and that only a
+    consolidation drops entries or starts a ledger that has no `segments` yet."""
     kept = {e.key for e in update.entries}
     said = {e.key for e in update.dropped}
     lost = [e for e in held if e.key not in kept and e.key not in said]
     if lost:
         raise ValueError(f"ledger entries dropped without being recorded: {lost[:3]}")
-    if bool(update.text.strip()) != bool(update.entries):
+    if update.consolidated and bool(update.text.strip()) != bool(update.entries):
         raise ValueError("a ledger's text is empty exactly when it has no entries")
+    if not update.consolidated and (update.dropped or not segments):
+        raise ValueError("only a consolidation drops entries or starts the ledger")

@@ -174,13 +174,14 @@ class Session(SessionState, Aggregate):
     def update_ledger(self, update: LedgerUpdate) -> None:
         """Records the ledger's new entries; every entry it held and no longer holds must be
         named in `update.dropped`."""
-        check_update(self.ledger, update)
+        check_update(self.ledger, len(self.ledger_segments), update)
         self.trigger_event(
             self.LedgerUpdated,
             entries=tuple(update.entries),
             text=update.text,
             tokens=update.tokens,
             dropped=tuple(update.dropped),
+            consolidated=update.consolidated,
         )
 
     # Pruning and reasoning.

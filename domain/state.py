@@ -39,11 +39,12 @@ from abridged.domain.validation import check_blocks, check_sequence
 class SessionState(TailIndexes):
     """A session's state: the attributes the `Started` mutator sets and later events change."""
 
-    class_version = 4
+    class_version = 5
     """2: the state holds the incremental indexes of `abridged.domain.indexes`;
     3: and the host's metadata, tags and deletion mark;
     4: and the facts ledger (`ledger`, `ledger_text`, `ledger_tokens`) and `compacted_to`,
-    the estimate the last compaction left."""
+    the estimate the last compaction left;
+    5: the ledger's text as segments (`ledger_segments`) instead of one `ledger_text`."""
 
     model: str
     context_window: int
@@ -82,9 +83,11 @@ class SessionState(TailIndexes):
     deleted: str | None
     """Why the session was deleted; a deleted session takes no more commands."""
     ledger: list[LedgerEntry]
-    ledger_text: str
-    """The ledger as requests show it (`abridged.domain.ledger.render_ledger`)."""
+    ledger_segments: list[str]
+    """The ledger as requests show it: one text block per segment, oldest first
+    (`abridged.domain.ledger.advance`)."""
     ledger_tokens: int
+    """Tokens of all the ledger's segments, as shown."""
 
     def start_empty(self, summary: SummaryChunk | None) -> None:
         """Sets the state of a session with no messages yet (and perhaps a parent's summary)."""
@@ -99,7 +102,7 @@ class SessionState(TailIndexes):
         self.__dict__.update(recompute([], self.settings).index_state())
         self.entry_versions = []
         self.ledger = []
-        self.ledger_text = ""
+        self.ledger_segments = []
         self.ledger_tokens = 0
 
     @staticmethod
@@ -125,6 +128,12 @@ class SessionState(TailIndexes):
         state["ledger_tokens"] = 0
         state["compacted_to"] = None
 
+    @staticmethod
+    def upcast_v4_v5(state: dict[str, Any]) -> None:
+        """A snapshot whose ledger was one text shows it as one segment."""
+        text = state.pop("ledger_text", "")
+        state["ledger_segments"] = [text] if text else []
+
     def __deepcopy__(self, memo: dict[int, Any]) -> SessionState:
         # The service copies a cached session before each command. Every value the session
         # holds is immutable or replaced whole, never changed in place, so fresh containers
@@ -139,6 +148,11 @@ class SessionState(TailIndexes):
         return copy
 
     # What commands and the planners read (decisions: `abridged.domain.planner`).
+
+    @property
+    def ledger_text(self) -> str:
+        """The ledger's segments as one text (what a request shows, without the blocks)."""
+        return "\n\n".join(self.ledger_segments)
 
     @property
     def limits(self) -> Limits:

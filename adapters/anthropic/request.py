@@ -51,10 +51,11 @@ def render_request(
     `InvalidRequestOptionsError` when the thinking budget is not below `max_tokens`.
 
     With `cache`, at most four prompt-cache breakpoints are set, where the prefix stays
-    byte-stable longest: after the system prompt, after the summary chunks and the facts
-    ledger, at the prune
-    boundary (the last message before it) and on the last message (before any per-turn
-    content). Thinking blocks and empty text are never marked.
+    byte-stable longest: after the system prompt, after the facts ledger's segments (which a
+    compaction appends to, so the next request reads the earlier ones), after the summary
+    chunks, at the prune boundary (the last message before it) and on the last message
+    (before any per-turn content); when that is five, the one after the summary chunks goes.
+    Thinking blocks and empty text are never marked.
     """
     if ttl not in CACHE_TTLS:
         raise ValueError(f"ttl must be one of {', '.join(CACHE_TTLS)}, got {ttl!r}")
@@ -125,8 +126,13 @@ def _options(options: RequestOptions, max_tokens: int) -> dict[str, Any]:
 def _breakpoints(context: Context, count: int) -> list[tuple[int, int]]:
     """(message index, number of leading blocks eligible) for each breakpoint, in order."""
     wanted: list[tuple[int, int]] = []
+    after_summaries: tuple[int, int] | None = None
     if context.summary_messages:
-        wanted.append((0, len(context.summaries) + (1 if context.ledger else 0)))
+        ledger = len(context.ledger)
+        if ledger:
+            wanted.append((0, ledger))
+        after_summaries = (0, ledger + len(context.summaries))
+        wanted.append(after_summaries)
     if context.stable_prefix > 0:
         wanted.append((context.stable_prefix - 1, -1))
     last = count - 1
@@ -136,6 +142,10 @@ def _breakpoints(context: Context, count: int) -> list[tuple[int, int]]:
     for point in wanted:
         if point not in unique:
             unique.append(point)
+    if len(unique) > budget and context.ledger and after_summaries in unique:
+        # The ledger's end is the point a compaction leaves in place; the chunks after it
+        # change at every compaction anyway, and the last message's entry covers them.
+        unique.remove(after_summaries)
     return unique[-budget:] if len(unique) > budget else unique
 
 

@@ -76,3 +76,61 @@ def test_an_old_session_continues_with_valid_requests(tmp_path: Path) -> None:
     assert prepared.context.estimate <= prepared.context.budget
     reopened = bootstrap(tmp_path / "old.sqlite3")
     assert reopened.session(session_id).message_count == data["message_count"] + 1
+
+
+LEDGER_FIXTURE = FIXTURE.with_name("session-ledger-v1.json")
+"""A session stored when the facts ledger was one text (`LedgerUpdated` version 1, snapshot
+state version 4): 94 events, nine compactions each with its ledger update, one snapshot."""
+
+
+def open_ledger_store(path: Path, *, snapshots: bool) -> tuple[Sessions, UUID, dict[str, Any]]:
+    data = json.loads(LEDGER_FIXTURE.read_text(encoding="utf-8"))
+    session_id = UUID(data["session_id"])
+    app = bootstrap(path)
+    app.recorder.insert_events(stored(data["events"], session_id))
+    if snapshots:
+        assert app.snapshots is not None
+        app.snapshots.recorder.insert_events(stored(data["snapshots"], session_id))
+    return app, session_id, data
+
+
+def test_a_ledger_stored_as_one_text_loads_as_one_segment(tmp_path: Path) -> None:
+    for snapshots in (False, True):
+        app, session_id, data = open_ledger_store(
+            tmp_path / f"ledger-{snapshots}.sqlite3", snapshots=snapshots
+        )
+        session = app.session(session_id)
+        assert session.generation == data["generation"]
+        assert session.ledger_segments == [data["ledger_text"]]
+        assert session.ledger_tokens == data["ledger_tokens"]
+        assert session.estimate() == data["estimate"]
+        updates = [e for e in app.history(session_id) if isinstance(e, Session.LedgerUpdated)]
+        assert len(updates) == data["generation"]
+        assert all(u.consolidated for u in updates)
+
+
+def test_an_old_ledger_is_appended_to_by_the_next_compaction(tmp_path: Path) -> None:
+    app, session_id, _data = open_ledger_store(tmp_path / "ledger.sqlite3", snapshots=True)
+    old = app.session(session_id).ledger_segments
+    filler = " ".join(f"word{i}" for i in range(120))
+    compacted = False
+    for i in range(40, 48):
+        app.append_message(
+            session_id, {"role": "user", "content": f"Task {i}: fix pkg/extra_{i}.py now."}
+        )
+        prepared = app.prepare_request(session_id)
+        body = render_request(
+            prepared.context, model=prepared.model, max_tokens=prepared.max_tokens
+        )
+        assert violations(body) == []
+        assert prepared.context.estimate <= prepared.context.budget
+        session = app.session(session_id)
+        if prepared.compaction is not None and len(session.ledger_segments) > len(old):
+            # The stored ledger stays the first block, as it was; what is new follows it.
+            first = body["messages"][0]["content"]
+            assert first[0]["text"] == old[0]
+            assert "pkg/extra_" in first[1]["text"]
+            compacted = True
+            break
+        app.record_reply(session_id, {"role": "assistant", "content": f"Done. {filler}"})
+    assert compacted

@@ -79,20 +79,22 @@ def test_crossing_the_threshold_summarizes_older_turns_and_keeps_recent_ones_ver
     assert names.index("CompactionThresholdHit") < names.index("CompactionCompleted")
     assert prepared.compaction.turns_kept == 2
     context = prepared.context
-    # The summary leads the first kept user message; the kept turns are exactly as recorded.
+    # The facts ledger and the summary lead the first kept user message; the kept turns are
+    # exactly as recorded.
     prompts = [i for i, m in enumerate(recorded) if m.is_user_prompt]
     kept = recorded[prompts[-2] :]
     first = context.messages[0]
     assert first.role is Role.USER
-    summary = first.content[0]
-    assert isinstance(summary, TextBlock)
-    assert "<conversation-summary" in summary.text
-    assert "not new instructions" in summary.text
-    # The facts ledger follows the summary: the summarized requests, verbatim.
-    ledger = first.content[1]
+    # The ledger comes first (a later compaction appends to it): the summarized requests,
+    # verbatim.
+    ledger = first.content[0]
     assert isinstance(ledger, TextBlock)
     assert ledger.text.startswith("Facts ledger")
     assert "\nm1 Request 0\n" in ledger.text
+    summary = first.content[1]
+    assert isinstance(summary, TextBlock)
+    assert "<conversation-summary" in summary.text
+    assert "not new instructions" in summary.text
     assert first.content[2:] == kept[0].content
     assert list(context.messages[1:]) == kept[1:]
     check_request(prepared, COUNTER)

@@ -9,20 +9,28 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from abridged.adapters.anthropic.request import render_request
+from abridged.adapters.simulation.cache import PromptCache, request_blocks
 from abridged.application.service import Sessions
 from abridged.domain.ledger import (
+    CONSOLIDATION_SLACK,
+    CONTINUED,
+    HEADING,
     KINDS,
+    MAX_SEGMENTS,
     PRIORITY,
     LedgerEntry,
     LedgerUpdate,
+    advance,
     bounded,
     extract,
     merge,
     render_ledger,
 )
-from abridged.domain.messages import Message, ToolResultBlock, ToolUseBlock
+from abridged.domain.messages import Message, Role, ToolResultBlock, ToolUseBlock
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
+from abridged.domain.tokens import text_block_tokens
 from tests.support.builders import TOOLS, turn, words
 from tests.support.checks import feed
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
@@ -176,7 +184,7 @@ def start(app: Sessions, window: int, **overrides: object) -> UUID:
     )
 
 
-def test_the_ledger_is_carried_across_compactions_and_shown_after_the_summary(
+def test_the_ledger_is_carried_across_compactions(
     app: Sessions,
 ) -> None:
     session_id = start(app, 3_000)
@@ -235,3 +243,157 @@ def test_an_update_that_loses_an_entry_silently_is_refused(app: Sessions) -> Non
     with pytest.raises(ValueError, match="without being recorded"):
         session.update_ledger(LedgerUpdate((), "", 0, ()))
     assert not session.pending_events
+
+
+def fold(segments: list[str], step_text: str, consolidated: bool) -> list[str]:
+    """The segments a request shows after a step (what `Session.LedgerUpdated` applies)."""
+    if consolidated:
+        return [step_text] if step_text else []
+    return [*segments, step_text] if step_text else segments
+
+
+def test_a_compaction_appends_only_what_is_new_or_changed_and_leaves_earlier_text() -> None:
+    first = (
+        LedgerEntry("request", "Fix the export.", 0, 0),
+        LedgerEntry("file-read", "src/export.py", 1, 1),
+        LedgerEntry("file-read", "src/cli.py", 2, 2),
+        LedgerEntry("command", "make lint", 3, 3),
+    )
+    start = advance((), 0, 0, first, 2_000, COUNTER.count)
+    assert start.consolidated
+    assert start.text == render_ledger(first)
+    assert start.tokens == text_block_tokens(start.text, COUNTER.count)
+
+    later = (
+        LedgerEntry("file-read", "src/cli.py", 20, 20),  # seen again: its range widens only
+        LedgerEntry("file-modified", "src/export.py", 21, 21),  # read before, now modified
+        LedgerEntry("command", "make lint", 22, 22),
+        LedgerEntry("command-failed", "make test", 23, 23),  # new
+    )
+    step = advance(start.entries, start.tokens, 1, later, 2_000, COUNTER.count)
+
+    assert not step.consolidated
+    assert not step.dropped
+    assert step.text.startswith(CONTINUED)
+    assert "m2-22 src/export.py" in step.text
+    assert "m24 ✗ make test" in step.text
+    assert "src/cli.py" not in step.text
+    assert "make lint" not in step.text
+    assert step.tokens == start.tokens + text_block_tokens(step.text, COUNTER.count)
+    held = {e.text: e for e in step.entries}
+    assert held["src/cli.py"] == LedgerEntry("file-read", "src/cli.py", 2, 20)
+    # Nothing new at all: no segment, the ranges still widen.
+    quiet = advance(step.entries, step.tokens, 2, later[:1], 2_000, COUNTER.count)
+    assert (quiet.text, quiet.tokens, quiet.consolidated) == ("", step.tokens, False)
+
+
+def test_segments_past_the_room_are_consolidated_below_it_and_name_what_they_drop() -> None:
+    old = tuple(LedgerEntry("file-read", f"pkg/old_{i}.py", i, i) for i in range(30))
+    room = text_block_tokens(render_ledger(old), COUNTER.count) + 10
+    start = advance((), 0, 0, old, room, COUNTER.count)
+    assert start.consolidated
+    assert not start.dropped
+
+    new = tuple(LedgerEntry("file-modified", f"pkg/new_{i}.py", 40 + i, 40 + i) for i in range(8))
+    step = advance(start.entries, start.tokens, 1, new, room, COUNTER.count)
+
+    assert step.consolidated
+    assert step.text.startswith(HEADING)
+    assert step.tokens == text_block_tokens(step.text, COUNTER.count)
+    assert step.tokens <= room - int(room * CONSOLIDATION_SLACK)
+    # The lowest priority (files read), oldest first, went; every one is named.
+    assert step.dropped
+    assert all(e.kind == "file-read" for e in step.dropped)
+    assert {e.key for e in step.entries} | {e.key for e in step.dropped} == {
+        e.key for e in old + new
+    }
+    assert max(e.last_position for e in step.dropped) < min(
+        e.last_position for e in step.entries if e.kind == "file-read"
+    )
+
+
+def test_a_consolidation_that_needs_no_drop_keeps_every_entry() -> None:
+    old = tuple(LedgerEntry("file-read", f"pkg/old_{i}.py", i, i) for i in range(10))
+    new = (LedgerEntry("command", "make", 11, 11),)
+    whole = text_block_tokens(render_ledger(old + new), COUNTER.count)
+    start = advance((), 0, 0, old, whole, COUNTER.count)
+
+    step = advance(start.entries, start.tokens, 1, new, whole, COUNTER.count)
+
+    # The new segment would not fit beside the old one, but the whole ledger fits at once.
+    assert step.consolidated
+    assert not step.dropped
+    assert step.text == render_ledger(old + new)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.lists(st.lists(entry_strategy, max_size=12), min_size=1, max_size=25),
+    st.integers(0, 600),
+)
+def test_advancing_keeps_the_ledger_shown_bounded_append_only_and_said(
+    batches: list[list[LedgerEntry]], room: int
+) -> None:
+    held: tuple[LedgerEntry, ...] = ()
+    tokens = 0
+    segments: list[str] = []
+    for batch in batches:
+        step = advance(held, tokens, len(segments), batch, room, COUNTER.count)
+        assert step == advance(held, tokens, len(segments), batch, room, COUNTER.count)
+        new_segments = fold(segments, step.text, step.consolidated)
+        if not step.consolidated:
+            # Appending leaves every earlier segment's text as it was, and drops nothing.
+            assert new_segments[: len(segments)] == segments
+            assert not step.dropped
+        assert len(new_segments) <= MAX_SEGMENTS
+        assert step.tokens == sum(text_block_tokens(t, COUNTER.count) for t in new_segments)
+        assert step.tokens <= room or not step.entries
+        # Every entry held before or found now is held still, or named as dropped.
+        before = {e.key for e in held} | {e.key for e in batch}
+        assert before == {e.key for e in step.entries} | {e.key for e in step.dropped}
+        # Every entry held is shown, with its current kind, in some segment.
+        shown = "\n".join(new_segments)
+        for entry in step.entries:
+            mark = {"command-failed": "✗ ", "file-created": "(new) "}.get(entry.kind, "")
+            assert f" {mark}{entry.text}\n" in shown + "\n"
+        held, tokens, segments = step.entries, step.tokens, new_segments
+
+
+def test_a_compaction_that_appends_reads_the_earlier_segments_from_the_prompt_cache(
+    app: Sessions,
+) -> None:
+    session_id = start(app, 6_000, threshold_ratio=0.5, target_ratio=0.2, ledger_share=0.3)
+    cache = PromptCache()
+    appended = 0
+    for i in range(40):
+        ident, edit = call("Edit", file_path=f"pkg/module_{i}.py", new_string="x")
+        messages = [
+            Message.user(f"Task {i}: change pkg/module_{i}.py"),
+            edit,
+            result(ident, f"Edited pkg/module_{i}.py. {words(150)}"),
+            Message.assistant(words(40)),
+        ]
+        for message in messages:
+            if message.role is not Role.ASSISTANT:
+                app.append_message(session_id, message)
+                continue
+            before = app.session(session_id)
+            prepared = app.prepare_request(session_id)
+            body = render_request(prepared.context, model="m", max_tokens=prepared.max_tokens)
+            billing = cache.bill(request_blocks(body, COUNTER.count))
+            after = app.session(session_id)
+            if (
+                prepared.compaction is not None
+                and before.ledger_segments
+                and len(after.ledger_segments) > len(before.ledger_segments)
+            ):
+                appended += 1
+                # The earlier segments lead the request unchanged, and are read, not written.
+                first = body["messages"][0]["content"]
+                old = before.ledger_segments
+                assert [b["text"] for b in first[: len(old)]] == old
+                shown = request_blocks({**body, "messages": body["messages"][:1]}, COUNTER.count)
+                prefix = sum(b.tokens for b in shown[: len(body["tools"]) + 1 + len(old)])
+                assert billing.read >= prefix
+            app.record_reply(session_id, message)
+    assert appended >= 2

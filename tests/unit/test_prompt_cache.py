@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.simulation.cache import (
     Billing,
     CachedBlock,
@@ -13,6 +14,8 @@ from abridged.adapters.simulation.cache import (
     PromptCache,
     request_blocks,
 )
+from abridged.domain.context import Context, SummaryChunk
+from abridged.domain.messages import Message, Role, TextBlock
 
 
 def blocks(*keys: str, marks: tuple[int, ...] = (), tokens: int = 100) -> list[CachedBlock]:
@@ -80,3 +83,44 @@ def test_a_request_body_is_read_in_cache_order_with_its_breakpoints() -> None:
         lambda text: 1,
     )
     assert unmarked[0].key == found[3].key
+
+
+def test_the_ledger_segments_end_in_a_breakpoint_that_outranks_the_summary_chunks() -> None:
+    ledger = ("Facts ledger: first", "Facts ledger, continued: second")
+    chunk = SummaryChunk("what happened", 0, 9, 20, "m", 1)
+    first = Message(
+        Role.USER, (*(TextBlock(t) for t in ledger), TextBlock("<conversation-summary/>"))
+    )
+    tail = [
+        first,
+        Message.assistant("reply"),
+        Message.user("more"),
+        Message.assistant("reply"),
+        Message.user("last"),
+    ]
+
+    def marks(**fields: Any) -> list[tuple[int, int]]:
+        context = Context(
+            system="be brief",
+            tools=(),
+            summaries=(chunk,),
+            messages=tuple(tail),
+            estimate=100,
+            budget=1_000,
+            window=2_000,
+            summary_messages=1,
+            ledger=ledger,
+            **fields,
+        )
+        body = render_request(context, model="m", max_tokens=100)
+        return [
+            (i, j)
+            for i, m in enumerate(body["messages"])
+            for j, b in enumerate(m["content"])
+            if "cache_control" in b
+        ]
+
+    # Room for all: after the ledger's last segment, after the chunk, on the last message.
+    assert marks() == [(0, 1), (0, 2), (4, 0)]
+    # With a prune boundary too, five would be wanted: the chunk's goes, the ledger's stays.
+    assert marks(stable_prefix=3) == [(0, 1), (2, 0), (4, 0)]
