@@ -138,6 +138,7 @@ def _(event: Session.LedgerUpdated) -> Facts:
     return {
         "entries": len(event.entries),
         "tokens": event.tokens,
+        "consolidated": event.consolidated,
         "dropped": [f"{e.kind}: {e.text}" for e in event.dropped],
     }
 
