@@ -7,7 +7,7 @@ library. Without a configured SDK the API's no-op meter makes every call free.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from abridged.application.ports import MetricNames
@@ -47,20 +47,22 @@ class OpenTelemetryMetrics:
 
     def add(self, name: str, value: int = 1, attributes: Mapping[str, str] | None = None) -> None:
         """Adds `value` to the counter `name`."""
-        counter = self._counters.get(name)
-        if counter is None:
-            counter = self._meter.create_counter(
-                name, unit=_UNITS.get(name, "1"), description=_DESCRIPTIONS.get(name, "")
-            )
-            self._counters[name] = counter
+        counter = _instrument(self._counters, self._meter.create_counter, name)
         counter.add(value, attributes=dict(attributes or {}))
 
     def record(self, name: str, value: float, attributes: Mapping[str, str] | None = None) -> None:
         """Records `value` on the histogram `name`."""
-        histogram = self._histograms.get(name)
-        if histogram is None:
-            histogram = self._meter.create_histogram(
-                name, unit=_UNITS.get(name, "1"), description=_DESCRIPTIONS.get(name, "")
-            )
-            self._histograms[name] = histogram
+        histogram = _instrument(self._histograms, self._meter.create_histogram, name)
         histogram.record(value, attributes=dict(attributes or {}))
+
+
+def _instrument(made: dict[str, Any], create: Callable[..., Any], name: str) -> Any:
+    """The instrument `name` from `made`, created (with its unit and description) and kept
+    there on first use."""
+    instrument = made.get(name)
+    if instrument is None:
+        instrument = create(
+            name, unit=_UNITS.get(name, "1"), description=_DESCRIPTIONS.get(name, "")
+        )
+        made[name] = instrument
+    return instrument

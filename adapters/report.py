@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -65,42 +66,27 @@ def _figure(requests: Sequence[RequestPoint]) -> go.Figure:
     figure.add_trace(
         go.Scatter(x=x, y=[r.tokens for r in requests], name=TOKENS_TRACE, mode="lines+markers")
     )
-    figure.add_trace(
-        go.Scatter(
-            x=x,
-            y=[r.window for r in requests],
-            name="window",
-            mode="lines",
-            line={"dash": "dot", "color": "#555"},
+    for limit, limits, dash, color in (
+        ("window", [r.window for r in requests], "dot", "#555"),
+        ("threshold", [r.threshold for r in requests], "dash", "#c77c02"),
+    ):
+        figure.add_trace(
+            go.Scatter(x=x, y=limits, name=limit, mode="lines", line={"dash": dash, "color": color})
         )
-    )
-    figure.add_trace(
-        go.Scatter(
-            x=x,
-            y=[r.threshold for r in requests],
-            name="threshold",
-            mode="lines",
-            line={"dash": "dash", "color": "#c77c02"},
-        )
-    )
     pruned = [r for r in requests if r.pruned_before]
     figure.add_trace(
-        go.Scatter(
-            x=[r.number for r in pruned],
-            y=[r.tokens for r in pruned],
-            name="tool outputs pruned",
-            mode="markers",
-            marker={"symbol": "triangle-down", "size": 10, "color": "#7b3fb5"},
+        _marks(
+            pruned,
+            "tool outputs pruned",
+            {"symbol": "triangle-down", "size": 10, "color": "#7b3fb5"},
         )
     )
     compacted = [r for r in requests if r.compacted_before is not None]
     figure.add_trace(
-        go.Scatter(
-            x=[r.number for r in compacted],
-            y=[r.tokens for r in compacted],
-            name="compacted",
-            mode="markers",
-            marker={"symbol": "x", "size": 12, "color": "#b3261e"},
+        _marks(
+            compacted,
+            "compacted",
+            {"symbol": "x", "size": 12, "color": "#b3261e"},
             text=[f"generation {r.compacted_before}" for r in compacted],
         )
     )
@@ -129,6 +115,20 @@ def _figure(requests: Sequence[RequestPoint]) -> go.Figure:
         legend={"orientation": "h", "y": -0.2},
     )
     return figure
+
+
+def _marks(
+    points: Sequence[RequestPoint], name: str, marker: dict[str, Any], **more: Any
+) -> go.Scatter:
+    """The requests `points` marked at their context tokens."""
+    return go.Scatter(
+        x=[r.number for r in points],
+        y=[r.tokens for r in points],
+        name=name,
+        mode="markers",
+        marker=marker,
+        **more,
+    )
 
 
 def _mismatches(audit: SessionAudit) -> str:

@@ -12,7 +12,8 @@ line is checked here: whether the conversation is a valid request is the session
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -78,28 +79,16 @@ def load_transcript(path: Path | str, format: str = "auto") -> Transcript:
         imported = _import(path, source, format)
         if imported is not None:
             return _from_imported(imported, source, meta, str(meta_path))
-    try:
+    with _file_errors(source):
         stream = path.open("rb")
-    except FileNotFoundError:
-        raise TranscriptError(source, None, "no such file") from None
-    except IsADirectoryError:
-        raise TranscriptError(source, None, "is a directory, not a transcript file") from None
-    except OSError as error:
-        raise TranscriptError(source, None, f"cannot be read ({error.strerror})") from None
     with stream:
         return _parse(_decoded_lines(stream, source), source, meta, meta_source=str(meta_path))
 
 
 def _import(path: Path, source: str, format: str) -> Imported | None:
     """The conversation in another tool's format, or `None` when it is abridged's own."""
-    try:
+    with _file_errors(source):
         raw = _bounded_read(path, source)
-    except FileNotFoundError:
-        raise TranscriptError(source, None, "no such file") from None
-    except IsADirectoryError:
-        raise TranscriptError(source, None, "is a directory, not a transcript file") from None
-    except OSError as error:
-        raise TranscriptError(source, None, f"cannot be read ({error.strerror})") from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -213,6 +202,20 @@ line breaks such as /dev/zero, is an error rather than a read without end."""
 
 MAX_TRANSCRIPT_BYTES = 2_000_000_000
 """The largest transcript file read whole (to detect and import another tool's format)."""
+
+
+@contextmanager
+def _file_errors(source: str) -> Iterator[None]:
+    """Around opening or reading the transcript file: what the system says, as a
+    `TranscriptError`."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise TranscriptError(source, None, "no such file") from None
+    except IsADirectoryError:
+        raise TranscriptError(source, None, "is a directory, not a transcript file") from None
+    except OSError as error:
+        raise TranscriptError(source, None, f"cannot be read ({error.strerror})") from None
 
 
 def _bounded_read(path: Path, source: str) -> bytes:

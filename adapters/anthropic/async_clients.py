@@ -8,32 +8,25 @@ loop, so no thread waits for the provider.
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, Mapping, Sequence
-from types import MappingProxyType
-from typing import Any
 
 import anthropic
 
-from abridged.adapters.anthropic.chat_model import (
-    checked_context_management,
-    chosen_betas,
+from abridged.adapters.anthropic.calls import (
+    COUNT_UNREADABLE,
+    STREAM_UNREADABLE,
+    AnthropicClientModel,
     count_body,
-    reply_from_message,
+    counted_tokens,
+    read_reply,
     split_body,
+    translated_errors,
 )
-from abridged.adapters.anthropic.errors import SDK_ERRORS, translate_error
-from abridged.adapters.anthropic.prompts import DEFAULT_PROMPT, SummaryPrompt
 from abridged.adapters.anthropic.request import render_request
-from abridged.adapters.anthropic.summarizer import (
-    DEFAULT_MODEL,
-    FALLBACK_ERRORS,
-    MAX_SUMMARY_TOKENS,
-    AnthropicSummaryRequests,
-)
+from abridged.adapters.anthropic.summarizer import ClientSummarizer, FailedModels
 from abridged.application.ports import (
     ModelReply,
     ProviderError,
     RequestOptions,
-    SummarizerError,
     Summary,
     TextCallback,
 )
@@ -43,7 +36,7 @@ from abridged.domain.messages import JSON, Message
 __all__ = ["AsyncAnthropicChatModel", "AsyncAnthropicSummarizer"]
 
 
-class AsyncAnthropicChatModel:
+class AsyncAnthropicChatModel(AnthropicClientModel[anthropic.AsyncAnthropic]):
     """The `AsyncChatModel` port: sends contexts through `anthropic.AsyncAnthropic`.
 
     `client` defaults to `anthropic.AsyncAnthropic()` (credentials and base URL from the
@@ -51,35 +44,8 @@ class AsyncAnthropicChatModel:
     `AnthropicChatModel`.
     """
 
-    def __init__(
-        self,
-        client: anthropic.AsyncAnthropic | None = None,
-        *,
-        max_retries: int = 2,
-        context_management: Mapping[str, JSON] | None = None,
-        betas: Sequence[str] | None = None,
-    ) -> None:
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be 0 or more, got {max_retries}")
-        self._client = (
-            anthropic.AsyncAnthropic(max_retries=max_retries)
-            if client is None
-            else client.with_options(max_retries=max_retries)
-        )
-        self._context_management = checked_context_management(context_management)
-        self._betas = chosen_betas(betas, self._context_management)
-
-    @property
-    def name(self) -> str:
-        """Always "anthropic"."""
-        return "anthropic"
-
-    @property
-    def context_management(self) -> Mapping[str, JSON] | None:
-        """The provider-side context management added to every request, or None."""
-        if self._context_management is None:
-            return None
-        return MappingProxyType(self._context_management)
+    def _new_client(self, max_retries: int) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(max_retries=max_retries)
 
     async def send(
         self,
@@ -102,31 +68,20 @@ class AsyncAnthropicChatModel:
         `on_text` receives its text as it streams. Raises `PromptTooLongError`,
         `ProviderError`."""
         required, rest = split_body(body, self._context_management)
-        try:
-            if self._betas:
-                async with self._client.beta.messages.stream(
-                    **required, betas=list(self._betas), extra_body=rest
-                ) as beta_stream:
-                    await _relay(beta_stream.text_stream, on_text)
-                    message: Any = await beta_stream.get_final_message()
-            else:
-                async with self._client.messages.stream(**required, extra_body=rest) as stream:
-                    await _relay(stream.text_stream, on_text)
-                    message = await stream.get_final_message()
-        except SDK_ERRORS as error:
-            raise translate_error(error) from error
-        return reply_from_message(message)
+        with translated_errors(STREAM_UNREADABLE):
+            async with self._stream(required, rest) as stream:
+                await _relay(stream.text_stream, on_text)
+                message = await stream.get_final_message()
+        return read_reply(message)
 
     async def count_tokens(self, context: Context, *, model: str) -> int:
         """The API's count of the context's input tokens; raises `ProviderError`."""
         body, rest = count_body(context, model)
-        try:
+        with translated_errors(COUNT_UNREADABLE):
             counted = await self._client.messages.count_tokens(
                 model=model, messages=body["messages"], extra_body=rest
             )
-        except SDK_ERRORS as error:
-            raise translate_error(error) from error
-        return int(counted.input_tokens)
+        return counted_tokens(counted)
 
 
 async def _relay(pieces: AsyncIterable[str], on_text: TextCallback | None) -> None:
@@ -137,29 +92,14 @@ async def _relay(pieces: AsyncIterable[str], on_text: TextCallback | None) -> No
         on_text(piece)
 
 
-class AsyncAnthropicSummarizer(AnthropicSummaryRequests):
+class AsyncAnthropicSummarizer(ClientSummarizer[anthropic.AsyncAnthropic, AsyncAnthropicChatModel]):
     """The `AsyncSummarizer` port: `AnthropicSummarizer`'s requests, awaited through
     `anthropic.AsyncAnthropic` (the same model fallback and errors)."""
 
-    def __init__(
-        self,
-        client: anthropic.AsyncAnthropic | None = None,
-        *,
-        model: str | None = DEFAULT_MODEL,
-        fallback_to_session_model: bool = True,
-        prompt: SummaryPrompt = DEFAULT_PROMPT,
-        max_retries: int = 2,
-        include_thinking: bool = False,
-        max_summary_tokens: int = MAX_SUMMARY_TOKENS,
-    ) -> None:
-        super().__init__(
-            model=model,
-            fallback_to_session_model=fallback_to_session_model,
-            prompt=prompt,
-            include_thinking=include_thinking,
-            max_summary_tokens=max_summary_tokens,
-        )
-        self._chat = AsyncAnthropicChatModel(client, max_retries=max_retries)
+    def _chat_model(
+        self, client: anthropic.AsyncAnthropic | None, max_retries: int
+    ) -> AsyncAnthropicChatModel:
+        return AsyncAnthropicChatModel(client, max_retries=max_retries)
 
     async def summarize(
         self,
@@ -172,16 +112,12 @@ class AsyncAnthropicSummarizer(AnthropicSummaryRequests):
         """The model's summary of `messages` in at most `max_tokens` tokens; raises
         `SummarizerError`."""
         text = self._request_text(messages, max_tokens, instructions)
-        failures: list[str] = []
-        last_error: ProviderError | None = None
+        failed = FailedModels()
         for model in self._models(session_model):
             try:
                 reply = await self._chat.send_body(self._body(model, text, max_tokens))
-            except FALLBACK_ERRORS as error:
-                failures.append(f"{model}: {error}")
-                last_error = error
-                continue
             except ProviderError as error:
-                raise SummarizerError(f"summarizer model {model} failed: {error}") from error
-            return self._summary(reply)
-        raise SummarizerError("summarizer failed: " + "; then ".join(failures)) from last_error
+                failed.add(model, error)
+            else:
+                return self._summary(reply)
+        raise failed.error() from failed.last

@@ -12,23 +12,28 @@ after it started is not retried: that surfaces as `ProviderUnavailableError`.
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterable, Mapping, Sequence
-from types import MappingProxyType
-from typing import Any
+from collections.abc import Iterable, Mapping
 
 import anthropic
 
-from abridged.adapters.anthropic.errors import SDK_ERRORS, MalformedResponseError, translate_error
+from abridged.adapters.anthropic.calls import (
+    CONTEXT_MANAGEMENT_BETA,
+    COUNT_UNREADABLE,
+    STREAM_UNREADABLE,
+    AnthropicClientModel,
+    checked_context_management,
+    chosen_betas,
+    count_body,
+    counted_tokens,
+    read_reply,
+    reply_from_message,
+    split_body,
+    translated_errors,
+)
 from abridged.adapters.anthropic.request import COUNT_TOKENS_FIELDS, render_request
-from abridged.adapters.anthropic.usage import as_usage
-from abridged.application.inputs import plain
-from abridged.application.ports import ModelReply, ProviderError, RequestOptions, TextCallback
+from abridged.application.ports import ModelReply, RequestOptions, TextCallback
 from abridged.domain.context import Context
-from abridged.domain.errors import InvalidMessageError
-from abridged.domain.messages import JSON, Message
-from abridged.domain.usage import Usage
-from abridged.domain.validation import check_server_tool_pairs
+from abridged.domain.messages import JSON
 
 __all__ = [
     "CONTEXT_MANAGEMENT_BETA",
@@ -41,23 +46,8 @@ __all__ = [
     "split_body",
 ]
 
-CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
-"""The beta that enables provider-side context editing (`clear_tool_uses_20250919`,
-`clear_thinking_20251015`)."""
 
-_REQUIRED_FIELDS = ("model", "max_tokens", "messages")
-
-_BLOCK_FIELDS: Mapping[str, tuple[str, ...]] = {
-    "text": ("text",),
-    "tool_use": ("id", "name", "input"),
-    "thinking": ("thinking", "signature"),
-    "redacted_thinking": ("data",),
-}
-"""The fields of each reply block a session keeps (and `citations` of a text, when it has
-them); every other block type is kept whole, as the API's JSON."""
-
-
-class AnthropicChatModel:
+class AnthropicChatModel(AnthropicClientModel[anthropic.Anthropic]):
     """Sends contexts to the Anthropic Messages API and counts their tokens there.
 
     `client` defaults to `anthropic.Anthropic()` (credentials and base URL from the
@@ -66,35 +56,8 @@ class AnthropicChatModel:
     `anthropic-beta` header (by default the context-management beta).
     """
 
-    def __init__(
-        self,
-        client: anthropic.Anthropic | None = None,
-        *,
-        max_retries: int = 2,
-        context_management: Mapping[str, JSON] | None = None,
-        betas: Sequence[str] | None = None,
-    ) -> None:
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be 0 or more, got {max_retries}")
-        self._client = (
-            anthropic.Anthropic(max_retries=max_retries)
-            if client is None
-            else client.with_options(max_retries=max_retries)
-        )
-        self._context_management = checked_context_management(context_management)
-        self._betas = chosen_betas(betas, self._context_management)
-
-    @property
-    def name(self) -> str:
-        """Always "anthropic"."""
-        return "anthropic"
-
-    @property
-    def context_management(self) -> Mapping[str, JSON] | None:
-        """The provider-side context management added to every request, or None."""
-        if self._context_management is None:
-            return None
-        return MappingProxyType(self._context_management)
+    def _new_client(self, max_retries: int) -> anthropic.Anthropic:
+        return anthropic.Anthropic(max_retries=max_retries)
 
     def send(
         self,
@@ -117,96 +80,20 @@ class AnthropicChatModel:
         and returns the reply; `on_text` receives its text as it streams. Raises
         `PromptTooLongError`, `ProviderError`."""
         required, rest = split_body(body, self._context_management)
-        try:
-            if self._betas:
-                with self._client.beta.messages.stream(
-                    **required, betas=list(self._betas), extra_body=rest
-                ) as beta_stream:
-                    _relay(beta_stream.text_stream, on_text)
-                    message: Any = beta_stream.get_final_message()
-            else:
-                with self._client.messages.stream(**required, extra_body=rest) as stream:
-                    _relay(stream.text_stream, on_text)
-                    message = stream.get_final_message()
-        except SDK_ERRORS as error:
-            raise translate_error(error) from error
-        except Exception as error:
-            # The SDK's stream helper asserts on bodies it cannot read (truncated JSON, an
-            # empty body, text/plain) and lets bad event data raise JSONDecodeError.
-            raise MalformedResponseError(
-                f"the Anthropic API answered with a response that cannot be read: "
-                f"{type(error).__name__}: {error}"
-            ) from error
-        try:
-            return reply_from_message(message)
-        except ProviderError:
-            raise
-        except Exception as error:
-            raise MalformedResponseError(
-                f"the Anthropic API's reply has an unexpected shape: {type(error).__name__}: "
-                f"{error}"
-            ) from error
+        with translated_errors(STREAM_UNREADABLE), self._stream(required, rest) as stream:
+            _relay(stream.text_stream, on_text)
+            message = stream.get_final_message()
+        return read_reply(message)
 
     def count_tokens(self, context: Context, *, model: str) -> int:
         """The API's count of the context's input tokens (as rendered, before any
         provider-side context editing); raises `ProviderError`."""
         body, rest = count_body(context, model)
-        try:
+        with translated_errors(COUNT_UNREADABLE):
             counted = self._client.messages.count_tokens(
                 model=model, messages=body["messages"], extra_body=rest
             )
-            tokens = int(counted.input_tokens)
-        except SDK_ERRORS as error:
-            raise translate_error(error) from error
-        except Exception as error:
-            raise MalformedResponseError(
-                f"the Anthropic API's token count cannot be read: {type(error).__name__}: {error}"
-            ) from error
-        if tokens < 0:
-            raise MalformedResponseError(f"the Anthropic API counted {tokens} tokens")
-        return tokens
-
-
-def chosen_betas(
-    betas: Sequence[str] | None, context_management: Mapping[str, JSON] | None
-) -> tuple[str, ...]:
-    """The `anthropic-beta` values: those given, else the context-management beta when
-    context management is on, else none."""
-    if betas is not None:
-        return tuple(betas)
-    return (CONTEXT_MANAGEMENT_BETA,) if context_management is not None else ()
-
-
-def split_body(
-    body: Mapping[str, JSON], context_management: Mapping[str, JSON] | None
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A Messages body as the SDK's required keywords and the rest (its `extra_body`);
-    raises `ValueError` when a required field is missing."""
-    missing = [key for key in _REQUIRED_FIELDS if key not in body]
-    if missing:
-        raise ValueError(f"a Messages request body needs {', '.join(missing)}")
-    # Replies are always streamed (see the module docstring), whatever the body says.
-    rest = {
-        key: value for key, value in body.items() if key not in _REQUIRED_FIELDS and key != "stream"
-    }
-    if context_management is not None:
-        rest["context_management"] = copy.deepcopy(dict(context_management))
-    # The body is already in wire form: everything but the required fields goes through
-    # `extra_body` as is, so a field this SDK release has no keyword for still gets sent.
-    required: dict[str, Any] = {key: body[key] for key in _REQUIRED_FIELDS}
-    return required, rest
-
-
-def count_body(context: Context, model: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The rendered request of `count_tokens` and the fields it sends beside `messages`."""
-    # max_tokens is required to render and refused by count_tokens, so it goes again.
-    body: dict[str, Any] = dict(render_request(context, model=model, max_tokens=1))
-    rest = {
-        key: value
-        for key, value in body.items()
-        if key in COUNT_TOKENS_FIELDS and key not in ("model", "messages")
-    }
-    return body, rest
+        return counted_tokens(counted)
 
 
 def _relay(pieces: Iterable[str], on_text: TextCallback | None) -> None:
@@ -215,55 +102,3 @@ def _relay(pieces: Iterable[str], on_text: TextCallback | None) -> None:
         return
     for piece in pieces:
         on_text(piece)
-
-
-def reply_from_message(message: Any) -> ModelReply:
-    """A `ModelReply` from the SDK's `Message` (or `BetaMessage`); raises `ProviderError` when
-    the reply holds a block a session cannot keep."""
-    content = [_block_wire(block) for block in message.content]
-    try:
-        reply_message = Message.from_wire({"role": message.role, "content": content})
-        # A reply may be empty (the summarizer says so); its server tools must pair.
-        check_server_tool_pairs(reply_message)
-    except InvalidMessageError as error:
-        raise ProviderError(f"the model's reply could not be read: {error}") from error
-    return ModelReply(
-        message=reply_message,
-        usage=as_usage(message.usage) or Usage(),
-        model=str(message.model),
-        stop_reason=message.stop_reason,
-    )
-
-
-def _block_wire(block: Any) -> JSON:
-    kind = getattr(block, "type", None)
-    fields = _BLOCK_FIELDS.get(kind) if isinstance(kind, str) else None
-    if fields is None:
-        # Server tools and their results, and types not known yet: kept as the API sent them.
-        return plain(block)
-    wire: dict[str, JSON] = {"type": kind, **{field: getattr(block, field) for field in fields}}
-    citations = getattr(block, "citations", None) if kind == "text" else None
-    if citations:
-        wire["citations"] = plain(citations)
-    return wire
-
-
-def checked_context_management(value: Mapping[str, JSON] | None) -> dict[str, JSON] | None:
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        raise TypeError(f"context_management must be a mapping, got {type(value).__name__}")
-    edits = value.get("edits", ())
-    if not isinstance(edits, Sequence) or isinstance(edits, str):
-        raise ValueError("context_management['edits'] must be a list of edits")
-    for edit in edits:
-        kind = edit.get("type") if isinstance(edit, Mapping) else None
-        if isinstance(kind, str) and kind.startswith("compact"):
-            # Provider-side compaction answers with a `compaction` block that every later
-            # request must send back; a session's history has no place for it, and abridged
-            # already compacts. Context editing (clearing old tool uses) is fine.
-            raise ValueError(
-                f"context_management edit {kind!r} is provider-side compaction, which abridged "
-                "cannot combine with its own; use context editing (clear_tool_uses_20250919)"
-            )
-    return copy.deepcopy(dict(value))

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Generic, TypeVar
 
 import anthropic
 
+from abridged.adapters.anthropic.calls import ClientT
 from abridged.adapters.anthropic.chat_model import AnthropicChatModel
 from abridged.adapters.anthropic.errors import ModelNotFoundError
 from abridged.adapters.anthropic.prompts import DEFAULT_PROMPT, SummaryPrompt, summary_request_text
@@ -26,6 +28,8 @@ __all__ = [
     "MAX_SUMMARY_TOKENS",
     "AnthropicSummarizer",
     "AnthropicSummaryRequests",
+    "ClientSummarizer",
+    "FailedModels",
 ]
 
 DEFAULT_MODEL = "claude-haiku-4-5"
@@ -116,18 +120,16 @@ class AnthropicSummaryRequests:
         )
 
 
-class AnthropicSummarizer(AnthropicSummaryRequests):
-    """Asks an Anthropic model for the summary, in one request.
+ChatT = TypeVar("ChatT")
 
-    `model=None` summarizes with the session's model. When the summarizer model is
-    unavailable (after `max_retries` retries), unknown, or its window is too small, and
-    `fallback_to_session_model` is set, the session's model is asked once instead. Thinking
-    blocks are left out of the transcript unless `include_thinking`.
-    """
+
+class ClientSummarizer(AnthropicSummaryRequests, Generic[ClientT, ChatT]):
+    """`AnthropicSummaryRequests` with the chat model that sends them, on a client of either
+    kind (`client` defaults to one configured from the environment, with `max_retries`)."""
 
     def __init__(
         self,
-        client: anthropic.Anthropic | None = None,
+        client: ClientT | None = None,
         *,
         model: str | None = DEFAULT_MODEL,
         fallback_to_session_model: bool = True,
@@ -143,7 +145,46 @@ class AnthropicSummarizer(AnthropicSummaryRequests):
             include_thinking=include_thinking,
             max_summary_tokens=max_summary_tokens,
         )
-        self._chat = AnthropicChatModel(client, max_retries=max_retries)
+        self._chat: ChatT = self._chat_model(client, max_retries)
+
+    def _chat_model(self, client: ClientT | None, max_retries: int) -> ChatT:
+        """The chat model on `client` that sends the requests."""
+        raise NotImplementedError
+
+
+class FailedModels:
+    """The summarizer models that failed during one `summarize`, in order."""
+
+    def __init__(self) -> None:
+        self._failures: list[str] = []
+        self.last: ProviderError | None = None
+
+    def add(self, model: str, error: ProviderError) -> None:
+        """Records a failure the next model may not share (`FALLBACK_ERRORS`); raises
+        `SummarizerError` for any other."""
+        if not isinstance(error, FALLBACK_ERRORS):
+            raise SummarizerError(f"summarizer model {model} failed: {error}") from error
+        self._failures.append(f"{model}: {error}")
+        self.last = error
+
+    def error(self) -> SummarizerError:
+        """The error to raise (from `last`) when every model failed."""
+        return SummarizerError("summarizer failed: " + "; then ".join(self._failures))
+
+
+class AnthropicSummarizer(ClientSummarizer[anthropic.Anthropic, AnthropicChatModel]):
+    """Asks an Anthropic model for the summary, in one request.
+
+    `model=None` summarizes with the session's model. When the summarizer model is
+    unavailable (after `max_retries` retries), unknown, or its window is too small, and
+    `fallback_to_session_model` is set, the session's model is asked once instead. Thinking
+    blocks are left out of the transcript unless `include_thinking`.
+    """
+
+    def _chat_model(
+        self, client: anthropic.Anthropic | None, max_retries: int
+    ) -> AnthropicChatModel:
+        return AnthropicChatModel(client, max_retries=max_retries)
 
     def summarize(
         self,
@@ -156,16 +197,12 @@ class AnthropicSummarizer(AnthropicSummaryRequests):
         """The model's summary of `messages`, asked for in at most `max_tokens` tokens (a reply
         cut short at the limit is returned as it is); raises `SummarizerError`."""
         text = self._request_text(messages, max_tokens, instructions)
-        failures: list[str] = []
-        last_error: ProviderError | None = None
+        failed = FailedModels()
         for model in self._models(session_model):
             try:
                 reply = self._chat.send_body(self._body(model, text, max_tokens))
-            except FALLBACK_ERRORS as error:
-                failures.append(f"{model}: {error}")
-                last_error = error
-                continue
             except ProviderError as error:
-                raise SummarizerError(f"summarizer model {model} failed: {error}") from error
-            return self._summary(reply)
-        raise SummarizerError("summarizer failed: " + "; then ".join(failures)) from last_error
+                failed.add(model, error)
+            else:
+                return self._summary(reply)
+        raise failed.error() from failed.last

@@ -12,7 +12,7 @@ from uuid import UUID
 import attrs
 import click
 
-from abridged.adapters.cli.common import DEFAULT_DB, default_db, main, open_store
+from abridged.adapters.cli.common import db_option, main, open_store
 from abridged.adapters.cli.progress import progress
 from abridged.application.auditing import CompactionLine, SessionAudit, audit_session
 from abridged.application.compactions import session_ids
@@ -23,7 +23,7 @@ EXIT_MISMATCH = 4
 
 @main.command()
 @click.argument("session_ids_given", metavar="[SESSION]...", nargs=-1, type=click.UUID)
-@click.option("--db", default=default_db, show_default=f"$ABRIDGED_DB or {DEFAULT_DB}")
+@db_option()
 @click.option("--all", "every", is_flag=True, help="Audit every session in the store.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of text.")
 @click.option(

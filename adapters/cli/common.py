@@ -8,16 +8,19 @@ import logging
 import os
 import sqlite3
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 import structlog
+from click.decorators import FC
 
 from abridged.adapters.bootstrap import MEMORY, bootstrap
+from abridged.adapters.importers import FORMATS
 from abridged.application.service import Sessions
 from abridged.domain.errors import InvalidSettingsError, SessionError
-from abridged.domain.settings import CompactionSettings, settings_from
+from abridged.domain.settings import PRESETS, CompactionSettings, settings_from
 
 DEFAULT_DB = "abridged.sqlite3"
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -99,6 +102,60 @@ def one_line(error: BaseException) -> str:
 def main(verbose: bool, debug: bool) -> None:
     """Keep long agent conversations inside the context window, and show how."""
     configure_logging(verbose)
+
+
+def stacked(*decorators: Callable[[FC], FC]) -> Callable[[FC], FC]:
+    """The decorators as one, applied as if stacked in the order given (the first on top, so
+    its option is listed first)."""
+
+    def apply(f: FC) -> FC:
+        for decorator in reversed(decorators):
+            f = decorator(f)
+        return f
+
+    return apply
+
+
+def db_option(help: str | None = None) -> Callable[[FC], FC]:
+    """`--db`: the session store, by default $ABRIDGED_DB or abridged.sqlite3."""
+    return click.option(
+        "--db", default=default_db, show_default=f"$ABRIDGED_DB or {DEFAULT_DB}", help=help
+    )
+
+
+max_output_tokens_option = click.option(
+    "--max-output-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Output tokens reserved per request (default: a quarter of the window, at most 8192).",
+)
+
+
+def transcript_format_option(help: str) -> Callable[[FC], FC]:
+    """`--format` (into `transcript_format`): a transcript format, or auto."""
+    return click.option(
+        "--format",
+        "transcript_format",
+        type=click.Choice(["auto", *FORMATS]),
+        default="auto",
+        show_default=True,
+        help=help,
+    )
+
+
+def settings_options(preset_help: str, set_help: str) -> Callable[[FC], FC]:
+    """`--preset` and `--set` (into `preset` and `overrides`), read by
+    `settings_option_values`."""
+    return stacked(
+        click.option(
+            "--preset",
+            type=click.Choice(list(PRESETS)),
+            default="default",
+            show_default=True,
+            help=preset_help,
+        ),
+        click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE", help=set_help),
+    )
 
 
 def settings_option_values(preset: str, overrides: tuple[str, ...]) -> CompactionSettings:

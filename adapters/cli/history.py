@@ -12,7 +12,7 @@ from uuid import UUID
 import click
 from eventsourcing.domain import Aggregate
 
-from abridged.adapters.cli.common import DEFAULT_DB, default_db, main, open_store
+from abridged.adapters.cli.common import db_option, main, open_store
 from abridged.application.audit import event_facts
 from abridged.domain.errors import SessionError
 from abridged.domain.session import Session
@@ -50,7 +50,7 @@ class Since(click.ParamType):  # type: ignore[type-arg]
 
 @main.command()
 @click.argument("session_id", type=click.UUID)
-@click.option("--db", default=default_db, show_default=f"$ABRIDGED_DB or {DEFAULT_DB}")
+@db_option()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of text.")
 @click.option(
     "--since", type=Since(), default=None, help="Only events at or after: ISO 8601 or 2h."

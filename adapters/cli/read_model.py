@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import click
 
-from abridged.adapters.cli.common import DEFAULT_DB, default_db, main, open_store
+from abridged.adapters.cli.common import db_option, main, open_store
 from abridged.adapters.cli.progress import counting
 from abridged.adapters.read_model import CompactionsReadModel, ReadModelError, read_model_url
 
@@ -25,7 +25,7 @@ def _options(f: Callable[..., None]) -> Callable[..., None]:
         help="A SQLAlchemy URL for the table (default: the event store's own database).",
     )(f)
     f = click.option("--page-size", type=click.IntRange(min=1), default=100, show_default=True)(f)
-    return click.option("--db", default=default_db, show_default=f"$ABRIDGED_DB or {DEFAULT_DB}")(f)
+    return db_option()(f)
 
 
 def _run(db: str, target: str | None, page_size: int, rebuild: bool) -> None:

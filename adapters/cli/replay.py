@@ -15,22 +15,23 @@ import click
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import MEMORY
 from abridged.adapters.cli.common import (
-    DEFAULT_DB,
     DEFAULT_MODEL,
-    default_db,
+    db_option,
     main,
+    max_output_tokens_option,
     open_store,
     settings_option_values,
+    settings_options,
+    stacked,
+    transcript_format_option,
 )
 from abridged.adapters.cli.progress import progress
-from abridged.adapters.importers import FORMATS
 from abridged.adapters.transcripts import Transcript, TranscriptError, load_transcript
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.errors import ContextOverflowError, InvalidSettingsError, SessionError
 from abridged.domain.inputs import check_tool_definitions, first_invalid
 from abridged.domain.messages import Role
 from abridged.domain.settings import (
-    PRESETS,
     CompactionSettings,
     Limits,
     context_window_for,
@@ -50,67 +51,36 @@ class ReplayResult:
     overflows: int
 
 
-def _replay_options(f: Any) -> Any:
-    options = [
-        click.option(
-            "--window",
-            type=click.IntRange(min=1),
-            default=None,
-            help="Context window in tokens (default: the model's, from its name; 32000 for the "
-            "demo).",
-        ),
-        click.option(
-            "--max-output-tokens",
-            type=click.IntRange(min=1),
-            default=None,
-            help="Output tokens reserved per request (default: a quarter of the window, "
-            "at most 8192).",
-        ),
-        click.option(
-            "--db",
-            default=default_db,
-            show_default=f"$ABRIDGED_DB or {DEFAULT_DB}",
-            help=f"Where the session's events go: a SQLite file, a postgresql:// URL, or {MEMORY}.",
-        ),
-        click.option(
-            "--dump-requests",
-            type=click.Path(file_okay=False, path_type=Path),
-            default=None,
-            help="Write each request body as DIR/0001.json, DIR/0002.json, …",
-        ),
-        click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of text."),
-        click.option(
-            "--preset",
-            type=click.Choice(list(PRESETS)),
-            default="default",
-            show_default=True,
-            help="Compaction settings to start from.",
-        ),
-        click.option(
-            "--set",
-            "overrides",
-            multiple=True,
-            metavar="KEY=VALUE",
-            help="Change one setting (repeatable), e.g. --set keep_recent_turns=2 "
-            '--set tool_policies=\'{"bash": "keep"}\'.',
-        ),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
+_replay_options = stacked(
+    click.option(
+        "--window",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Context window in tokens (default: the model's, from its name; 32000 for the demo).",
+    ),
+    max_output_tokens_option,
+    db_option(f"Where the session's events go: a SQLite file, a postgresql:// URL, or {MEMORY}."),
+    click.option(
+        "--dump-requests",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="Write each request body as DIR/0001.json, DIR/0002.json, …",
+    ),
+    click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of text."),
+    settings_options(
+        "Compaction settings to start from.",
+        "Change one setting (repeatable), e.g. --set keep_recent_turns=2 "
+        '--set tool_policies=\'{"bash": "keep"}\'.',
+    ),
+)
 
 
 @main.command()
 @click.argument("transcript", type=click.Path(dir_okay=False, path_type=Path))
 @_replay_options
-@click.option(
-    "--format",
-    "transcript_format",
-    type=click.Choice(["auto", *FORMATS]),
-    default="auto",
-    show_default=True,
-    help="The transcript's format: abridged's JSONL, a Claude Code session log, or OpenAI "
-    "chat-completions messages; auto detects it from the content.",
+@transcript_format_option(
+    "The transcript's format: abridged's JSONL, a Claude Code session log, or OpenAI "
+    "chat-completions messages; auto detects it from the content."
 )
 def replay(
     transcript: Path,

@@ -7,7 +7,7 @@ from uuid import UUID
 
 import click
 
-from abridged.adapters.cli.common import DEFAULT_DB, default_db, main, open_store
+from abridged.adapters.cli.common import db_option, main, open_store
 from abridged.adapters.report import report_html
 from abridged.application.auditing import audit_session
 from abridged.domain.errors import SessionError
@@ -15,7 +15,7 @@ from abridged.domain.errors import SessionError
 
 @main.command()
 @click.argument("session_id", type=click.UUID)
-@click.option("--db", default=default_db, show_default=f"$ABRIDGED_DB or {DEFAULT_DB}")
+@db_option()
 @click.option(
     "--out",
     required=True,

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from abridged.adapters.cli.common import DEFAULT_DB, default_db, main, open_store
+from abridged.adapters.cli.common import db_option, main, open_store
 from abridged.application.management import SessionInfo
 from abridged.application.service import Sessions
 from abridged.domain.errors import SessionError
@@ -39,7 +39,7 @@ def _row(app: Sessions, info: SessionInfo) -> dict[str, Any]:
 
 
 @main.command()
-@click.option("--db", default=default_db, show_default=f"$ABRIDGED_DB or {DEFAULT_DB}")
+@db_option()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per line.")
 @click.option("--tag", "tags", multiple=True, help="Only sessions with this tag (repeatable).")
 @click.option(

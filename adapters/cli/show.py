@@ -8,14 +8,14 @@ from uuid import UUID
 import attrs
 import click
 
-from abridged.adapters.cli.common import DEFAULT_DB, default_db, main, open_store
+from abridged.adapters.cli.common import db_option, main, open_store
 from abridged.application.inspection import context_breakdown
 from abridged.domain.errors import SessionError
 
 
 @main.command()
 @click.argument("session_id", type=click.UUID)
-@click.option("--db", default=default_db, show_default=f"$ABRIDGED_DB or {DEFAULT_DB}")
+@db_option()
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 def show(session_id: UUID, db: str, as_json: bool) -> None:
     """Print what the session's next request holds: system prompt, tools, summaries and kept

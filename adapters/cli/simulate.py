@@ -8,9 +8,14 @@ from pathlib import Path
 
 import click
 
-from abridged.adapters.cli.common import main, settings_option_values
+from abridged.adapters.cli.common import (
+    main,
+    max_output_tokens_option,
+    settings_option_values,
+    settings_options,
+    transcript_format_option,
+)
 from abridged.adapters.cli.progress import counting
-from abridged.adapters.importers import FORMATS
 from abridged.adapters.simulation import (
     REFERENCES,
     AbridgedStrategy,
@@ -32,25 +37,9 @@ from abridged.domain.settings import PRESETS, CompactionSettings
     "transcripts", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path)
 )
 @click.option("--window", type=click.IntRange(min=1_000), required=True, help="Context window.")
-@click.option(
-    "--max-output-tokens",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Output tokens reserved per request (default: a quarter of the window, at most 8192).",
-)
-@click.option(
-    "--preset",
-    type=click.Choice(list(PRESETS)),
-    default="default",
-    show_default=True,
-    help="abridged's settings to start from.",
-)
-@click.option(
-    "--set",
-    "overrides",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Change one of abridged's settings (repeatable).",
+@max_output_tokens_option
+@settings_options(
+    "abridged's settings to start from.", "Change one of abridged's settings (repeatable)."
 )
 @click.option(
     "--compare",
@@ -65,14 +54,9 @@ from abridged.domain.settings import PRESETS, CompactionSettings
     show_default=True,
     help="Reference strategies to compare with (comma-separated; empty for none).",
 )
-@click.option(
-    "--format",
-    "transcript_format",
-    type=click.Choice(["auto", *FORMATS]),
-    default="auto",
-    show_default=True,
-    help="The transcripts' format: abridged's JSONL, a Claude Code session log, or OpenAI "
-    "chat messages; auto detects it from each file.",
+@transcript_format_option(
+    "The transcripts' format: abridged's JSONL, a Claude Code session log, or OpenAI "
+    "chat messages; auto detects it from each file."
 )
 @click.option("--write-rate", type=float, default=1.25, show_default=True)
 @click.option("--read-rate", type=float, default=0.1, show_default=True)

@@ -202,6 +202,21 @@ class _Reference(Strategy):
         except SummarizerError:
             return summary or "[earlier messages dropped]"
 
+    def keep(self, message: Message, kept: list[Message], sizes: list[int]) -> None:
+        """Appends the message as shown, and its tokens."""
+        shown_message = self.shown(message)
+        kept.append(shown_message)
+        sizes.append(self.tokens(shown_message))
+
+    def request(
+        self, transcript: Transcript, summary: str | None, kept: Sequence[Message], *, fits: bool
+    ) -> Body | None:
+        """The request's body when it `fits` the budget; else None, counted as not sent."""
+        if not fits:
+            self.counters.not_sent += 1
+            return None
+        return self.body(transcript, summary, kept)
+
     def body(self, transcript: Transcript, summary: str | None, kept: Sequence[Message]) -> Body:
         messages = list(kept)
         if summary:
@@ -241,6 +256,22 @@ def safe_starts(messages: Sequence[Message]) -> list[int]:
     ]
 
 
+def trimmed(
+    kept: list[Message], sizes: list[int], room: int
+) -> tuple[list[Message], list[int], int]:
+    """The kept messages (and their sizes) without their oldest turns, dropped one at a time
+    at `safe_starts` while they take more than `room` tokens and a later start is left; and
+    how many were dropped."""
+    drops = 0
+    while sum(sizes) > room:
+        starts = safe_starts(kept)
+        if not starts:
+            break
+        drops += 1
+        kept, sizes = kept[starts[0] :], sizes[starts[0] :]
+    return kept, sizes, drops
+
+
 class _Summarizing(_Reference):
     """Summary + kept tail, compacted by `cut` when `due` says so."""
 
@@ -270,20 +301,11 @@ class _Summarizing(_Reference):
                         kept, sizes = kept[cut:], sizes[cut:]
                         new_since = 0
                 summary_tokens = self.setup.counter.count(summary) + 16 if summary else 0
-                while fixed + summary_tokens + sum(sizes) > self.limits.budget:
-                    starts = safe_starts(kept)
-                    if not starts:
-                        break
-                    self.counters.forced_trims += 1
-                    kept, sizes = kept[starts[0] :], sizes[starts[0] :]
-                if fixed + summary_tokens + sum(sizes) > self.limits.budget:
-                    self.counters.not_sent += 1
-                    yield None
-                else:
-                    yield self.body(transcript, summary, kept)
-            shown_message = self.shown(message)
-            kept.append(shown_message)
-            sizes.append(self.tokens(shown_message))
+                room = self.limits.budget - fixed - summary_tokens
+                kept, sizes, trims = trimmed(kept, sizes, room)
+                self.counters.forced_trims += trims
+                yield self.request(transcript, summary, kept, fits=sum(sizes) <= room)
+            self.keep(message, kept, sizes)
             new_since += 1
 
 
@@ -333,25 +355,15 @@ class SlidingWindow(_Reference):
     name = "sliding-window"
 
     def requests(self, transcript: Transcript) -> Iterator[Body | None]:
-        fixed = self.fixed_tokens(transcript) + 16
+        room = self.limits.budget - self.fixed_tokens(transcript) - 16
         kept: list[Message] = []
         sizes: list[int] = []
         for message in transcript.messages:
             if message.role is Role.ASSISTANT:
-                while fixed + sum(sizes) > self.limits.budget:
-                    starts = safe_starts(kept)
-                    if not starts:
-                        break
-                    kept, sizes = kept[starts[0] :], sizes[starts[0] :]
-                    self.counters.compactions += 1
-                if fixed + sum(sizes) > self.limits.budget:
-                    self.counters.not_sent += 1
-                    yield None
-                else:
-                    yield self.body(transcript, None, kept)
-            shown_message = self.shown(message)
-            kept.append(shown_message)
-            sizes.append(self.tokens(shown_message))
+                kept, sizes, trims = trimmed(kept, sizes, room)
+                self.counters.compactions += trims
+                yield self.request(transcript, None, kept, fits=sum(sizes) <= room)
+            self.keep(message, kept, sizes)
 
 
 class NoCompaction(_Reference):
