@@ -76,6 +76,7 @@ from abridged.application.snapshots import (
     SessionRepository,
     SessionSnapshot,
     register_snapshot_transcodings,
+    snapshot_interval,
 )
 from abridged.application.summaries import SummaryRequest, SummaryWriter, WrittenSummary
 from abridged.application.topics import register_legacy_topics
@@ -294,11 +295,16 @@ class Sessions(Application[UUID]):
         interval = self.snapshotting_intervals.get(Session)
         if self.snapshots is None or not interval:
             return
-        events = processing_event.events
-        due = {e.originator_id for e in events if e.originator_version % interval == 0}
-        for session_id in due:
-            session = processing_event.aggregates.get(session_id)
-            if isinstance(session, Session):
+        # The interval grows with the retained tail (`snapshot_interval`): a snapshot costs in
+        # proportion to it.
+        for session_id, session in processing_event.aggregates.items():
+            if not isinstance(session, Session):
+                continue
+            every = snapshot_interval(interval, len(session.entries))
+            if any(
+                e.originator_id == session_id and e.originator_version % every == 0
+                for e in processing_event.events
+            ):
                 self.snapshots.put([SessionSnapshot.take(session)])
 
     # Commands.
