@@ -20,6 +20,7 @@ whole entries) load as they did.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 from uuid import UUID
@@ -27,9 +28,11 @@ from uuid import UUID
 import attrs
 from eventsourcing.application import AggregateNotFoundError, ProjectorFunction, Repository
 from eventsourcing.domain import Snapshot
-from eventsourcing.persistence import JSONTranscoder, Transcoding
+from eventsourcing.persistence import JSONTranscoder, Mapper, StoredEvent, Transcoding
+from eventsourcing.utils import get_topic
 
 from abridged.domain.context import Entry
+from abridged.domain.errors import SessionError
 from abridged.domain.messages import Message
 from abridged.domain.session import Session
 from abridged.domain.truncation import Replacement, Truncation
@@ -146,43 +149,74 @@ class SessionRepository(Repository[UUID]):
     def _read_messages(self, session: Session) -> None:
         table: object = session.entries
         if isinstance(table, EntryTable):
-            session.entries = self._table_entries(session.id, table, session.entry_versions)
+            found = self._messages(session.id, session.entry_versions)
+            session.entries = table.entries(
+                [found[v] if v else None for v in session.entry_versions]
+            )
             return
         stubs = [k for k, e in enumerate(session.entries) if isinstance(e, EntryCounts)]
         if not stubs:
             return
         versions = [session.entry_versions[k] for k in stubs]
-        found = {
-            event.originator_version: event
-            for event in self.event_store.get(
-                originator_id=session.id, gt=min(versions) - 1, lte=max(versions)
-            )
-            if isinstance(event, Session.MessageAppended)
-        }
+        found = self._messages(session.id, versions)
         entries = cast(list[Any], session.entries)
         for k, v in zip(stubs, versions, strict=True):
             counts = cast(EntryCounts, entries[k])
             entries[k] = Entry(
                 counts.position,
-                found[v].message,
+                found[v],
                 counts.tokens,
                 counts.block_tokens,
                 counts.truncations,
                 counts.replacements,
             )
 
-    def _table_entries(
-        self, session_id: UUID, table: EntryTable, versions: list[int]
-    ) -> list[Entry]:
+    def _messages(self, session_id: UUID, versions: Sequence[int]) -> dict[int, Message]:
+        """The messages of the `MessageAppended` events among `versions`, by version, read in
+        one query over their range.
+
+        Only the message is needed: a row of the current `MessageAppended` shape is parsed as
+        plain JSON and its message decoded, without building the event (its timestamp, usage
+        and counts); any other row goes through the mapper, as eventsourcing reads it."""
         wanted = [v for v in versions if v]
+        if not wanted:
+            return {}
+        mapper = self.event_store.mapper
         found: dict[int, Message] = {}
-        if wanted:
-            for event in self.event_store.get(
-                originator_id=session_id, gt=min(wanted) - 1, lte=max(wanted)
-            ):
-                if isinstance(event, Session.MessageAppended):
-                    found[event.originator_version] = event.message
-        return table.entries([found[v] if v else None for v in versions])
+        rows = self.event_store.recorder.select_events(
+            session_id, gt=min(wanted) - 1, lte=max(wanted)
+        )
+        for row in rows:
+            message = _message_of(row, mapper) if row.topic == _MESSAGE_TOPIC else None
+            if message is None:
+                event = mapper.to_domain_event(row)
+                if not isinstance(event, Session.MessageAppended):
+                    continue
+                message = event.message
+            found[row.originator_version] = message
+        return found
+
+
+_MESSAGE_TOPIC = get_topic(Session.MessageAppended)
+_MESSAGE_VERSION = getattr(Session.MessageAppended, "class_version", 1)
+
+
+def _message_of(row: StoredEvent, mapper: Mapper[UUID]) -> Message | None:
+    """The message of a stored `MessageAppended` of the current shape, or `None` (the mapper
+    then reads the row)."""
+    state = row.state
+    if mapper.cipher:
+        state = mapper.cipher.decrypt(state)
+    if mapper.compressor:
+        state = mapper.compressor.decompress(state)
+    try:
+        plain = json.loads(state)
+        stored = plain["message"]
+        if plain.get("class_version", 1) != _MESSAGE_VERSION or stored["_type_"] != "message":
+            return None
+        return Message.from_wire(json.loads(stored["_data_"]))
+    except (ValueError, KeyError, TypeError, SessionError):
+        return None
 
 
 class EntryTableAsDict(Transcoding):
