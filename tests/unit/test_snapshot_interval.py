@@ -3,6 +3,8 @@ bounded while a cold load replays a bounded share of what it reads anyway."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from abridged.application.snapshots import TAIL_PER_INTERVAL, snapshot_interval
@@ -18,7 +20,7 @@ def test_the_interval_doubles_with_the_retained_tail(retained: int, every: int) 
 
 def test_every_interval_is_a_multiple_of_the_smaller_ones_and_bounds_the_replay() -> None:
     seen = sorted({snapshot_interval(50, n) for n in range(0, 100_000, 97)})
-    assert all(b % a == 0 for a, b in zip(seen, seen[1:], strict=False))
+    assert all(b % a == 0 for a, b in itertools.pairwise(seen))
     for retained in (1, 999, 1_000, 5_000, 20_000, 99_999):
         every = snapshot_interval(50, retained)
         # At least the base interval, and never more than twice the share of the tail.
