@@ -194,8 +194,9 @@ class Sessions(Application[UUID]):
     """Event-sourced conversation sessions that always yield a valid, in-budget request."""
 
     name = "Sessions"
-    # Chosen by measurement (docs/performance.md): every 50 events keeps the slowest cold load
-    # of a compacting session under 10 ms; taking one costs nothing measurable per request.
+    # Chosen by measurement (docs/performance.md): every 50 events keeps the cold loads of a
+    # compacting session short; past 1,000 retained messages the interval grows with the tail
+    # (`snapshot_interval`), since a snapshot costs in proportion to it.
     snapshotting_intervals = {Session: 50}  # noqa: RUF012 (the library reads a class dict)
 
     def __init__(
