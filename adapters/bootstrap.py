@@ -32,7 +32,8 @@ def persistence_env(db: str | Path | None) -> dict[str, str]:
     """The eventsourcing persistence settings for a store location.
 
     `None` or ":memory:" keeps events in memory; `postgresql://user:password@host:port/db`
-    (optionally `?schema=name`) uses PostgreSQL; anything else is a SQLite file path.
+    (optionally `?schema=name`) uses PostgreSQL; anything else is a SQLite file path (whose
+    commits' durability `ABRIDGED_SQLITE_SYNCHRONOUS` sets: `abridged.adapters.sqlite_store`).
     Raises `ValueError` for a PostgreSQL URL without a database name, `FileNotFoundError`
     when a SQLite file's folder does not exist.
     """
@@ -44,7 +45,9 @@ def persistence_env(db: str | Path | None) -> dict[str, str]:
     path = Path(location).expanduser()
     if path.parent and not path.parent.exists():
         raise FileNotFoundError(f"the folder for the session store does not exist: {path.parent}")
-    return {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(path)}
+    # eventsourcing's SQLite module, with the durability of a commit as a setting
+    # (`ABRIDGED_SQLITE_SYNCHRONOUS`, see `abridged.adapters.sqlite_store`).
+    return {"PERSISTENCE_MODULE": "abridged.adapters.sqlite_store", "SQLITE_DBNAME": str(path)}
 
 
 def _postgres_env(url: str) -> dict[str, str]:

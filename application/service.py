@@ -76,6 +76,7 @@ from abridged.application.snapshots import (
     SessionRepository,
     SessionSnapshot,
     register_snapshot_transcodings,
+    snapshot_interval,
 )
 from abridged.application.summaries import SummaryWriter
 from abridged.application.topics import register_legacy_topics
@@ -188,8 +189,9 @@ class Sessions(Application[UUID]):
     """Event-sourced conversation sessions that always yield a valid, in-budget request."""
 
     name = "Sessions"
-    # Chosen by measurement (docs/performance.md): every 50 events keeps the slowest cold load
-    # of a compacting session under 10 ms; taking one costs nothing measurable per request.
+    # Chosen by measurement (docs/performance.md): every 50 events keeps the cold loads of a
+    # compacting session short; past 1,000 retained messages the interval grows with the tail
+    # (`snapshot_interval`), since a snapshot costs in proportion to it.
     snapshotting_intervals = {Session: 50}  # noqa: RUF012 (the library reads a class dict)
 
     def __init__(
@@ -290,11 +292,16 @@ class Sessions(Application[UUID]):
         interval = self.snapshotting_intervals.get(Session)
         if self.snapshots is None or not interval:
             return
-        events = processing_event.events
-        due = {e.originator_id for e in events if e.originator_version % interval == 0}
-        for session_id in due:
-            session = processing_event.aggregates.get(session_id)
-            if isinstance(session, Session):
+        # The interval grows with the retained tail (`snapshot_interval`): a snapshot costs in
+        # proportion to it.
+        for session_id, session in processing_event.aggregates.items():
+            if not isinstance(session, Session):
+                continue
+            every = snapshot_interval(interval, len(session.entries))
+            if any(
+                e.originator_id == session_id and e.originator_version % every == 0
+                for e in processing_event.events
+            ):
                 self.snapshots.put([SessionSnapshot.take(session)])
 
     # Commands.

@@ -17,7 +17,7 @@ Every index is a list or a dict of plain values, so snapshots store them as they
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from itertools import accumulate
 from typing import Any
 
@@ -123,7 +123,20 @@ def protected_index(output_sums: Sequence[int], protect_tokens: int) -> int:
     return min(index, max(n - 2, 0))
 
 
-def rebuilt_sums(sums: list[int], entries: Sequence[Entry], start: int, values: Any) -> list[int]:
-    """`sums` with the per-entry values from `start` on replaced by `values(k)`."""
-    tail = accumulate((values(k) for k in range(start, len(entries))), initial=sums[start])
-    return [*sums[:start], *tail]
+def rebuilt_sums(
+    sums: list[int],
+    entries: Sequence[Entry],
+    start: int,
+    values: Any,
+    changed: Collection[int] | None = None,
+) -> list[int]:
+    """`sums` with the per-entry values from `start` on replaced by `values(k)`; with
+    `changed`, only those entries' values are derived again (the others' are read from
+    `sums`), so a change near the start of a long tail costs additions, not a walk."""
+    if changed is None:
+        fresh = (values(k) for k in range(start, len(entries)))
+    else:
+        fresh = (
+            values(k) if k in changed else sums[k + 1] - sums[k] for k in range(start, len(entries))
+        )
+    return [*sums[:start], *accumulate(fresh, initial=sums[start])]

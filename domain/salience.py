@@ -46,19 +46,21 @@ def salient_lines(text: str, max_chars: int) -> list[str]:
             ranked[line] = (priority, ranked.get(line, (priority, index))[1])
 
     frames: list[int] = []
+    # Each pattern runs only on lines holding a substring it cannot match without (most lines
+    # hold none): the same lines are chosen, for a fraction of the regex searches.
     for index, line in enumerate(lines):
-        if FRAME.match(line):
+        if 'File "' in line and FRAME.match(line):
             frames.append(index)
             continue
         if frames and TRACEBACK_END.match(line.strip()):
             for frame in frames[-2:]:
                 add(frame, PRIORITY_FRAME)
             frames = []
-        if ERROR_LINE.search(line):
+        if _may_report_error(line) and ERROR_LINE.search(line):
             add(index, PRIORITY_ERROR)
-        elif FAILING_TEST.search(line):
+        elif _may_name_a_test(line) and FAILING_TEST.search(line):
             add(index, PRIORITY_TEST)
-        elif PATH_WORD.search(line):
+        elif "/" in line and PATH_WORD.search(line):
             add(index, PRIORITY_PATH)
     for frame in frames[-2:]:
         add(frame, PRIORITY_FRAME)
@@ -70,6 +72,25 @@ def salient_lines(text: str, max_chars: int) -> list[str]:
         chosen.append((index, line))
         used += len(line) + 1
     return [line for _, line in sorted(chosen)]
+
+
+def _may_report_error(line: str) -> bool:
+    """False only for a line `ERROR_LINE` cannot match: each of its branches needs a colon,
+    "FAILED" or "Traceback"."""
+    return ":" in line or "FAILED" in line or "Traceback" in line
+
+
+def _may_name_a_test(line: str) -> bool:
+    """False only for a line `FAILING_TEST` cannot match: each of its branches needs "FAIL",
+    "ERROR", "not ok" or a cross mark."""
+    return (
+        "FAIL" in line
+        or "ERROR" in line
+        or "not ok" in line
+        or "\u2717" in line
+        or "\u2718" in line
+        or "\u00d7" in line
+    )
 
 
 def elided(cut_chars: int, kept: list[str]) -> str:

@@ -268,13 +268,13 @@ class SessionState(TailIndexes):
         entries = self.entries
         settings = self.settings
         self.output_sums = rebuilt_sums(
-            self.output_sums, entries, start, lambda k: output_tokens(entries[k])
+            self.output_sums, entries, start, lambda k: output_tokens(entries[k]), changed
         )
         self.saving_sums = rebuilt_sums(
-            self.saving_sums, entries, start, lambda k: saving_of(entries, k, settings)
+            self.saving_sums, entries, start, lambda k: saving_of(entries, k, settings), changed
         )
         self.thinking_sums = rebuilt_sums(
-            self.thinking_sums, entries, start, lambda k: thinking_tokens(entries[k])
+            self.thinking_sums, entries, start, lambda k: thinking_tokens(entries[k]), changed
         )
 
     def drop_before(self, position: int) -> None:

@@ -7,9 +7,12 @@ import json
 from pathlib import Path
 from uuid import UUID
 
+import pytest
+
 from abridged.adapters.bootstrap import bootstrap
+from abridged.application import snapshots
 from abridged.application.service import Sessions
-from abridged.application.snapshots import bodiless
+from abridged.application.snapshots import bodiless, snapshot_interval
 from abridged.domain.messages import Role
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
@@ -86,4 +89,40 @@ def test_a_session_snapshotted_by_an_earlier_version_snapshots_and_loads_again(
         session_id
     )
     assert isinstance(reloaded, Session)
+    assert state(reloaded) == state(live)
+
+
+def test_the_snapshot_interval_grows_with_the_retained_tail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One retained message per event of interval (instead of 20) makes the tail long enough
+    # for the interval to grow within a short session: 50 events, then 100, then 200.
+    monkeypatch.setattr(snapshots, "TAIL_PER_INTERVAL", 1)
+    app = bootstrap(tmp_path / "s.sqlite3")
+    session_id = app.start_session(
+        model="claude-test",
+        context_window=2_000_000,
+        max_output_tokens=4_000,
+        tools=TOOLS,
+        settings=CompactionSettings(tool_output_mode="keep_all"),
+    )
+    retained_at: dict[int, int] = {}
+    for i in range(40):
+        for message in turn(f"Request {i}", [words(30, "output")]):
+            if message.role is Role.ASSISTANT:
+                app.prepare_request(session_id)
+                app.record_reply(session_id, message)
+            else:
+                app.append_message(session_id, message)
+            live = app.session(session_id)
+            retained_at[live.version] = len(live.entries)
+    assert app.snapshots is not None
+    taken = [r.originator_version for r in app.snapshots.recorder.select_events(session_id)]
+    # Every version at which the interval for the tail then in view came due, and no other.
+    due = [v for v, n in retained_at.items() if v % snapshot_interval(50, n) == 0]
+    assert taken == due
+    assert 50 in taken
+    assert 100 in taken
+    assert any(v % 50 == 0 and v not in taken for v in retained_at)  # some were skipped
+    reloaded = fresh(app, session_id)
     assert state(reloaded) == state(live)

@@ -112,3 +112,117 @@ def test_a_pruned_output_keeps_its_salient_lines_up_to_the_cap() -> None:
     assert "salient line(s) of them kept" in pruned
     assert "KeyError" not in plain
     assert len(pruned) <= len(plain) + 200 + 120
+
+
+def _salient_lines_reference(text: str, max_chars: int) -> list[str]:
+    """`salient_lines` as first written: every pattern tried on every line (its definition)."""
+    from abridged.domain.ledger import ERROR_LINE, PATH_WORD
+    from abridged.domain.salience import (
+        FAILING_TEST,
+        FRAME,
+        LINE_CHARS,
+        PRIORITY_ERROR,
+        PRIORITY_FRAME,
+        PRIORITY_PATH,
+        PRIORITY_TEST,
+        TRACEBACK_END,
+    )
+
+    if max_chars <= 0 or not text:
+        return []
+    lines = text.splitlines()
+    ranked: dict[str, tuple[int, int]] = {}
+
+    def add(index: int, priority: int) -> None:
+        line = lines[index].strip()[:LINE_CHARS]
+        if line and (line not in ranked or ranked[line][0] > priority):
+            ranked[line] = (priority, ranked.get(line, (priority, index))[1])
+
+    frames: list[int] = []
+    for index, line in enumerate(lines):
+        if FRAME.match(line):
+            frames.append(index)
+            continue
+        if frames and TRACEBACK_END.match(line.strip()):
+            for frame in frames[-2:]:
+                add(frame, PRIORITY_FRAME)
+            frames = []
+        if ERROR_LINE.search(line):
+            add(index, PRIORITY_ERROR)
+        elif FAILING_TEST.search(line):
+            add(index, PRIORITY_TEST)
+        elif PATH_WORD.search(line):
+            add(index, PRIORITY_PATH)
+    for frame in frames[-2:]:
+        add(frame, PRIORITY_FRAME)
+    chosen: list[tuple[int, str]] = []
+    used = 0
+    for line, (_, index) in sorted(ranked.items(), key=lambda item: item[1]):
+        if used + len(line) + 1 > max_chars:
+            continue
+        chosen.append((index, line))
+        used += len(line) + 1
+    return [line for _, line in sorted(chosen)]
+
+
+# Pieces of the lines the patterns look for, and of lines that only look like them.
+LINE_PIECES = st.sampled_from(
+    [
+        "FAILED",
+        "FAIL",
+        "FAIL:",
+        "ERROR",
+        "ERROR:",
+        "error",
+        "Error",
+        "error[E0308]:",
+        "not ok",
+        "ok",
+        "✗",
+        "✘",
+        "×",
+        "...",
+        "... FAIL",
+        "... ERROR",
+        "Traceback",
+        "Traceback (most recent call last)",
+        'File "',
+        '  File "/repo/a.py", line 3, in f',
+        "KeyError",
+        "ValueError:",
+        "SystemExit",
+        "KeyboardInterrupt",
+        "fatal:",
+        "panic:",
+        "src/app/main.py",
+        "./run.sh",
+        "~/x/y",
+        "http://host/a/b",
+        "a/b",
+        "/",
+        ":",
+        " ",
+        "\t",
+        "word",
+        "tests/test_x.py::test_y",
+        "\r",
+        "\x0b",
+        "\u2028",
+        "é",
+        "1",
+    ]
+)
+LINES = st.lists(st.lists(LINE_PIECES, max_size=6).map("".join), max_size=30).map("\n".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(LINES, st.integers(-1, 400))
+def test_salient_lines_choose_what_trying_every_pattern_on_every_line_chooses(
+    text: str, max_chars: int
+) -> None:
+    assert salient_lines(text, max_chars) == _salient_lines_reference(text, max_chars)
+
+
+def test_salient_lines_on_a_test_run_as_the_reference_does() -> None:
+    assert salient_lines(TEST_RUN, 600) == _salient_lines_reference(TEST_RUN, 600)
+    assert salient_lines(TEST_RUN, 600)  # the run's failure is found
