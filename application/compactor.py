@@ -267,7 +267,7 @@ class Compactor:
         summarized = [
             (e.position, e.message) for e in session.entries if e.position < decision.retained_from
         ]
-        step = ledger.advance(
+        return ledger.advance(
             session.ledger,
             session.ledger_tokens,
             len(session.ledger_segments),
@@ -275,7 +275,6 @@ class Compactor:
             decision.ledger_max_tokens,
             self.app.counter.count,
         )
-        return LedgerUpdate(step.entries, step.text, step.tokens, step.dropped, step.consolidated)
 
     def _summary_request(
         self,

@@ -289,16 +289,19 @@ whole ledger (at the cache-write price) to drop a few more."""
 
 
 @attrs.frozen
-class LedgerStep:
-    """The ledger after one compaction: every entry it holds, the segment a request shows
-    after the existing ones (`consolidated`: the one segment that replaces them all; "" when
-    nothing is new), the tokens of all its segments, and what it dropped."""
+class LedgerUpdate:
+    """The ledger after one compaction (`advance`): every entry it holds, the segment a
+    request shows after the existing ones, the tokens of all its segments, and what it
+    dropped."""
 
     entries: tuple[LedgerEntry, ...]
     text: str
+    """The segment to show after the existing ones ("" when nothing is new), or with
+    `consolidated` the one segment that replaces them."""
     tokens: int
-    consolidated: bool
+    """Tokens of every segment the ledger shows after the update."""
     dropped: tuple[LedgerEntry, ...] = ()
+    consolidated: bool = True
 
 
 def changed_entries(
@@ -317,7 +320,7 @@ def advance(
     found: Iterable[LedgerEntry],
     room: int,
     count: CountText,
-) -> LedgerStep:
+) -> LedgerUpdate:
     """The ledger after a compaction that found `found`, given the entries it holds, the
     tokens and number of its segments, and the `room` (tokens) it may take.
 
@@ -326,42 +329,29 @@ def advance(
     merged = merge(held, found)
     changed = changed_entries(held, merged)
     if segments and not changed and held_tokens <= room:
-        return LedgerStep(merged, "", held_tokens, consolidated=False)
+        return LedgerUpdate(merged, "", held_tokens, consolidated=False)
     if segments and segments < MAX_SEGMENTS:
         text = render_ledger(changed, continued=True)
         tokens = text_block_tokens(text, count)
         if held_tokens + tokens <= room:
-            return LedgerStep(merged, text, held_tokens + tokens, consolidated=False)
+            return LedgerUpdate(merged, text, held_tokens + tokens, consolidated=False)
     return consolidate(merged, room, count, slack=bool(segments))
 
 
 def consolidate(
     entries: Sequence[LedgerEntry], room: int, count: CountText, *, slack: bool = True
-) -> LedgerStep:
+) -> LedgerUpdate:
     """All `entries` rendered as one segment: whole when it fits `room` tokens; otherwise
     the lowest priority dropped first until it fits the room less the slack (with `slack`)."""
     whole = render_ledger(entries)
-    if whole and text_block_tokens(whole, count) <= room:
-        return LedgerStep(tuple(entries), whole, text_block_tokens(whole, count), True)
+    whole_tokens = text_block_tokens(whole, count) if whole else 0
+    if whole and whole_tokens <= room:
+        return LedgerUpdate(tuple(entries), whole, whole_tokens)
     target = room - int(room * CONSOLIDATION_SLACK) if slack else room
     kept, dropped = bounded(entries, max(target - BLOCK_OVERHEAD, 0), count)
     text = render_ledger(kept)
     tokens = text_block_tokens(text, count) if text else 0
-    return LedgerStep(kept, text, tokens, consolidated=True, dropped=dropped)
-
-
-@attrs.frozen
-class LedgerUpdate:
-    """A new state of the facts ledger, computed by the service at a compaction."""
-
-    entries: tuple[LedgerEntry, ...]
-    text: str
-    """The segment to show after the existing ones ("" when nothing is new), or with
-    `consolidated` the one segment that replaces them."""
-    tokens: int
-    """Tokens of every segment the ledger shows after the update."""
-    dropped: tuple[LedgerEntry, ...] = ()
-    consolidated: bool = True
+    return LedgerUpdate(kept, text, tokens, dropped)
 
 
 def check_update(held: Iterable[LedgerEntry], segments: int, update: LedgerUpdate) -> None:
