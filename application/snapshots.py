@@ -31,6 +31,7 @@ from eventsourcing.domain import Snapshot
 from eventsourcing.persistence import JSONTranscoder, Mapper, StoredEvent, Transcoding
 from eventsourcing.utils import get_topic
 
+from abridged.application.transcodings import MessageAsJSON
 from abridged.domain.context import Entry
 from abridged.domain.errors import SessionError
 from abridged.domain.messages import Message
@@ -199,6 +200,8 @@ class SessionRepository(Repository[UUID]):
 
 _MESSAGE_TOPIC = get_topic(Session.MessageAppended)
 _MESSAGE_VERSION = getattr(Session.MessageAppended, "class_version", 1)
+_MESSAGES = MessageAsJSON()
+"""How a message is stored (the transcoding the mapper would use for it)."""
 
 
 def _message_of(row: StoredEvent, mapper: Mapper[UUID]) -> Message | None:
@@ -212,9 +215,9 @@ def _message_of(row: StoredEvent, mapper: Mapper[UUID]) -> Message | None:
     try:
         plain = json.loads(state)
         stored = plain["message"]
-        if plain.get("class_version", 1) != _MESSAGE_VERSION or stored["_type_"] != "message":
+        if plain.get("class_version", 1) != _MESSAGE_VERSION or stored["_type_"] != _MESSAGES.name:
             return None
-        return Message.from_wire(json.loads(stored["_data_"]))
+        return _MESSAGES.decode(stored["_data_"])
     except (ValueError, KeyError, TypeError, SessionError):
         return None
 
