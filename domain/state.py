@@ -175,9 +175,6 @@ class SessionState(TailIndexes):
         """Whether the last message starts a new turn (the previous turn has ended)."""
         return bool(self.entries) and self.entries[-1].message.is_user_prompt
 
-    def tool_ids_in_view(self) -> set[str]:
-        return set(self.tool_ids)
-
     def raw_estimate(self) -> int:
         """The uncalibrated estimate of the next request: a sum of stored counts."""
         return raw_estimate(self)
