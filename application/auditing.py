@@ -391,9 +391,18 @@ class _Auditor:
     def check_pruned(self, index: int, event: Session.ToolsPruned, state: Session) -> None:
         self.pruned = self.moment = True
         extra = self.extra_after(index)
-        plan = planner.plan_prune(state, extra or 0)
         assumed = ""
-        if extra is None and (plan is None or plan.reason != event.reason):
+        if self.compacted is not None:
+            # A compaction of this preparation moved the cached prefix: the retained tail's
+            # outputs are pruned with it.
+            plan = planner.plan_prune_with_compaction(state)
+        else:
+            plan = planner.plan_prune(state, extra or 0)
+        if (
+            self.compacted is None
+            and extra is None
+            and (plan is None or plan.reason != event.reason)
+        ):
             # Unrecorded per-turn content may have put the request past its threshold.
             plan = plan_pruning(
                 state.entries, state.prune_boundary, state.limits, past_threshold=True

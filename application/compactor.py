@@ -224,7 +224,12 @@ class Compactor:
             summarizer_input_tokens=written.input_tokens,
             summarizer_output_tokens=written.output_tokens,
         )
+        pruned = 0
+        plan = planner.plan_prune_with_compaction(session)
+        if plan is not None:
+            pruned = self.prune(session, plan)
         report = CompactionReport(
+            outputs_pruned=pruned,
             generation=outcome.generation,
             trigger=decision.trigger,
             strategy=written.strategy,

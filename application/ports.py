@@ -229,6 +229,9 @@ class CompactionReport:
     tokens_before: int
     tokens_after: int
     turns_kept: int
+    outputs_pruned: int = 0
+    """Tool outputs of the retained tail pruned with the compaction (the cached prefix moved
+    for both at once); `tokens_after` is before this prune."""
 
 
 @attrs.frozen

@@ -112,6 +112,7 @@ from abridged.domain.inputs import (
 )
 from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.metadata import checked_metadata, checked_tags
+from abridged.domain.pruning import PrunePlan
 from abridged.domain.replies import hidden_blocks
 from abridged.domain.session import Session
 from abridged.domain.settings import (
@@ -936,9 +937,10 @@ class Sessions(Application[UUID]):
         # it is sure to finish: the pass that runs after the wait tells it all.
         emit = self._emitter(notes, on_notice if locked else None)
         extra_text, extra_tokens = self._extra(session_id)
-        pruned = 0
-        plan = planner.plan_prune(session, extra_tokens)
-        if plan is not None:
+
+        def prune(plan: PrunePlan | None) -> int:
+            if plan is None:
+                return 0
             before = session.estimate()
             pruned = self.compactor.prune(session, plan)
             if pruned:
@@ -951,6 +953,11 @@ class Sessions(Application[UUID]):
                         breakdown_of(session, extra_tokens),
                     )
                 )
+            return pruned
+
+        plan = planner.plan_prune(session, extra_tokens)
+        deferred = planner.defer_to_compaction(session, plan)
+        pruned = 0 if deferred else prune(plan)
         requested = session.compaction_requested and session.turn_ended
         decision = planner.decide(session, "requested" if requested else "threshold", extra_tokens)
         report = None
@@ -974,6 +981,11 @@ class Sessions(Application[UUID]):
                 raise _CompactionDueError
             else:
                 report = self.compactor.compact(session, decision, None, loud=False, emit=emit)
+        if report is not None:
+            pruned += report.outputs_pruned
+        elif deferred:
+            # No compaction after all (held back, or cancelled by a hook): the prune runs alone.
+            pruned = prune(planner.plan_prune(session, extra_tokens))
         self.compactor.downgrade_reasoning(session, pruned > 0 or report is not None)
         if session.pending_events:
             self.save(session)

@@ -20,6 +20,7 @@ from abridged.domain.errors import ContextOverflowError
 from abridged.domain.indexes import protected_index
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.pruning import (
+    PAST_THRESHOLD,
     DowngradedThinking,
     PrunePlan,
     downgrades_of,
@@ -329,9 +330,9 @@ def plan_prune(view: PlannerView, extra_tokens: int = 0) -> PrunePlan | None:
     search and a subtraction, not a walk over the retained tail."""
     limits = view.limits
     estimate = calibrated(view, raw_estimate(view) + extra_tokens)
-    # Past the threshold the boundary moves with the compaction, whatever it saves: one move
-    # of the cached prefix instead of two. While a guard holds the compaction back, a prune
-    # must be worth a move of its own.
+    # Past the threshold the boundary moves whatever it saves: with the compaction when one
+    # can run (`defer_to_compaction`), else to make the request fit. While a guard holds the
+    # compaction back, a prune must be worth a move of its own.
     past = estimate >= limits.threshold and (
         estimate > limits.budget or not held_back(view, estimate)
     )
@@ -349,6 +350,30 @@ def plan_prune(view: PlannerView, extra_tokens: int = 0) -> PrunePlan | None:
             return None
     return plan_pruning(
         view.entries, view.prune_boundary, limits, past_threshold=past, protect_index=protect
+    )
+
+
+def defer_to_compaction(view: PlannerView, plan: PrunePlan | None) -> bool:
+    """Whether `plan`, a prune past the threshold, should wait for the compaction due now.
+
+    A prune past the threshold used to run first and could bring the request just below the
+    threshold, putting the compaction off: the context then stayed near the threshold, and
+    each new output meant another prune, each one a move of the cached prefix, rewriting
+    everything after the pruned output at the cache-write price. A compaction brings the
+    context down to its target instead, and the outputs left in the retained tail are
+    pruned with it (`plan_prune_with_compaction`): one move for both. The prune still runs
+    first when no compaction can run (nothing to cut), so the request fits as before."""
+    if plan is None or plan.reason != PAST_THRESHOLD:
+        return False
+    return bool(cut_points(view.entries, thinking_led=view.thinking_seen))
+
+
+def plan_prune_with_compaction(view: PlannerView) -> PrunePlan | None:
+    """The prune that goes with a compaction just recorded: every output of the retained
+    tail outside the protected window, since the cached prefix has moved anyway."""
+    limits = view.limits
+    return plan_pruning(
+        view.entries, view.prune_boundary, limits, past_threshold=True, with_compaction=True
     )
 
 

@@ -177,6 +177,13 @@ def output_tokens(entry: EntryView) -> int:
     )
 
 
+PAST_THRESHOLD = "past the compaction threshold"
+"""The reason of a prune that makes a request fit when no compaction can run."""
+WITH_COMPACTION = "with a compaction"
+"""The reason of a prune made in the same preparation as a compaction: the cached prefix
+moves once for both."""
+
+
 @attrs.frozen
 class PrunePlan:
     """A move of the prune boundary: the outputs it prunes and the texts they will show.
@@ -198,12 +205,16 @@ def plan_pruning(
     *,
     past_threshold: bool,
     protect_index: int | None = None,
+    with_compaction: bool = False,
 ) -> PrunePlan | None:
     """Where to move the prune boundary now, or `None` to leave it.
 
-    `protect_index` is `protected_from(entries, ...)` when the caller knows it already."""
+    `protect_index` is `protected_from(entries, ...)` when the caller knows it already.
+    `with_compaction`: a compaction has just moved the cached prefix, so every output
+    outside the protected window is pruned whatever it saves (as past the threshold)."""
     settings = limits.settings
     mode = settings.tool_output_mode
+    past_threshold = past_threshold or with_compaction
     if mode == "keep_all" and not past_threshold:
         return None
     if protect_index is None:
@@ -242,8 +253,10 @@ def plan_pruning(
         return None
     if mode == "keep_none":
         reason = "keep_none: every output outside the protected window"
+    elif with_compaction:
+        reason = WITH_COMPACTION
     elif past_threshold:
-        reason = "past the compaction threshold"
+        reason = PAST_THRESHOLD
     elif saving >= limits.prune_min_tokens:
         reason = f"about {saving:,} tokens of old tool output"
         return PrunePlan(new_boundary, tuple(outputs), reason, limits.prune_min_tokens)

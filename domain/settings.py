@@ -160,7 +160,8 @@ class CompactionSettings:
     tool_output_mode: ToolOutputMode = attrs.field(
         default="auto", validator=_one_of(ToolOutputMode)
     )
-    """`auto` prunes by the rules below; `keep_all` prunes only past the compaction threshold;
+    """`auto` prunes by the rules below; `keep_all` prunes only with a compaction (or past the
+    threshold when none can run);
     `keep_none` prunes every output outside the protected window at once."""
     prune_strategy: PruneStrategy = attrs.field(
         default="head-tail", validator=_one_of(PruneStrategy)

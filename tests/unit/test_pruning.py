@@ -10,7 +10,7 @@ import pytest
 from abridged.adapters.anthropic.request import render_request
 from abridged.application.service import Sessions
 from abridged.domain.messages import Message, Role
-from abridged.domain.pruning import head_tail
+from abridged.domain.pruning import PAST_THRESHOLD, WITH_COMPACTION, head_tail
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from tests.support.builders import TOOLS, exchange, words
@@ -136,12 +136,32 @@ def test_global_override(app: Sessions, mode: str, expect_pruning: bool) -> None
     assert bool(pruned_events(app, session_id)) is expect_pruning
 
 
-def test_keep_all_still_prunes_past_the_compaction_threshold(app: Sessions) -> None:
-    session_id = start(app, tool_output_mode="keep_all", prune_protect_share=0.1)
+def test_keep_all_prunes_only_with_a_compaction(app: Sessions) -> None:
+    session_id = start(
+        app,
+        tool_output_mode="keep_all",
+        prune_protect_share=0.05,
+        target_ratio=0.5,
+        retained_share=0.5,
+        threshold_ratio=0.7,
+    )
     agent_loop(app, session_id, steps=60)
-    events = pruned_events(app, session_id)
-    assert events
-    assert all(e.reason == "past the compaction threshold" for e in events)
+    history = app.history(session_id)
+    pruned = [k for k, e in enumerate(history) if isinstance(e, Session.ToolsPruned)]
+    assert pruned
+    for k in pruned:
+        # Recorded in the preparation that compacted, right after it: one move of the prefix.
+        assert isinstance(history[k - 1], Session.CompactionCompleted)
+        assert history[k].reason == WITH_COMPACTION
+
+
+def test_a_compaction_due_is_not_put_off_by_a_prune(app: Sessions) -> None:
+    session_id = start(app, prune_protect_share=0.05, prune_min_share=1.0)
+    agent_loop(app, session_id, steps=60)
+    history = app.history(session_id)
+    assert any(isinstance(e, Session.CompactionCompleted) for e in history)
+    # Past the threshold, the prune waits for the compaction instead of standing in for it.
+    assert all(e.reason != PAST_THRESHOLD for e in pruned_events(app, session_id))
 
 
 def test_requests_keep_their_prefix_between_prunes_and_compactions(app: Sessions) -> None:
