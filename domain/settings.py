@@ -169,7 +169,7 @@ class CompactionSettings:
     """How a pruned output is shown: `head-tail` (first and last bytes) or `name-only`."""
     prune_protect_share: float = attrs.field(default=0.15, validator=_float)
     """The most recent tool outputs, up to this share of the budget, are never pruned."""
-    prune_min_share: float = attrs.field(default=0.3, validator=_float)
+    prune_min_share: float = attrs.field(default=0.1, validator=_float)
     """The prune boundary moves only to save at least this share of the budget at once."""
     prune_head_bytes: int = attrs.field(default=400, validator=_int)
     prune_tail_bytes: int = attrs.field(default=400, validator=_int)
