@@ -17,6 +17,10 @@ the retained tail stays bounded; and `growing`, a window whose compaction thresh
 the whole history at its end (`growing_window`), where nothing is ever compacted or pruned
 and the retained tail is every message.
 
+The measured requests are the same at every size: the build ends at the end of a turn, and
+the requests after it come from a second generated conversation (seed + 1, its tool ids
+renamed), so the sizes differ by the history only, not by the messages timed.
+
 The loop is measured first, with nothing else running in the process between its requests;
 the cold loads come after, each after one more request. (A cold load of a long session
 builds and frees tens of megabytes of objects, and the requests right after one ran up to
@@ -69,6 +73,9 @@ TOKENS_PER_MESSAGE = 700
 """More than the generated conversation's mean (about 530), to size a window that never fills."""
 LOAD_EVERY_LARGE = 5
 """At sizes over 1,000 messages, a cold load after every fifth request of the load phase."""
+MAX_TURN_MESSAGES = 18
+"""The most messages one generated turn holds (a prompt, eight exchanges, an answer): the
+build ends at the end of a turn, at most this many messages past the size."""
 STORE_ENV: dict[str, str] = {}
 """Settings every service of the run is opened with (`--synchronous`)."""
 
@@ -145,6 +152,14 @@ class Host:
         self.session_id = session_id
         self.conversation: Iterator[dict[str, JSON]] = iter(Conversation(seed))
         self.count = 0
+        self.turn_ended = True
+        """Whether the last reply ended its turn (it called no tool)."""
+
+    def switch(self, seed: int) -> None:
+        """Goes on with another conversation (at the end of a turn), its tool ids renamed so
+        they never meet the first one's: the requests measured at every size are the same."""
+        assert self.turn_ended
+        self.conversation = _renamed(iter(Conversation(seed)), "toolu_m")
 
     def request(self, *, combined: bool = False, naive: bool = False) -> Request:
         app, sid = self.app, self.session_id
@@ -171,11 +186,32 @@ class Host:
         usage = Usage(input_tokens=estimate, output_tokens=200)
         app.record_reply(sid, reply, usage, request_estimate=prepared.context.raw_estimate)
         record = watch.lap()
+        content = reply["content"]
+        self.turn_ended = not (
+            isinstance(content, list) and any(b.get("type") == "tool_use" for b in content)
+        )
         parts = [t for t in (append, prepare, joint, record) if t is not None]
         total = Timing(
             sum(t.wall for t in parts) + recount.wall, sum(t.cpu for t in parts) + recount.cpu
         )
         return Request(total, append, prepare, joint, record, prepared.compaction is not None)
+
+
+def _renamed(messages: Iterator[dict[str, JSON]], prefix: str) -> Iterator[dict[str, JSON]]:
+    """`messages` with each tool id's "toolu_" replaced by `prefix`."""
+    for message in messages:
+        content = message["content"]
+        if not isinstance(content, list):
+            yield message
+            continue
+        blocks = []
+        for block in content:
+            renamed = dict(block)
+            for key in ("id", "tool_use_id"):
+                if block.get("type") in ("tool_use", "tool_result") and key in block:
+                    renamed[key] = block[key].replace("toolu_", prefix, 1)
+            blocks.append(renamed)
+        yield {**message, "content": blocks}
 
 
 def naive_estimate(app: Sessions, prepared: PreparedRequest) -> int:
@@ -233,7 +269,7 @@ def bench(
 ) -> Result:
     load_every = 1 if size <= 1_000 else LOAD_EVERY_LARGE
     loads_requests = -(-measured // load_every)
-    final = size + 2 * (measured + loads_requests + naive)
+    final = size + MAX_TURN_MESSAGES + 2 * (measured + loads_requests + naive)
     window = COMPACTING_WINDOW if regime == "compacting" else growing_window(final)
     app = bootstrap(location, env=STORE_ENV)
     sid = app.start_session(
@@ -246,9 +282,10 @@ def bench(
     host = Host(app, sid, seed)
     _progress(f"{store} {regime}: building {size:,} messages…")
     start = time.perf_counter()
-    while host.count < size:
+    while host.count < size or not host.turn_ended:
         host.request()
     build = time.perf_counter() - start
+    host.switch(seed + 1)
     _progress(f"{store} {regime}: measuring at {size:,} messages…")
     requests: list[Request] = []
     loads: list[Timing] = []
