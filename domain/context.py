@@ -195,12 +195,13 @@ def build_context(
         raise RoleOrderError("a request needs the last message to be the user's")
     limits = view.limits
     # A session keeps its shown messages as an index; anything else is read entry by entry.
+    # The request's messages are copied once (a long tail makes the copy the cost): into a
+    # list only when the summaries or per-turn content change the first or last of them.
     shown_messages = getattr(view, "shown_messages", None)
-    messages = (
-        list(shown_messages)
-        if shown_messages is not None
-        else [e.shown_message for e in view.entries]
-    )
+    if shown_messages is None:
+        shown_messages = [e.shown_message for e in view.entries]
+    edited = bool(view.summaries) or bool(extra_text)
+    messages = list(shown_messages) if edited else []
     # Positions in the tail are contiguous: the count before the boundary is a difference.
     stable = min(max(view.prune_boundary - view.entries[0].position, 0), len(view.entries))
     summary_messages = 0
@@ -222,17 +223,18 @@ def build_context(
     if extra_text:
         last = messages[-1]
         messages[-1] = Message(Role.USER, (*last.content, TextBlock(extra_text)))
+    sent = tuple(messages) if edited else tuple(shown_messages)
     raw = raw_estimate(view) + extra_tokens
     return Context(
         system=view.system,
         tools=tuple(view.tools),
         summaries=tuple(view.summaries),
-        messages=tuple(messages),
+        messages=sent,
         estimate=calibrated(view, raw),
         raw_estimate=raw,
         budget=limits.budget,
         window=limits.window,
-        stable_prefix=min(stable, len(messages) - 1),
+        stable_prefix=min(stable, len(sent) - 1),
         summary_messages=summary_messages,
         extra_blocks=1 if extra_text else 0,
         ledger=ledger,

@@ -47,20 +47,25 @@ def salient_lines(text: str, max_chars: int) -> list[str]:
 
     frames: list[int] = []
     # Each pattern runs only on lines holding a substring it cannot match without (most lines
-    # hold none): the same lines are chosen, for a fraction of the regex searches.
+    # hold none), and not at all when the whole text holds none: the same lines are chosen,
+    # for a fraction of the regex searches.
+    may_frame = 'File "' in text
+    may_error = _may_report_error(text)
+    may_test = _may_name_a_test(text)
+    may_path = "/" in text
     for index, line in enumerate(lines):
-        if 'File "' in line and FRAME.match(line):
+        if may_frame and 'File "' in line and FRAME.match(line):
             frames.append(index)
             continue
         if frames and TRACEBACK_END.match(line.strip()):
             for frame in frames[-2:]:
                 add(frame, PRIORITY_FRAME)
             frames = []
-        if _may_report_error(line) and ERROR_LINE.search(line):
+        if may_error and _may_report_error(line) and ERROR_LINE.search(line):
             add(index, PRIORITY_ERROR)
-        elif _may_name_a_test(line) and FAILING_TEST.search(line):
+        elif may_test and _may_name_a_test(line) and FAILING_TEST.search(line):
             add(index, PRIORITY_TEST)
-        elif "/" in line and PATH_WORD.search(line):
+        elif may_path and "/" in line and PATH_WORD.search(line):
             add(index, PRIORITY_PATH)
     for frame in frames[-2:]:
         add(frame, PRIORITY_FRAME)
@@ -75,9 +80,18 @@ def salient_lines(text: str, max_chars: int) -> list[str]:
 
 
 def _may_report_error(line: str) -> bool:
-    """False only for a line `ERROR_LINE` cannot match: each of its branches needs a colon,
-    "FAILED" or "Traceback"."""
-    return ":" in line or "FAILED" in line or "Traceback" in line
+    """False only for a line `ERROR_LINE` cannot match: each of its branches needs one of
+    "…Error:" or "…Exception:", "error"/"Error"/"ERROR", "FAILED", "fatal:", "panic:" or
+    "Traceback" (log lines, full of colons, mostly hold none)."""
+    return (
+        "rror" in line
+        or "ERROR" in line
+        or "Exception:" in line
+        or "FAILED" in line
+        or "fatal:" in line
+        or "panic:" in line
+        or "Traceback" in line
+    )
 
 
 def _may_name_a_test(line: str) -> bool:

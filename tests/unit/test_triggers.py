@@ -273,6 +273,27 @@ def test_per_turn_content_goes_last_is_counted_and_never_stored(make_app: MakeAp
     assert all("Current time" not in e.message.text for e in stored)
 
 
+@pytest.mark.parametrize("per_turn", [False, True], ids=["plain", "with per-turn content"])
+def test_a_prepared_request_keeps_its_messages_while_the_session_goes_on(
+    make_app: MakeApp, per_turn: bool
+) -> None:
+    app = make_app(context_provider=Clock() if per_turn else None)
+    session_id = start(app)
+    app.append_message(session_id, Message.user("Hi"))
+    prepared = app.prepare_request(session_id)
+    sent = list(prepared.context.messages)
+
+    app.record_reply(session_id, Message.assistant("Hello."))
+    app.append_message(session_id, Message.user("And now?"))
+    later = app.prepare_request(session_id)
+
+    assert list(prepared.context.messages) == sent
+    assert len(sent) == 1
+    assert len(later.context.messages) == 3
+    assert later.context.messages[0] == Message.user("Hi")
+    check_request(later, COUNTER)
+
+
 def test_a_session_records_a_warning_when_the_provider_compacts_too(make_app: MakeApp) -> None:
     from tests.support.fakes import FakeChatModel
 
