@@ -151,8 +151,10 @@ def test_keep_all_prunes_only_with_a_compaction(app: Sessions) -> None:
     assert pruned
     for k in pruned:
         # Recorded in the preparation that compacted, right after it: one move of the prefix.
+        event = history[k]
         assert isinstance(history[k - 1], Session.CompactionCompleted)
-        assert history[k].reason == WITH_COMPACTION
+        assert isinstance(event, Session.ToolsPruned)
+        assert event.reason == WITH_COMPACTION
 
 
 def test_a_compaction_due_is_not_put_off_by_a_prune(app: Sessions) -> None:
