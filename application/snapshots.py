@@ -21,6 +21,7 @@ whole entries) load as they did.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 from uuid import UUID
@@ -33,9 +34,10 @@ from eventsourcing.utils import get_topic
 
 from abridged.application.transcodings import MessageAsJSON
 from abridged.domain.context import Entry
-from abridged.domain.errors import SessionError
+from abridged.domain.errors import SessionError, StoreError
 from abridged.domain.messages import Message
 from abridged.domain.session import Session
+from abridged.domain.tail import DeferredTail
 from abridged.domain.truncation import Replacement, Truncation
 
 
@@ -89,6 +91,30 @@ class EntryTable:
     def bodiless(self) -> int:
         return len(self.positions) - len(self.whole)
 
+    def extended(self, more: EntryTable, offset: int) -> EntryTable:
+        """This table followed by `more`, whose entries come at `offset` on."""
+        return EntryTable(
+            positions=[*self.positions, *more.positions],
+            tokens=[*self.tokens, *more.tokens],
+            block_tokens=[*self.block_tokens, *more.block_tokens],
+            extras=[*self.extras, *((k + offset, t, r) for k, t, r in more.extras)],
+            whole=[*self.whole, *((k + offset, e) for k, e in more.whole)],
+        )
+
+    def entry(self, k: int, message: Message | None) -> Entry:
+        """Entry `k`, with `message` unless it is stored whole."""
+        if message is None:
+            return dict(self.whole)[k]
+        extras = next(((t, r) for j, t, r in self.extras if j == k), ((), ()))
+        return Entry(
+            self.positions[k],
+            message,
+            self.tokens[k],
+            tuple(self.block_tokens[k]),
+            extras[0],
+            extras[1],
+        )
+
     def entries(self, messages: Sequence[Message | None]) -> list[Entry]:
         """The entries, with `messages[k]` for each entry not stored whole."""
         extras = {k: (t, r) for k, t, r in self.extras}
@@ -117,12 +143,94 @@ class SessionSnapshot(Snapshot):
         session = cast(Session, aggregate)
         # Made of the messages: a load derives it from them.
         snapshot.state.pop("shown_messages", None)
-        snapshot.state["entries"] = EntryTable.of(session.entries, session.entry_versions)
+        snapshot.state["entries"] = table_of(session)
         return snapshot
 
 
+def table_of(session: Session) -> EntryTable:
+    """The session's retained tail as a snapshot holds it. A tail loaded from a snapshot
+    whose bodies were not read yet is that snapshot's table and the entries appended since:
+    taking a snapshot reads no body."""
+    entries = session.__dict__["entries"]
+    pending = entries.pending if isinstance(entries, DeferredTail) else None
+    if pending is not None:
+        source, more = pending
+        if isinstance(source, StoredTail):
+            head = len(source)
+            appended = EntryTable.of(cast(list[Entry], more), session.entry_versions[head:])
+            return source.table.extended(appended, head)
+    return EntryTable.of(session.entries, session.entry_versions)
+
+
+class StoredMessagesUnavailableError(StoreError):
+    """The messages of a session loaded earlier could not be read from the store when they
+    were first needed (the store is gone, or the session's events were erased since)."""
+
+
+class StoredTail:
+    """The retained tail of a snapshot, its messages read from their events when first
+    needed (`abridged.domain.tail`): all at once in one query, or the first or last alone.
+    Copies of the loaded session share it, so each body is read once."""
+
+    def __init__(
+        self,
+        repository: SessionRepository,
+        session_id: UUID,
+        table: EntryTable,
+        versions: Sequence[int],
+    ) -> None:
+        self.repository = repository
+        self.session_id = session_id
+        self.table = table
+        self.versions = list(versions)
+        self._lock = threading.Lock()
+        self._entries: list[Entry] | None = None
+        self._edges: dict[int, Entry] = {}
+        self.reads = 0
+        """How many times bodies were read from the store (for tests and benchmarks)."""
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    def entries(self) -> list[Entry]:
+        with self._lock:
+            if self._entries is None:
+                found = self._read(self.versions)
+                self._entries = self.table.entries([found[v] if v else None for v in self.versions])
+            return self._entries
+
+    def entry(self, index: int) -> Entry:
+        with self._lock:
+            if self._entries is not None:
+                return self._entries[index]
+            entry = self._edges.get(index)
+            if entry is None:
+                version = self.versions[index]
+                found = self._read([version]) if version else {}
+                entry = self.table.entry(index, found.get(version))
+                self._edges[index] = entry
+            return entry
+
+    def _read(self, versions: Sequence[int]) -> dict[int, Message]:
+        self.reads += 1
+        try:
+            found = self.repository.messages(self.session_id, versions)
+        except Exception as error:
+            raise StoredMessagesUnavailableError(
+                f"the messages of session {self.session_id} could not be read: {error}"
+            ) from error
+        missing = [v for v in versions if v and v not in found]
+        if missing:
+            raise StoredMessagesUnavailableError(
+                f"the messages of session {self.session_id} are no longer stored "
+                f"(events {missing[0]}..{missing[-1]})"
+            )
+        return found
+
+
 class SessionRepository(Repository[UUID]):
-    """eventsourcing's repository, reading the messages a `SessionSnapshot` points at."""
+    """eventsourcing's repository, reading the messages a `SessionSnapshot` points at when
+    the session first needs them."""
 
     def _reconstruct_aggregate(
         self, aggregate_id: UUID, version: int | None, projector_func: ProjectorFunction[Any, Any]
@@ -137,8 +245,7 @@ class SessionRepository(Repository[UUID]):
                 gt = snapshots[0].originator_version
                 initial = snapshots[0].mutate(None)  # type: ignore[attr-defined]
                 if isinstance(initial, Session):
-                    self._read_messages(initial)
-                    initial.shown_messages = [e.shown_message for e in initial.entries]
+                    self._install_tail(initial)
         events = self.event_store.get(originator_id=aggregate_id, gt=gt, lte=version)
         aggregate = projector_func(initial, cast(Iterable[Any], events))
         if aggregate is None:
@@ -147,32 +254,30 @@ class SessionRepository(Repository[UUID]):
             )
         return aggregate
 
-    def _read_messages(self, session: Session) -> None:
+    def _install_tail(self, session: Session) -> None:
         table: object = session.entries
         if isinstance(table, EntryTable):
-            found = self._messages(session.id, session.entry_versions)
-            session.entries = table.entries(
-                [found[v] if v else None for v in session.entry_versions]
-            )
+            session.defer_tail(StoredTail(self, session.id, table, session.entry_versions))
             return
+        # Snapshots of earlier shapes: their messages are read now.
         stubs = [k for k, e in enumerate(session.entries) if isinstance(e, EntryCounts)]
-        if not stubs:
-            return
-        versions = [session.entry_versions[k] for k in stubs]
-        found = self._messages(session.id, versions)
-        entries = cast(list[Any], session.entries)
-        for k, v in zip(stubs, versions, strict=True):
-            counts = cast(EntryCounts, entries[k])
-            entries[k] = Entry(
-                counts.position,
-                found[v],
-                counts.tokens,
-                counts.block_tokens,
-                counts.truncations,
-                counts.replacements,
-            )
+        if stubs:
+            versions = [session.entry_versions[k] for k in stubs]
+            found = self.messages(session.id, versions)
+            entries = cast(list[Any], session.entries)
+            for k, v in zip(stubs, versions, strict=True):
+                counts = cast(EntryCounts, entries[k])
+                entries[k] = Entry(
+                    counts.position,
+                    found[v],
+                    counts.tokens,
+                    counts.block_tokens,
+                    counts.truncations,
+                    counts.replacements,
+                )
+        session.shown_messages = [e.shown_message for e in session.entries]
 
-    def _messages(self, session_id: UUID, versions: Sequence[int]) -> dict[int, Message]:
+    def messages(self, session_id: UUID, versions: Sequence[int]) -> dict[int, Message]:
         """The messages of the `MessageAppended` events among `versions`, by version, read in
         one query over their range.
 
