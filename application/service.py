@@ -76,7 +76,7 @@ from abridged.application.snapshots import (
     SessionRepository,
     SessionSnapshot,
     register_snapshot_transcodings,
-    snapshot_interval,
+    snapshot_due,
 )
 from abridged.application.summaries import SummaryWriter
 from abridged.application.topics import register_legacy_topics
@@ -293,15 +293,12 @@ class Sessions(Application[UUID]):
         if self.snapshots is None or not interval:
             return
         # The interval grows with the retained tail (`snapshot_interval`): a snapshot costs in
-        # proportion to it.
+        # proportion to it. An event whose replay would read every retained body is
+        # snapshotted at once, so cold loads read none (`snapshot_due`).
         for session_id, session in processing_event.aggregates.items():
             if not isinstance(session, Session):
                 continue
-            every = snapshot_interval(interval, len(session.entries))
-            if any(
-                e.originator_id == session_id and e.originator_version % every == 0
-                for e in processing_event.events
-            ):
+            if snapshot_due(session_id, processing_event.events, interval, len(session.entries)):
                 self.snapshots.put([SessionSnapshot.take(session)])
 
     # Commands.

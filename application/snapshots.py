@@ -192,6 +192,10 @@ class StoredTail:
     def __len__(self) -> int:
         return len(self.table)
 
+    @property
+    def read(self) -> bool:
+        return self._entries is not None
+
     def entries(self) -> list[Entry]:
         with self._lock:
             if self._entries is None:
@@ -394,6 +398,30 @@ def snapshot_interval(interval: int, retained: int) -> int:
     while every * TAIL_PER_INTERVAL < retained:
         every *= 2
     return every
+
+
+READS_THE_TAIL = (
+    Session.ToolsPruned,
+    Session.ReasoningDowngraded,
+    Session.CompactionCompleted,
+    Session.SettingsChanged,
+)
+"""Events whose mutators change retained messages or drop them: replaying one reads every
+retained body. A session is snapshotted when it records one, so a cold load never replays
+it and reads no body (`snapshot_due`)."""
+
+
+def snapshot_due(session_id: UUID, events: Iterable[Any], interval: int, retained: int) -> bool:
+    """Whether the session that just recorded `events` is snapshotted now: an event falls on
+    its interval (`snapshot_interval`), or one reads the retained tail on replay
+    (`READS_THE_TAIL`). A snapshot right after a compaction costs little (the tail just
+    shrank); after a prune it costs one snapshot of the tail, as rare as the prunes."""
+    every = snapshot_interval(interval, retained)
+    return any(
+        e.originator_id == session_id
+        and (e.originator_version % every == 0 or isinstance(e, READS_THE_TAIL))
+        for e in events
+    )
 
 
 def bodiless(entries: object) -> int:

@@ -29,9 +29,14 @@ T = TypeVar("T")
 
 class TailSource(Protocol):
     """The older part of a loaded retained tail: its length, and its entries when needed.
-    `entries()` is called at most once per source that caches; `entry(k)` reads one."""
+    `entries()` reads every body (once: a source caches them); `entry(k)` reads one."""
 
     def __len__(self) -> int: ...
+
+    @property
+    def read(self) -> bool:
+        """Whether every body has been read (`entries()` then costs nothing)."""
+        ...
 
     def entries(self) -> list[Entry]: ...
 
@@ -117,7 +122,7 @@ class DeferredTail(MutableSequence[T], Generic[T]):
             k = index + len(self) if index < 0 else index
             if head <= k < len(self):
                 return self._more[k - head]
-            if k in (0, head - 1):
+            if k in (0, head - 1) and not self._source.read:
                 # The first and last of the older part are read alone (the estimate reads
                 # the first message's role, an append the previous message).
                 return self._derive(self._source.entry(k))
