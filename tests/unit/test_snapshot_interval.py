@@ -53,5 +53,11 @@ def test_an_event_that_reads_the_tail_on_replay_is_snapshotted_at_once() -> None
     for kind in READS_THE_TAIL:
         assert snapshot_due(session_id, [*appended, recorded(kind, 103, session_id)], 50, 10)
         assert not snapshot_due(session_id, [*appended, recorded(kind, 103, other)], 50, 10)
-    for kind in (Session.CompactionSuppressed, Session.LedgerUpdated, Session.CompactionRequested):
-        assert not snapshot_due(session_id, [*appended, recorded(kind, 103, session_id)], 50, 10)
+    others: tuple[type[Any], ...] = (
+        Session.CompactionSuppressed,
+        Session.LedgerUpdated,
+        Session.CompactionRequested,
+    )
+    for other_kind in others:
+        event = recorded(other_kind, 103, session_id)
+        assert not snapshot_due(session_id, [*appended, event], 50, 10)
