@@ -271,6 +271,7 @@ class Sessions(Application[UUID]):
         # messages a snapshot points at (`abridged.application.snapshots`).
         repository = super().construct_repository()
         repository.__class__ = SessionRepository
+        cast(SessionRepository, repository).service = self
         return repository
 
     def take_snapshot(

@@ -180,6 +180,9 @@ class StoredTail:
         versions: Sequence[int],
     ) -> None:
         self.repository = repository
+        # The service whose store holds the bodies: kept open while they may be read (a
+        # service closes its store when it is collected).
+        self.service = repository.service
         self.session_id = session_id
         self.table = table
         self.versions = list(versions)
@@ -235,6 +238,9 @@ class StoredTail:
 class SessionRepository(Repository[UUID]):
     """eventsourcing's repository, reading the messages a `SessionSnapshot` points at when
     the session first needs them."""
+
+    service: object = None
+    """The application that owns this repository (set when it is constructed)."""
 
     def _reconstruct_aggregate(
         self, aggregate_id: UUID, version: int | None, projector_func: ProjectorFunction[Any, Any]

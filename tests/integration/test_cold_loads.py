@@ -4,6 +4,7 @@ them: once, all at once, and the session it makes is the one loaded eagerly."""
 from __future__ import annotations
 
 import copy
+import gc
 import pickle
 from collections.abc import Sequence
 from pathlib import Path
@@ -217,6 +218,21 @@ def test_bodies_that_cannot_be_read_raise_a_typed_error_and_leave_the_session_la
     assert deferred(lazy)
     with pytest.raises(StoredMessagesUnavailableError):
         list(lazy.entries)
+    # A closed service's store cannot be read either.
+    app, session_id = stored_session(tmp_path / "t.sqlite3")
+    service = cold(app)
+    lazy = service.session(session_id)
+    service.close()
+    with pytest.raises(StoredMessagesUnavailableError, match="could not be read"):
+        lazy.shown_messages[1:]
+    assert deferred(lazy)
+
+
+def test_a_lazy_session_keeps_its_service_open(tmp_path: Path) -> None:
+    app, session_id = stored_session(tmp_path / "s.sqlite3")
+    lazy = cold(app).session(session_id)  # the service is not kept by the caller
+    gc.collect()
+    assert list(lazy.entries) == list(app.session(session_id).entries)
 
 
 def test_a_stored_tail_builds_each_entry_as_the_whole_read_does(tmp_path: Path) -> None:
