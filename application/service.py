@@ -104,6 +104,7 @@ from abridged.domain.errors import (
     StoreError,
     UnknownSessionError,
 )
+from abridged.domain.events import held_ledgers
 from abridged.domain.inputs import (
     DEFAULT_MAX_MESSAGE_BYTES,
     check_message_size,
@@ -795,6 +796,7 @@ class Sessions(Application[UUID]):
             events = cast(list[Aggregate.Event], list(self.events.get(session_id)))
         if not events:
             raise UnknownSessionError(f"no session with id {session_id}")
+        held_ledgers(events)  # a ledger update records what changed: each gets its ledger
         return events
 
     # Internals.
