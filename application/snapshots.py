@@ -5,9 +5,16 @@ the retained tail's messages grew with it (a whole window of tool output, tens o
 and more, written every interval and decoded by every cold load). `SessionSnapshot` keeps, for
 each retained message, its position, its counts, its truncations and what pruning or a
 downgrade shows instead (`EntryCounts`), plus the session's indexes; the messages themselves
-are read back from their events when the snapshot is loaded, by `SessionRepository`, in one
-query over the versions the session records (`Session.entry_versions`).
+are read back from their events by `SessionRepository`, in one query over the versions the
+session records (`Session.entry_versions`), when the loaded session first needs them: the
+load installs a `StoredTail` as the source of the session's deferred tail
+(`abridged.domain.tail`), so a cold load decodes no message body. Copies of the loaded session
+share the source (each body is read once); a snapshot of a session whose bodies were not read
+is its snapshot's table and the entries appended since; a body that cannot be read any more
+raises `StoredMessagesUnavailableError`. A session is snapshotted whenever it records an event
+whose replay would read every body (`READS_THE_TAIL`), so a cold load never replays one.
 
+The facts ledger is written as one `LedgerTable` (a column per field), for the same reason.
 The retained tail is written as one `EntryTable`: a column per field (positions, counts,
 block counts) of plain integers, and the rare truncations, replacements and whole messages
 apart. The JSON encoder writes integer lists without calling back into Python, so a snapshot
@@ -35,6 +42,7 @@ from eventsourcing.utils import get_topic
 from abridged.application.transcodings import MessageAsJSON
 from abridged.domain.context import Entry
 from abridged.domain.errors import SessionError, StoreError
+from abridged.domain.ledger import LedgerEntry
 from abridged.domain.messages import Message
 from abridged.domain.session import Session
 from abridged.domain.tail import DeferredTail
@@ -134,6 +142,34 @@ class EntryTable:
         return entries
 
 
+@attrs.frozen
+class LedgerTable:
+    """A snapshot's facts ledger by columns (hundreds to thousands of entries: one JSON
+    object each would cost a transcoder call per entry and per load)."""
+
+    kinds: list[str]
+    texts: list[str]
+    firsts: list[int]
+    lasts: list[int]
+
+    @classmethod
+    def of(cls, entries: Sequence[LedgerEntry]) -> LedgerTable:
+        return cls(
+            kinds=[e.kind for e in entries],
+            texts=[e.text for e in entries],
+            firsts=[e.first_position for e in entries],
+            lasts=[e.last_position for e in entries],
+        )
+
+    def entries(self) -> list[LedgerEntry]:
+        return [
+            LedgerEntry(kind, text, first, last)
+            for kind, text, first, last in zip(
+                self.kinds, self.texts, self.firsts, self.lasts, strict=True
+            )
+        ]
+
+
 class SessionSnapshot(Snapshot):
     """A snapshot of a `Session` whose retained messages stay in their events."""
 
@@ -144,6 +180,7 @@ class SessionSnapshot(Snapshot):
         # Made of the messages: a load derives it from them.
         snapshot.state.pop("shown_messages", None)
         snapshot.state["entries"] = table_of(session)
+        snapshot.state["ledger"] = LedgerTable.of(session.ledger)
         return snapshot
 
 
@@ -256,6 +293,9 @@ class SessionRepository(Repository[UUID]):
                 initial = snapshots[0].mutate(None)  # type: ignore[attr-defined]
                 if isinstance(initial, Session):
                     self._install_tail(initial)
+                    ledger: object = initial.ledger
+                    if isinstance(ledger, LedgerTable):
+                        initial.ledger = ledger.entries()
         events = self.event_store.get(originator_id=aggregate_id, gt=gt, lte=version)
         aggregate = projector_func(initial, cast(Iterable[Any], events))
         if aggregate is None:
@@ -362,6 +402,19 @@ class EntryTableAsDict(Transcoding):
         )
 
 
+class LedgerTableAsDict(Transcoding):
+    """A `LedgerTable` as JSON: four columns."""
+
+    type = LedgerTable
+    name = "ledger_table"
+
+    def encode(self, obj: LedgerTable) -> dict[str, Any]:
+        return {"kinds": obj.kinds, "texts": obj.texts, "firsts": obj.firsts, "lasts": obj.lasts}
+
+    def decode(self, data: dict[str, Any]) -> LedgerTable:
+        return LedgerTable(data["kinds"], data["texts"], data["firsts"], data["lasts"])
+
+
 class EntryCountsAsList(Transcoding):
     """An `EntryCounts` as a JSON array: snapshots hold one per retained message."""
 
@@ -382,6 +435,7 @@ def register_snapshot_transcodings(transcoder: JSONTranscoder) -> None:
     """The values only snapshots hold (their name is persisted: never rename it)."""
     transcoder.register(EntryCountsAsList())
     transcoder.register(EntryTableAsDict())
+    transcoder.register(LedgerTableAsDict())
 
 
 TAIL_PER_INTERVAL = 20

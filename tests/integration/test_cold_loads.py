@@ -18,6 +18,7 @@ from abridged.adapters.erasure import erase_stored_events
 from abridged.application.service import Sessions
 from abridged.application.snapshots import (
     READS_THE_TAIL,
+    LedgerTable,
     SessionRepository,
     SessionSnapshot,
     StoredMessagesUnavailableError,
@@ -262,8 +263,12 @@ def test_a_compacting_session_is_snapshotted_after_each_event_that_reads_its_tai
     # Each save holding such an event was snapshotted at its last event.
     for version in reading:
         assert any(v >= version and v - version < 4 for v in taken), version
+    # The facts ledger is stored by columns, and loads as the entries it was.
+    snapshot = next(iter(app.snapshots.get(session_id, desc=True, limit=1)))
+    assert isinstance(snapshot.state["ledger"], LedgerTable)  # type: ignore[attr-defined]
     reads = Reads(monkeypatch)
     service = cold(app)
     loaded = service.session(session_id)
     assert reads.whole == 0
+    assert loaded.ledger
     assert comparable(loaded) == comparable(app.session(session_id))
