@@ -71,26 +71,31 @@ class EntryTable:
     """A snapshot's retained tail by columns: entry `k` is at `positions[k]`, counts
     `tokens[k]` and `block_tokens[k]`; `extras` lists `(k, truncations, replacements)` for the
     entries with either, `whole` lists `(k, entry)` for those stored whole (their event is not
-    known). The others' messages are read back from their events."""
+    known). The others' messages are read back from their events, and so are the texts they
+    are shown with instead (pruned outputs, downgraded thinking) for the entries `replaced`
+    lists: from the `ToolsPruned` and `ReasoningDowngraded` events (megabytes of pruned
+    output text at 10,000 messages, which every snapshot would otherwise write and every cold
+    load decode)."""
 
     positions: list[int]
     tokens: list[int]
     block_tokens: list[list[int]]
     extras: list[tuple[int, tuple[Truncation, ...], tuple[Replacement, ...]]]
     whole: list[tuple[int, Entry]]
+    replaced: list[int] = attrs.field(factory=list)
 
     @classmethod
     def of(cls, entries: Sequence[Entry], versions: Sequence[int]) -> EntryTable:
+        pairs = list(zip(entries, versions, strict=True))
         return cls(
             positions=[e.position for e in entries],
             tokens=[e.tokens for e in entries],
             block_tokens=[list(e.block_tokens) for e in entries],
             extras=[
-                (k, e.truncations, e.replacements)
-                for k, e in enumerate(entries)
-                if e.truncations or e.replacements
+                (k, e.truncations, ()) for k, (e, v) in enumerate(pairs) if v and e.truncations
             ],
-            whole=[(k, e) for k, (e, v) in enumerate(zip(entries, versions, strict=True)) if not v],
+            whole=[(k, e) for k, (e, v) in enumerate(pairs) if not v],
+            replaced=[k for k, (e, v) in enumerate(pairs) if v and e.replacements],
         )
 
     def __len__(self) -> int:
@@ -107,10 +112,11 @@ class EntryTable:
             block_tokens=[*self.block_tokens, *more.block_tokens],
             extras=[*self.extras, *((k + offset, t, r) for k, t, r in more.extras)],
             whole=[*self.whole, *((k + offset, e) for k, e in more.whole)],
+            replaced=[*self.replaced, *(k + offset for k in more.replaced)],
         )
 
     def entry(self, k: int, message: Message | None) -> Entry:
-        """Entry `k`, with `message` unless it is stored whole."""
+        """Entry `k`, with `message` unless it is stored whole (not for one `replaced`)."""
         if message is None:
             return dict(self.whole)[k]
         extras = next(((t, r) for j, t, r in self.extras if j == k), ((), ()))
@@ -123,10 +129,22 @@ class EntryTable:
             extras[1],
         )
 
-    def entries(self, messages: Sequence[Message | None]) -> list[Entry]:
-        """The entries, with `messages[k]` for each entry not stored whole."""
+    def entries(
+        self,
+        messages: Sequence[Message | None],
+        changes: Sequence[tuple[int, int, str | None]] = (),
+    ) -> list[Entry]:
+        """The entries, with `messages[k]` for each entry not stored whole, and the
+        `replaced` entries shown as `changes` say: `(position, block index, text)`, in the
+        order the session recorded them."""
         extras = {k: (t, r) for k, t, r in self.extras}
         whole = dict(self.whole)
+        shown: dict[int, list[Replacement]] = {}
+        if self.replaced:
+            wanted = {self.positions[k] for k in self.replaced}
+            for position, block_index, text in changes:
+                if position in wanted:
+                    shown.setdefault(position, []).append(Replacement(block_index, text))
         entries: list[Entry] = []
         empty: tuple[tuple[Truncation, ...], tuple[Replacement, ...]] = ((), ())
         for k, (position, tokens, blocks, message) in enumerate(
@@ -136,6 +154,8 @@ class EntryTable:
                 entries.append(whole[k])
                 continue
             truncations, replacements = extras.get(k, empty)
+            if position in shown:
+                replacements = tuple(shown[position])
             entries.append(
                 Entry(position, message, tokens, tuple(blocks), truncations, replacements)
             )
@@ -215,6 +235,7 @@ class StoredTail:
         session_id: UUID,
         table: EntryTable,
         versions: Sequence[int],
+        through: int,
     ) -> None:
         self.repository = repository
         # The service whose store holds the bodies: kept open while they may be read (a
@@ -223,6 +244,9 @@ class StoredTail:
         self.session_id = session_id
         self.table = table
         self.versions = list(versions)
+        self.through = through
+        """The snapshot's version: the events up to it say how the entries are shown."""
+        self._replaced = frozenset(table.replaced)
         self._lock = threading.Lock()
         self._entries: list[Entry] | None = None
         self._edges: dict[int, Entry] = {}
@@ -239,11 +263,16 @@ class StoredTail:
     def entries(self) -> list[Entry]:
         with self._lock:
             if self._entries is None:
-                found = self._read(self.versions)
-                self._entries = self.table.entries([found[v] if v else None for v in self.versions])
+                changes: list[tuple[int, int, str | None]] = []
+                found = self._read(self.versions, changes if self._replaced else None)
+                self._entries = self.table.entries(
+                    [found[v] if v else None for v in self.versions], changes
+                )
             return self._entries
 
     def entry(self, index: int) -> Entry:
+        if index in self._replaced:  # shown otherwise: what it shows is read with the rest
+            return self.entries()[index]
         with self._lock:
             if self._entries is not None:
                 return self._entries[index]
@@ -255,10 +284,14 @@ class StoredTail:
                 self._edges[index] = entry
             return entry
 
-    def _read(self, versions: Sequence[int]) -> dict[int, Message]:
+    def _read(
+        self, versions: Sequence[int], changes: list[tuple[int, int, str | None]] | None = None
+    ) -> dict[int, Message]:
         self.reads += 1
         try:
-            found = self.repository.messages(self.session_id, versions)
+            found = self.repository.messages(
+                self.session_id, versions, self.through if changes is not None else 0, changes
+            )
         except Exception as error:
             raise StoredMessagesUnavailableError(
                 f"the messages of session {self.session_id} could not be read: {error}"
@@ -307,7 +340,9 @@ class SessionRepository(Repository[UUID]):
     def _install_tail(self, session: Session) -> None:
         table: object = session.entries
         if isinstance(table, EntryTable):
-            session.defer_tail(StoredTail(self, session.id, table, session.entry_versions))
+            session.defer_tail(
+                StoredTail(self, session.id, table, session.entry_versions, session.version)
+            )
             return
         # Snapshots of earlier shapes: their messages are read now.
         stubs = [k for k, e in enumerate(session.entries) if isinstance(e, EntryCounts)]
@@ -327,9 +362,17 @@ class SessionRepository(Repository[UUID]):
                 )
         session.shown_messages = [e.shown_message for e in session.entries]
 
-    def messages(self, session_id: UUID, versions: Sequence[int]) -> dict[int, Message]:
+    def messages(
+        self,
+        session_id: UUID,
+        versions: Sequence[int],
+        through: int = 0,
+        changes: list[tuple[int, int, str | None]] | None = None,
+    ) -> dict[int, Message]:
         """The messages of the `MessageAppended` events among `versions`, by version, read in
-        one query over their range.
+        one query over their range (extended to `through`). With `changes`, the blocks the
+        events of that range show otherwise (pruned, downgraded) are added to it, as
+        `(position, block index, text)` in the order they were recorded.
 
         Only the message is needed: a row of the current `MessageAppended` shape is parsed as
         plain JSON and its message decoded, without building the event (its timestamp, usage
@@ -340,12 +383,16 @@ class SessionRepository(Repository[UUID]):
         mapper = self.event_store.mapper
         found: dict[int, Message] = {}
         rows = self.event_store.recorder.select_events(
-            session_id, gt=min(wanted) - 1, lte=max(wanted)
+            session_id, gt=min(wanted) - 1, lte=max(*wanted, through)
         )
         for row in rows:
             message = _message_of(row, mapper) if row.topic == _MESSAGE_TOPIC else None
             if message is None:
                 event = mapper.to_domain_event(row)
+                if changes is not None and isinstance(event, Session.ToolsPruned):
+                    changes.extend((o.position, o.block_index, o.text) for o in event.outputs)
+                elif changes is not None and isinstance(event, Session.ReasoningDowngraded):
+                    changes.extend((b.position, b.block_index, b.text) for b in event.blocks)
                 if not isinstance(event, Session.MessageAppended):
                     continue
                 message = event.message
@@ -390,6 +437,7 @@ class EntryTableAsDict(Transcoding):
             "block_tokens": obj.block_tokens,
             "extras": [[k, list(t), list(r)] for k, t, r in obj.extras],
             "whole": [[k, e] for k, e in obj.whole],
+            "replaced": obj.replaced,
         }
 
     def decode(self, data: dict[str, Any]) -> EntryTable:
@@ -399,6 +447,7 @@ class EntryTableAsDict(Transcoding):
             block_tokens=data["block_tokens"],
             extras=[(k, tuple(t), tuple(r)) for k, t, r in data["extras"]],
             whole=[(k, e) for k, e in data["whole"]],
+            replaced=data.get("replaced", []),
         )
 
 

@@ -41,10 +41,10 @@ class Reads:
         original = SessionRepository.messages
 
         def counted(
-            repository: SessionRepository, session_id: UUID, versions: Sequence[int]
+            repository: SessionRepository, session_id: UUID, versions: Sequence[int], *more: Any
         ) -> Any:
             self.calls.append(len(versions))
-            return original(repository, session_id, versions)
+            return original(repository, session_id, versions, *more)
 
         monkeypatch.setattr(SessionRepository, "messages", counted)
 
@@ -272,3 +272,43 @@ def test_a_compacting_session_is_snapshotted_after_each_event_that_reads_its_tai
     assert reads.whole == 0
     assert loaded.ledger
     assert comparable(loaded) == comparable(app.session(session_id))
+
+
+def test_pruned_outputs_are_read_from_their_events_not_the_snapshot(tmp_path: Path) -> None:
+    app = bootstrap(tmp_path / "s.sqlite3")
+    session_id = app.start_session(
+        model="claude-test",
+        context_window=100_000,
+        max_output_tokens=4_000,
+        tools=TOOLS,
+        settings=CompactionSettings(prune_protect_share=0.02, prune_min_share=0.02),
+    )
+    for i in range(30):
+        for message in turn(f"Request {i}", [f"pruned{i} " + words(700, "output")]):
+            if message.role is Role.ASSISTANT:
+                app.prepare_request(session_id)
+                app.record_reply(session_id, message)
+            else:
+                app.append_message(session_id, message)
+    app.append_message(session_id, {"role": "user", "content": "And now?"})
+    app.prepare_request(session_id)
+    eager = app.session(session_id)
+    history = app.history(session_id)
+    assert any(isinstance(e, Session.ToolsPruned) for e in history)
+    assert eager.generation == 0
+    assert app.snapshots is not None
+    app.take_snapshot(session_id)
+    snapshot = next(iter(app.snapshots.get(session_id, desc=True, limit=1)))
+    assert snapshot.originator_version == eager.version
+    table = snapshot.state["entries"]  # type: ignore[attr-defined]
+    replaced = [e for e in eager.entries if e.replacements]
+    assert len(table.replaced) == len(replaced) > 0
+    # What a pruned output shows is in its ToolsPruned event, not in the snapshot.
+    shown = next(r.text for e in replaced for r in e.replacements if r.text)
+    row = app.snapshots.recorder.select_events(session_id, desc=True, limit=1)[0]
+    assert shown[:60].encode() not in row.state
+    service = cold(app)
+    lazy = service.session(session_id)
+    assert deferred(lazy)
+    assert build_context(lazy) == build_context(eager)
+    assert comparable(lazy) == comparable(eager)
