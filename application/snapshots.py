@@ -69,17 +69,19 @@ class EntryCounts:
 @attrs.frozen
 class EntryTable:
     """A snapshot's retained tail by columns: entry `k` is at `positions[k]`, counts
-    `tokens[k]` and `block_tokens[k]`; `extras` lists `(k, truncations, replacements)` for the
-    entries with either, `whole` lists `(k, entry)` for those stored whole (their event is not
-    known). The others' messages are read back from their events, and so are the texts they
-    are shown with instead (pruned outputs, downgraded thinking) for the entries `replaced`
-    lists: from the `ToolsPruned` and `ReasoningDowngraded` events (megabytes of pruned
-    output text at 10,000 messages, which every snapshot would otherwise write and every cold
-    load decode)."""
+    `tokens[k]`, and its `block_lengths[k]` block counts follow those of the entries before it
+    in `block_flat` (one flat list: a load builds no list per entry); `extras` lists
+    `(k, truncations, replacements)` for the entries with either, `whole` lists `(k, entry)`
+    for those stored whole (their event is not known). The others' messages are read back
+    from their events, and so are the texts they are shown with instead (pruned outputs,
+    downgraded thinking) for the entries `replaced` lists: from the `ToolsPruned` and
+    `ReasoningDowngraded` events (megabytes of pruned output text at 10,000 messages, which
+    every snapshot would otherwise write and every cold load decode)."""
 
     positions: list[int]
     tokens: list[int]
-    block_tokens: list[list[int]]
+    block_lengths: list[int]
+    block_flat: list[int]
     extras: list[tuple[int, tuple[Truncation, ...], tuple[Replacement, ...]]]
     whole: list[tuple[int, Entry]]
     replaced: list[int] = attrs.field(factory=list)
@@ -90,7 +92,8 @@ class EntryTable:
         return cls(
             positions=[e.position for e in entries],
             tokens=[e.tokens for e in entries],
-            block_tokens=[list(e.block_tokens) for e in entries],
+            block_lengths=[len(e.block_tokens) for e in entries],
+            block_flat=[n for e in entries for n in e.block_tokens],
             extras=[
                 (k, e.truncations, ()) for k, (e, v) in enumerate(pairs) if v and e.truncations
             ],
@@ -109,7 +112,8 @@ class EntryTable:
         return EntryTable(
             positions=[*self.positions, *more.positions],
             tokens=[*self.tokens, *more.tokens],
-            block_tokens=[*self.block_tokens, *more.block_tokens],
+            block_lengths=[*self.block_lengths, *more.block_lengths],
+            block_flat=[*self.block_flat, *more.block_flat],
             extras=[*self.extras, *((k + offset, t, r) for k, t, r in more.extras)],
             whole=[*self.whole, *((k + offset, e) for k, e in more.whole)],
             replaced=[*self.replaced, *(k + offset for k in more.replaced)],
@@ -120,11 +124,12 @@ class EntryTable:
         if message is None:
             return dict(self.whole)[k]
         extras = next(((t, r) for j, t, r in self.extras if j == k), ((), ()))
+        start = sum(self.block_lengths[:k])
         return Entry(
             self.positions[k],
             message,
             self.tokens[k],
-            tuple(self.block_tokens[k]),
+            tuple(self.block_flat[start : start + self.block_lengths[k]]),
             extras[0],
             extras[1],
         )
@@ -147,12 +152,16 @@ class EntryTable:
                     shown.setdefault(position, []).append(Replacement(block_index, text))
         entries: list[Entry] = []
         empty: tuple[tuple[Truncation, ...], tuple[Replacement, ...]] = ((), ())
-        for k, (position, tokens, blocks, message) in enumerate(
-            zip(self.positions, self.tokens, self.block_tokens, messages, strict=True)
+        flat = self.block_flat
+        end = 0
+        for k, (position, tokens, length, message) in enumerate(
+            zip(self.positions, self.tokens, self.block_lengths, messages, strict=True)
         ):
+            start, end = end, end + length
             if message is None:
                 entries.append(whole[k])
                 continue
+            blocks = flat[start:end]
             truncations, replacements = extras.get(k, empty)
             if position in shown:
                 replacements = tuple(shown[position])
@@ -434,17 +443,24 @@ class EntryTableAsDict(Transcoding):
         return {
             "positions": obj.positions,
             "tokens": obj.tokens,
-            "block_tokens": obj.block_tokens,
+            "block_lengths": obj.block_lengths,
+            "block_flat": obj.block_flat,
             "extras": [[k, list(t), list(r)] for k, t, r in obj.extras],
             "whole": [[k, e] for k, e in obj.whole],
             "replaced": obj.replaced,
         }
 
     def decode(self, data: dict[str, Any]) -> EntryTable:
+        if "block_flat" in data:
+            lengths, flat = data["block_lengths"], data["block_flat"]
+        else:  # a table of one list per entry (snapshots before the flat column)
+            lengths = [len(b) for b in data["block_tokens"]]
+            flat = [n for b in data["block_tokens"] for n in b]
         return EntryTable(
             positions=data["positions"],
             tokens=data["tokens"],
-            block_tokens=data["block_tokens"],
+            block_lengths=lengths,
+            block_flat=flat,
             extras=[(k, tuple(t), tuple(r)) for k, t, r in data["extras"]],
             whole=[(k, e) for k, e in data["whole"]],
             replaced=data.get("replaced", []),
