@@ -20,7 +20,7 @@ from abridged.domain.session import Session
 
 @pytest.mark.parametrize(
     ("retained", "every"),
-    [(0, 50), (48, 50), (1_000, 50), (1_001, 100), (2_000, 100), (2_001, 200), (10_084, 800)],
+    [(0, 50), (48, 50), (3_000, 50), (3_001, 100), (6_000, 100), (6_001, 200), (10_084, 200)],
 )
 def test_the_interval_doubles_with_the_retained_tail(retained: int, every: int) -> None:
     assert snapshot_interval(50, retained) == every
