@@ -89,16 +89,22 @@ class EntryTable:
     @classmethod
     def of(cls, entries: Sequence[Entry], versions: Sequence[int]) -> EntryTable:
         pairs = list(zip(entries, versions, strict=True))
+        # The first and last entries keep what they show: a deferred tail reads them alone.
+        edges = {0, len(pairs) - 1}
         return cls(
             positions=[e.position for e in entries],
             tokens=[e.tokens for e in entries],
             block_lengths=[len(e.block_tokens) for e in entries],
             block_flat=[n for e in entries for n in e.block_tokens],
             extras=[
-                (k, e.truncations, ()) for k, (e, v) in enumerate(pairs) if v and e.truncations
+                (k, e.truncations, e.replacements if k in edges else ())
+                for k, (e, v) in enumerate(pairs)
+                if v and (e.truncations or (k in edges and e.replacements))
             ],
             whole=[(k, e) for k, (e, v) in enumerate(pairs) if not v],
-            replaced=[k for k, (e, v) in enumerate(pairs) if v and e.replacements],
+            replaced=[
+                k for k, (e, v) in enumerate(pairs) if v and e.replacements and k not in edges
+            ],
         )
 
     def __len__(self) -> int:
@@ -120,7 +126,8 @@ class EntryTable:
         )
 
     def entry(self, k: int, message: Message | None) -> Entry:
-        """Entry `k`, with `message` unless it is stored whole (not for one `replaced`)."""
+        """Entry `k`, with `message` unless it is stored whole (not for one `replaced`: the
+        first and last entries never are)."""
         if message is None:
             return dict(self.whole)[k]
         extras = next(((t, r) for j, t, r in self.extras if j == k), ((), ()))

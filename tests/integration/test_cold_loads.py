@@ -18,6 +18,7 @@ from abridged.adapters.erasure import erase_stored_events
 from abridged.application.service import Sessions
 from abridged.application.snapshots import (
     READS_THE_TAIL,
+    EntryTable,
     LedgerTable,
     SessionRepository,
     SessionSnapshot,
@@ -274,7 +275,9 @@ def test_a_compacting_session_is_snapshotted_after_each_event_that_reads_its_tai
     assert comparable(loaded) == comparable(app.session(session_id))
 
 
-def test_pruned_outputs_are_read_from_their_events_not_the_snapshot(tmp_path: Path) -> None:
+def test_pruned_outputs_are_read_from_their_events_not_the_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     app = bootstrap(tmp_path / "s.sqlite3")
     session_id = app.start_session(
         model="claude-test",
@@ -309,6 +312,16 @@ def test_pruned_outputs_are_read_from_their_events_not_the_snapshot(tmp_path: Pa
     assert shown[:60].encode() not in row.state
     service = cold(app)
     lazy = service.session(session_id)
+    # The first and last entries are read alone, as they show, even when pruned.
+    pruned = [e for e in eager.entries if e.replacements]
+    edges = EntryTable.of([pruned[0], eager.entries[1], pruned[1]], [1, 2, 3])
+    assert edges.replaced == []
+    assert [r for _, _, r in edges.extras] == [pruned[0].replacements, pruned[1].replacements]
+    assert edges.entry(0, pruned[0].message) == pruned[0]
+    reads = Reads(monkeypatch)
+    assert lazy.entries[0] == eager.entries[0]
+    assert lazy.shown_messages[0] == eager.shown_messages[0]
+    assert reads.whole == 0
     assert deferred(lazy)
     assert build_context(lazy) == build_context(eager)
     assert comparable(lazy) == comparable(eager)
