@@ -139,7 +139,10 @@ def test_an_old_ledger_is_appended_to_by_the_next_compaction(tmp_path: Path) -> 
 
 LEDGER_V2_FIXTURE = FIXTURE.with_name("session-ledger-v2.json")
 """A session stored when each `LedgerUpdated` (version 2) held the whole ledger: 78 events,
-seven compactions (one consolidated update, six appended segments), one snapshot."""
+seven compactions (one consolidated update, six appended segments), one snapshot, and the
+state it had (ledger, segments, tokens, estimate). Written by the code of that version from
+the generated conversation of `tests.benchmarks.prepare` (seed 7, an 8,000-token window),
+its rows exactly as the SQLite recorder stored them."""
 
 
 def test_whole_ledger_updates_load_and_replay_to_the_state_they_had(tmp_path: Path) -> None:
