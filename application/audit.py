@@ -136,7 +136,7 @@ def _(event: Session.CompactionFailed) -> Facts:
 @facts.register
 def _(event: Session.LedgerUpdated) -> Facts:
     return {
-        "entries": len(event.entries),
+        "entries": event.count,
         "tokens": event.tokens,
         "consolidated": event.consolidated,
         "dropped": [f"{e.kind}: {e.text}" for e in event.dropped],

@@ -76,7 +76,7 @@ from abridged.application.snapshots import (
     SessionRepository,
     SessionSnapshot,
     register_snapshot_transcodings,
-    snapshot_interval,
+    snapshot_due,
 )
 from abridged.application.summaries import SummaryWriter
 from abridged.application.topics import register_legacy_topics
@@ -104,6 +104,7 @@ from abridged.domain.errors import (
     StoreError,
     UnknownSessionError,
 )
+from abridged.domain.events import held_ledgers
 from abridged.domain.inputs import (
     DEFAULT_MAX_MESSAGE_BYTES,
     check_message_size,
@@ -272,6 +273,7 @@ class Sessions(Application[UUID]):
         # messages a snapshot points at (`abridged.application.snapshots`).
         repository = super().construct_repository()
         repository.__class__ = SessionRepository
+        cast(SessionRepository, repository).service = self
         return repository
 
     def take_snapshot(
@@ -294,15 +296,12 @@ class Sessions(Application[UUID]):
         if self.snapshots is None or not interval:
             return
         # The interval grows with the retained tail (`snapshot_interval`): a snapshot costs in
-        # proportion to it.
+        # proportion to it. An event whose replay would read every retained body is
+        # snapshotted at once, so cold loads read none (`snapshot_due`).
         for session_id, session in processing_event.aggregates.items():
             if not isinstance(session, Session):
                 continue
-            every = snapshot_interval(interval, len(session.entries))
-            if any(
-                e.originator_id == session_id and e.originator_version % every == 0
-                for e in processing_event.events
-            ):
+            if snapshot_due(session_id, processing_event.events, interval, len(session.entries)):
                 self.snapshots.put([SessionSnapshot.take(session)])
 
     # Commands.
@@ -798,6 +797,7 @@ class Sessions(Application[UUID]):
             events = cast(list[Aggregate.Event], list(self.events.get(session_id)))
         if not events:
             raise UnknownSessionError(f"no session with id {session_id}")
+        held_ledgers(events)  # a ledger update records what changed: each gets its ledger
         return events
 
     # Internals.

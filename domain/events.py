@@ -11,6 +11,7 @@ and the `upcast_v*` methods read events stored by earlier shapes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -20,7 +21,7 @@ from abridged.domain.context import Entry, SummaryChunk
 from abridged.domain.indexes import (
     recompute,
 )
-from abridged.domain.ledger import LedgerEntry
+from abridged.domain.ledger import LedgerEntry, patched
 from abridged.domain.messages import Message
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput
@@ -139,31 +140,73 @@ class CompactionCompleted(Aggregate.Event):
 
 
 class LedgerUpdated(Aggregate.Event):
-    """The facts ledger changed at a compaction: the entries it holds now, the segment
-    appended after the earlier ones (or, `consolidated`, the one segment that replaces
-    them), the tokens of all its segments, and every entry it dropped to stay within its
-    budget (only a consolidation drops)."""
+    """The facts ledger changed at a compaction: the entries new or changed since the last
+    update (`changed`; with `whole`, every entry it holds), how many it holds now, the
+    segment appended after the earlier ones (or, `consolidated`, the one segment that
+    replaces them), the tokens of all its segments, and every entry it dropped to stay
+    within its budget (only a consolidation drops)."""
 
-    class_version = 2
+    class_version = 3
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
         """Before segments, each update's text was the whole ledger."""
         state["consolidated"] = True
 
-    entries: tuple[LedgerEntry, ...]
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, Any]) -> None:
+        """Each update recorded every entry the ledger held (tens of kilobytes for a long
+        session's, decoded by every replay); it now records what changed."""
+        entries = state.pop("entries")
+        state["changed"] = entries
+        state["whole"] = True
+        state["count"] = len(entries)
+
+    changed: tuple[LedgerEntry, ...]
+    whole: bool
+    count: int
     text: str
     tokens: int
     dropped: tuple[LedgerEntry, ...]
     consolidated: bool
 
+    @property
+    def entries(self) -> tuple[LedgerEntry, ...]:
+        """Every entry the ledger holds after this update: what it recorded when `whole`,
+        else what the updates before it leave, patched (known once the session's events are
+        read together: `Sessions.history`, `held_ledgers`)."""
+        held: tuple[LedgerEntry, ...] | None = self.__dict__.get("_held")
+        if held is not None:
+            return held
+        if self.whole:
+            return tuple(self.changed)
+        raise LookupError(
+            "this ledger update records what changed: read it with the session's earlier "
+            "events (held_ledgers) to know every entry"
+        )
+
     def apply(self, session: Session) -> None:
-        session.ledger = list(self.entries)
+        if self.whole:
+            session.ledger = list(self.changed)
+        else:
+            session.ledger = patched(session.ledger, self.changed, self.dropped)
         if self.consolidated:
             session.ledger_segments = [self.text] if self.text else []
         elif self.text:
             session.ledger_segments = [*session.ledger_segments, self.text]
         session.ledger_tokens = self.tokens
+
+
+def held_ledgers(events: Iterable[object]) -> None:
+    """Tells each `LedgerUpdated` among a session's events (all of them, oldest first) the
+    whole ledger it leaves (its `entries`), by patching the ledger of the updates before it."""
+    held: list[LedgerEntry] = []
+    for event in events:
+        if isinstance(event, LedgerUpdated):
+            held = (
+                list(event.changed) if event.whole else patched(held, event.changed, event.dropped)
+            )
+            event.__dict__["_held"] = tuple(held)
 
 
 class ToolsPruned(Aggregate.Event):

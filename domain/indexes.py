@@ -17,7 +17,7 @@ Every index is a list or a dict of plain values, so snapshots store them as they
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, MutableSequence, Sequence
 from itertools import accumulate
 from typing import Any
 
@@ -58,7 +58,7 @@ class TailIndexes:
     entry counts 0: the calls that name its tools are out of view)."""
     thinking_sums: list[int]
     """`thinking_sums[k]`: tokens of the thinking blocks of `entries[:k]` still shown."""
-    shown_messages: list[Message]
+    shown_messages: MutableSequence[Message]
     """Each retained message as requests show it (`Entry.shown_message`). Snapshots leave it
     out (it is made of the messages); a load derives it again."""
 

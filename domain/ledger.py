@@ -354,6 +354,37 @@ def consolidate(
     return LedgerUpdate(kept, text, tokens, dropped)
 
 
+def changes(held: Sequence[LedgerEntry], update: LedgerUpdate) -> tuple[LedgerEntry, ...] | None:
+    """The entries `update` holds that `held` does not hold as they are (new, or with
+    another kind or range), when `patched` makes `update.entries` of them; else `None`
+    (the update is then recorded whole)."""
+    before = {e.key: e for e in held}
+    changed = tuple(e for e in update.entries if before.get(e.key) != e)
+    if patched(held, changed, update.dropped) != list(update.entries):
+        return None
+    return changed
+
+
+def patched(
+    held: Sequence[LedgerEntry],
+    changed: Iterable[LedgerEntry],
+    dropped: Iterable[LedgerEntry],
+) -> list[LedgerEntry]:
+    """`held` with `changed` in place of the entries of the same fact (the new ones after
+    them, in order) and the `dropped` facts left out: the order `merge` and `bounded` keep."""
+    entries = list(held)
+    at = {e.key: k for k, e in enumerate(entries)}
+    new: list[LedgerEntry] = []
+    for entry in changed:
+        k = at.get(entry.key)
+        if k is None:
+            new.append(entry)
+        else:
+            entries[k] = entry
+    gone = {e.key for e in dropped}
+    return [e for e in entries if e.key not in gone] + [e for e in new if e.key not in gone]
+
+
 def check_update(held: Iterable[LedgerEntry], segments: int, update: LedgerUpdate) -> None:
     """Checks that `update` names in `dropped` every `held` entry it no longer holds; that a
     consolidated text is empty exactly when there are no entries; and that only a

@@ -22,7 +22,7 @@ from eventsourcing.domain import Aggregate, event
 
 from abridged.domain import events
 from abridged.domain.context import SummaryChunk
-from abridged.domain.ledger import LedgerUpdate, check_update
+from abridged.domain.ledger import LedgerUpdate, changes, check_update
 from abridged.domain.messages import Message
 from abridged.domain.planner import CompactionOutcome, Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
@@ -175,9 +175,14 @@ class Session(SessionState, Aggregate):
         """Records the ledger's new entries; every entry it held and no longer holds must be
         named in `update.dropped`."""
         check_update(self.ledger, len(self.ledger_segments), update)
+        # What changed, not the whole ledger: each update would otherwise store (and each
+        # replay decode) every entry again.
+        changed = changes(self.ledger, update)
         self.trigger_event(
             self.LedgerUpdated,
-            entries=tuple(update.entries),
+            changed=tuple(update.entries) if changed is None else changed,
+            whole=changed is None,
+            count=len(update.entries),
             text=update.text,
             tokens=update.tokens,
             dropped=tuple(update.dropped),

@@ -14,7 +14,7 @@ that module is their definition from scratch.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Iterable, MutableSequence
 from typing import Any
 
 from abridged.domain.context import Entry, SummaryChunk, calibrated, raw_estimate
@@ -33,6 +33,7 @@ from abridged.domain.planner import Decision
 from abridged.domain.pruning import output_tokens
 from abridged.domain.replies import shown_reply
 from abridged.domain.settings import CompactionSettings, Limits
+from abridged.domain.tail import DeferredTail, TailSource, entry_itself, shown_message_of
 from abridged.domain.validation import check_blocks, check_sequence
 
 
@@ -55,7 +56,9 @@ class SessionState(TailIndexes):
     system_tokens: int
     tools_tokens: int
     token_counter: str
-    entries: list[Entry]
+    entries: MutableSequence[Entry]
+    """A list, or after a load from a snapshot a `DeferredTail` whose older messages are
+    read when first needed (`defer_tail`)."""
     summaries: list[SummaryChunk]
     message_count: int
     generation: int
@@ -134,14 +137,30 @@ class SessionState(TailIndexes):
         text = state.pop("ledger_text", "")
         state["ledger_segments"] = [text] if text else []
 
+    def defer_tail(self, source: TailSource) -> None:
+        """The retained tail's messages (and the shown messages made of them) are read from
+        `source` when something first needs them (`abridged.domain.tail`); `source` holds
+        the entries `entries` holds now, less their bodies."""
+        owner = self.__dict__
+        self.entries = DeferredTail(source, entry_itself, owner, "entries")
+        self.shown_messages = DeferredTail(source, shown_message_of, owner, "shown_messages")
+
     def __deepcopy__(self, memo: dict[int, Any]) -> SessionState:
         # The service copies a cached session before each command. Every value the session
         # holds is immutable or replaced whole, never changed in place, so fresh containers
         # are enough: sharing the values keeps the copy cheap whatever the history's length.
+        # A tail not read yet stays so in the copy, sharing what reads it.
         copy = object.__new__(type(self))
-        copy.__dict__.update(
+        owner = copy.__dict__
+        owner.update(
             {
-                name: type(value)(value) if isinstance(value, list | dict) else value
+                name: (
+                    value.rebound(owner)
+                    if isinstance(value, DeferredTail)
+                    else type(value)(value)
+                    if isinstance(value, list | dict)
+                    else value
+                )
                 for name, value in self.__dict__.items()
             }
         )
@@ -163,7 +182,8 @@ class SessionState(TailIndexes):
 
     @property
     def retained_from(self) -> int:
-        return self.entries[0].position if self.entries else self.message_count
+        # Positions are contiguous up to the last message's: no body is read.
+        return self.message_count - len(self.entries)
 
     @property
     def awaiting_reply(self) -> bool:

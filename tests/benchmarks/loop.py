@@ -9,8 +9,12 @@ are measured, each one what a host does:
 - append the user's message (`append_message`), prepare the request (`prepare_request`),
   record the model's reply with its usage (`record_reply`): the three calls, timed together
   and apart; every other request uses `append_and_prepare` instead of the first two;
-- a cold load after some of them: a new service on the store, `session(id)`;
-- the memory one loaded session holds (`tracemalloc`, the session as the cache keeps it).
+- a cold load after some of them: a new service on the store, `session(id)`; a cold load
+  reads no message body (`abridged.domain.tail`), so after the loop a few requests are made
+  by new services, each the first after a cold load: the first `prepare_request` reads
+  every retained body, the cost a cold load no longer has (reported apart, "first request");
+- the memory one loaded session holds (`tracemalloc`, the session as the cache keeps it),
+  as loaded and once its bodies are read.
 
 The regimes: `compacting`, a 32,000-token window, where sessions compact again and again and
 the retained tail stays bounded; and `growing`, a window whose compaction threshold is above
@@ -119,7 +123,11 @@ class Result:
     naive: tuple[Timing, ...]
     """The loop with the re-tokenizing estimator."""
     cold_loads: tuple[Timing, ...]
+    first_requests: tuple[Request, ...]
+    """Requests made by a new service right after its cold load (`session(id)`)."""
     memory_bytes: int
+    memory_read_bytes: int
+    """`memory_bytes` once the session's message bodies are read (as a request needs)."""
     messages: int
     """After the measured and the naive requests (the load phase adds more)."""
     events: int
@@ -234,8 +242,25 @@ def _cold_load(location: str, session_id: UUID) -> Timing:
     return timing
 
 
-def _memory(location: str, session_id: UUID) -> int:
-    """Bytes one loaded session holds, as the service's cache keeps it."""
+def _first_request(host: Host, location: str) -> tuple[Timing, Request]:
+    """A cold load by a new service, then the host's next request through it: the first
+    prepare reads the bodies the load left in the store."""
+    fresh = bootstrap(location, env=STORE_ENV)
+    watch = Watch()
+    fresh.session(host.session_id)
+    load = watch.lap()
+    app, host.app = host.app, fresh
+    try:
+        request = host.request()
+    finally:
+        host.app = app
+        fresh.close()
+    return load, request
+
+
+def _memory(location: str, session_id: UUID) -> tuple[int, int]:
+    """Bytes one loaded session holds, as the service's cache keeps it: as loaded, and once
+    its message bodies are read."""
     fresh = bootstrap(location, env=STORE_ENV)
     gc.collect()
     tracemalloc.start()
@@ -243,10 +268,14 @@ def _memory(location: str, session_id: UUID) -> int:
     session: object = fresh.repository.get(session_id)
     gc.collect()
     held = tracemalloc.get_traced_memory()[0] - before
-    tracemalloc.stop()
     assert isinstance(session, Session)
+    len(session.shown_messages[1:])  # reads every body
+    len(session.entries[1:])
+    gc.collect()
+    read = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
     fresh.close()
-    return held
+    return held, read
 
 
 def growing_window(messages: int) -> int:
@@ -269,7 +298,8 @@ def bench(
 ) -> Result:
     load_every = 1 if size <= 1_000 else LOAD_EVERY_LARGE
     loads_requests = -(-measured // load_every)
-    final = size + MAX_TURN_MESSAGES + 2 * (measured + loads_requests + naive)
+    first_count = max(2, loads_requests // 2)
+    final = size + MAX_TURN_MESSAGES + 2 * (measured + loads_requests + first_count + naive)
     window = COMPACTING_WINDOW if regime == "compacting" else growing_window(final)
     app = bootstrap(location, env=STORE_ENV)
     sid = app.start_session(
@@ -297,6 +327,9 @@ def bench(
     for k in range(loads_requests):
         host.request(combined=k % 2 == 1)
         loads.append(_cold_load(location, sid))
+    firsts = [_first_request(host, location) for _ in range(first_count)]
+    loads.extend(load for load, _ in firsts)
+    memory, memory_read = _memory(location, sid)
     session = app.session(sid)
     events = len(app.history(sid))
     result = Result(
@@ -308,7 +341,9 @@ def bench(
         requests=tuple(requests),
         naive=tuple(naive_times),
         cold_loads=tuple(loads),
-        memory_bytes=_memory(location, sid),
+        first_requests=tuple(request for _, request in firsts),
+        memory_bytes=memory,
+        memory_read_bytes=memory_read,
         messages=measured_session.message_count,
         events=events,
         retained=len(measured_session.entries),
@@ -352,6 +387,7 @@ def report(results: Sequence[Result]) -> str:
         plain = r.loop()
         parts = [q for q in r.requests if not q.compacted and q.combined is None]
         loads = [t.wall for t in r.cold_loads]
+        firsts = [q.prepare.cpu for q in r.first_requests if q.prepare]
         rows.append(
             (
                 r.store,
@@ -370,7 +406,9 @@ def report(results: Sequence[Result]) -> str:
                 _ms(r.loop(compacting=True)),
                 f"{_ms(loads)} / {_ms(loads, 1)}",
                 _ms([t.cpu for t in r.cold_loads]),
-                f"{r.memory_bytes / 1024:,.0f}",
+                _ms([q.append.cpu for q in r.first_requests if q.append]),
+                f"{_ms(firsts)} / {_ms(firsts, 1)}",
+                f"{r.memory_bytes / 1024:,.0f} / {r.memory_read_bytes / 1024:,.0f}",
                 f"{r.snapshot_bytes / 1024:,.1f}",
                 _ms([t.wall for t in r.naive]),
                 f"{_ratio([t.wall for t in r.naive], plain):,.0f}x",
@@ -395,7 +433,9 @@ def report(results: Sequence[Result]) -> str:
             "compacting",
             "cold load median / max",
             "CPU",
-            "KiB/session",
+            "1st append CPU",
+            "1st prepare CPU med / max",
+            "KiB/session loaded / read",
             "snapshot KiB",
             "naive",
             "naive/loop",
@@ -409,6 +449,9 @@ def report(results: Sequence[Result]) -> str:
         "prepare_request + record_reply; '2 calls' = append_and_prepare + record_reply.",
         "'CPU mean, all': the mean over every measured request, compactions, prunes and",
         "snapshots included.",
+        "'cold load': `session(id)` on a new service, which reads no message body; '1st':",
+        "the append and prepare of the first request after a cold load, the prepare reading",
+        "every retained body. 'KiB/session': held by one session as loaded, and once read.",
         "",
         table,
         "",

@@ -17,6 +17,7 @@ from eventsourcing.persistence import StoredEvent
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import bootstrap
 from abridged.application.service import Sessions
+from abridged.domain.ledger import LedgerEntry
 from abridged.domain.session import Session
 from tests.support.anthropic_rules import violations
 
@@ -134,3 +135,68 @@ def test_an_old_ledger_is_appended_to_by_the_next_compaction(tmp_path: Path) -> 
             break
         app.record_reply(session_id, {"role": "assistant", "content": f"Done. {filler}"})
     assert compacted
+
+
+LEDGER_V2_FIXTURE = FIXTURE.with_name("session-ledger-v2.json")
+"""A session stored when each `LedgerUpdated` (version 2) held the whole ledger: 78 events,
+seven compactions (one consolidated update, six appended segments), one snapshot, and the
+state it had (ledger, segments, tokens, estimate). Written by the code of that version from
+the generated conversation of `tests.benchmarks.prepare` (seed 7, an 8,000-token window),
+its rows exactly as the SQLite recorder stored them."""
+
+
+def test_whole_ledger_updates_load_and_replay_to_the_state_they_had(tmp_path: Path) -> None:
+    data = json.loads(LEDGER_V2_FIXTURE.read_text(encoding="utf-8"))
+    session_id = UUID(data["session_id"])
+    ledger = [LedgerEntry(*e) for e in data["ledger"]]
+    for snapshots in (False, True):
+        app = bootstrap(tmp_path / f"v2-{snapshots}.sqlite3")
+        app.recorder.insert_events(stored(data["events"], session_id))
+        if snapshots:
+            assert app.snapshots is not None
+            app.snapshots.recorder.insert_events(stored(data["snapshots"], session_id))
+        session = app.session(session_id)
+        assert session.message_count == data["message_count"]
+        assert session.generation == data["generation"]
+        assert session.ledger == ledger
+        assert session.ledger_segments == data["ledger_segments"]
+        assert session.ledger_tokens == data["ledger_tokens"]
+        assert session.estimate() == data["estimate"]
+        updates = [e for e in app.history(session_id) if isinstance(e, Session.LedgerUpdated)]
+        assert len(updates) == data["generation"]
+        assert all(u.whole for u in updates)
+        assert list(updates[-1].entries) == ledger
+
+
+def test_a_stored_whole_ledger_is_patched_by_the_next_compactions(tmp_path: Path) -> None:
+    data = json.loads(LEDGER_V2_FIXTURE.read_text(encoding="utf-8"))
+    session_id = UUID(data["session_id"])
+    app = bootstrap(tmp_path / "v2.sqlite3")
+    app.recorder.insert_events(stored(data["events"], session_id))
+    filler = " ".join(f"word{i}" for i in range(300))
+    app.record_reply(session_id, {"role": "assistant", "content": f"Done. {filler}"})
+    for i in range(60):
+        if app.session(session_id).generation >= data["generation"] + 2:
+            break
+        text = f"Task {i}: fix pkg/extra_{i}.py now. {filler}"
+        app.append_message(session_id, {"role": "user", "content": text})
+        prepared = app.prepare_request(session_id)
+        body = render_request(
+            prepared.context, model=prepared.model, max_tokens=prepared.max_tokens
+        )
+        assert violations(body) == []
+        app.record_reply(session_id, {"role": "assistant", "content": f"Done. {filler}"})
+    updates = [e for e in app.history(session_id) if isinstance(e, Session.LedgerUpdated)]
+    new = updates[data["generation"] :]
+    assert new
+    assert not any(u.whole for u in new)
+    # Each records less than the whole ledger, and they replay to the live ledger.
+    assert all(len(u.changed) < u.count for u in new)
+    live = app.session(session_id)
+    assert list(new[-1].entries) == live.ledger
+    replayed = None
+    for event in app.history(session_id):
+        replayed = event.mutate(replayed)
+    assert isinstance(replayed, Session)
+    assert replayed.ledger == live.ledger
+    assert replayed.ledger_segments == live.ledger_segments

@@ -14,21 +14,29 @@ from typing import cast
 from uuid import UUID
 
 from hypothesis import event as note
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.summarizers import ExtractiveSummarizer
+from abridged.application.service import Sessions
 from abridged.application.snapshots import bodiless
 from abridged.domain import planner
 from abridged.domain.indexes import INDEX_NAMES, protected_index, recompute
-from abridged.domain.messages import Message
+from abridged.domain.messages import Message, Role
 from abridged.domain.pruning import plan_pruning, plan_reasoning, protected_from
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from tests.integration.test_stored_sessions import FIXTURE, stored
-from tests.properties.strategies import conversations
-from tests.properties.test_invariants import COUNTER, PROPERTY, knobs, replay_live, windows
+from tests.properties.strategies import TOOLS, conversations
+from tests.properties.test_invariants import (
+    COUNTER,
+    PROPERTY,
+    knobs,
+    prepare,
+    replay_live,
+    windows,
+)
 
 
 def assert_indexes_hold(session: Session) -> None:
@@ -124,3 +132,82 @@ def test_a_snapshot_from_before_the_indexes_gets_them_on_load(tmp_path: Path) ->
     restored = cast(Session, snapshot.mutate(None))  # type: ignore[attr-defined]
     assert restored.entries
     assert_indexes_hold(restored)
+
+
+def run(
+    messages: list[Message],
+    window: tuple[int, int],
+    knob: CompactionSettings,
+    cold_at: frozenset[int] = frozenset(),
+) -> tuple[Sessions, UUID, list[dict[str, object]]]:
+    """The conversation through a service; before each message whose index is in `cold_at`
+    the session is snapshotted and dropped from memory, so the next command loads it cold
+    (its older messages read only when something needs them)."""
+    app = Sessions(
+        counter=COUNTER,
+        summarizer=ExtractiveSummarizer(COUNTER),
+        env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+        background=False,
+    )
+    session_id = app.start_session(
+        model="claude-test",
+        context_window=window[0],
+        max_output_tokens=window[1],
+        tools=TOOLS,
+        settings=knob,
+    )
+    bodies: list[dict[str, object]] = []
+    if messages[-1].role is Role.ASSISTANT:
+        messages = [*messages, Message.user("What next?")]
+    for index, message in enumerate(messages):
+        if index in cold_at:
+            cold_load(app, session_id)
+        if message.role is Role.ASSISTANT:
+            bodies.append(prepare(app, session_id))
+            app.record_reply(session_id, message)
+        else:
+            app.append_message(session_id, message)
+    bodies.append(prepare(app, session_id))
+    return app, session_id, bodies
+
+
+def cold_load(app: Sessions, session_id: UUID) -> None:
+    """Snapshots the session (unless a snapshot is at its version) and drops it from memory."""
+    assert app.snapshots is not None
+    version = app.session(session_id).version
+    if not list(app.snapshots.get(session_id, gt=version - 1)):
+        app.take_snapshot(session_id)
+    app.loader.evict(session_id)
+
+
+def comparable(session: Session) -> dict[str, object]:
+    """The session's state without what differs between two runs (id and times)."""
+    skipped = {"_id", "_created_on", "_modified_on", "_pending_events"}
+    return {k: v for k, v in vars(session).items() if k not in skipped}
+
+
+@settings(parent=PROPERTY, max_examples=20)
+@given(
+    conversations(max_turns=6),
+    windows,
+    knobs,
+    st.frozensets(st.integers(1, 40), max_size=4),
+)
+def test_cold_loads_then_more_commands_equal_the_live_session(
+    messages: list[Message],
+    window: tuple[int, int],
+    knob: CompactionSettings,
+    cold_at: frozenset[int],
+) -> None:
+    live_app, live_id, live_bodies = run(messages, window, knob)
+    app, session_id, bodies = run(messages, window, knob, cold_at)
+    note(f"cold loads: {'yes' if any(i < len(messages) for i in cold_at) else 'no'}")
+    # The same requests, and the same state, field by field, indexes included.
+    assert bodies == live_bodies
+    cold, live = app.session(session_id), live_app.session(live_id)
+    assert comparable(cold) == comparable(live)
+    assert_indexes_hold(cold)
+    # And once more from the last snapshot alone, every body read on first need.
+    cold_load(app, session_id)
+    reloaded = app.session(session_id)
+    assert comparable(reloaded) == comparable(live)
