@@ -146,8 +146,9 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
     )
     summaries_bound = limits.summary_tokens if resummarize else existing + limits.summary_tokens
     # Room for the ledger: its whole share when the tail is chosen by the soft limits; when
-    # only the minimal tail fits, what is left of the budget (never less than it holds now,
-    # which fitted before).
+    # only the minimal tail fits, what is left of the budget, even below what it holds now (the
+    # ledger then drops its lowest-priority entries, named in the event) rather than sending
+    # nothing.
     ledger_room = max(limits.ledger_tokens, view.ledger_tokens) if limits.ledger_tokens else 0
     fixed = (
         REQUEST_OVERHEAD
@@ -201,7 +202,7 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
     if fits(cut, limits.budget):
         return choose(cut, turns_from(entries, cut), "minimal tail")
     left = int(limits.budget / view.calibration) - fixed - suffix[cut]
-    if ledger_room and left >= view.ledger_tokens:
+    if ledger_room and left > 0:
         return choose(cut, turns_from(entries, cut), "minimal tail, smaller ledger", left)
     raise overflow_error(view, entries[cut:])
 

@@ -59,6 +59,7 @@ def test_abridged_keeps_the_facts_of_sessions_unlike_the_shared_ones(
             assert ours["facts_final"] >= by[name, reference]["facts_final"]
         assert ours["summarizer_calls"] <= ours["compactions"]
         assert ours["repeated_compactions"] == 0
+        assert ours["not_sent"] == 0
 
 
 def test_abridged_is_billed_less_than_the_summarizing_references(at_16k: dict[str, Any]) -> None:
