@@ -1,5 +1,7 @@
 """`abridged simulate`: abridged and the references side by side, on sessions unlike the
-shared transcripts (a research agent, listings of hundreds of paths, 100k-character logs)."""
+shared transcripts (research agents, one in OpenAI format; coding agents with listings of
+hundreds of paths, 100k-character logs, parallel calls and thinking; a support agent with
+JSON outputs)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,15 @@ import pytest
 from click.testing import CliRunner
 
 from abridged.adapters.cli import main
-from tests.support.generated_sessions import coding_session, research_session, write_jsonl
+from tests.support.generated_sessions import (
+    coding_session,
+    openai_research_records,
+    parallel_coding_records,
+    research_session,
+    support_records,
+    write_jsonl,
+    write_records,
+)
 
 
 def simulate(*args: str) -> dict[str, Any]:
@@ -27,6 +37,10 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return [
         write_jsonl(coding_session(seed=3), folder / "coding.jsonl"),
         write_jsonl(research_session(seed=5), folder / "research.jsonl"),
+        # As other tools record them: OpenAI chat format, parallel calls with thinking, JSON.
+        write_records(openai_research_records(seed=9, questions=12), folder / "openai.jsonl"),
+        write_records(parallel_coding_records(seed=8, tasks=10), folder / "parallel.jsonl"),
+        write_records(support_records(seed=7, tickets=40), folder / "support.jsonl"),
     ]
 
 
