@@ -34,7 +34,12 @@ from typing import Any, cast
 from uuid import UUID
 
 import attrs
-from eventsourcing.application import AggregateNotFoundError, ProjectorFunction, Repository
+from eventsourcing.application import (
+    AggregateNotFoundError,
+    ProjectorFunction,
+    Repository,
+    project_aggregate,
+)
 from eventsourcing.domain import Snapshot
 from eventsourcing.persistence import JSONTranscoder, Mapper, StoredEvent, Transcoding
 from eventsourcing.utils import get_topic
@@ -346,6 +351,8 @@ class SessionRepository(Repository[UUID]):
                     if isinstance(ledger, LedgerTable):
                         initial.ledger = ledger.entries()
         events = self.event_store.get(originator_id=aggregate_id, gt=gt, lte=version)
+        if projector_func is project_aggregate:
+            projector_func = _project
         aggregate = projector_func(initial, cast(Iterable[Any], events))
         if aggregate is None:
             raise AggregateNotFoundError(
@@ -420,6 +427,15 @@ _MESSAGE_TOPIC = get_topic(Session.MessageAppended)
 _MESSAGE_VERSION = getattr(Session.MessageAppended, "class_version", 1)
 _MESSAGES = MessageAsJSON()
 """How a message is stored (the transcoding the mapper would use for it)."""
+
+
+def _project(aggregate: Any, events: Iterable[Any]) -> Any:
+    """eventsourcing's `project_aggregate` without its check that each event satisfies a
+    runtime protocol: about 10 microseconds an event, a sixth of replaying one on a cold load.
+    Every event of a session is an `Aggregate.Event`, which has `mutate`."""
+    for event in events:
+        aggregate = event.mutate(aggregate)
+    return aggregate
 
 
 def _message_of(row: StoredEvent, mapper: Mapper[UUID]) -> Message | None:
