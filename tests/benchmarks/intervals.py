@@ -27,7 +27,7 @@ from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.adapters.token_counters import TiktokenCounter
 from abridged.application.service import Sessions
 from abridged.domain.session import Session
-from tests.benchmarks.loop import COMPACTING_WINDOW, MAX_OUTPUT_TOKENS, TOKENS_PER_MESSAGE, Host
+from tests.benchmarks.loop import COMPACTING_WINDOW, MAX_OUTPUT_TOKENS, Host, growing_window
 from tests.benchmarks.prepare import MODEL, SYSTEM_PROMPT, TOOLS
 
 
@@ -44,7 +44,7 @@ def service(db: Path, interval: int) -> Sessions:
 def measure(folder: Path, regime: str, size: int, interval: int) -> str:
     db = folder / f"{regime}-{interval}.sqlite3"
     app = service(db, interval)
-    window = COMPACTING_WINDOW if regime == "compacting" else 2 * TOKENS_PER_MESSAGE * size
+    window = COMPACTING_WINDOW if regime == "compacting" else growing_window(2 * size)
     sid = app.start_session(
         model=MODEL,
         context_window=window,
