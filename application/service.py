@@ -132,7 +132,7 @@ from abridged.domain.tokens import (
 )
 from abridged.domain.truncation import plan_truncations
 from abridged.domain.usage import Usage
-from abridged.domain.vocabulary import SessionOrigin
+from abridged.domain.vocabulary import SessionOrigin, Trigger
 
 __all__ = ["CompactionReport", "PreparedRequest", "Sessions"]
 
@@ -938,28 +938,20 @@ class Sessions(Application[UUID]):
         emit = self._emitter(notes, on_notice if locked else None)
         extra_text, extra_tokens = self._extra(session_id)
 
-        def prune(plan: PrunePlan | None) -> int:
-            if plan is None:
-                return 0
-            before = session.estimate()
-            pruned = self.compactor.prune(session, plan)
-            if pruned:
-                emit(
-                    Notice(
-                        "pruned",
-                        f"{pruned} older tool output(s) are shown shortened from now on",
-                        before,
-                        session.estimate(),
-                        breakdown_of(session, extra_tokens),
-                    )
-                )
-            return pruned
-
         plan = planner.plan_prune(session, extra_tokens)
-        deferred = planner.defer_to_compaction(session, plan)
-        pruned = 0 if deferred else prune(plan)
+        deferred = planner.defer_to_compaction(plan)
+        pruned = 0 if deferred else self._prune(session, plan, extra_tokens, emit)
         requested = session.compaction_requested and session.turn_ended
-        decision = planner.decide(session, "requested" if requested else "threshold", extra_tokens)
+        trigger: Trigger = "requested" if requested else "threshold"
+        try:
+            decision = planner.decide(session, trigger, extra_tokens)
+        except ContextOverflowError:
+            if not deferred:
+                raise
+            # Nothing to cut, or no tail that fits with its outputs whole: the prune first.
+            deferred = False
+            pruned = self._prune(session, plan, extra_tokens, emit)
+            decision = planner.decide(session, trigger, extra_tokens)
         report = None
         suppressed = None
         if decision is not None:
@@ -985,7 +977,8 @@ class Sessions(Application[UUID]):
             pruned += report.outputs_pruned
         elif deferred:
             # No compaction after all (held back, or cancelled by a hook): the prune runs alone.
-            pruned = prune(planner.plan_prune(session, extra_tokens))
+            plan = planner.plan_prune(session, extra_tokens)
+            pruned = self._prune(session, plan, extra_tokens, emit)
         self.compactor.downgrade_reasoning(session, pruned > 0 or report is not None)
         if session.pending_events:
             self.save(session)
@@ -1015,6 +1008,30 @@ class Sessions(Application[UUID]):
             notices=tuple(notes),
             breakdown=breakdown_of(session, extra_tokens),
         )
+
+    def _prune(
+        self,
+        session: Session,
+        plan: PrunePlan | None,
+        extra_tokens: int,
+        emit: Callable[[Notice], None],
+    ) -> int:
+        """Runs `plan` (when there is one) and tells the caller; how many outputs it pruned."""
+        if plan is None:
+            return 0
+        before = session.estimate()
+        pruned = self.compactor.prune(session, plan)
+        if pruned:
+            emit(
+                Notice(
+                    "pruned",
+                    f"{pruned} older tool output(s) are shown shortened from now on",
+                    before,
+                    session.estimate(),
+                    breakdown_of(session, extra_tokens),
+                )
+            )
+        return pruned
 
     @staticmethod
     def _emitter(notes: list[Notice], on_notice: NoticeCallback | None) -> Callable[[Notice], None]:

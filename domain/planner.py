@@ -354,7 +354,7 @@ def plan_prune(view: PlannerView, extra_tokens: int = 0) -> PrunePlan | None:
     )
 
 
-def defer_to_compaction(view: PlannerView, plan: PrunePlan | None) -> bool:
+def defer_to_compaction(plan: PrunePlan | None) -> bool:
     """Whether `plan`, a prune past the threshold, should wait for the compaction due now.
 
     A prune past the threshold used to run first and could bring the request just below the
@@ -362,11 +362,9 @@ def defer_to_compaction(view: PlannerView, plan: PrunePlan | None) -> bool:
     each new output meant another prune, each one a move of the cached prefix, rewriting
     everything after the pruned output at the cache-write price. A compaction brings the
     context down to its target instead, and the outputs left in the retained tail are
-    pruned with it (`plan_prune_with_compaction`): one move for both. The prune still runs
-    first when no compaction can run (nothing to cut), so the request fits as before."""
-    if plan is None or plan.reason != PAST_THRESHOLD:
-        return False
-    return bool(cut_points(view.entries, thinking_led=view.thinking_seen))
+    pruned with it (`plan_prune_with_compaction`): one move for both. When no compaction runs
+    after all, or none fits without the prune, the caller runs the prune (`Sessions`)."""
+    return plan is not None and plan.reason == PAST_THRESHOLD
 
 
 def plan_prune_with_compaction(view: PlannerView) -> PrunePlan | None:

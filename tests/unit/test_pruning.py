@@ -13,7 +13,7 @@ from abridged.domain.messages import Message, Role
 from abridged.domain.pruning import PAST_THRESHOLD, WITH_COMPACTION, head_tail
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
-from tests.support.builders import TOOLS, exchange, words
+from tests.support.builders import TOOLS, exchange, thinking_exchange, words
 from tests.support.checks import check_request
 from tests.support.fakes import FakeTokenCounter
 
@@ -225,3 +225,23 @@ def test_a_pruned_session_replays_to_the_same_state(app: Sessions) -> None:
     assert replayed.prune_boundary == live.prune_boundary
     assert replayed.tail_tokens == live.tail_tokens
     assert next(m.role for m in app.prepare_request(session_id).context.messages) is Role.USER
+
+
+def test_a_prune_still_comes_first_when_no_tail_fits_with_whole_outputs(app: Sessions) -> None:
+    # A tool loop led by thinking cannot be cut inside (its first message must stay), so the
+    # only tail a compaction could keep is the whole loop: over the budget with its outputs
+    # whole, within it once the older ones are pruned.
+    session_id = start(app, window=12_000)
+    app.append_message(session_id, Message.user("Read the modules."))
+    call, result = thinking_exchange(words(2_000))
+    app.append_message(session_id, call)
+    app.append_message(session_id, result)
+    for _ in range(4):
+        call, result = exchange([words(2_000)], name="read_file")
+        app.append_message(session_id, call)
+        app.append_message(session_id, result)
+
+    body = check_request(app.prepare_request(session_id), COUNTER)
+
+    assert len(body["messages"]) >= 11  # the whole loop is sent
+    assert [e.reason for e in pruned_events(app, session_id)][:1] == [PAST_THRESHOLD]
