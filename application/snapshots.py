@@ -56,19 +56,14 @@ from abridged.domain.truncation import Replacement, Truncation
 
 @attrs.frozen
 class EntryCounts:
-    """A retained message in a snapshot, without its body: where it is and how it shows."""
+    """A retained message in a snapshot of an earlier shape (one per message), without its
+    body: where it is and how it shows. Only read: snapshots are written as `EntryTable`s."""
 
     position: int
     tokens: int
     block_tokens: tuple[int, ...]
     truncations: tuple[Truncation, ...] = ()
     replacements: tuple[Replacement, ...] = ()
-
-    @classmethod
-    def of(cls, entry: Entry) -> EntryCounts:
-        return cls(
-            entry.position, entry.tokens, entry.block_tokens, entry.truncations, entry.replacements
-        )
 
 
 @attrs.frozen

@@ -11,7 +11,7 @@ and the `upcast_v*` methods read events stored by earlier shapes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -185,11 +185,14 @@ class LedgerUpdated(Aggregate.Event):
             "events (held_ledgers) to know every entry"
         )
 
-    def apply(self, session: Session) -> None:
+    def after(self, held: Sequence[LedgerEntry]) -> list[LedgerEntry]:
+        """The ledger this update leaves, given the one before it."""
         if self.whole:
-            session.ledger = list(self.changed)
-        else:
-            session.ledger = patched(session.ledger, self.changed, self.dropped)
+            return list(self.changed)
+        return patched(held, self.changed, self.dropped)
+
+    def apply(self, session: Session) -> None:
+        session.ledger = self.after(session.ledger)
         if self.consolidated:
             session.ledger_segments = [self.text] if self.text else []
         elif self.text:
@@ -203,9 +206,7 @@ def held_ledgers(events: Iterable[object]) -> None:
     held: list[LedgerEntry] = []
     for event in events:
         if isinstance(event, LedgerUpdated):
-            held = (
-                list(event.changed) if event.whole else patched(held, event.changed, event.dropped)
-            )
+            held = event.after(held)
             event.__dict__["_held"] = tuple(held)
 
 

@@ -109,8 +109,7 @@ def research_session(seed: int, questions: int = 5) -> list[Message]:
 
 
 def write_jsonl(messages: list[Message], path: Path) -> Path:
-    path.write_text("\n".join(json.dumps(m.to_wire()) for m in messages) + "\n", encoding="utf-8")
-    return path
+    return write_records([m.to_wire() for m in messages], path)
 
 
 # Larger sessions, as other tools record them: `python -m tests.support.generated_sessions DIR`
