@@ -140,7 +140,7 @@ class BackgroundCompactions:
 
     def plan(self, session_id: UUID) -> PlannedCompaction | None:
         """Step 1: the decision, recorded, and what to summarize; `None` when none is due."""
-        return self.app._retrying(lambda: self._plan(session_id))
+        return self.app._retrying(session_id, lambda: self._plan(session_id))
 
     def _plan(self, session_id: UUID) -> PlannedCompaction | None:
         app = self.app
@@ -177,13 +177,13 @@ class BackgroundCompactions:
             self.app.save(session)
 
         logger.warning("background summary of %s failed: %s", session_id, error)
-        self.app._retrying(command)
+        self.app._retrying(session_id, command)
 
     def apply(
         self, session_id: UUID, planned: PlannedCompaction, written: WrittenSummary
     ) -> CompactionReport | None:
         """Step 3: applies the summary if what it covers is unchanged, else records why not."""
-        return self.app._retrying(lambda: self._apply(session_id, planned, written))
+        return self.app._retrying(session_id, lambda: self._apply(session_id, planned, written))
 
     def _apply(
         self, session_id: UUID, planned: PlannedCompaction, written: WrittenSummary

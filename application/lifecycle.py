@@ -91,7 +91,7 @@ def reconfigure(
             app.save(session)
         return recorded
 
-    return app._retrying(command)
+    return app._retrying(session_id, command)
 
 
 def continue_session(

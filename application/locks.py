@@ -9,15 +9,21 @@ requests that need no compaction never take the lock.
 several processes adds its own lock (PostgreSQL: `abridged.adapters.postgres_locks`). Between
 processes on SQLite, the store's optimistic concurrency still keeps one compaction per
 version: a loser re-reads and re-decides (`ConcurrentWriteError` after repeated losses).
+
+`CommandLocks` is the other lock a session has in a process: every command holds it from the
+session's load to its save, so threads of one process never race each other's writes (only
+another process can make a command run again).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Protocol
 from uuid import UUID
 
-__all__ = ["CompactionLocks", "HeldLock", "ProcessLocks"]
+__all__ = ["CommandLocks", "CompactionLocks", "HeldLock", "ProcessLocks"]
 
 
 class HeldLock(Protocol):
@@ -78,4 +84,37 @@ class ProcessLocks:
 
     def __len__(self) -> int:
         """How many sessions have a compaction running or waiting."""
+        return len(self._locks)
+
+
+class CommandLocks:
+    """A re-entrant lock per session for the commands of this process: a command holds it
+    from the session's load to its save, so two threads' commands on one session run one after
+    the other instead of losing a race and running again. A command run inside another on
+    the same thread (a nested command) passes. A session's lock is dropped when nobody holds
+    or waits for it."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[UUID, tuple[threading.RLock, int]] = {}
+
+    @contextmanager
+    def held(self, session_id: UUID) -> Iterator[None]:
+        """Holds the session's command lock for the block."""
+        with self._guard:
+            lock, users = self._locks.get(session_id, (threading.RLock(), 0))
+            self._locks[session_id] = (lock, users + 1)
+        try:
+            with lock:
+                yield
+        finally:
+            with self._guard:
+                _, users = self._locks[session_id]
+                if users == 1:
+                    del self._locks[session_id]
+                else:
+                    self._locks[session_id] = (lock, users - 1)
+
+    def __len__(self) -> int:
+        """How many sessions have a command running or waiting."""
         return len(self._locks)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import random
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
@@ -37,7 +39,7 @@ from abridged.application.compactor import Compactor
 from abridged.application.guard import BreakerSettings, GuardedSummarizer
 from abridged.application.inputs import as_message, as_usage, reply_usage
 from abridged.application.loading import SessionLoader
-from abridged.application.locks import CompactionLocks, ProcessLocks
+from abridged.application.locks import CommandLocks, CompactionLocks, ProcessLocks
 from abridged.application.management import (
     CompactionRecord,
     SessionPage,
@@ -142,7 +144,9 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-CONFLICT_RETRIES = 3
+CONFLICT_RETRIES = 5
+CONFLICT_PAUSE = 0.005
+"""Seconds: the longest pause before the first retry after a conflict; it doubles per try."""
 COUNT_TOKENS_SHARE = 0.9
 """Above this share of the budget, `complete` asks the provider to count before sending."""
 
@@ -247,6 +251,7 @@ class Sessions(Application[UUID]):
         self.read_provider_error = read_provider_error
         self.erase_events = erase_events
         self.locks: CompactionLocks = locks if locks is not None else ProcessLocks()
+        self.command_locks = CommandLocks()
         self.compactor = Compactor(self)
         self.background = BackgroundCompactions(self, automatic=background)
         # Recently used sessions stay in memory and are fast-forwarded from the store, so a
@@ -475,12 +480,13 @@ class Sessions(Application[UUID]):
         session_id = as_session_id(session_id)
         try:
             return self._retrying(
-                lambda: self._prepare(session_id, on_notice=on_notice, locked=False)
+                session_id, lambda: self._prepare(session_id, on_notice=on_notice, locked=False)
             )
         except _CompactionDueError:
             with self.compaction_lock(session_id):
                 return self._retrying(
-                    lambda: self._prepare(session_id, on_notice=on_notice, locked=True)
+                    session_id,
+                    lambda: self._prepare(session_id, on_notice=on_notice, locked=True),
                 )
 
     def report_overflow(
@@ -561,7 +567,7 @@ class Sessions(Application[UUID]):
             return self._prepare(session_id, session, on_notice, locked=False)
 
         try:
-            return self._retrying(command)
+            return self._retrying(session_id, command)
         except ContextTooSmallError:
             raise  # the message itself can never be sent: nothing is written
         except _CompactionDueError:
@@ -581,7 +587,7 @@ class Sessions(Application[UUID]):
         `CompactionFailedError` when the summarizer fails (the failure is recorded)."""
         session_id = as_session_id(session_id)
         with self.compaction_lock(session_id):
-            return self._retrying(lambda: self._manual(session_id, instructions))
+            return self._retrying(session_id, lambda: self._manual(session_id, instructions))
 
     def compact_soon(self, session_id: UUID) -> Future[CompactionReport | None]:
         """Starts a compaction off the user's turn, on a worker thread, when the session is
@@ -634,7 +640,7 @@ class Sessions(Application[UUID]):
             session.request_compaction(reason)
             self.save(session)
 
-        self._retrying(command)
+        self._retrying(session_id, command)
 
     def complete(
         self,
@@ -776,7 +782,7 @@ class Sessions(Application[UUID]):
             session.delete(reason)
             self.save(session)
 
-        self._retrying(command)
+        self._retrying(session_id, command)
         logger.info("session %s deleted: %s", session_id, reason)
 
     def _erase(self, session_id: UUID, reason: str) -> None:
@@ -831,7 +837,7 @@ class Sessions(Application[UUID]):
                 session, parsed, counted(), usage, request_estimate, reply=reply
             )
 
-        return self._retrying(command)
+        return self._retrying(session_id, command)
 
     def _counted_once(
         self, message: Message, hidden: frozenset[int] = frozenset()
@@ -1078,7 +1084,8 @@ class Sessions(Application[UUID]):
         )
         with self.compaction_lock(session_id):
             report = self._retrying(
-                lambda: self._compact_after_overflow(session_id, tokens, maximum, emit)
+                session_id,
+                lambda: self._compact_after_overflow(session_id, tokens, maximum, emit),
             )
         logger.warning(
             "session %s: provider overflow (%s tokens, maximum %s); compacted",
@@ -1108,12 +1115,14 @@ class Sessions(Application[UUID]):
         self.save(session)
         return report
 
-    def _retrying(self, command: Callable[[], T]) -> T:
-        """Runs a command again on a concurrent writer's conflict, re-reading the session."""
+    def _retrying(self, session_id: UUID, command: Callable[[], T]) -> T:
+        """Runs a command on the session holding its command lock, and again on another
+        process's conflicting write, re-reading the session after a short random pause."""
         for attempt in range(CONFLICT_RETRIES):
             try:
                 # A failed attempt leaves nothing unsaved in the cache (see `SessionLoader`).
-                return self.loader.run(command)
+                with self.command_locks.held(session_id):
+                    return self.loader.run(command)
             except IntegrityError as error:
                 if attempt == CONFLICT_RETRIES - 1:
                     raise ConcurrentWriteError(
@@ -1121,6 +1130,8 @@ class Sessions(Application[UUID]):
                         "tries); nothing of it was saved"
                     ) from error
                 logger.info("concurrent write; retrying (attempt %d)", attempt + 1)
+                # Writers that collided and retry at once collide again: spread them out.
+                time.sleep(random.uniform(0, CONFLICT_PAUSE * 2**attempt))
             except PersistenceError as error:
                 raise StoreError(f"the session store failed: {error}") from error
         raise AssertionError("unreachable")  # pragma: no cover

@@ -18,7 +18,7 @@ from eventsourcing.persistence import IntegrityError
 
 from abridged.adapters.bootstrap import bootstrap, bootstrap_async, persistence_env
 from abridged.adapters.postgres_locks import AdvisoryLocks, advisory_key
-from abridged.application.locks import ProcessLocks
+from abridged.application.locks import CommandLocks, ProcessLocks
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.errors import ConcurrentWriteError
 from abridged.domain.messages import Message, Role
@@ -101,12 +101,17 @@ def test_concurrent_awaited_requests_share_one_compaction(tmp_path: Path) -> Non
 
 
 def test_without_the_lock_each_request_would_summarize(tmp_path: Path) -> None:
-    """The control: the race is real. With a lock per call instead of per session, the
-    concurrent requests all run the summarizer (and all but one lose their work)."""
+    """The control: the race is real. With locks per call instead of per session (the
+    compaction lock and the command lock), the concurrent requests all run the summarizer
+    (and all but one lose their work)."""
 
     class NoLocks(ProcessLocks):
         def acquire(self, session_id: UUID):  # type: ignore[no-untyped-def]
             return super().acquire(UUID(int=threading.get_ident()))
+
+    class NoCommandLocks(CommandLocks):
+        def held(self, session_id: UUID):  # type: ignore[no-untyped-def]
+            return super().held(UUID(int=threading.get_ident()))
 
     summarizer = SlowSummarizer(words(30, "fact"), delay=0.3)
     app = Sessions(
@@ -115,6 +120,7 @@ def test_without_the_lock_each_request_would_summarize(tmp_path: Path) -> None:
         env=persistence_env(tmp_path / "s.sqlite3"),
         locks=NoLocks(),
     )
+    app.command_locks = NoCommandLocks()
     session_id = session_over_threshold(app)
     barrier = threading.Barrier(4)
 

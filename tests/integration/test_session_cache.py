@@ -253,3 +253,35 @@ def test_append_and_prepare_writes_nothing_for_a_message_that_can_never_be_sent(
         app.append_and_prepare(session_id, Message.user("Look.", future))
 
     assert app.session(session_id).message_count == 0
+
+
+def test_threads_of_two_services_on_one_session_lose_nothing(db: str) -> None:
+    """Two services on one store stand for two processes: their writes to one session race
+    in the store, and each loser re-reads and runs again (pausing at random between tries)."""
+    apps = [store_app(db), store_app(db)]
+    session_id = started(apps[0], window=50_000)
+    errors: list[BaseException] = []
+    positions: list[int] = []
+
+    def worker(app: Sessions, n: int) -> None:
+        try:
+            for i in range(n):
+                with contextlib.suppress(RoleOrderError):
+                    positions.append(app.append_message(session_id, Message.user(f"ask {i}")))
+                with contextlib.suppress(RoleOrderError):
+                    positions.append(app.record_reply(session_id, Message.assistant(f"say {i}")))
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=worker, args=(app, 12)) for app in apps for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    appended = [e for e in apps[1].history(session_id) if isinstance(e, Session.MessageAppended)]
+    assert sorted(positions) == list(range(len(appended)))
+    assert len(appended) >= 12
+    assert state(apps[0].session(session_id)) == state(fresh(apps[0], session_id))
+    assert state(apps[1].session(session_id)) == state(fresh(apps[0], session_id))
