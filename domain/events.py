@@ -75,12 +75,23 @@ class Started(Aggregate.Created):
 class MessageAppended(Aggregate.Event):
     """A message joined the history, counted once; a model reply carries its usage."""
 
+    class_version = 2
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """Messages stored before their saving was recorded: a replay computes it."""
+        state["saving"] = None
+
     message: Message
     tokens: int
     block_tokens: tuple[int, ...]
     truncations: tuple[Truncation, ...]
     usage: Usage | None
     request_estimate: int | None
+    saving: int | None
+    """The tokens a prune of the message's tool outputs would free (`indexes.saving_of`),
+    under the settings it was appended with; recorded so that a replay need not scan the
+    outputs for their salient lines again (`None`: computed on replay)."""
 
     def apply(self, session: Session) -> None:
         entry = Entry(
@@ -90,7 +101,7 @@ class MessageAppended(Aggregate.Event):
             tuple(self.block_tokens),
             tuple(self.truncations),
         )
-        session.add_entry(entry, self.originator_version)
+        session.add_entry(entry, self.originator_version, self.saving)
         if self.usage is not None and self.request_estimate:
             session.calibration = moving_calibration(
                 session.calibration, self.usage.prompt_tokens, self.request_estimate

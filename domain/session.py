@@ -21,7 +21,7 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from abridged.domain import events
-from abridged.domain.context import SummaryChunk
+from abridged.domain.context import Entry, SummaryChunk
 from abridged.domain.ledger import LedgerUpdate, changes, check_update
 from abridged.domain.messages import Message
 from abridged.domain.planner import CompactionOutcome, Decision
@@ -101,6 +101,7 @@ class Session(SessionState, Aggregate):
         marks a model reply, which may be incomplete (see `check_append`)."""
         self.check_append(message, reply=reply)
         check_counts(message, tokens, block_tokens, usage is not None)
+        entry = Entry(self.message_count, message, tokens, tuple(block_tokens), truncations)
         self.trigger_event(
             self.MessageAppended,
             message=message,
@@ -109,6 +110,7 @@ class Session(SessionState, Aggregate):
             truncations=truncations,
             usage=usage,
             request_estimate=request_estimate,
+            saving=self.saving_of_next(entry),
         )
 
     # Compacting.

@@ -30,7 +30,7 @@ from abridged.domain.indexes import (
 from abridged.domain.ledger import LedgerEntry
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.planner import Decision
-from abridged.domain.pruning import output_tokens
+from abridged.domain.pruning import output_tokens, prunable_tokens
 from abridged.domain.replies import shown_reply
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.tail import DeferredTail, TailSource, entry_itself, shown_message_of
@@ -238,8 +238,16 @@ class SessionState(TailIndexes):
 
     # Index maintenance, called by the mutators.
 
-    def add_entry(self, entry: Entry, version: int) -> None:
-        """Appends `entry` (held by the event at `version`) to the tail and its indexes."""
+    def saving_of_next(self, entry: Entry) -> int:
+        """What a prune of `entry`'s outputs would free, were it appended next."""
+        previous = self.entries[-1].message if self.entries else None
+        return prunable_tokens(entry, previous, self.settings)
+
+    def add_entry(self, entry: Entry, version: int, saving: int | None = None) -> None:
+        """Appends `entry` (held by the event at `version`) to the tail and its indexes;
+        `saving` is `saving_of_next(entry)` when known."""
+        if saving is None:
+            saving = self.saving_of_next(entry)
         self.entries.append(entry)
         self.entry_versions.append(version)
         self.message_count += 1
@@ -254,7 +262,6 @@ class SessionState(TailIndexes):
         if has_thinking(entry):
             self.thinking_positions.append(entry.position)
         self.output_sums.append(self.output_sums[-1] + output_tokens(entry))
-        saving = saving_of(self.entries, len(self.entries) - 1, self.settings)
         self.saving_sums.append(self.saving_sums[-1] + saving)
         self.thinking_sums.append(self.thinking_sums[-1] + thinking_tokens(entry))
         self.shown_messages.append(entry.shown_message)

@@ -17,9 +17,11 @@ from eventsourcing.persistence import StoredEvent
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import bootstrap
 from abridged.application.service import Sessions
+from abridged.domain.indexes import recompute
 from abridged.domain.ledger import LedgerEntry
 from abridged.domain.session import Session
 from tests.support.anthropic_rules import violations
+from tests.support.builders import exchange, words
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "session-v1.json"
 
@@ -54,6 +56,26 @@ def test_an_old_session_replays_to_the_state_it_had(tmp_path: Path) -> None:
     history = app.history(session_id)
     assert len(history) == len(data["events"])
     assert type(history[0]).__name__ == "Started"
+    # Its messages were stored before their saving was: the replay computed it.
+    assert {e.saving for e in history if isinstance(e, Session.MessageAppended)} == {None}
+    assert session.saving_sums == recompute(session.entries, session.settings).saving_sums
+
+
+def test_a_message_appended_now_records_its_saving(tmp_path: Path) -> None:
+    app, session_id, _ = open_store(tmp_path / "old.sqlite3")
+    app.append_message(session_id, {"role": "user", "content": "Carry on."})
+    call, result = exchange([words(3_000)])
+    app.prepare_request(session_id)
+    app.record_reply(session_id, call)
+    app.append_message(session_id, result)
+
+    appended = app.history(session_id)[-1]
+    assert isinstance(appended, Session.MessageAppended)
+    assert appended.saving is not None
+    assert appended.saving > 0
+    session = bootstrap(tmp_path / "old.sqlite3").session(session_id)
+    assert appended.saving == session.saving_sums[-1] - session.saving_sums[-2]
+    assert session.saving_sums == recompute(session.entries, session.settings).saving_sums
 
 
 def test_an_old_snapshot_loads_too(tmp_path: Path) -> None:

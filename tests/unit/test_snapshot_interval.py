@@ -20,7 +20,7 @@ from abridged.domain.session import Session
 
 @pytest.mark.parametrize(
     ("retained", "every"),
-    [(0, 50), (48, 50), (3_000, 50), (3_001, 100), (6_000, 100), (6_001, 200), (10_084, 200)],
+    [(0, 50), (48, 50), (6_000, 50), (6_001, 100), (10_084, 100), (12_000, 100), (12_001, 200)],
 )
 def test_the_interval_doubles_with_the_retained_tail(retained: int, every: int) -> None:
     assert snapshot_interval(50, retained) == every
