@@ -29,6 +29,7 @@ from abridged.adapters.importers import (
     read_records,
 )
 from abridged.domain.errors import InvalidMessageError
+from abridged.domain.inputs import first_invalid
 from abridged.domain.messages import JSON, Message
 
 PERMISSIVE_SCHEMA: Mapping[str, JSON] = {"type": "object", "additionalProperties": True}
@@ -59,6 +60,18 @@ class Transcript:
     """The 1-based line of each message in `source`; empty when the transcript was generated."""
     notes: tuple[str, ...] = ()
     """What importing from another format changed to make a valid conversation."""
+
+
+def check_conversation(transcript: Transcript) -> None:
+    """Raises `TranscriptError` naming the first message a session would refuse (by its
+    line, or its number in a generated transcript)."""
+    found = first_invalid(transcript.messages)
+    if found is None:
+        return
+    index, error = found
+    if transcript.line_numbers:
+        raise TranscriptError(transcript.source, transcript.line_numbers[index], str(error))
+    raise TranscriptError(transcript.source, None, f"message {index + 1}: {error}")
 
 
 def load_transcript(path: Path | str, format: str = "auto") -> Transcript:

@@ -26,10 +26,15 @@ from abridged.adapters.cli.common import (
     transcript_format_option,
 )
 from abridged.adapters.cli.progress import progress
-from abridged.adapters.transcripts import Transcript, TranscriptError, load_transcript
+from abridged.adapters.transcripts import (
+    Transcript,
+    TranscriptError,
+    check_conversation,
+    load_transcript,
+)
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.errors import ContextOverflowError, InvalidSettingsError, SessionError
-from abridged.domain.inputs import check_tool_definitions, first_invalid
+from abridged.domain.inputs import check_tool_definitions
 from abridged.domain.messages import Role
 from abridged.domain.settings import (
     CompactionSettings,
@@ -229,13 +234,10 @@ def _feed(
 
 def _check_whole(transcript: Transcript) -> None:
     """Refuses a transcript a session would refuse part way, before any session exists."""
-    found = first_invalid(transcript.messages)
-    if found is None:
-        return
-    index, error = found
-    line = transcript.line_numbers[index] if transcript.line_numbers else None
-    where = f" line {line}" if line else f" message {index + 1}"
-    raise click.ClickException(f"{transcript.source}{where}: {error}; nothing was recorded")
+    try:
+        check_conversation(transcript)
+    except TranscriptError as error:
+        raise click.ClickException(f"{error}; nothing was recorded") from None
 
 
 def _numbered(transcript: Transcript) -> Iterator[tuple[int, Any]]:

@@ -28,7 +28,7 @@ from abridged.adapters.simulation import (
 from abridged.adapters.simulation.strategies import Strategy
 from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.adapters.token_counters import default_token_counter
-from abridged.adapters.transcripts import TranscriptError, load_transcript
+from abridged.adapters.transcripts import TranscriptError, check_conversation, load_transcript
 from abridged.domain.settings import PRESETS, CompactionSettings
 
 
@@ -85,7 +85,9 @@ def simulate_command(
     loaded = []
     for path in transcripts:
         try:
-            loaded.append(load_transcript(path, transcript_format))
+            transcript = load_transcript(path, transcript_format)
+            check_conversation(transcript)  # a session would refuse it part way
+            loaded.append(transcript)
         except TranscriptError as error:
             raise click.ClickException(str(error)) from None
     if write_rate < 0 or read_rate < 0:

@@ -133,3 +133,20 @@ def test_bad_input_is_a_message_not_a_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in result.output
     assert unknown.exit_code == 2
     assert "unknown reference 'magic'" in unknown.output
+
+
+def test_a_conversation_no_session_accepts_is_refused_with_its_file_and_line(
+    tmp_path: Path,
+) -> None:
+    fine = write_jsonl(research_session(seed=1, questions=1), tmp_path / "fine.jsonl")
+    doubled = tmp_path / "doubled.jsonl"
+    doubled.write_text(
+        '{"role": "user", "content": "Hello"}\n\n{"role": "user", "content": "Again"}\n',
+        encoding="utf-8",
+    )
+
+    result = CliRunner().invoke(main, ["simulate", str(fine), str(doubled), "--window", "16000"])
+
+    assert result.exit_code == 1
+    assert "doubled.jsonl line 3: two user messages in a row" in result.output
+    assert "simulating" not in result.output  # refused before any run
