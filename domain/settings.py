@@ -148,7 +148,7 @@ class CompactionSettings:
     """`additive`: one chunk per compaction; `update`: the summary so far and the new
     messages are summarized into one chunk every time."""
 
-    ledger_share: float = attrs.field(default=0.4, validator=_float)
+    ledger_share: float = attrs.field(default=0.5, validator=_float)
     """The facts ledger (paths, commands, errors, requests kept verbatim through every
     compaction) may take at most this share of the budget; past it, entries are dropped by
     priority (`abridged.domain.ledger`). A compaction appends to the ledger rather than

@@ -144,6 +144,7 @@ def test_keep_all_prunes_only_with_a_compaction(app: Sessions) -> None:
         target_ratio=0.5,
         retained_share=0.5,
         threshold_ratio=0.7,
+        ledger_share=0.4,  # room for a retained tail with outputs to prune
     )
     agent_loop(app, session_id, steps=60)
     history = app.history(session_id)
