@@ -471,7 +471,9 @@ def report(results: Sequence[Result]) -> str:
                     _ratio([t.cpu if cpu else t.wall for t in r.naive], r.loop(cpu=cpu))
                     for r in group
                 ]
-                naive = min(naives)
+                # Like the 1 ms target, at the largest size: what re-counting the history
+                # costs grows with it, and the design exists for long histories.
+                naive = naives[-1]
                 slowest = max(max(t.cpu if cpu else t.wall for t in r.cold_loads) for r in group)
                 lines.append(
                     f"{store} {regime} ({'CPU' if cpu else 'wall'}): "
@@ -479,8 +481,8 @@ def report(results: Sequence[Result]) -> str:
                     f"(<= {TARGET_MS} ms: {_yes(large * 1000 <= TARGET_MS)}); "
                     f"{ratio:.2f}x the {group[0].messages:,}-message figure "
                     f"(<= {TARGET_RATIO}x: {_yes(ratio <= TARGET_RATIO)}); "
-                    f"naive reference {naive:,.0f}x slower or more "
-                    f"(>= {NAIVE_FACTOR}x: {_yes(naive >= NAIVE_FACTOR)}; by size: "
+                    f"naive reference {naive:,.0f}x slower at {group[-1].messages:,} "
+                    f"messages (>= {NAIVE_FACTOR}x: {_yes(naive >= NAIVE_FACTOR)}; by size: "
                     + ", ".join(
                         f"{r.messages:,} {n:,.0f}x" for r, n in zip(group, naives, strict=True)
                     )
