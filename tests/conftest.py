@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -31,6 +33,26 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 MakeApp = Callable[..., Sessions]
+
+
+@pytest.fixture(autouse=True)
+def _services_closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every service a test opens is closed when the test ends. One left to the garbage
+    collector may be collected on a thread of its own store's connection pool, which cannot
+    close that pool from inside it (an unraisable `RuntimeError` in a later test)."""
+    opened: list[Sessions] = []
+    init = Sessions.__init__
+
+    def tracked(self: Sessions, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        opened.append(self)
+
+    monkeypatch.setattr(Sessions, "__init__", tracked)
+    yield
+    monkeypatch.undo()
+    for service in opened:
+        with contextlib.suppress(Exception):
+            service.close()
 
 
 @pytest.fixture
