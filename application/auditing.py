@@ -28,7 +28,7 @@ from abridged.domain.context import calibrated, raw_estimate
 from abridged.domain.errors import ContextOverflowError, SessionError
 from abridged.domain.messages import Role
 from abridged.domain.planner import Decision
-from abridged.domain.pruning import plan_pruning
+from abridged.domain.pruning import TO_FIT, plan_pruning
 from abridged.domain.session import Session
 
 __all__ = [
@@ -392,7 +392,17 @@ class _Auditor:
         self.pruned = self.moment = True
         extra = self.extra_after(index)
         assumed = ""
-        if self.compacted is not None:
+        if event.reason == TO_FIT:
+            # The last resort: recorded only when no request fitted as the session stood.
+            plan = planner.plan_fit(state)
+            try:
+                planner.decide(state, "threshold", extra or 0)
+            except ContextOverflowError:
+                pass
+            else:
+                self.found(event, False, "a request fitted without it")
+                return
+        elif self.compacted is not None:
             # A compaction of this preparation moved the cached prefix: the retained tail's
             # outputs are pruned with it.
             plan = planner.plan_prune_with_compaction(state)
@@ -400,6 +410,7 @@ class _Auditor:
             plan = planner.plan_prune(state, extra or 0)
         if (
             self.compacted is None
+            and event.reason != TO_FIT
             and extra is None
             and (plan is None or plan.reason != event.reason)
         ):

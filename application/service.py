@@ -19,7 +19,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, TypeVar, cast
 from uuid import UUID, uuid4
 
@@ -115,6 +115,7 @@ from abridged.domain.inputs import (
 )
 from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.metadata import checked_metadata, checked_tags
+from abridged.domain.planner import Decision
 from abridged.domain.pruning import PrunePlan
 from abridged.domain.replies import hidden_blocks
 from abridged.domain.session import Session
@@ -951,13 +952,11 @@ class Sessions(Application[UUID]):
         trigger: Trigger = "requested" if requested else "threshold"
         try:
             decision = planner.decide(session, trigger, extra_tokens)
-        except ContextOverflowError:
-            if not deferred:
-                raise
-            # Nothing to cut, or no tail that fits with its outputs whole: the prune first.
+        except ContextOverflowError as error:
+            decision, pruned = self._decide_to_fit(
+                session, trigger, plan if deferred else None, extra_tokens, emit, error
+            )
             deferred = False
-            pruned = self._prune(session, plan, extra_tokens, emit)
-            decision = planner.decide(session, trigger, extra_tokens)
         report = None
         suppressed = None
         if decision is not None:
@@ -1014,6 +1013,30 @@ class Sessions(Application[UUID]):
             notices=tuple(notes),
             breakdown=breakdown_of(session, extra_tokens),
         )
+
+    def _decide_to_fit(
+        self,
+        session: Session,
+        trigger: Trigger,
+        deferred: PrunePlan | None,
+        extra_tokens: int,
+        emit: Callable[[Notice], None],
+        overflow: ContextOverflowError,
+    ) -> tuple[Decision | None, int]:
+        """The decision when no tail fits as the session stands (`overflow`): with the prune
+        put off for the compaction run first (nothing to cut, or no tail that fits with its
+        outputs whole), then, as the last resort, every output before the last exchange shown
+        by name (`planner.plan_fit`). Raises `overflow`'s kind when even that does not fit;
+        what was recorded is then not saved. Returns the decision and the outputs pruned."""
+        pruned = self._prune(session, deferred, extra_tokens, emit)
+        if deferred is not None:
+            with suppress(ContextOverflowError):
+                return planner.decide(session, trigger, extra_tokens), pruned
+        fit = planner.plan_fit(session)
+        if fit is None:
+            raise overflow
+        pruned += self._prune(session, fit, extra_tokens, emit)
+        return planner.decide(session, trigger, extra_tokens), pruned
 
     def _prune(
         self,

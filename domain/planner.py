@@ -27,6 +27,7 @@ from abridged.domain.pruning import (
     plan_pruning,
     plan_reasoning,
 )
+from abridged.domain.pruning import plan_fit as pruning_plan_fit
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD
 from abridged.domain.truncation import shown
@@ -374,6 +375,11 @@ def plan_prune_with_compaction(view: PlannerView) -> PrunePlan | None:
     return plan_pruning(
         view.entries, view.prune_boundary, limits, past_threshold=True, with_compaction=True
     )
+
+
+def plan_fit(view: PlannerView) -> PrunePlan | None:
+    """The prune of last resort, for a request that fits no other way (`pruning.plan_fit`)."""
+    return pruning_plan_fit(view.entries, view.prune_boundary, view.limits)
 
 
 def plan_downgrades(view: PlannerView) -> tuple[DowngradedThinking, ...]:

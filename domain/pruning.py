@@ -182,6 +182,8 @@ PAST_THRESHOLD = "past the compaction threshold"
 WITH_COMPACTION = "with a compaction"
 """The reason of a prune made in the same preparation as a compaction: the cached prefix
 moves once for both."""
+TO_FIT = "to fit: every output before the last exchange shown by name"
+"""The reason of the last resort when no request fits otherwise (`plan_fit`)."""
 
 
 @attrs.frozen
@@ -263,6 +265,49 @@ def plan_pruning(
     else:
         return None
     return PrunePlan(new_boundary, tuple(outputs), reason)
+
+
+def plan_fit(entries: Sequence[EntryView], boundary: int, limits: Limits) -> PrunePlan | None:
+    """The last resort when no request fits: every tool output before the last exchange,
+    those pruned already included, shown by its tool's name and size only, whatever it saves
+    and whatever the protected window; outputs whose tool's policy is `keep` stay. `None`
+    when that would change nothing.
+
+    A long tool loop can leave no place to cut (a loop led by thinking must keep its first
+    message), and with the facts ledger and the summaries beside it, even its pruned outputs
+    may not fit a small window: sending the loop with its older outputs by name is better
+    than sending nothing."""
+    settings = limits.settings
+    last_exchange = len(entries) - 2
+    outputs: list[PrunedOutput] = []
+    for k in range(1, last_exchange):
+        entry = entries[k]
+        if entry.message.role is Role.ASSISTANT:
+            continue
+        names = {u.id: u.name for u in entries[k - 1].message.tool_uses}
+        for index, block in enumerate(entry.message.content):
+            if not isinstance(block, ToolResultBlock):
+                continue
+            name = names.get(block.tool_use_id, "a tool")
+            before = entry.block_tokens[index]
+            if settings.tool_policy(name) == "keep" or before <= NAME_ONLY_TOKENS:
+                continue
+            text = name_only(name, before - TOOL_OVERHEAD, block.is_error)
+            outputs.append(
+                PrunedOutput(
+                    entry.position,
+                    index,
+                    block.tool_use_id,
+                    name,
+                    "prune",
+                    text,
+                    before,
+                    NAME_ONLY_TOKENS,
+                )
+            )
+    if not outputs:
+        return None
+    return PrunePlan(max(boundary, entries[last_exchange].position), tuple(outputs), TO_FIT)
 
 
 def plan_reasoning(entries: Sequence[EntryView], limits: Limits) -> tuple[DowngradedThinking, ...]:

@@ -197,8 +197,8 @@ class Session(SessionState, Aggregate):
 
     def prune(self, plan: PrunePlan, outputs: tuple[PrunedOutput, ...]) -> None:
         """Moves the prune boundary forward; `outputs` carry the exact shown token counts."""
-        if plan.boundary <= self.prune_boundary:
-            raise ValueError("the prune boundary only moves forward")
+        if plan.boundary < self.prune_boundary:
+            raise ValueError("the prune boundary never moves back")
         saved = sum(o.tokens_before - o.tokens_after for o in outputs)
         self.trigger_event(
             self.ToolsPruned,

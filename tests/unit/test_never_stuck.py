@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import base64
 import json
+from typing import Any
+from uuid import UUID
 
 import pytest
 
 from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.adapters.token_counters import TiktokenCounter
 from abridged.application.audit import facts
+from abridged.application.auditing import audit_session
 from abridged.application.service import Sessions
 from abridged.domain.errors import ContextOverflowError, ContextTooSmallError
 from abridged.domain.messages import (
@@ -237,3 +240,76 @@ def test_a_huge_server_tool_result_is_cut_in_place_with_its_call_and_secrets_kep
     assert "characters truncated" in shown_page
     stored = app.session(session_id).entries[1].message.content[1]
     assert stored == result
+
+
+def test_a_long_tool_loop_led_by_thinking_is_sent_with_its_older_outputs_by_name() -> None:
+    """A tool loop led by thinking cannot be cut inside (its first message must stay), and
+    its outputs, pruned to head and tail, can still outgrow a small window. The older outputs
+    are then shown by name only, recorded and audited, instead of sending nothing."""
+    app = real_app()
+    session_id = small_session(app)
+    body = write_loop(app, session_id, 30)[-1]
+
+    # The whole loop is sent, its first message with its thinking.
+    assert body["messages"][1]["content"][0]["type"] == "thinking"
+    assert sum(1 for m in body["messages"] if m["role"] == "assistant") == 30
+    last = body["messages"][-1]["content"][0]
+    assert last["type"] == "tool_result"
+    assert str(last["content"]).startswith("wrote line 0 of h29.py")
+    fits = [
+        e
+        for e in app.history(session_id)
+        if isinstance(e, Session.ToolsPruned) and e.reason.startswith("to fit")
+    ]
+    assert fits
+    assert all(o.text.startswith("[output of write_file pruned") for o in fits[-1].outputs)
+    assert audit_session(app, session_id).ok
+
+
+def write_loop(app: Sessions, session_id: UUID, steps: int) -> list[dict[str, Any]]:
+    """A prompt, then `steps` tool calls led by one thinking block, each with a small output
+    (head and tail are the whole of it); the request prepared after each result."""
+    app.append_message(session_id, Message.user("Write the handlers, one file each."))
+    bodies = []
+    for i in range(steps):
+        head = [ThinkingBlock("Planning the files.", "sig-loop")] if i == 0 else []
+        app.prepare_request(session_id)
+        app.record_reply(
+            session_id,
+            Message.assistant(
+                *head, ToolUseBlock(f"toolu_{i:03d}", "write_file", {"path": f"h{i}.py"})
+            ),
+        )
+        output = "\n".join(f"wrote line {k} of h{i}.py" for k in range(12))
+        app.append_message(session_id, Message.user(ToolResultBlock(f"toolu_{i:03d}", output)))
+        bodies.append(check_request(app.prepare_request(session_id), COUNTER))
+    return bodies
+
+
+def small_session(app: Sessions, **settings: Any) -> UUID:
+    return app.start_session(
+        model="claude-sonnet-4-5",
+        context_window=4_000,
+        max_output_tokens=1_000,
+        system="You are a coding agent.",
+        tools=TOOLS,
+        settings=CompactionSettings(**settings),
+    )
+
+
+def test_without_the_last_resort_the_same_loop_is_not_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The control: the loop overflows when the older outputs stay as they are."""
+    monkeypatch.setattr("abridged.domain.planner.plan_fit", lambda view: None)
+    app = real_app()
+    with pytest.raises(ContextOverflowError):
+        write_loop(app, small_session(app), 30)
+
+
+def test_the_last_resort_leaves_the_outputs_of_a_tool_to_keep() -> None:
+    app = real_app()
+    session_id = small_session(app, tool_policies={"write_file": "keep"})
+    with pytest.raises(ContextOverflowError):
+        write_loop(app, session_id, 30)
+    assert not any(isinstance(e, Session.ToolsPruned) for e in app.history(session_id))
