@@ -18,12 +18,14 @@ another process can make a command run again).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 from uuid import UUID
 
 __all__ = ["CommandLocks", "CompactionLocks", "HeldLock", "ProcessLocks"]
+
+L = TypeVar("L", threading.Lock, threading.RLock)
 
 
 class HeldLock(Protocol):
@@ -56,65 +58,69 @@ class _Held:
         self._locks.forget(self._session_id, lock)
 
 
-class ProcessLocks:
-    """A lock per session for the threads of this process; a session's lock is dropped when
-    nobody holds or waits for it, so the table stays as small as the compactions running."""
+class _LockTable(Generic[L]):
+    """A lock per session, made when a first user comes and dropped when the last one leaves,
+    so the table stays as small as what runs or waits."""
+
+    def __init__(self, make: Callable[[], L]) -> None:
+        self._make: Callable[[], L] = make
+        self._guard = threading.Lock()
+        self._locks: dict[UUID, tuple[L, int]] = {}
+
+    def _join(self, session_id: UUID) -> L:
+        """The session's lock, counting one more user of it (who then waits for it)."""
+        with self._guard:
+            lock, users = self._locks.get(session_id) or (self._make(), 0)
+            self._locks[session_id] = (lock, users + 1)
+        return lock
+
+    def _leave(self, session_id: UUID) -> None:
+        """One user fewer: the last one removes the session's lock from the table."""
+        with self._guard:
+            lock, users = self._locks[session_id]
+            if users == 1:
+                del self._locks[session_id]
+            else:
+                self._locks[session_id] = (lock, users - 1)
+
+    def __len__(self) -> int:
+        """How many sessions have a lock held or waited for."""
+        return len(self._locks)
+
+
+class ProcessLocks(_LockTable[threading.Lock]):
+    """A compaction lock per session for the threads of this process."""
 
     def __init__(self) -> None:
-        self._guard = threading.Lock()
-        self._locks: dict[UUID, tuple[threading.Lock, int]] = {}
+        super().__init__(threading.Lock)
 
     def acquire(self, session_id: UUID) -> HeldLock:
         """Waits for the session's lock and holds it."""
-        with self._guard:
-            lock, users = self._locks.get(session_id, (threading.Lock(), 0))
-            self._locks[session_id] = (lock, users + 1)
+        lock = self._join(session_id)
         lock.acquire()
         return _Held(self, session_id, lock)
 
     def forget(self, session_id: UUID, lock: threading.Lock) -> None:
         """Releases `lock` (the session's); the last user removes it from the table."""
-        with self._guard:
-            _, users = self._locks[session_id]
-            if users == 1:
-                del self._locks[session_id]
-            else:
-                self._locks[session_id] = (lock, users - 1)
+        self._leave(session_id)
         lock.release()
 
-    def __len__(self) -> int:
-        """How many sessions have a compaction running or waiting."""
-        return len(self._locks)
 
-
-class CommandLocks:
+class CommandLocks(_LockTable[threading.RLock]):
     """A re-entrant lock per session for the commands of this process: a command holds it
     from the session's load to its save, so two threads' commands on one session run one after
     the other instead of losing a race and running again. A command run inside another on
-    the same thread (a nested command) passes. A session's lock is dropped when nobody holds
-    or waits for it."""
+    the same thread (a nested command) passes."""
 
     def __init__(self) -> None:
-        self._guard = threading.Lock()
-        self._locks: dict[UUID, tuple[threading.RLock, int]] = {}
+        super().__init__(threading.RLock)
 
     @contextmanager
     def held(self, session_id: UUID) -> Iterator[None]:
         """Holds the session's command lock for the block."""
-        with self._guard:
-            lock, users = self._locks.get(session_id, (threading.RLock(), 0))
-            self._locks[session_id] = (lock, users + 1)
+        lock = self._join(session_id)
         try:
             with lock:
                 yield
         finally:
-            with self._guard:
-                _, users = self._locks[session_id]
-                if users == 1:
-                    del self._locks[session_id]
-                else:
-                    self._locks[session_id] = (lock, users - 1)
-
-    def __len__(self) -> int:
-        """How many sessions have a command running or waiting."""
-        return len(self._locks)
+            self._leave(session_id)

@@ -144,6 +144,7 @@ def test_threads_running_commands_on_one_session_lose_nothing(tmp_path: Path) ->
         thread.join()
 
     assert errors == []
+    assert len(app.command_locks) == 0  # nothing left locked
     for session_id in session_ids:
         history = app.history(session_id)
         versions = [e.originator_version for e in history]
