@@ -542,12 +542,26 @@ class LedgerTableAsDict(Transcoding):
         return LedgerTable(data["kinds"], data["texts"], data["firsts"], data["lasts"])
 
 
-INT32 = (-(2**31), 2**31 - 1)
+TYPECODES = (
+    ("B", 0, 2**8 - 1),
+    ("b", -(2**7), 2**7 - 1),
+    ("H", 0, 2**16 - 1),
+    ("h", -(2**15), 2**15 - 1),
+    ("I", 0, 2**32 - 1),
+    ("i", -(2**31), 2**31 - 1),
+    ("Q", 0, 2**64 - 1),
+    ("q", -(2**63), 2**63 - 1),
+)
+"""The `array` typecodes a column may be packed with, smallest first, and their ranges: 1, 2,
+4 and 8 bytes (C's `int` is 4 bytes on every platform CPython runs on; `array` checks the
+length of what it reads back)."""
 
 
 def pack_ints(values: Sequence[int]) -> str:
-    """`values` as text: `r<first>,<count>` for a run of consecutive integers, else a
-    typecode (`i`: 32-bit, `q`: 64-bit) and the little-endian integers in base64."""
+    """`values` as text: `r<first>,<count>` for a run of consecutive integers, else the
+    typecode of the smallest integers that hold them all (`TYPECODES`) and the little-endian
+    integers in base64. Block counts and token counts mostly take two bytes each, running
+    sums four."""
     if not values:
         return "r0,0"
     first = values[0]
@@ -555,7 +569,8 @@ def pack_ints(values: Sequence[int]) -> str:
         range(first, first + len(values))
     ):
         return f"r{first},{len(values)}"
-    code = "i" if INT32[0] <= min(values) and max(values) <= INT32[1] else "q"
+    low, high = min(values), max(values)
+    code = next(c for c, least, most in TYPECODES if least <= low and high <= most)
     packed = array.array(code, values)
     if sys.byteorder == "big":  # pragma: no cover
         packed.byteswap()

@@ -30,3 +30,14 @@ def test_small_integers_take_four_bytes_and_large_ones_eight() -> None:
     assert pack_ints(large).startswith("q")
     assert len(pack_ints(large)) > 1.9 * len(pack_ints(small))
     assert unpack_ints(pack_ints(large)) == large
+
+
+def test_counts_take_the_fewest_bytes_that_hold_them() -> None:
+    lengths = [1, 3, 2, 250] * 50  # blocks per message
+    counts = [40, 3_000, 65_535, 7] * 50  # tokens per block
+    sums = [0, 70_000, 140_000, 2**31 + 5] * 50
+    assert [pack_ints(v)[0] for v in (lengths, counts, sums)] == ["B", "H", "I"]
+    assert [pack_ints([-1, 100] * 50)[0], pack_ints([-1, 300] * 50)[0]] == ["b", "h"]
+    assert len(pack_ints(counts)) < 0.6 * len(pack_ints([*counts[:-1], 2**20]))
+    for values in (lengths, counts, sums):
+        assert unpack_ints(pack_ints(values)) == values
