@@ -400,8 +400,12 @@ class _Auditor:
             except ContextOverflowError:
                 pass
             else:
-                self.found(event, False, "a request fitted without it")
-                return
+                if extra is not None:
+                    self.found(event, False, "a request fitted without it")
+                    return
+                # No decision recorded the request's per-turn content, which may be what
+                # made it overflow.
+                assumed = " (assuming per-turn content made the request overflow)"
         elif self.compacted is not None:
             # A compaction of this preparation moved the cached prefix: the retained tail's
             # outputs are pruned with it.

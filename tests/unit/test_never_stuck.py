@@ -313,3 +313,28 @@ def test_the_last_resort_leaves_the_outputs_of_a_tool_to_keep() -> None:
     with pytest.raises(ContextOverflowError):
         write_loop(app, session_id, 30)
     assert not any(isinstance(e, Session.ToolsPruned) for e in app.history(session_id))
+
+
+class OpenFiles:
+    """Per-turn content: what the host sends with every request, never stored."""
+
+    def content(self, session_id: UUID) -> str:
+        return "Open files:\n" + "\n".join(f"src/module_{k}.py (modified)" for k in range(60))
+
+
+def test_the_last_resort_with_per_turn_content_is_sent_and_audits_clean() -> None:
+    app = Sessions(
+        counter=COUNTER,
+        summarizer=ExtractiveSummarizer(COUNTER),
+        env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+        context_provider=OpenFiles(),
+    )
+    session_id = small_session(app)
+    body = write_loop(app, session_id, 24)[-1]
+
+    assert "src/module_59.py" in str(body["messages"][-1])
+    assert any(
+        isinstance(e, Session.ToolsPruned) and e.reason.startswith("to fit")
+        for e in app.history(session_id)
+    )
+    assert audit_session(app, session_id).ok
