@@ -953,9 +953,10 @@ class Sessions(Application[UUID]):
         try:
             decision = planner.decide(session, trigger, extra_tokens)
         except ContextOverflowError as error:
-            decision, pruned = self._decide_to_fit(
+            decision, more = self._decide_to_fit(
                 session, trigger, plan if deferred else None, extra_tokens, emit, error
             )
+            pruned += more
             deferred = False
         report = None
         suppressed = None

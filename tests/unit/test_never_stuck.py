@@ -248,7 +248,8 @@ def test_a_long_tool_loop_led_by_thinking_is_sent_with_its_older_outputs_by_name
     are then shown by name only, recorded and audited, instead of sending nothing."""
     app = real_app()
     session_id = small_session(app)
-    body = write_loop(app, session_id, 30)[-1]
+    bodies = write_loop(app, session_id, 30)
+    body = bodies[-1]
 
     # The whole loop is sent, its first message with its thinking.
     assert body["messages"][1]["content"][0]["type"] == "thinking"
@@ -263,12 +264,18 @@ def test_a_long_tool_loop_led_by_thinking_is_sent_with_its_older_outputs_by_name
     ]
     assert fits
     assert all(o.text.startswith("[output of write_file pruned") for o in fits[-1].outputs)
+    # Every output pruned is counted by the preparation that pruned it.
+    pruned = [e for e in app.history(session_id) if isinstance(e, Session.ToolsPruned)]
+    assert sum(b["pruned_outputs"] for b in bodies) == sum(len(e.outputs) for e in pruned)
     assert audit_session(app, session_id).ok
 
 
-def write_loop(app: Sessions, session_id: UUID, steps: int) -> list[dict[str, Any]]:
+def write_loop(
+    app: Sessions, session_id: UUID, steps: int, lines: int = 12
+) -> list[dict[str, Any]]:
     """A prompt, then `steps` tool calls led by one thinking block, each with a small output
-    (head and tail are the whole of it); the request prepared after each result."""
+    (head and tail are the whole of it); the request prepared after each result, checked,
+    each also saying how many outputs its preparation pruned (`pruned_outputs`)."""
     app.append_message(session_id, Message.user("Write the handlers, one file each."))
     bodies = []
     for i in range(steps):
@@ -280,9 +287,12 @@ def write_loop(app: Sessions, session_id: UUID, steps: int) -> list[dict[str, An
                 *head, ToolUseBlock(f"toolu_{i:03d}", "write_file", {"path": f"h{i}.py"})
             ),
         )
-        output = "\n".join(f"wrote line {k} of h{i}.py" for k in range(12))
+        output = "\n".join(f"wrote line {k} of h{i}.py" for k in range(lines))
         app.append_message(session_id, Message.user(ToolResultBlock(f"toolu_{i:03d}", output)))
-        bodies.append(check_request(app.prepare_request(session_id), COUNTER))
+        prepared = app.prepare_request(session_id)
+        bodies.append(
+            {**check_request(prepared, COUNTER), "pruned_outputs": prepared.pruned_outputs}
+        )
     return bodies
 
 
@@ -337,4 +347,19 @@ def test_the_last_resort_with_per_turn_content_is_sent_and_audits_clean() -> Non
         isinstance(e, Session.ToolsPruned) and e.reason.startswith("to fit")
         for e in app.history(session_id)
     )
+    assert audit_session(app, session_id).ok
+
+
+def test_a_preparation_counts_the_outputs_of_its_prune_and_of_the_last_resort() -> None:
+    """With `keep_none` a prune runs before the decision; when the request still overflows,
+    the last resort follows in the same preparation, and both are counted."""
+    app = real_app()
+    session_id = small_session(app, tool_output_mode="keep_none")
+    bodies = write_loop(app, session_id, 30, lines=60)
+
+    history = app.history(session_id)
+    pruned = [e for e in history if isinstance(e, Session.ToolsPruned)]
+    assert any(e.reason.startswith("to fit") for e in pruned)
+    assert any(e.reason.startswith("keep_none") for e in pruned)
+    assert sum(b["pruned_outputs"] for b in bodies) == sum(len(e.outputs) for e in pruned)
     assert audit_session(app, session_id).ok
