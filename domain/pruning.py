@@ -8,7 +8,7 @@ byte-stable for prompt caching between moves.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 import attrs
@@ -200,6 +200,23 @@ class PrunePlan:
     move is due whatever it saves: past the threshold, or `keep_none`)."""
 
 
+def tool_results(
+    entries: Sequence[EntryView], start: int, stop: int, *, replaced: bool = False
+) -> Iterator[tuple[EntryView, int, ToolResultBlock, str]]:
+    """The tool results in `entries[start:stop]` (`start` ≥ 1), each with its entry, its block
+    index and the name of the tool it answers (from the assistant message just before it);
+    those already shown otherwise only with `replaced`."""
+    for k in range(start, stop):
+        entry = entries[k]
+        if entry.message.role is Role.ASSISTANT:
+            continue
+        names = {u.id: u.name for u in entries[k - 1].message.tool_uses}
+        skipped = frozenset() if replaced else entry.replaced_blocks
+        for index, block in enumerate(entry.message.content):
+            if isinstance(block, ToolResultBlock) and index not in skipped:
+                yield entry, index, block, names.get(block.tool_use_id, "a tool")
+
+
 def plan_pruning(
     entries: Sequence[EntryView],
     boundary: int,
@@ -231,26 +248,18 @@ def plan_pruning(
     # Outputs before the boundary are pruned already: start there. A result answers the
     # assistant message just before it, so that message names the tools.
     start = max(1, boundary - entries[0].position)
-    for k in range(start, protect_index):
-        entry = entries[k]
-        if entry.message.role is Role.ASSISTANT:
+    for entry, index, block, name in tool_results(entries, start, protect_index):
+        before = entry.block_tokens[index]
+        shown_pruned = pruned_output(settings, name, block, before)
+        if shown_pruned is None:
             continue
-        names = {u.id: u.name for u in entries[k - 1].message.tool_uses}
-        for index, block in enumerate(entry.message.content):
-            if not isinstance(block, ToolResultBlock) or index in entry.replaced_blocks:
-                continue
-            name = names.get(block.tool_use_id, "a tool")
-            before = entry.block_tokens[index]
-            shown_pruned = pruned_output(settings, name, block, before)
-            if shown_pruned is None:
-                continue
-            policy, text, after = shown_pruned
-            saving += before - after
-            outputs.append(
-                PrunedOutput(
-                    entry.position, index, block.tool_use_id, name, policy, text, before, after
-                )
+        policy, text, after = shown_pruned
+        saving += before - after
+        outputs.append(
+            PrunedOutput(
+                entry.position, index, block.tool_use_id, name, policy, text, before, after
             )
+        )
     if not outputs:
         return None
     if mode == "keep_none":
@@ -280,31 +289,23 @@ def plan_fit(entries: Sequence[EntryView], boundary: int, limits: Limits) -> Pru
     settings = limits.settings
     last_exchange = len(entries) - 2
     outputs: list[PrunedOutput] = []
-    for k in range(1, last_exchange):
-        entry = entries[k]
-        if entry.message.role is Role.ASSISTANT:
+    for entry, index, block, name in tool_results(entries, 1, last_exchange, replaced=True):
+        before = entry.block_tokens[index]
+        if settings.tool_policy(name) == "keep" or before <= NAME_ONLY_TOKENS:
             continue
-        names = {u.id: u.name for u in entries[k - 1].message.tool_uses}
-        for index, block in enumerate(entry.message.content):
-            if not isinstance(block, ToolResultBlock):
-                continue
-            name = names.get(block.tool_use_id, "a tool")
-            before = entry.block_tokens[index]
-            if settings.tool_policy(name) == "keep" or before <= NAME_ONLY_TOKENS:
-                continue
-            text = name_only(name, before - TOOL_OVERHEAD, block.is_error)
-            outputs.append(
-                PrunedOutput(
-                    entry.position,
-                    index,
-                    block.tool_use_id,
-                    name,
-                    "prune",
-                    text,
-                    before,
-                    NAME_ONLY_TOKENS,
-                )
+        text = name_only(name, before - TOOL_OVERHEAD, block.is_error)
+        outputs.append(
+            PrunedOutput(
+                entry.position,
+                index,
+                block.tool_use_id,
+                name,
+                "prune",
+                text,
+                before,
+                NAME_ONLY_TOKENS,
             )
+        )
     if not outputs:
         return None
     return PrunePlan(max(boundary, entries[last_exchange].position), tuple(outputs), TO_FIT)
