@@ -1,0 +1,223 @@
+"""What each model family does that changes how a request may be built.
+
+The window table (`abridged.domain.settings.MODEL_WINDOWS`) says how large a request may be;
+this table says what a request may contain and what the API checks in it: whether a thinking
+block is bound to the prefix it was produced under (*preserved thinking*), which models read
+which models' thinking, whether `role: "system"` messages and tool changes may appear inside
+`messages`, whether the API compacts on its own, and the shortest prefix worth a cache
+breakpoint. A model missing from the table gets the strictest row (`STRICTEST`): a future
+model is assumed to check every thinking block's prefix and to accept nothing it has not
+been shown to accept.
+
+Sources (re-read them when a row matters; they change): build-with-claude/preserved-thinking
+and its prefix-checks page, build-with-claude/mid-conversation-system-messages,
+build-with-claude/compaction and build-with-claude/prompt-caching on platform.claude.com.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from abridged.domain.errors import InvalidSettingsError
+
+
+@attrs.frozen
+class ModelCapabilities:
+    """One model family's row: what requests to it may hold and what the API checks."""
+
+    prefix_bound_thinking: bool
+    """A thinking block sent back passes only while everything before it (system, tools,
+    earlier messages and blocks) is exactly what it was when the block was produced."""
+    reads_thinking_of: tuple[str, ...] = ()
+    """Model-name prefixes, besides its own family, whose thinking blocks this model reads;
+    the API drops an unreadable block without an error."""
+    portable_thinking: bool = False
+    """Its thinking blocks are read by every model (not bound to the producing model)."""
+    system_messages: bool = False
+    """`{"role": "system"}` messages may appear inside `messages` (after a user turn)."""
+    tool_changes: bool = False
+    """Tools may be added or removed mid-conversation without editing the top-level `tools`."""
+    native_compaction: bool = False
+    """The API compacts on its own (`compact_20260112`, on-demand `compaction` blocks)."""
+    min_cacheable_tokens: int = 4_096
+    """The shortest prefix the API caches; a breakpoint on a shorter one is wasted."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ModelCapabilities:
+        """A row from JSON-like data (a host's table, a stored event); a wrong field or type
+        raises `InvalidSettingsError` naming it."""
+        fields = {f.name: f for f in attrs.fields(cls)}
+        unknown = set(data) - set(fields)
+        if unknown:
+            raise InvalidSettingsError(
+                f"unknown model capabilities: {', '.join(sorted(unknown))}; "
+                f"known: {', '.join(fields)}"
+            )
+        values = dict(data)
+        for name, value in values.items():
+            if name == "reads_thinking_of":
+                if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                    raise InvalidSettingsError(
+                        f"reads_thinking_of must be a list of model-name prefixes, got {value!r}"
+                    )
+                values[name] = tuple(value)
+            elif name == "min_cacheable_tokens":
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise InvalidSettingsError(
+                        f"min_cacheable_tokens must be a whole number >= 0, got {value!r}"
+                    )
+            elif not isinstance(value, bool):
+                raise InvalidSettingsError(f"{name} must be true or false, got {value!r}")
+        return cls(**values)
+
+    def reads(self, model: str, producer: str | None) -> bool:
+        """Whether `model` (this row's) reads a thinking block that `producer` wrote; a block
+        of unknown origin is taken as the session's own model's."""
+        if producer is None or _family(producer) == _family(model):
+            return True
+        if capabilities_for(producer).portable_thinking:
+            return True
+        return any(producer.startswith(prefix) for prefix in self.reads_thinking_of)
+
+
+STRICTEST = ModelCapabilities(prefix_bound_thinking=True)
+"""The row of a model the table does not know."""
+
+_LEGACY = ModelCapabilities(prefix_bound_thinking=False, min_cacheable_tokens=1_024)
+_LEGACY_HAIKU = ModelCapabilities(prefix_bound_thinking=False, min_cacheable_tokens=2_048)
+_SYSTEM_MESSAGES = {"system_messages": True, "tool_changes": True, "native_compaction": True}
+
+MODEL_CAPABILITIES: tuple[tuple[str, ModelCapabilities], ...] = (
+    # Preserved thinking: every thinking block is bound to its prefix.
+    (
+        "claude-fable-5",
+        ModelCapabilities(
+            prefix_bound_thinking=True,
+            reads_thinking_of=("claude-opus-5",),
+            min_cacheable_tokens=512,
+            **_SYSTEM_MESSAGES,
+        ),
+    ),
+    (
+        "claude-mythos-5",
+        ModelCapabilities(prefix_bound_thinking=True, min_cacheable_tokens=512, **_SYSTEM_MESSAGES),
+    ),
+    (
+        "claude-opus-5-5",
+        ModelCapabilities(
+            prefix_bound_thinking=True, min_cacheable_tokens=1_024, **_SYSTEM_MESSAGES
+        ),
+    ),
+    (
+        "claude-sonnet-5-5",
+        ModelCapabilities(
+            prefix_bound_thinking=True, min_cacheable_tokens=1_024, **_SYSTEM_MESSAGES
+        ),
+    ),
+    (
+        "claude-haiku-5-5",
+        ModelCapabilities(
+            prefix_bound_thinking=True,
+            portable_thinking=True,
+            min_cacheable_tokens=4_096,
+            **_SYSTEM_MESSAGES,
+        ),
+    ),
+    # System messages in `messages` (Opus 4.8 on), thinking not bound to its prefix.
+    (
+        "claude-opus-5",
+        ModelCapabilities(
+            prefix_bound_thinking=False, min_cacheable_tokens=1_024, **_SYSTEM_MESSAGES
+        ),
+    ),
+    (
+        "claude-sonnet-5",
+        ModelCapabilities(
+            prefix_bound_thinking=False, min_cacheable_tokens=1_024, **_SYSTEM_MESSAGES
+        ),
+    ),
+    (
+        "claude-haiku-5",
+        ModelCapabilities(
+            prefix_bound_thinking=False, min_cacheable_tokens=4_096, **_SYSTEM_MESSAGES
+        ),
+    ),
+    (
+        "claude-opus-4-8",
+        ModelCapabilities(
+            prefix_bound_thinking=False, min_cacheable_tokens=1_024, **_SYSTEM_MESSAGES
+        ),
+    ),
+    # Earlier models: the top-level system prompt only.
+    (
+        "claude-opus-4-7",
+        ModelCapabilities(
+            prefix_bound_thinking=False, native_compaction=True, min_cacheable_tokens=2_048
+        ),
+    ),
+    (
+        "claude-opus-4-6",
+        ModelCapabilities(
+            prefix_bound_thinking=False, native_compaction=True, min_cacheable_tokens=4_096
+        ),
+    ),
+    (
+        "claude-sonnet-4-6",
+        ModelCapabilities(
+            prefix_bound_thinking=False, native_compaction=True, min_cacheable_tokens=1_024
+        ),
+    ),
+    ("claude-opus-4-5", ModelCapabilities(prefix_bound_thinking=False)),
+    ("claude-haiku-4-5", ModelCapabilities(prefix_bound_thinking=False)),
+    ("claude-sonnet-4-5", _LEGACY),
+    ("claude-opus-4", _LEGACY),
+    ("claude-sonnet-4", _LEGACY),
+    ("claude-3-7-sonnet", _LEGACY),
+    ("claude-3-5-sonnet", _LEGACY),
+    ("claude-3-opus", _LEGACY),
+    ("claude-3-5-haiku", _LEGACY_HAIKU),
+    ("claude-3-haiku", _LEGACY_HAIKU),
+)
+"""Capabilities by model-name prefix; the longest matching prefix wins, and an unknown model
+gets `STRICTEST`. A host adds or overrides rows with `Sessions(model_capabilities=...)`."""
+
+
+def _family(model: str) -> str:
+    matches = [prefix for prefix, _ in MODEL_CAPABILITIES if model.startswith(prefix)]
+    return max(matches, key=len) if matches else model
+
+
+def check_model_capabilities(
+    table: Mapping[str, ModelCapabilities | Mapping[str, Any]],
+) -> dict[str, ModelCapabilities]:
+    """A host's rows, checked: a row is a `ModelCapabilities` or a mapping of its fields
+    (fields left out take the strictest value)."""
+    rows: dict[str, ModelCapabilities] = {}
+    for name, row in table.items():
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidSettingsError(f"a model capabilities row needs a model name, got {name!r}")
+        if isinstance(row, ModelCapabilities):
+            rows[name] = row
+        elif isinstance(row, Mapping):
+            rows[name] = ModelCapabilities.from_dict({**STRICTEST.to_dict(), **row})
+        else:
+            raise InvalidSettingsError(
+                f"the capabilities of {name!r} must be ModelCapabilities or a mapping, got {row!r}"
+            )
+    return rows
+
+
+def capabilities_for(
+    model: str, table: Mapping[str, ModelCapabilities] | None = None
+) -> ModelCapabilities:
+    """The row of `model`: the longest prefix of it among the host's `table` and the built-in
+    one (the host's row wins a tie), else `STRICTEST`."""
+    rows = {**dict(MODEL_CAPABILITIES), **(table or {})}
+    matches = [prefix for prefix in rows if model.startswith(prefix)]
+    return rows[max(matches, key=len)] if matches else STRICTEST
