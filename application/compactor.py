@@ -111,11 +111,17 @@ class Compactor:
             return
         counted = tuple(_counted_downgrade(b, self.app.counter.count) for b in blocks)
         policy = session.settings.reasoning_policy
-        session.downgrade_reasoning(
-            counted,
-            f"older than the last {max(1, session.settings.reasoning_keep_turns)} turn(s); "
-            f"policy {policy}",
-        )
+        if planner.bound(session):
+            reason = (
+                f"their prefix changed (revision {session.prefix_revision}): the model binds "
+                f"thinking to what came before it; policy {policy}"
+            )
+        else:
+            reason = (
+                f"older than the last {max(1, session.settings.reasoning_keep_turns)} turn(s); "
+                f"policy {policy}"
+            )
+        session.downgrade_reasoning(counted, reason)
 
     def _summarizer_latency(self, started: float, outcome: str) -> None:
         self.app.metrics.record(

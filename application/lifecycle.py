@@ -83,9 +83,19 @@ def reconfigure(
                 context_window_for(name, window, app.model_windows),
                 session.reserved_output if max_output_tokens is None else max_output_tokens,
             )
+        revision = session.prefix_revision
         session.reconfigure(
-            system=counted_system, tools=counted_tools, model=new_model, settings=settings
+            system=counted_system,
+            tools=counted_tools,
+            model=new_model,
+            settings=settings,
+            thinking_bound=(
+                None if new_model is None else app.capabilities(new_model[0]).prefix_bound_thinking
+            ),
         )
+        if session.prefix_revision != revision and planner.bound(session):
+            # A new system prompt or tools change the prefix of every thinking block shown.
+            app.compactor.downgrade_reasoning(session, True)
         recorded = [type(e).__name__ for e in session.pending_events]
         if recorded:
             app.save(session)

@@ -84,6 +84,11 @@ from abridged.application.summaries import SummaryWriter
 from abridged.application.topics import register_legacy_topics
 from abridged.application.transcodings import register_transcodings
 from abridged.domain import planner
+from abridged.domain.capabilities import (
+    ModelCapabilities,
+    capabilities_for,
+    check_model_capabilities,
+)
 from abridged.domain.context import Context, SummaryChunk, build_context
 from abridged.domain.degradation import (
     check_room,
@@ -218,6 +223,7 @@ class Sessions(Application[UUID]):
         background: bool = True,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         summarizer_breaker: BreakerSettings | None = None,
+        model_capabilities: Mapping[str, ModelCapabilities | Mapping[str, Any]] | None = None,
     ) -> None:
         """`metrics` receives the service's counters (default: none are reported);
         `read_provider_error` turns a provider SDK's exception into a `ProviderError`, so
@@ -225,7 +231,10 @@ class Sessions(Application[UUID]):
         `erase_events` lets `delete_session(..., erase=True)` remove a session's rows from
         the store (`bootstrap` wires it for SQLite and PostgreSQL). `model_windows` adds to
         (or overrides) the table of context windows by model name, as does
-        `ABRIDGED_MODEL_WINDOWS="name=tokens,..."` in `env`.
+        `ABRIDGED_MODEL_WINDOWS="name=tokens,..."` in `env`. `model_capabilities` adds to
+        (or overrides) the table of what each model checks and accepts
+        (`abridged.domain.capabilities`: rows by model-name prefix, each a
+        `ModelCapabilities` or a mapping of some of its fields, the rest the strictest).
 
         `locks` keep one compaction at a time per session (by default among this process's
         threads; `bootstrap` adds PostgreSQL's advisory locks for a shared server). With
@@ -268,6 +277,12 @@ class Sessions(Application[UUID]):
             **parse_model_windows(self.env.get("ABRIDGED_MODEL_WINDOWS") or ""),
             **check_model_windows(dict(model_windows or {})),
         }
+        self.model_capabilities = check_model_capabilities(dict(model_capabilities or {}))
+
+    def capabilities(self, model: str) -> ModelCapabilities:
+        """What `model` checks and accepts: the host's rows, then the built-in table
+        (`abridged.domain.capabilities.capabilities_for`)."""
+        return capabilities_for(model, self.model_capabilities)
 
     def register_transcodings(self, transcoder: JSONTranscoder) -> None:
         super().register_transcodings(transcoder)
@@ -394,6 +409,7 @@ class Sessions(Application[UUID]):
             parent_id=parent_id,
             origin=origin,
             parent_summary=parent_summary,
+            thinking_bound=self.capabilities(model).prefix_bound_thinking,
         )
         management = self.chat_model.context_management if self.chat_model else None
         if management:

@@ -114,6 +114,11 @@ class Context:
     ledger: tuple[str, ...] = ()
     """The facts ledger's segments as they read, a text block each before the summary chunks
     (append-only between consolidations, so a cached prefix keeps them)."""
+    thinking_paused: bool = False
+    """The model binds thinking to its prefix, and the open tool loop's thinking had to
+    leave the view (the loop no longer fit without a compaction): the request goes with
+    thinking off until the next user prompt, as the API requires of a loop whose first
+    reply has no thinking."""
 
 
 class ContextView(Protocol):
@@ -225,6 +230,10 @@ def build_context(
         messages[-1] = Message(Role.USER, (*last.content, TextBlock(extra_text)))
     sent = tuple(messages) if edited else tuple(shown_messages)
     raw = raw_estimate(view) + extra_tokens
+    paused = False
+    if getattr(view, "thinking_bound", False) and getattr(view, "thinking_seen", False):
+        opener = loop_opener(sent)
+        paused = opener is not None and not opener.starts_with_thinking
     return Context(
         system=view.system,
         tools=tuple(view.tools),
@@ -238,4 +247,19 @@ def build_context(
         summary_messages=summary_messages,
         extra_blocks=1 if extra_text else 0,
         ledger=ledger,
+        thinking_paused=paused,
     )
+
+
+def loop_opener(messages: Sequence[Message]) -> Message | None:
+    """The assistant message that opens the active tool loop (the first reply after the last
+    plain user prompt), or `None` when the messages do not end in tool results."""
+    if not messages or not messages[-1].tool_results:
+        return None
+    opener = None
+    for message in reversed(messages):
+        if message.role is Role.ASSISTANT:
+            opener = message
+        elif not message.tool_results:
+            break
+    return opener

@@ -17,6 +17,7 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
+from abridged.domain.capabilities import capabilities_for
 from abridged.domain.context import Entry, SummaryChunk
 from abridged.domain.indexes import (
     recompute,
@@ -40,7 +41,7 @@ class Started(Aggregate.Created):
     continuing another names its parent, how it began, and the parent's summary it
     starts from."""
 
-    class_version = 3
+    class_version = 4
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -54,6 +55,12 @@ class Started(Aggregate.Created):
         state["parent_id"] = None
         state["origin"] = None
         state["parent_summary"] = None
+
+    @staticmethod
+    def upcast_v3_v4(state: dict[str, Any]) -> None:
+        """Sessions started before thinking could be bound to its prefix: the model's row of
+        the built-in table says whether it is."""
+        state["thinking_bound"] = capabilities_for(state["model"]).prefix_bound_thinking
 
     model: str
     context_window: int
@@ -70,17 +77,25 @@ class Started(Aggregate.Created):
     parent_id: UUID | None
     origin: SessionOrigin | None
     parent_summary: SummaryChunk | None
+    thinking_bound: bool
+    """Whether the model binds each thinking block to the prefix it was produced under
+    (`abridged.domain.capabilities`): requests then only append between compactions."""
 
 
 class MessageAppended(Aggregate.Event):
     """A message joined the history, counted once; a model reply carries its usage."""
 
-    class_version = 2
+    class_version = 3
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
         """Messages stored before their saving was recorded: a replay computes it."""
         state["saving"] = None
+
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, Any]) -> None:
+        """Messages stored before the prefix revision was recorded."""
+        state["prefix_revision"] = None
 
     message: Message
     tokens: int
@@ -92,6 +107,11 @@ class MessageAppended(Aggregate.Event):
     """The tokens a prune of the message's tool outputs would free (`indexes.saving_of`),
     under the settings it was appended with; recorded so that a replay need not scan the
     outputs for their salient lines again (`None`: computed on replay)."""
+    prefix_revision: int | None
+    """For a model reply, the session's `prefix_revision` when it was recorded: the view
+    before it (system, tools, summaries, ledger, every earlier message as shown) is named
+    exactly by this revision and the reply's position, so a thinking block in it is valid
+    while the revision has not moved (`None`: not a reply, or stored before it was recorded)."""
 
     def apply(self, session: Session) -> None:
         entry = Entry(
@@ -142,6 +162,7 @@ class CompactionCompleted(Aggregate.Event):
         session.generation = self.generation
         session.summaries = [*session.summaries[self.replaced_chunks :], self.summary]
         session.drop_before(self.retained_from)
+        session.prefix_revision += 1
         session.last_compaction_at = session.message_count
         made_progress = self.tokens_before - self.tokens_after >= session.limits.min_reduction
         session.stalled_estimate = None if made_progress else self.tokens_after
@@ -203,6 +224,7 @@ class LedgerUpdated(Aggregate.Event):
         return patched(held, self.changed, self.dropped)
 
     def apply(self, session: Session) -> None:
+        session.prefix_revision += 1
         session.ledger = self.after(session.ledger)
         if self.consolidated:
             session.ledger_segments = [self.text] if self.text else []
@@ -254,6 +276,7 @@ class SystemPromptChanged(Aggregate.Event):
     def apply(self, session: Session) -> None:
         session.system = self.system
         session.system_tokens = self.system_tokens
+        session.prefix_revision += 1
 
 
 class ToolsChanged(Aggregate.Event):
@@ -265,16 +288,27 @@ class ToolsChanged(Aggregate.Event):
     def apply(self, session: Session) -> None:
         session.tools = list(self.tools)
         session.tools_tokens = self.tools_tokens
+        session.prefix_revision += 1
 
 
 class ModelChanged(Aggregate.Event):
-    """The conversation moved to another model, with its window and output reservation."""
+    """The conversation moved to another model, with its window and output reservation, and
+    whether that model binds thinking blocks to their prefix."""
+
+    class_version = 2
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """Changes stored before thinking could be bound: the table's row for the model."""
+        state["thinking_bound"] = capabilities_for(state["model"]).prefix_bound_thinking
 
     model: str
     context_window: int
     reserved_output: int
+    thinking_bound: bool
 
     def apply(self, session: Session) -> None:
+        session.thinking_bound = self.thinking_bound
         session.model = self.model
         session.context_window = self.context_window
         session.reserved_output = self.reserved_output

@@ -217,6 +217,13 @@ class Message:
         return tuple(b for b in self.content if isinstance(b, ToolResultBlock))
 
     @property
+    def starts_with_thinking(self) -> bool:
+        """Whether the first block is a thinking or redacted_thinking block."""
+        return bool(self.content) and isinstance(
+            self.content[0], ThinkingBlock | RedactedThinkingBlock
+        )
+
+    @property
     def is_user_prompt(self) -> bool:
         """A user message that answers no tool call: it starts a new turn."""
         return self.role is Role.USER and not self.tool_results

@@ -17,7 +17,7 @@ import attrs
 
 from abridged.domain.context import ContextView, Entry, calibrated, raw_estimate
 from abridged.domain.errors import ContextOverflowError
-from abridged.domain.indexes import protected_index
+from abridged.domain.indexes import has_thinking, protected_index
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.pruning import (
     PAST_THRESHOLD,
@@ -115,6 +115,35 @@ class PlannerView(ContextView, Protocol):
     def compacted_to(self) -> int | None: ...
 
 
+def bound(view: PlannerView) -> bool:
+    """Whether the session's thinking blocks are bound to their prefix (preserved thinking)
+    and it has had thinking: earlier content then changes only at a compaction, at once."""
+    return view.thinking_seen and bool(getattr(view, "thinking_bound", False))
+
+
+def holds_prefix(view: PlannerView) -> bool:
+    """Whether a tool loop whose thinking is bound to its prefix is open: the current turn
+    shows thinking and has not ended (its last message is tool results, or a reply that
+    called tools). Nothing before its last message may change then, or the API refuses the
+    thinking the loop needs; prunes and compactions wait for the turn's end while the
+    request fits."""
+    if not bound(view) or not view.entries:
+        return False
+    last = view.entries[-1].message
+    if not (last.tool_results or (last.role is Role.ASSISTANT and last.tool_uses)):
+        return False
+    if has_indexes(view):
+        index = cast(IndexedView, view)
+        thinking, prompts = index.thinking_positions, index.prompt_positions
+        return bool(thinking) and (not prompts or thinking[-1] > prompts[-1])
+    for entry in reversed(view.entries):
+        if entry.message.is_user_prompt:
+            return False
+        if has_thinking(entry):
+            return True
+    return False
+
+
 def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decision | None:
     """Whether to compact now and where to cut; `ContextOverflowError` if nothing fits.
 
@@ -126,6 +155,8 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
     settings = view.settings
     estimate = calibrated(view, raw_estimate(view) + extra_tokens)
     if trigger == "threshold" and estimate < limits.threshold:
+        return None
+    if trigger in ("threshold", "background") and estimate <= limits.budget and holds_prefix(view):
         return None
     if trigger == "background" and not background_due(view, estimate):
         return None
@@ -338,6 +369,9 @@ def plan_prune(view: PlannerView, extra_tokens: int = 0) -> PrunePlan | None:
     past = estimate >= limits.threshold and (
         estimate > limits.budget or not held_back(view, estimate)
     )
+    if bound(view) and (not past or (estimate <= limits.budget and holds_prefix(view))):
+        # Between compactions a request to a model with bound thinking only appends.
+        return None
     if not has_indexes(view):
         return plan_pruning(view.entries, view.prune_boundary, limits, past_threshold=past)
     index = cast(IndexedView, view)
@@ -383,9 +417,19 @@ def plan_fit(view: PlannerView) -> PrunePlan | None:
 
 
 def plan_downgrades(view: PlannerView) -> tuple[DowngradedThinking, ...]:
-    """Thinking blocks that should now be dropped or shown as text."""
+    """Thinking blocks that should now be dropped or shown as text.
+
+    With bound thinking these are every thinking block the tail still shows: they are
+    downgraded only at a moment that changes earlier content (a compaction, a prune), which
+    changes their prefix, so none of them would pass the API's check any more."""
     if not view.thinking_seen:
         return ()
+    if bound(view):
+        if not has_indexes(view):
+            return downgrades_of(view.entries, view.settings)
+        shown = cast(IndexedView, view).thinking_positions
+        first = view.entries[0].position
+        return downgrades_of([view.entries[p - first] for p in shown], view.settings)
     if not has_indexes(view):
         return plan_reasoning(view.entries, view.limits)
     index = cast(IndexedView, view)
@@ -403,7 +447,9 @@ def plan_downgrades(view: PlannerView) -> tuple[DowngradedThinking, ...]:
 def downgradable_tokens(view: PlannerView) -> int:
     """Tokens of the thinking blocks `plan_downgrades` would downgrade now, without planning
     them: whether a downgrade is worth a break in the cached prefix on its own."""
-    if not view.thinking_seen:
+    if not view.thinking_seen or bound(view):
+        # Bound thinking is never downgraded on its own: that would change earlier content
+        # between compactions.
         return 0
     if not has_indexes(view):
         return sum(b.tokens_before for b in plan_reasoning(view.entries, view.limits))

@@ -21,6 +21,7 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from abridged.domain import events
+from abridged.domain.capabilities import capabilities_for
 from abridged.domain.context import Entry, SummaryChunk
 from abridged.domain.ledger import LedgerUpdate, changes, check_update
 from abridged.domain.messages import Message
@@ -64,8 +65,10 @@ class Session(SessionState, Aggregate):
         parent_id: UUID | None = None,
         origin: SessionOrigin | None = None,
         parent_summary: SummaryChunk | None = None,
+        thinking_bound: bool = False,
     ) -> None:
         self.model = model
+        self.thinking_bound = thinking_bound
         self.context_window = context_window
         self.reserved_output = reserved_output
         self.settings = settings
@@ -111,6 +114,7 @@ class Session(SessionState, Aggregate):
             usage=usage,
             request_estimate=request_estimate,
             saving=self.saving_of_next(entry),
+            prefix_revision=self.prefix_revision if reply else None,
         )
 
     # Compacting.
@@ -233,9 +237,12 @@ class Session(SessionState, Aggregate):
         tools: tuple[Sequence[dict[str, Any]], int] | None = None,
         model: tuple[str, int, int] | None = None,
         settings: CompactionSettings | None = None,
+        thinking_bound: bool | None = None,
     ) -> None:
         """Changes the system prompt (text, tokens), tools (definitions, tokens), model
-        (name, window, reserved output) or settings; one event for each that differs.
+        (name, window, reserved output; `thinking_bound` as the new model's capabilities say,
+        by default its row of the built-in table) or settings; one event for each that
+        differs.
 
         Checks everything first: `InvalidSettingsError` when the new limits are inconsistent
         or the system prompt and tools alone would not fit, `InvalidMessageError` when tools
@@ -259,8 +266,15 @@ class Session(SessionState, Aggregate):
                 tools_tokens=tools_tokens,
             )
         if model is not None and model != (self.model, self.context_window, self.reserved_output):
+            bound = thinking_bound
+            if bound is None:
+                bound = capabilities_for(name).prefix_bound_thinking
             self.trigger_event(
-                self.ModelChanged, model=name, context_window=window, reserved_output=reserved
+                self.ModelChanged,
+                model=name,
+                context_window=window,
+                reserved_output=reserved,
+                thinking_bound=bound,
             )
         if settings is not None and settings != self.settings:
             self.trigger_event(

@@ -17,6 +17,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, MutableSequence
 from typing import Any
 
+from abridged.domain.capabilities import capabilities_for
 from abridged.domain.context import Entry, SummaryChunk, calibrated, raw_estimate
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.indexes import (
@@ -40,7 +41,7 @@ from abridged.domain.validation import check_blocks, check_sequence
 class SessionState(TailIndexes):
     """A session's state: the attributes the `Started` mutator sets and later events change."""
 
-    class_version = 5
+    class_version = 6
     """2: the state holds the incremental indexes of `abridged.domain.indexes`;
     3: and the host's metadata, tags and deletion mark;
     4: and the facts ledger (`ledger`, `ledger_text`, `ledger_tokens`) and `compacted_to`,
@@ -66,6 +67,14 @@ class SessionState(TailIndexes):
     calibration: float
     prune_boundary: int
     thinking_seen: bool
+    thinking_bound: bool
+    """Whether the model binds each thinking block to the prefix it was produced under
+    (preserved thinking): the planners then change earlier content only at a compaction,
+    and every thinking block produced before such a change leaves the view with it."""
+    prefix_revision: int
+    """Counts the changes to what requests show before their last message (a compaction, a
+    prune, a downgrade, a ledger update, a new system prompt or tools): a reply recorded at
+    revision r was produced under the prefix that revision names."""
     last_compaction_at: int
     """`message_count` when the last compaction completed."""
     stalled_estimate: int | None
@@ -99,6 +108,7 @@ class SessionState(TailIndexes):
         self.message_count = self.generation = self.tail_tokens = self.prune_boundary = 0
         self.calibration = 1.0
         self.thinking_seen = False
+        self.prefix_revision = 0
         self.last_compaction_at = -1
         self.stalled_estimate = self.compacted_to = self.provider_window = None
         self.compaction_requested = self.suppressed = self.deleted = None
@@ -136,6 +146,13 @@ class SessionState(TailIndexes):
         """A snapshot whose ledger was one text shows it as one segment."""
         text = state.pop("ledger_text", "")
         state["ledger_segments"] = [text] if text else []
+
+    @staticmethod
+    def upcast_v5_v6(state: dict[str, Any]) -> None:
+        """A snapshot taken before thinking could be bound to its prefix: the model's row of
+        the built-in table says whether it is; the revision counts from here."""
+        state["thinking_bound"] = capabilities_for(state["model"]).prefix_bound_thinking
+        state["prefix_revision"] = 0
 
     def defer_tail(self, source: TailSource) -> None:
         """The retained tail's messages (and the shown messages made of them) are read from
@@ -281,6 +298,7 @@ class SessionState(TailIndexes):
             changed.add(k)
         if not changed:
             return
+        self.prefix_revision += 1
         for k in changed:
             entry = self.entries[k]
             at = bisect_left(self.thinking_positions, entry.position)

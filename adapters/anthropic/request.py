@@ -5,15 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
+
 from abridged.application.ports import RequestOptions
-from abridged.domain.context import Context
+from abridged.domain.context import Context, loop_opener
 from abridged.domain.errors import InvalidRequestOptionsError
 from abridged.domain.messages import (
     KNOWN_WIRE_TYPES,
     NESTED_ONLY_TYPES,
-    RedactedThinkingBlock,
-    Role,
-    ThinkingBlock,
 )
 
 MAX_BREAKPOINTS = 4
@@ -74,7 +73,12 @@ def render_request(
     if context.tools:
         body["tools"] = [dict(tool) for tool in context.tools]
     if options is not None:
-        if options.thinking is not None and options.thinking.get("type") == "enabled":
+        thinking_on = options.thinking is not None and options.thinking.get("type") != "disabled"
+        if thinking_on and context.thinking_paused:
+            # abridged had to take the open loop's thinking out of view (it could not fit
+            # unchanged): the API takes the loop only with thinking off until the next prompt.
+            options = attrs.evolve(options, thinking=None)
+        elif options.thinking is not None and options.thinking.get("type") == "enabled":
             _check_tool_loop(context)
         body.update(_options(options, max_tokens))
     return body
@@ -83,18 +87,8 @@ def render_request(
 def _check_tool_loop(context: Context) -> None:
     """With thinking on, the API requires the assistant message that opens the active tool
     loop (after the last plain user prompt) to start with its thinking."""
-    messages = context.messages
-    if not messages or not messages[-1].tool_results:
-        return
-    opener = None
-    for message in reversed(messages):
-        if message.role is Role.ASSISTANT:
-            opener = message
-        elif not message.tool_results:
-            break
-    if opener is not None and not isinstance(
-        opener.content[0], ThinkingBlock | RedactedThinkingBlock
-    ):
+    opener = loop_opener(context.messages)
+    if opener is not None and not opener.starts_with_thinking:
         raise InvalidRequestOptionsError(
             "thinking cannot be turned on in the middle of a tool loop whose first reply had no "
             "thinking; turn it on at the next user prompt"

@@ -17,6 +17,13 @@ from typing import Any, TypeGuard
 
 import attrs
 
+from tests.support.thinking_binding import (
+    PREFIX_MISMATCH,
+    binding_failures,
+    drop_requested,
+    is_bound_model,
+)
+
 RULES: frozenset[str] = frozenset(
     {
         # the body
@@ -45,6 +52,7 @@ RULES: frozenset[str] = frozenset(
         "redacted-thinking-invalid",
         "thinking-order",
         "thinking-last-block",
+        "thinking-prefix-changed",
         # tool use
         "tool-use-id-invalid",
         "tool-use-name-invalid",
@@ -223,12 +231,21 @@ class _Checker:
         self.thinking_enabled = thinking_type == "enabled"
         self.thinking_active = thinking_type in {"enabled", "adaptive"}
 
+    def check_binding(self) -> None:
+        """Preserved thinking: a bound block's prefix is the one it was produced under
+        (`tests.support.thinking_binding`); with `drop_block` the API drops it instead."""
+        if not is_bound_model(self.body.get("model")) or drop_requested(self.body):
+            return
+        for i, j in binding_failures(self.body)[:1]:
+            self.add("thinking-prefix-changed", f"messages[{i}].content[{j}]", PREFIX_MISMATCH)
+
     def add(self, rule: str, where: str, detail: str) -> None:
         if rule not in RULES:
             raise ValueError(f"unknown rule id {rule!r}; add it to RULES")
         self.found.append(Violation(rule=rule, where=where, detail=detail))
 
     def run(self) -> None:
+        self.check_binding()
         self.check_top_level()
         self.check_system()
         self.check_tools()

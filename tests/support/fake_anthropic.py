@@ -38,6 +38,14 @@ import attrs
 import pytest
 
 from tests.support.anthropic_rules import Violation, violations
+from tests.support.thinking_binding import (
+    PREFIX_MISMATCH,
+    binding_failures,
+    drop_requested,
+    is_bound_model,
+    sign_reply,
+    without_blocks,
+)
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
@@ -391,6 +399,8 @@ class FakeAnthropic:
             request_id = f"req_fake{next(self._ids):08d}"
             if response.status == 200 and response.body.get("type") == "message":
                 reply_body = self._complete_message(response.body, body)
+                if is_bound_model(body.get("model")):
+                    reply_body = _bound(reply_body, body)
             else:
                 reply_body = dict(response.body)
         if response.status >= 400:
@@ -425,6 +435,11 @@ class FakeAnthropic:
             )
         if problem := self._schema_problem(path, body):
             return invalid_request(problem)
+        if path == MESSAGES_PATH and is_bound_model(body.get("model")):
+            failures = binding_failures(body)
+            if failures and not drop_requested(body):
+                i, j = failures[0]
+                return invalid_request(f"messages.{i}.content.{j}: {PREFIX_MISMATCH}")
         if path == MESSAGES_PATH and body.get("model") in self._model_rules:
             return self._model_rules[body["model"]]
         queue = self._queues.get(path)
@@ -473,6 +488,27 @@ class FakeAnthropic:
         # The API's key order, which the SDK does not need but a reader of a dump expects.
         order = ("id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage")
         return {key: reply[key] for key in order if key in reply} | reply
+
+
+def _bound(reply: dict[str, Any], request: Mapping[str, Any]) -> dict[str, Any]:
+    """A reply of a model with preserved thinking: the blocks that failed the prefix check
+    were dropped (the request asked for `drop_block`) and are listed in
+    `input_transformations`; the reply's thinking is signed over the prefix it was produced
+    under, as the request stood after the drop."""
+    failures = binding_failures(request)
+    if failures:
+        request = without_blocks(request, failures)
+        reply["input_transformations"] = [
+            {
+                "type": "thinking_block_dropped",
+                "reason": "prefix_mismatch",
+                "message_index": i,
+                "block_index": j,
+            }
+            for i, j in failures
+        ]
+    reply["content"] = sign_reply(request, reply.get("content") or [])
+    return reply
 
 
 def _sse(reply: Mapping[str, Any], midstream_error: Mapping[str, Any] | None) -> bytes:

@@ -1,0 +1,157 @@
+"""Preserved thinking as the API checks it: each thinking block is bound to its prefix.
+
+On today's models (Claude Fable 5.x, Mythos 5.x, Opus/Sonnet/Haiku 5.5) a `thinking` or
+`redacted_thinking` block sent back passes only while its prefix — the top-level `system`,
+`tools`, every earlier message and the blocks before it in its own message — is what it was
+in the request that produced it (platform.claude.com/docs/en/build-with-claude/
+preserved-thinking/prefix-checks). A block left out between others, or moved, fails too.
+
+The real signature is opaque. This fake's signature carries the digest of the prefix the
+block was produced under (`sign_reply`), so a later request is checked against the request
+that produced each block, with no state: `binding_failures` recomputes every block's prefix
+digest and compares. Blocks signed otherwise (recorded transcripts, other tests) are not
+checked. `cache_control` is left out of the comparison, as it is of the prompt cache's key:
+breakpoints move from request to request in every integration.
+
+This module is independent of abridged's own bookkeeping (`prefix_revision`): it is the
+separate checker the library is tested against.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+BOUND_MODELS = (
+    "claude-fable-5",
+    "claude-mythos-5",
+    "claude-opus-5-5",
+    "claude-sonnet-5-5",
+    "claude-haiku-5-5",
+)
+"""Model-name prefixes whose requests get the prefix check (the prefix-checks page's list)."""
+
+SIGNATURE_PREFIX = "bound-v1."
+THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+PREFIX_MISMATCH = (
+    "Invalid `signature` in `thinking` block. The block is bound to a different conversation: "
+    "the system prompt, tools or an earlier message changed after the block was produced."
+)
+"""The text of the API's 400 for a failed prefix check (its opening words are the API's)."""
+
+
+def is_bound_model(model: object) -> bool:
+    return isinstance(model, str) and model.startswith(BOUND_MODELS)
+
+
+def _canonical(value: Any) -> Any:
+    """The value compared: no `cache_control`, no null fields, a string as a text block."""
+    if isinstance(value, Mapping):
+        return {
+            key: _canonical(item)
+            for key, item in value.items()
+            if key != "cache_control" and item is not None
+        }
+    if isinstance(value, list | tuple):
+        return [_canonical(item) for item in value]
+    return value
+
+
+def _blocks(content: Any) -> list[Any]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content) if isinstance(content, list | tuple) else []
+
+
+def _piece(value: Any) -> bytes:
+    text = json.dumps(_canonical(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return text.encode() + b"\n"
+
+
+class _Prefix:
+    """A running digest over system, tools and whole messages; `digest` adds the blocks of a
+    message in progress without consuming them."""
+
+    def __init__(self, body: Mapping[str, Any]) -> None:
+        self.hash = hashlib.sha256()
+        self.hash.update(_piece(_blocks(body.get("system") or [])))
+        self.hash.update(_piece(body.get("tools") or []))
+
+    def add(self, message: Any) -> None:
+        if isinstance(message, Mapping):
+            content = _blocks(message.get("content"))
+            self.hash.update(_piece({"role": message.get("role"), "content": content}))
+
+    def digest(self, role: str, blocks: Sequence[Any]) -> str:
+        partial = self.hash.copy()
+        partial.update(_piece({"role": role, "content": list(blocks)}))
+        return partial.hexdigest()
+
+
+def _signature_field(block: Mapping[str, Any]) -> str:
+    return "signature" if block.get("type") == "thinking" else "data"
+
+
+def sign_reply(body: Mapping[str, Any], content: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """`content` of a reply to `body`, with each thinking block signed over its prefix: the
+    request's system, tools and messages, and the reply's blocks before it."""
+    signed: list[Any] = []
+    prefix = _Prefix(body)
+    for message in body.get("messages") or []:
+        prefix.add(message)
+    for block in content:
+        if isinstance(block, Mapping) and block.get("type") in THINKING_TYPES:
+            digest = prefix.digest("assistant", signed)
+            signed.append({**block, _signature_field(block): SIGNATURE_PREFIX + digest})
+        else:
+            signed.append(block)
+    return signed
+
+
+def binding_failures(body: Mapping[str, Any]) -> list[tuple[int, int]]:
+    """(message index, block index) of every thinking block of `body` whose prefix is not
+    the one it was produced under, with every bound thinking block after the first failure
+    (the API invalidates those too). Empty when every checked block passes."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return []
+    failures: list[tuple[int, int]] = []
+    prefix = _Prefix(body)
+    for i, message in enumerate(messages):
+        if isinstance(message, Mapping) and message.get("role") == "assistant":
+            blocks = _blocks(message.get("content"))
+            for j, block in enumerate(blocks):
+                if not isinstance(block, Mapping) or block.get("type") not in THINKING_TYPES:
+                    continue
+                signature = block.get(_signature_field(block))
+                if not isinstance(signature, str) or not signature.startswith(SIGNATURE_PREFIX):
+                    continue
+                expected = SIGNATURE_PREFIX + prefix.digest("assistant", blocks[:j])
+                if failures or signature != expected:
+                    failures.append((i, j))
+        prefix.add(message)
+    return failures
+
+
+def without_blocks(body: Mapping[str, Any], blocks: Sequence[tuple[int, int]]) -> dict[str, Any]:
+    """`body` with the given thinking blocks removed (what `drop_block` sends on)."""
+    dropped = set(blocks)
+    messages = []
+    for i, message in enumerate(body.get("messages") or []):
+        if isinstance(message, Mapping) and any(m == i for m, _ in dropped):
+            blocks = _blocks(message.get("content"))
+            kept = [b for j, b in enumerate(blocks) if (i, j) not in dropped]
+            messages.append({**message, "content": kept})
+        else:
+            messages.append(message)
+    return {**body, "messages": messages}
+
+
+def drop_requested(body: Mapping[str, Any]) -> bool:
+    """Whether the request asks the API to drop a block that fails the check rather than
+    refuse the request (`thinking.block_binding.prefix_mismatch_behavior`)."""
+    thinking = body.get("thinking")
+    binding = thinking.get("block_binding") if isinstance(thinking, Mapping) else None
+    return isinstance(binding, Mapping) and binding.get("prefix_mismatch_behavior") == "drop_block"
