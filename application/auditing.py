@@ -26,7 +26,7 @@ from abridged.application.service import Sessions
 from abridged.domain import planner
 from abridged.domain.context import calibrated, raw_estimate
 from abridged.domain.errors import ContextOverflowError, SessionError
-from abridged.domain.messages import Role
+from abridged.domain.messages import RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import TO_FIT, plan_pruning
 from abridged.domain.session import Session
@@ -190,6 +190,8 @@ class _Auditor:
         self.fallback: str | None = None
         self.pruned = False
         self.compacted: int | None = None
+        self.produced: dict[int, int] = {}
+        """The prefix revision each reply with thinking was produced under, by position."""
         self.moment = False
         """Whether the current preparation has pruned, compacted or been cancelled by a hook:
         the moments reasoning is downgraded at, so the cached prefix breaks once."""
@@ -252,9 +254,41 @@ class _Auditor:
                 if event.estimate == expected
                 else f"estimate: recorded {event.estimate}, re-derived {expected}",
             )
+        elif isinstance(event, Session.SystemPromptChanged | Session.ToolsChanged):
+            # A new system prompt or tools change the prefix of every thinking block shown:
+            # a session whose model binds thinking drops them with it.
+            self.moment = self.moment or state.thinking_bound
         elif isinstance(event, Session.MessageAppended):
             self.note_request(event, state)
+            self.check_binding(event, state)
             self.moment = False
+
+    # Thinking bound to its prefix.
+
+    def check_binding(self, event: Session.MessageAppended, state: Session) -> None:
+        """On a model that binds thinking to its prefix, the request a reply answers held
+        only thinking produced under the prefix it had: the revision each shown block was
+        recorded at is the revision the reply records."""
+        revision = event.prefix_revision
+        if revision is not None and state.thinking_bound:
+            stale = [
+                (position, self.produced[position])
+                for position in state.thinking_positions
+                if self.produced.get(position, revision) != revision
+            ]
+            if revision != state.prefix_revision or stale:
+                # Only a mismatch is listed: every reply of such a session is checked.
+                self.found(
+                    event,
+                    False,
+                    f"prefix revision recorded {revision}, replayed {state.prefix_revision}; "
+                    "thinking sent under a changed prefix: "
+                    + (", ".join(f"message {p + 1} (revision {r})" for p, r in stale) or "none"),
+                )
+        if revision is not None and any(
+            isinstance(b, ThinkingBlock | RedactedThinkingBlock) for b in event.message.content
+        ):
+            self.produced[state.message_count] = revision
 
     # Decisions.
 

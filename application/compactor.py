@@ -101,6 +101,9 @@ class Compactor:
     def downgrade_reasoning(self, session: Session, moment: bool) -> None:
         # Reasoning changes old messages, which breaks the cached prefix: batch them with
         # pruning and compaction, unless enough has piled up to be worth a break of its own.
+        # Thinking bound to its prefix goes only when earlier content changed anyway.
+        if not moment and planner.bound(session):
+            return
         if not moment and planner.downgradable_tokens(session) < session.limits.prune_min_tokens:
             return
         blocks = planner.plan_downgrades(session)

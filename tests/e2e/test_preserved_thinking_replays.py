@@ -25,9 +25,15 @@ COUNTER = MemoCounter(TiktokenCounter())
 def test_no_thinking_block_is_sent_under_a_changed_prefix(transcript: Path, window: int) -> None:
     loaded = load_transcript(transcript)
     replay = replay_bound(
-        COUNTER, loaded.messages, system=loaded.system, tools=loaded.tools, window=window
+        COUNTER,
+        loaded.messages,
+        system=loaded.system,
+        tools=loaded.tools,
+        window=window,
+        audit=window == 32_000,
     )
     assert replay.violations == ()
+    assert replay.audit_mismatches == ()
     assert replay.required_missing == 0
     assert replay.not_sent == 0
     # Thinking went back to the API (and was checked) in every session of more than one

@@ -11,13 +11,15 @@ was not sent starting with its thinking block — what the API requires with thi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+from uuid import UUID
 
 import attrs
 
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.summarizers import ExtractiveSummarizer
+from abridged.application.auditing import Finding, audit_session
 from abridged.application.ports import RequestOptions, TokenCounter
 from abridged.application.service import Sessions
 from abridged.domain.errors import ContextOverflowError
@@ -27,7 +29,7 @@ from tests.support.anthropic_rules import Violation, violations
 from tests.support.thinking_binding import THINKING_TYPES, sign_reply
 
 BOUND_MODEL = "claude-fable-5-1"
-THINKING = RequestOptions(thinking={"type": "enabled", "budget_tokens": 1024})
+THINKING = RequestOptions(thinking={"type": "adaptive"})
 
 
 @attrs.frozen
@@ -42,6 +44,8 @@ class BoundReplay:
     """Thinking blocks sent back in later requests (all checked against their prefix)."""
     thinking_paused: int
     """Requests sent with thinking off: an open loop whose thinking had to leave the view."""
+    audit_mismatches: tuple[Finding, ...] = ()
+    """With `audit`, every recorded decision the audit could not re-derive."""
 
 
 def with_thinking(message: Message, step: int) -> dict[str, Any]:
@@ -64,9 +68,12 @@ def replay_bound(
     settings: CompactionSettings | None = None,
     model: str = BOUND_MODEL,
     capabilities: Mapping[str, Mapping[str, Any]] | None = None,
+    audit: bool = False,
+    between: Callable[[Sessions, UUID, int], None] | None = None,
 ) -> BoundReplay:
     """`capabilities` are the service's `model_capabilities` (a control run may tell it the
-    model does not bind thinking, to show what the checker then finds)."""
+    model does not bind thinking, to show what the checker then finds); `between(app,
+    session_id, step)` runs before each message (a host reconfiguring the session, say)."""
     app = Sessions(
         counter=counter,
         summarizer=ExtractiveSummarizer(counter),
@@ -88,6 +95,8 @@ def replay_bound(
         last_had_thinking = False
         prepared = None
         for step, message in enumerate(messages):
+            if between is not None:
+                between(app, session_id, step)
             if message.role is not Role.ASSISTANT:
                 app.append_message(session_id, message)
                 continue
@@ -136,6 +145,11 @@ def replay_bound(
             last_had_thinking = "thinking" in body
             app.record_reply(session_id, reply)
         compactions = app.session(session_id).generation
+        mismatches = (
+            [f for f in audit_session(app, session_id).findings if not f.matches] if audit else []
+        )
     finally:
         app.close()
-    return BoundReplay(requests, not_sent, compactions, tuple(found), missing, resent, paused)
+    return BoundReplay(
+        requests, not_sent, compactions, tuple(found), missing, resent, paused, tuple(mismatches)
+    )

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests.support.anthropic_rules import RULES, Violation, assert_valid_request, violations
+from tests.support.thinking_binding import sign_reply
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "transcripts"
 
@@ -267,6 +268,15 @@ def test_a_valid_request_has_no_violations(request_body: dict[str, Any]) -> None
     assert_valid_request(request_body)
 
 
+def prefix_changed() -> dict[str, Any]:
+    """A model that binds thinking, sent a thinking block whose prefix (the first user
+    message) was edited after the block was produced."""
+    model = "claude-fable-5-1"
+    produced = body(user("Fix the export"), model=model)
+    reply = sign_reply(produced, [thinking(), {"type": "text", "text": "Done."}])
+    return body(user("Fix the import"), assistant(*reply), user("Thanks"), model=model)
+
+
 def invalid(
     rule: str, request_body: dict[str, Any], *, also: tuple[str, ...] = (), name: str = ""
 ) -> Any:
@@ -423,6 +433,7 @@ INVALID = [
         also=("thinking-order",),
     ),
     invalid("thinking-last-block", body(user("Hi"), assistant(redacted())), name="prefill"),
+    invalid("thinking-prefix-changed", prefix_changed()),
     # tool use
     invalid(
         "tool-use-id-invalid",

@@ -26,9 +26,14 @@ from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 COUNTER = FakeTokenCounter()
 
 
+LEGACY_MODEL = "claude-sonnet-4-5"
+"""A model whose thinking is not bound to its prefix: older thinking may be dropped on its own
+(tests/unit/test_preserved_thinking.py covers the models that bind it)."""
+
+
 def start(app: Sessions, window: int = 4_000, **settings: object) -> UUID:
     return app.start_session(
-        model="claude-test",
+        model=LEGACY_MODEL,
         context_window=window,
         max_output_tokens=500,
         system="You are a careful coding agent.",
