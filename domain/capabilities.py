@@ -91,69 +91,35 @@ STRICTEST = ModelCapabilities(prefix_bound_thinking=True)
 
 _LEGACY = ModelCapabilities(prefix_bound_thinking=False, min_cacheable_tokens=1_024)
 _LEGACY_HAIKU = ModelCapabilities(prefix_bound_thinking=False, min_cacheable_tokens=2_048)
-_SYSTEM_MESSAGES = {"system_messages": True, "tool_changes": True, "native_compaction": True}
+
+
+def _current(
+    *, bound: bool, min_cacheable: int, reads: tuple[str, ...] = (), portable: bool = False
+) -> ModelCapabilities:
+    """A model of today: system messages, tool changes and the API's compaction."""
+    return ModelCapabilities(
+        prefix_bound_thinking=bound,
+        reads_thinking_of=reads,
+        portable_thinking=portable,
+        system_messages=True,
+        tool_changes=True,
+        native_compaction=True,
+        min_cacheable_tokens=min_cacheable,
+    )
+
 
 MODEL_CAPABILITIES: tuple[tuple[str, ModelCapabilities], ...] = (
     # Preserved thinking: every thinking block is bound to its prefix.
-    (
-        "claude-fable-5",
-        ModelCapabilities(
-            prefix_bound_thinking=True,
-            reads_thinking_of=("claude-opus-5",),
-            min_cacheable_tokens=512,
-            **_SYSTEM_MESSAGES,
-        ),
-    ),
-    (
-        "claude-mythos-5",
-        ModelCapabilities(prefix_bound_thinking=True, min_cacheable_tokens=512, **_SYSTEM_MESSAGES),
-    ),
-    (
-        "claude-opus-5-5",
-        ModelCapabilities(
-            prefix_bound_thinking=True, min_cacheable_tokens=1_024, **_SYSTEM_MESSAGES
-        ),
-    ),
-    (
-        "claude-sonnet-5-5",
-        ModelCapabilities(
-            prefix_bound_thinking=True, min_cacheable_tokens=1_024, **_SYSTEM_MESSAGES
-        ),
-    ),
-    (
-        "claude-haiku-5-5",
-        ModelCapabilities(
-            prefix_bound_thinking=True,
-            portable_thinking=True,
-            min_cacheable_tokens=4_096,
-            **_SYSTEM_MESSAGES,
-        ),
-    ),
+    ("claude-fable-5", _current(bound=True, min_cacheable=512, reads=("claude-opus-5",))),
+    ("claude-mythos-5", _current(bound=True, min_cacheable=512)),
+    ("claude-opus-5-5", _current(bound=True, min_cacheable=1_024)),
+    ("claude-sonnet-5-5", _current(bound=True, min_cacheable=1_024)),
+    ("claude-haiku-5-5", _current(bound=True, min_cacheable=4_096, portable=True)),
     # System messages in `messages` (Opus 4.8 on), thinking not bound to its prefix.
-    (
-        "claude-opus-5",
-        ModelCapabilities(
-            prefix_bound_thinking=False, min_cacheable_tokens=1_024, **_SYSTEM_MESSAGES
-        ),
-    ),
-    (
-        "claude-sonnet-5",
-        ModelCapabilities(
-            prefix_bound_thinking=False, min_cacheable_tokens=1_024, **_SYSTEM_MESSAGES
-        ),
-    ),
-    (
-        "claude-haiku-5",
-        ModelCapabilities(
-            prefix_bound_thinking=False, min_cacheable_tokens=4_096, **_SYSTEM_MESSAGES
-        ),
-    ),
-    (
-        "claude-opus-4-8",
-        ModelCapabilities(
-            prefix_bound_thinking=False, min_cacheable_tokens=1_024, **_SYSTEM_MESSAGES
-        ),
-    ),
+    ("claude-opus-5", _current(bound=False, min_cacheable=1_024)),
+    ("claude-sonnet-5", _current(bound=False, min_cacheable=1_024)),
+    ("claude-haiku-5", _current(bound=False, min_cacheable=4_096)),
+    ("claude-opus-4-8", _current(bound=False, min_cacheable=1_024)),
     # Earlier models: the top-level system prompt only.
     (
         "claude-opus-4-7",

@@ -22,6 +22,11 @@ MODEL = "claude-fable-5-1"
 THINKING = {"type": "enabled", "budget_tokens": 1024}
 
 
+def client(fake: FakeAnthropic) -> Any:
+    """The SDK's client, untyped: these requests carry fields of betas the types lack."""
+    return fake.client()
+
+
 def first_turn(fake: FakeAnthropic) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """A request and the model's reply, its thinking signed by the API."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": "Fix the CSV export."}]
@@ -33,7 +38,7 @@ def first_turn(fake: FakeAnthropic) -> tuple[list[dict[str, Any]], dict[str, Any
             ]
         )
     )
-    reply = fake.client().messages.create(
+    reply = client(fake).messages.create(
         model=MODEL, max_tokens=2048, thinking=THINKING, messages=messages
     )
     return messages, {"role": "assistant", "content": [b.model_dump() for b in reply.content]}
@@ -43,7 +48,7 @@ def test_a_thinking_block_sent_back_unchanged_passes(fake_anthropic: FakeAnthrop
     messages, reply = first_turn(fake_anthropic)
     follow_up = [*messages, reply, {"role": "user", "content": "Thanks. Add a test."}]
 
-    answer = fake_anthropic.client().messages.create(
+    answer = client(fake_anthropic).messages.create(
         model=MODEL, max_tokens=2048, thinking=THINKING, messages=follow_up
     )
 
@@ -56,7 +61,7 @@ def test_a_changed_prefix_is_refused_with_the_apis_error(fake_anthropic: FakeAnt
     edited = [{"role": "user", "content": "Fix the JSON export."}, reply, messages[0]]
 
     with pytest.raises(anthropic.BadRequestError) as caught:
-        fake_anthropic.client().messages.create(
+        client(fake_anthropic).messages.create(
             model=MODEL, max_tokens=2048, thinking=THINKING, messages=edited
         )
 
@@ -69,10 +74,10 @@ def test_drop_block_drops_it_and_says_so(fake_anthropic: FakeAnthropic) -> None:
     messages, reply = first_turn(fake_anthropic)
     edited = [{"role": "user", "content": "Fix the JSON export."}, reply, messages[0]]
 
-    raw = fake_anthropic.client().messages.with_raw_response.create(
+    raw = client(fake_anthropic).messages.with_raw_response.create(
         model=MODEL,
         max_tokens=2048,
-        thinking={**THINKING, "block_binding": {"prefix_mismatch_behavior": "drop_block"}},  # type: ignore[typeddict-unknown-key]
+        thinking={**THINKING, "block_binding": {"prefix_mismatch_behavior": "drop_block"}},
         messages=edited,
         extra_headers={"anthropic-beta": "thinking-binding-controls-2026-08-01"},
     )
@@ -115,14 +120,14 @@ def test_a_compacting_session_driven_through_the_sdk_is_never_refused(
                     stop_reason="tool_use",
                 )
             )
-            reply = fake_anthropic.client().messages.create(**body)
+            reply = client(fake_anthropic).messages.create(**body)
             app.record_reply(session_id, reply)
             result = {"type": "tool_result", "tool_use_id": tool_id, "content": words(250)}
             app.append_message(session_id, {"role": "user", "content": [result]})
         prepared = app.prepare_request(session_id)
         body = render_request(prepared.context, model=MODEL, max_tokens=2_048, options=options)
         fake_anthropic.enqueue(message("Done."))
-        app.record_reply(session_id, fake_anthropic.client().messages.create(**body))
+        app.record_reply(session_id, client(fake_anthropic).messages.create(**body))
 
     assert app.session(session_id).generation > 0
     assert fake_anthropic.violations == []
