@@ -41,6 +41,7 @@ from abridged.application.ports import (
     TokenCounter,
 )
 from abridged.application.service import PreparedRequest, Sessions
+from abridged.domain.capabilities import ModelCapabilities, capabilities_for
 from abridged.domain.context import Context
 from abridged.domain.errors import (
     CompactionFailedError,
@@ -96,6 +97,7 @@ __all__ = [
     "MessageTooLargeError",
     "MetricNames",
     "Metrics",
+    "ModelCapabilities",
     "ModelReply",
     "NoMetrics",
     "NotAnOverflowError",
@@ -128,6 +130,7 @@ __all__ = [
     "audit_session",
     "bootstrap",
     "bootstrap_async",
+    "capabilities_for",
     "render_request",
     "settings_from",
 ]

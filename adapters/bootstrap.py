@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from eventsourcing.persistence import PersistenceError
@@ -22,6 +23,7 @@ from abridged.application.ports import (
     TokenCounter,
 )
 from abridged.application.service import Sessions
+from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.errors import StoreError
 from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES
 
@@ -87,12 +89,14 @@ def bootstrap(
     model_windows: Mapping[str, int] | None = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     summarizer_breaker: BreakerSettings | None = None,
+    model_capabilities: Mapping[str, ModelCapabilities | Mapping[str, Any]] | None = None,
 ) -> Sessions:
     """A ready `Sessions` service: tiktoken counts, extractive summaries (unless another
     summarizer is given), the given store, and any chat model, hooks, context provider or
     metrics (`abridged.adapters.opentelemetry.OpenTelemetryMetrics`). `report_overflow`
     reads the Anthropic SDK's errors. `model_windows` adds context windows by model name to
-    the built-in table.
+    the built-in table, `model_capabilities` rows to the table of what each model checks and
+    accepts (`abridged.domain.capabilities`).
 
     `max_message_bytes` and `summarizer_breaker` bound messages and summarizer calls (see
     `Sessions`). Raises `StoreError` when the store cannot be opened (not a database,
@@ -117,6 +121,7 @@ def bootstrap(
             erase_events=erase_stored_events,
             env=settings,
             model_windows=model_windows,
+            model_capabilities=model_capabilities,
             locks=compaction_locks(settings),
             max_message_bytes=max_message_bytes,
             summarizer_breaker=summarizer_breaker,
@@ -135,6 +140,7 @@ def bootstrap_async(
     context_provider: ContextProvider | None = None,
     env: Mapping[str, str] | None = None,
     model_windows: Mapping[str, int] | None = None,
+    model_capabilities: Mapping[str, ModelCapabilities | Mapping[str, Any]] | None = None,
 ) -> AsyncSessions:
     """`bootstrap` for asyncio hosts: a ready `AsyncSessions` (pass an
     `AsyncAnthropicChatModel` and, for model-written summaries, an `AsyncAnthropicSummarizer`
@@ -152,6 +158,7 @@ def bootstrap_async(
         context_provider=context_provider,
         env=settings,
         model_windows=model_windows,
+        model_capabilities=model_capabilities,
         locks=compaction_locks(settings),
     )
 

@@ -49,6 +49,7 @@ from abridged.application.ports import (
     TokenCounter,
 )
 from abridged.application.service import PreparedRequest, Sessions, still_too_long
+from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.context import Context
 from abridged.domain.errors import SessionError
 from abridged.domain.messages import JSON, Message
@@ -185,6 +186,7 @@ class AsyncSessions:
         locks: CompactionLocks | None = None,
         background: bool = True,
         max_workers: int = MAX_WORKERS,
+        model_capabilities: Mapping[str, ModelCapabilities | Mapping[str, Any]] | None = None,
     ) -> None:
         if max_workers < 1:
             raise ValueError(f"max_workers must be at least 1, got {max_workers}")
@@ -205,6 +207,7 @@ class AsyncSessions:
             context_provider=context_provider,
             env=env,
             model_windows=model_windows,
+            model_capabilities=model_capabilities,
             locks=locks,
             background=False,  # this service starts them as tasks
         )

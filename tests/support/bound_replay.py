@@ -46,6 +46,8 @@ class BoundReplay:
     """Requests sent with thinking off: an open loop whose thinking had to leave the view."""
     audit_mismatches: tuple[Finding, ...] = ()
     """With `audit`, every recorded decision the audit could not re-derive."""
+    bodies: tuple[dict[str, Any], ...] = ()
+    """With `keep_bodies`, every request body sent, in order."""
 
 
 def with_thinking(message: Message, step: int) -> dict[str, Any]:
@@ -70,6 +72,7 @@ def replay_bound(
     capabilities: Mapping[str, Mapping[str, Any]] | None = None,
     audit: bool = False,
     between: Callable[[Sessions, UUID, int], None] | None = None,
+    keep_bodies: bool = False,
 ) -> BoundReplay:
     """`capabilities` are the service's `model_capabilities` (a control run may tell it the
     model does not bind thinking, to show what the checker then finds); `between(app,
@@ -94,6 +97,7 @@ def replay_bound(
         requests = not_sent = missing = resent = paused = 0
         last_had_thinking = False
         prepared = None
+        kept: list[dict[str, Any]] = []
         for step, message in enumerate(messages):
             if between is not None:
                 between(app, session_id, step)
@@ -114,6 +118,8 @@ def replay_bound(
                     prepared.context, model=model, max_tokens=reserve, options=THINKING
                 )
                 found.extend(violations(body))
+                if keep_bodies:
+                    kept.append(body)
                 sent = body["messages"]
                 resent += sum(
                     1
@@ -151,5 +157,13 @@ def replay_bound(
     finally:
         app.close()
     return BoundReplay(
-        requests, not_sent, compactions, tuple(found), missing, resent, paused, tuple(mismatches)
+        requests,
+        not_sent,
+        compactions,
+        tuple(found),
+        missing,
+        resent,
+        paused,
+        tuple(mismatches),
+        tuple(kept),
     )
