@@ -110,10 +110,13 @@ class AnthropicClientModel(Generic[ClientT]):
     def _stream(self, required: Mapping[str, Any], rest: Mapping[str, Any]) -> Any:
         """The SDK's stream of one request, not yet entered (entering sends it): through the
         beta Messages API when there are betas to send."""
-        if self._betas:
-            return self._client.beta.messages.stream(
-                **required, betas=list(self._betas), extra_body=rest
-            )
+        betas = list(self._betas)
+        thinking = rest.get("thinking")
+        if isinstance(thinking, Mapping) and "block_binding" in thinking:
+            # The host chose what the API does with a thinking block whose prefix changed.
+            betas += [b for b in (BLOCK_BINDING_BETA,) if b not in betas]
+        if betas:
+            return self._client.beta.messages.stream(**required, betas=betas, extra_body=rest)
         return self._client.messages.stream(**required, extra_body=rest)
 
 
@@ -147,6 +150,11 @@ def counted_tokens(counted: Any) -> int:
     if tokens < 0:
         raise MalformedResponseError(f"the Anthropic API counted {tokens} tokens")
     return tokens
+
+
+BLOCK_BINDING_BETA = "thinking-binding-controls-2026-08-01"
+"""The beta a request needs to set `thinking.block_binding` (what the API does with a
+thinking block whose prefix changed: `prefix_mismatch_behavior` "error" or "drop_block")."""
 
 
 def chosen_betas(

@@ -13,7 +13,12 @@ import pytest
 from abridged.adapters.anthropic.chat_model import CONTEXT_MANAGEMENT_BETA, AnthropicChatModel
 from abridged.adapters.anthropic.errors import ModelNotFoundError
 from abridged.adapters.anthropic.request import render_request
-from abridged.application.ports import PromptTooLongError, ProviderError, ProviderUnavailableError
+from abridged.application.ports import (
+    PromptTooLongError,
+    ProviderError,
+    ProviderUnavailableError,
+    RequestOptions,
+)
 from abridged.domain.context import Context
 from abridged.domain.messages import Message, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from abridged.domain.usage import Usage
@@ -381,3 +386,16 @@ def test_send_body_needs_the_required_fields_and_always_streams(server: FakeAnth
     assert server.requests[-1].body["stream"] is True
     with pytest.raises(ValueError, match="max_retries"):
         chat_model(server, max_retries=-1)
+
+
+def test_a_block_binding_choice_is_sent_with_its_beta(server: FakeAnthropic) -> None:
+    binding = {"prefix_mismatch_behavior": "drop_block"}
+    options = RequestOptions(
+        thinking={"type": "enabled", "budget_tokens": 1024, "block_binding": binding}
+    )
+
+    chat_model(server).send(agent_context(), model=MODEL, max_tokens=2048, options=options)
+
+    (sent,) = server.requests
+    assert sent.body["thinking"]["block_binding"] == binding
+    assert sent.headers["anthropic-beta"] == "thinking-binding-controls-2026-08-01"
