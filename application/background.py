@@ -146,7 +146,7 @@ class BackgroundCompactions:
         app = self.app
         session = app._load(session_id)
         try:
-            decision = planner.decide(session, "background", app._extra(session_id)[1])
+            decision = planner.decide(session, "background", app._extra(session)[1])
         except ContextOverflowError:
             # Nothing can make the next request fit; the request says so to the caller, with
             # the typed error, when it is prepared.

@@ -934,10 +934,20 @@ class Sessions(Application[UUID]):
             self.metrics.record(MetricNames.ESTIMATE_ERROR, abs(error), {"direction": direction})
         return session.message_count - 1
 
-    def _extra(self, session_id: UUID) -> tuple[str | None, int]:
+    def _extra(self, session: Session) -> tuple[str | None, int]:
         if self.context_provider is None:
             return None, 0
-        text = self.context_provider.content(session_id)
+        if session.thinking_bound:
+            # Content shown with one request and gone from the next would change the prefix
+            # of the reply's thinking, which such a model then refuses.
+            logger.warning(
+                "session %s: per-turn content is not sent to %s, which binds thinking to its "
+                "prefix; append it to the conversation as a message instead",
+                session.id,
+                session.model,
+            )
+            return None, 0
+        text = self.context_provider.content(session.id)
         if not text or not text.strip():
             return None, 0
         return text, text_block_tokens(text, self.counter.count)
@@ -959,7 +969,7 @@ class Sessions(Application[UUID]):
         # A pass that may stop to wait for the compaction lock tells the caller nothing until
         # it is sure to finish: the pass that runs after the wait tells it all.
         emit = self._emitter(notes, on_notice if locked else None)
-        extra_text, extra_tokens = self._extra(session_id)
+        extra_text, extra_tokens = self._extra(session)
 
         plan = planner.plan_prune(session, extra_tokens)
         deferred = planner.defer_to_compaction(plan)
@@ -1090,7 +1100,7 @@ class Sessions(Application[UUID]):
 
     def _manual(self, session_id: UUID, instructions: str | None) -> CompactionReport:
         session = self._load(session_id)
-        decision = planner.decide(session, "manual", self._extra(session_id)[1])
+        decision = planner.decide(session, "manual", self._extra(session)[1])
         if decision is None:
             raise NothingToCompactError(
                 "nothing can be compacted: only the last exchange is in the context"
@@ -1148,7 +1158,7 @@ class Sessions(Application[UUID]):
         session = self._load(session_id)
         session.report_overflow(tokens, maximum)
         report = None
-        decision = planner.decide(session, "overflow", self._extra(session_id)[1])
+        decision = planner.decide(session, "overflow", self._extra(session)[1])
         if decision is not None:
             report = self.compactor.compact(session, decision, None, loud=False, emit=emit)
             self.compactor.downgrade_reasoning(session, True)

@@ -22,9 +22,9 @@ from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.application.service import Sessions
 from abridged.application.snapshots import bodiless
 from abridged.domain import planner
-from abridged.domain.indexes import INDEX_NAMES, protected_index, recompute
+from abridged.domain.indexes import INDEX_NAMES, has_thinking, protected_index, recompute
 from abridged.domain.messages import Message, Role
-from abridged.domain.pruning import plan_pruning, plan_reasoning, protected_from
+from abridged.domain.pruning import downgrades_of, plan_pruning, plan_reasoning, protected_from
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from tests.integration.test_stored_sessions import FIXTURE, stored
@@ -65,10 +65,34 @@ def assert_planners_agree(session: Session) -> None:
         estimate > limits.budget or not planner.held_back(session, estimate)
     )
     scanned = plan_pruning(session.entries, session.prune_boundary, limits, past_threshold=past)
+    if session.thinking_bound and session.thinking_seen:
+        # Thinking bound to its prefix: no prune between compactions, none inside an open
+        # loop while the request fits; every thinking block shown goes at the next moment,
+        # and none is worth a move of its own.
+        held = estimate <= limits.budget and scanned_holds_prefix(session)
+        assert planner.holds_prefix(session) == scanned_holds_prefix(session)
+        assert planner.plan_prune(session) == (None if not past or held else scanned)
+        downgrades = downgrades_of(session.entries, session.settings)
+        assert planner.plan_downgrades(session) == downgrades
+        assert planner.downgradable_tokens(session) == 0
+        return
     assert planner.plan_prune(session) == scanned
     downgrades = plan_reasoning(session.entries, limits) if session.thinking_seen else ()
     assert planner.plan_downgrades(session) == downgrades
     assert planner.downgradable_tokens(session) == sum(b.tokens_before for b in downgrades)
+
+
+def scanned_holds_prefix(session: Session) -> bool:
+    """Whether the current turn shows thinking and has not ended, read from the messages."""
+    last = session.entries[-1].message
+    if not (last.tool_results or (last.role is Role.ASSISTANT and last.tool_uses)):
+        return False
+    for entry in reversed(session.entries):
+        if entry.message.is_user_prompt:
+            return False
+        if has_thinking(entry):
+            return True
+    return False
 
 
 @PROPERTY
