@@ -34,12 +34,14 @@ from abridged.application.ports import (
     PromptTooLongError,
     ProviderError,
     ProviderUnavailableError,
+    Redactor,
     RequestOptions,
     Summarizer,
     SummarizerError,
     Summary,
     TokenCounter,
 )
+from abridged.application.redaction import DefaultRedactor, NoRedaction, SecretPattern
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.context import Context
 from abridged.domain.errors import (
@@ -85,6 +87,7 @@ __all__ = [
     "Context",
     "ContextOverflowError",
     "ContextProvider",
+    "DefaultRedactor",
     "HookVerdict",
     "InvalidArgumentError",
     "InvalidMessageError",
@@ -98,6 +101,7 @@ __all__ = [
     "Metrics",
     "ModelReply",
     "NoMetrics",
+    "NoRedaction",
     "NotAnOverflowError",
     "NothingToCompactError",
     "Notice",
@@ -105,8 +109,10 @@ __all__ = [
     "PromptTooLongError",
     "ProviderError",
     "ProviderUnavailableError",
+    "Redactor",
     "RequestOptions",
     "Role",
+    "SecretPattern",
     "Session",
     "SessionAudit",
     "SessionDeletedError",

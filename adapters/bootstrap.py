@@ -18,6 +18,7 @@ from abridged.application.ports import (
     CompactionHooks,
     ContextProvider,
     Metrics,
+    Redactor,
     Summarizer,
     TokenCounter,
 )
@@ -87,6 +88,7 @@ def bootstrap(
     model_windows: Mapping[str, int] | None = None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     summarizer_breaker: BreakerSettings | None = None,
+    redactor: Redactor | None = None,
 ) -> Sessions:
     """A ready `Sessions` service: tiktoken counts, extractive summaries (unless another
     summarizer is given), the given store, and any chat model, hooks, context provider or
@@ -95,7 +97,9 @@ def bootstrap(
     the built-in table.
 
     `max_message_bytes` and `summarizer_breaker` bound messages and summarizer calls (see
-    `Sessions`). Raises `StoreError` when the store cannot be opened (not a database,
+    `Sessions`). `redactor` replaces secrets in everything derived from the messages
+    (default `DefaultRedactor()`: add patterns with `DefaultRedactor(extra=[...])`, or pass
+    `NoRedaction()`). Raises `StoreError` when the store cannot be opened (not a database,
     unreachable, ...)."""
     from abridged.adapters.anthropic.errors import translate_error
     from abridged.adapters.erasure import erase_stored_events
@@ -120,6 +124,7 @@ def bootstrap(
             locks=compaction_locks(settings),
             max_message_bytes=max_message_bytes,
             summarizer_breaker=summarizer_breaker,
+            redactor=redactor,
         )
     except (PersistenceError, sqlite3.Error) as error:
         raise StoreError(f"cannot open the session store {redacted(db)}: {error}") from error
@@ -135,6 +140,7 @@ def bootstrap_async(
     context_provider: ContextProvider | None = None,
     env: Mapping[str, str] | None = None,
     model_windows: Mapping[str, int] | None = None,
+    redactor: Redactor | None = None,
 ) -> AsyncSessions:
     """`bootstrap` for asyncio hosts: a ready `AsyncSessions` (pass an
     `AsyncAnthropicChatModel` and, for model-written summaries, an `AsyncAnthropicSummarizer`
@@ -153,6 +159,7 @@ def bootstrap_async(
         env=settings,
         model_windows=model_windows,
         locks=compaction_locks(settings),
+        redactor=redactor,
     )
 
 

@@ -42,11 +42,13 @@ from abridged.application.ports import (
     ContextProvider,
     ModelReply,
     PromptTooLongError,
+    Redactor,
     RequestOptions,
     Summarizer,
     Summary,
     TextCallback,
     TokenCounter,
+    with_earlier,
 )
 from abridged.application.service import PreparedRequest, Sessions, still_too_long
 from abridged.domain.context import Context
@@ -117,13 +119,16 @@ class _AwaitedSummarizer:
         max_tokens: int,
         instructions: str | None = None,
         session_model: str | None = None,
+        earlier: Sequence[str] = (),
     ) -> Summary:
+        given, extra = with_earlier(self.inner.summarize, messages, earlier)
         return self.loop.wait_for(
             self.inner.summarize(
-                messages,
+                given,
                 max_tokens=max_tokens,
                 instructions=instructions,
                 session_model=session_model,
+                **extra,
             )
         )
 
@@ -185,6 +190,7 @@ class AsyncSessions:
         locks: CompactionLocks | None = None,
         background: bool = True,
         max_workers: int = MAX_WORKERS,
+        redactor: Redactor | None = None,
     ) -> None:
         if max_workers < 1:
             raise ValueError(f"max_workers must be at least 1, got {max_workers}")
@@ -207,6 +213,7 @@ class AsyncSessions:
             model_windows=model_windows,
             locks=locks,
             background=False,  # this service starts them as tasks
+            redactor=redactor,
         )
         """The synchronous service underneath (its commands block: call them from threads)."""
         self.background = background

@@ -69,11 +69,13 @@ from abridged.application.ports import (
     NoMetrics,
     PromptTooLongError,
     ProviderError,
+    Redactor,
     RequestOptions,
     Summarizer,
     TextCallback,
     TokenCounter,
 )
+from abridged.application.redaction import DefaultRedactor
 from abridged.application.snapshots import (
     SessionRepository,
     SessionSnapshot,
@@ -218,6 +220,7 @@ class Sessions(Application[UUID]):
         background: bool = True,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         summarizer_breaker: BreakerSettings | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         """`metrics` receives the service's counters (default: none are reported);
         `read_provider_error` turns a provider SDK's exception into a `ProviderError`, so
@@ -234,7 +237,11 @@ class Sessions(Application[UUID]):
 
         `max_message_bytes` bounds one message (its JSON, in bytes); `summarizer_breaker`
         bounds each summarizer call in time and stops calling a summarizer that keeps failing
-        (see `abridged.application.guard`)."""
+        (see `abridged.application.guard`).
+
+        `redactor` replaces secrets in whatever the service derives from messages (summarizer
+        input, summaries, the facts ledger); default `DefaultRedactor()`, `NoRedaction()` for
+        none. The stored messages are kept as appended (see docs/security.md)."""
         from abridged.application.background import BackgroundCompactions
 
         if isinstance(max_message_bytes, bool) or not isinstance(max_message_bytes, int):
@@ -244,7 +251,8 @@ class Sessions(Application[UUID]):
         self.counter = counter
         self.max_message_bytes = max_message_bytes
         self.summarizer = GuardedSummarizer(summarizer, summarizer_breaker)
-        self.writer = SummaryWriter(counter, self.summarizer)
+        self.redactor: Redactor = redactor if redactor is not None else DefaultRedactor()
+        self.writer = SummaryWriter(counter, self.summarizer, self.redactor)
         self.chat_model = chat_model
         self.hooks = hooks
         self.context_provider = context_provider

@@ -16,6 +16,7 @@ from abridged.adapters.cli.common import db_option, main, open_store
 from abridged.adapters.cli.progress import progress
 from abridged.application.auditing import CompactionLine, SessionAudit, audit_session
 from abridged.application.compactions import session_ids
+from abridged.application.redaction import DefaultRedactor, redact_value
 from abridged.domain.errors import SessionError
 
 EXIT_MISMATCH = 4
@@ -86,7 +87,8 @@ def _print(result: SessionAudit, as_json: bool, checks: bool) -> None:
     click.echo(f"session {result.session_id} ({result.model}, {result.events} events)")
     for finding in shown:
         verdict = "ok      " if finding.matches else "MISMATCH"
-        click.echo(f"  {verdict} v{finding.version:<6} {finding.event:<24} {finding.detail}")
+        detail = _REDACTOR.redact(finding.detail)
+        click.echo(f"  {verdict} v{finding.version:<6} {finding.event:<24} {detail}")
     for line in result.compactions:
         click.echo("  " + compaction_text(line))
     if result.ok:
@@ -119,4 +121,8 @@ def _d(value: Any) -> dict[str, Any]:
 
 
 def _json(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, default=str)
+    # Summaries and reasons quote the conversation: secrets in them are redacted.
+    return json.dumps(redact_value(_REDACTOR, record), ensure_ascii=False, default=str)
+
+
+_REDACTOR = DefaultRedactor()
