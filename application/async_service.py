@@ -25,16 +25,19 @@ drift apart.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import inspect
 import logging
 import threading
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from uuid import UUID
 
 from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
+from abridged.application.chain import correlation
 from abridged.application.locks import CompactionLocks
 from abridged.application.ports import (
     CompactionHooks,
@@ -231,8 +234,10 @@ class AsyncSessions:
     async def _run(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         self._loop.bind()
         loop = asyncio.get_running_loop()
+        # The caller's context goes with the command (a `correlation` block, for one).
+        context = contextvars.copy_context()
         return await loop.run_in_executor(
-            self._executor, functools.partial(function, *args, **kwargs)
+            self._executor, functools.partial(context.run, function, *args, **kwargs)
         )
 
     # Commands.
@@ -336,6 +341,11 @@ class AsyncSessions:
             session_id, reply.message, reply.usage, request_estimate=prepared.context.raw_estimate
         )
         return reply
+
+    def correlation(self, correlation_id: str | None) -> AbstractContextManager[None]:
+        """As `Sessions.correlation`: the events the block's awaited commands store record
+        the host's correlation id."""
+        return correlation(correlation_id)
 
     # Queries.
 

@@ -19,7 +19,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import Any, TypeVar, cast
 from uuid import UUID, uuid4
 
@@ -28,13 +28,15 @@ from eventsourcing.application import (
     Application,
     ProcessingEvent,
     ProjectorFunction,
+    Recording,
     Repository,
     project_aggregate,
 )
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, JSONTranscoder, PersistenceError
+from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, PersistenceError
 
 from abridged.application import lifecycle
+from abridged.application.chain import ChainingMapper, correlation
 from abridged.application.compactor import Compactor
 from abridged.application.guard import BreakerSettings, GuardedSummarizer
 from abridged.application.inputs import as_message, as_usage, reply_usage
@@ -281,6 +283,36 @@ class Sessions(Application[UUID]):
         super().register_transcodings(transcoder)
         register_transcodings(transcoder)
         register_snapshot_transcodings(transcoder)
+
+    def construct_mapper(self) -> Mapper[UUID]:
+        # Each stored event carries a hash chained to its session's previous event, and the
+        # host's correlation id (`abridged.application.chain`).
+        mapper = self.factory.mapper(
+            transcoder=self.construct_transcoder(), mapper_class=ChainingMapper
+        )
+        cast(ChainingMapper, mapper).previous = self._stored_hash
+        return mapper
+
+    def _stored_hash(self, session_id: UUID, version: int) -> str | None:
+        rows = self.recorder.select_events(session_id, gt=version - 1, lte=version)
+        return cast(ChainingMapper, self.mapper).stored_hash(rows[0]) if rows else None
+
+    def _record(self, processing_event: ProcessingEvent[UUID]) -> list[Recording[UUID]]:
+        mapper = cast(ChainingMapper, self.mapper)
+        try:
+            recordings = super()._record(processing_event)
+        except BaseException:
+            mapper.discarded()
+            raise
+        mapper.committed()
+        return recordings
+
+    def correlation(self, correlation_id: str | None) -> AbstractContextManager[None]:
+        """`with sessions.correlation("req-42"): ...`: every event the block's commands
+        store records the host's correlation id (a request or trace id, at most 256
+        printable characters), shown by `history` and `audit`; raises
+        `InvalidArgumentError` for a blank or over-long id."""
+        return correlation(correlation_id)
 
     def construct_repository(self) -> Repository[UUID]:
         # eventsourcing's repository, configured from the environment as usual, reading the

@@ -36,8 +36,9 @@ def audit(
     """Replay sessions' events and re-derive every recorded decision (prune, threshold hit,
     compaction, suppression, reasoning downgrade) from the state before it.
 
-    Prints one line per compaction and a verdict per session. Exits with status 4 when any
-    recorded decision differs from the one its settings imply, naming the event.
+    Prints one line per compaction and a verdict per session. Also checks the stored
+    events' hash chain. Exits with status 4 when any recorded decision differs from the one
+    its settings imply, or a stored event was altered, deleted or moved, naming the event.
     """
     if not session_ids_given and not every:
         raise click.UsageError("name a SESSION, or pass --all")
@@ -55,10 +56,16 @@ def audit(
         if not result.ok:
             failed.append(result)
     if failed:
-        first = failed[0].mismatches[0]
+        chain = failed[0].chain
+        if chain is not None and not chain.ok:
+            version, event = chain.broken_at, f"{chain.event}, altered history"
+        else:
+            first = failed[0].mismatches[0]
+            version, event = first.version, first.event
         click.echo(
-            f"audit failed: {len(failed)} session(s) with decisions that do not match; first: "
-            f"session {failed[0].session_id} version {first.version} ({first.event})",
+            f"audit failed: {len(failed)} session(s) with decisions that do not match or an "
+            f"altered history; first: session {failed[0].session_id} version {version} "
+            f"({event})",
             err=True,
         )
         raise SystemExit(EXIT_MISMATCH)
@@ -80,6 +87,7 @@ def _print(result: SessionAudit, as_json: bool, checks: bool) -> None:
                     "events": result.events,
                     "decisions_checked": len(result.findings),
                     "mismatches": [f"{m.version} {m.event}" for m in result.mismatches],
+                    **({"chain": _d(result.chain)} if result.chain is not None else {}),
                 }
             )
         )
@@ -88,12 +96,16 @@ def _print(result: SessionAudit, as_json: bool, checks: bool) -> None:
     for finding in shown:
         verdict = "ok      " if finding.matches else "MISMATCH"
         detail = _REDACTOR.redact(finding.detail)
+        if finding.correlation_id is not None:
+            detail += f"  [correlation {finding.correlation_id}]"
         click.echo(f"  {verdict} v{finding.version:<6} {finding.event:<24} {detail}")
     for line in result.compactions:
         click.echo("  " + compaction_text(line))
+    if result.chain is not None:
+        click.echo("  " + result.chain.describe())
     if result.ok:
         click.echo(f"  every recorded decision matches ({len(result.findings)} checked)")
-    else:
+    elif result.mismatches:
         click.echo(f"  {len(result.mismatches)} of {len(result.findings)} decisions DO NOT MATCH")
 
 
