@@ -97,9 +97,9 @@ def with_earlier(
     if not earlier:
         return messages, {}
     try:
-        parameters = inspect.signature(summarize).parameters.values()
+        parameters = list(inspect.signature(summarize).parameters.values())
     except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
-        parameters = iter(())
+        parameters = []
     if any(p.name == "earlier" or p.kind is p.VAR_KEYWORD for p in parameters):
         return messages, {"earlier": tuple(earlier)}
     framed = tuple(Message.user(f"{EARLIER_NOTE}\n\n{text}") for text in earlier)

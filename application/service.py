@@ -28,12 +28,17 @@ from eventsourcing.application import (
     Application,
     ProcessingEvent,
     ProjectorFunction,
-    Recording,
     Repository,
     project_aggregate,
 )
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, PersistenceError
+from eventsourcing.persistence import (
+    IntegrityError,
+    JSONTranscoder,
+    Mapper,
+    PersistenceError,
+    Recording,
+)
 
 from abridged.application import lifecycle
 from abridged.application.chain import ChainingMapper, correlation

@@ -134,7 +134,7 @@ def leaked(text: str) -> list[str]:
     return [kind for kind, value in SECRETS.items() if value in text]
 
 
-def run_session(app: Sessions, *, summary_strategy: str = "update") -> tuple[UUID, list[str]]:
+def run_session(app: Sessions) -> tuple[UUID, list[str]]:
     """Starts a session, feeds the conversation, compacts twice (the second folds the
     first chunk) and returns the id and every request body sent after the compactions."""
     session_id = app.start_session(
@@ -143,7 +143,7 @@ def run_session(app: Sessions, *, summary_strategy: str = "update") -> tuple[UUI
         max_output_tokens=1_000,
         system="You are a careful agent.",
         settings=CompactionSettings(
-            keep_recent_turns=1, keep_recent_tokens=1, summary_strategy=summary_strategy
+            keep_recent_turns=1, keep_recent_tokens=1, summary_strategy="update"
         ),
     )
     messages = conversation()
