@@ -29,11 +29,11 @@ from tests.support.fakes import FakeTokenCounter
 SECRET_TEXT = "Please deploy build 41 to staging."
 
 
-def open_app(path: Path) -> Sessions:
+def open_app(path: Path | str) -> Sessions:
     return bootstrap(path, counter=FakeTokenCounter())
 
 
-def make_session(path: Path, turns: int = 4) -> UUID:
+def make_session(path: Path | str, turns: int = 4) -> UUID:
     app = open_app(path)
     try:
         session_id = app.start_session(
@@ -288,3 +288,37 @@ def test_the_async_service_records_the_correlation_id(tmp_path: Path) -> None:
 
     events = asyncio.run(host())
     assert [getattr(e, "correlation_id", None) for e in events] == [None, "trace-1"]
+
+
+def test_the_chain_holds_and_catches_an_edit_on_postgresql(postgres_server: str) -> None:
+    import psycopg
+
+    from tests.support.postgres import fresh_database
+
+    db = fresh_database(postgres_server)
+    session_id = make_session(db, turns=2)
+    first = bootstrap(db, counter=FakeTokenCounter())
+    second = bootstrap(db, counter=FakeTokenCounter())
+    try:
+        second.session(session_id)
+        first.record_reply(session_id, Message.assistant("Compacted."))
+        second.append_message(session_id, Message.user("From the second process."))
+        chain = audit_session(second, session_id).chain
+        assert chain is not None
+        assert chain.ok, chain
+    finally:
+        first.close()
+        second.close()
+    with psycopg.connect(db, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE sessions_events SET state = convert_to(replace(convert_from(state, 'UTF8'), "
+            "%s, %s), 'UTF8') WHERE originator_version = 2",
+            ("deploy build 41", "deploy build 42"),
+        )
+    app = bootstrap(db, counter=FakeTokenCounter())
+    try:
+        chain = audit_session(app, session_id).chain
+    finally:
+        app.close()
+    assert chain is not None
+    assert chain.broken_at == 2
