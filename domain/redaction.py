@@ -56,6 +56,10 @@ class SecretPattern:
     kind: str
     pattern: str
     group: int = 0
+    hints: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    """Lowercase strings one of which every match contains: a text holding none of them is
+    not searched (a regular expression tried at every position of a long tool output costs
+    more than looking for a word). Empty: always searched."""
     compiled: re.Pattern[str] = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -64,7 +68,13 @@ class SecretPattern:
         compiled = re.compile(self.pattern)
         if not 0 <= self.group <= compiled.groups:
             raise ValueError(f"pattern {self.pattern!r} has no group {self.group}")
+        if any(h != h.lower() or not h for h in self.hints):
+            raise ValueError(f"hints are non-empty lowercase strings, got {self.hints!r}")
         object.__setattr__(self, "compiled", compiled)
+
+    def may_match(self, lowered: str) -> bool:
+        """Whether a text (given lowercased) may hold a match, by the hints."""
+        return not self.hints or any(hint in lowered for hint in self.hints)
 
     def redact(self, text: str) -> str:
         """`text` with every match's secret part replaced by the placeholder."""
@@ -92,52 +102,75 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
         "private-key",
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
         r"[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        hints=("private key",),
     ),
-    SecretPattern("anthropic-api-key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),
-    SecretPattern("openai-api-key", r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{32,}"),
+    SecretPattern("anthropic-api-key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}", hints=("sk-ant-",)),
+    SecretPattern("openai-api-key", r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{32,}", hints=("sk-",)),
     SecretPattern(
-        "aws-access-key", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|AROA|APKA)[A-Z0-9]{16}\b"
+        "aws-access-key",
+        r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|AROA|APKA)[A-Z0-9]{16}\b",
+        hints=("akia", "asia", "abia", "acca", "agpa", "aida", "aipa", "anpa", "aroa", "apka"),
     ),
     SecretPattern(
         "aws-secret-key",
-        r"(?i)\baws_?secret(?:_?access)?_?key\b[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+        r"(?i)\baws_?secret(?:_?access)?_?key\b[\"']?\s*[:=]\s*[\"']?"
+        r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
         1,
+        hints=("aws",),
     ),
-    SecretPattern("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),
-    SecretPattern("gitlab-token", r"\bglpat-[A-Za-z0-9_\-]{20,}"),
-    SecretPattern("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"),
-    SecretPattern("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}"),
-    SecretPattern("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    SecretPattern("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    SecretPattern(
+        "github-token",
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})",
+        hints=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    SecretPattern("gitlab-token", r"\bglpat-[A-Za-z0-9_\-]{20,}", hints=("glpat-",)),
+    SecretPattern("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{10,}", hints=("xox",)),
+    SecretPattern("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}", hints=("aiza",)),
+    SecretPattern(
+        "stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", hints=("_live_", "_test_")
+    ),
+    SecretPattern(
+        "jwt",
+        r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+        hints=("eyj",),
+    ),
     SecretPattern(
         "bearer-token",
         r"(?i)\b(?:bearer|token|basic)\s+(?!\[redacted )([A-Za-z0-9\-._~+/]{16,}=*)",
         1,
+        hints=("bearer", "token", "basic"),
     ),
     SecretPattern(
-        "url-password", r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\"'<>]+:([^\s@/\"'<>]+)@", 1
+        "url-password",
+        r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\"'<>]+:([^\s@/\"'<>]+)@",
+        1,
+        hints=("://",),
     ),
     SecretPattern(
         "password",
-        r"(?im)^\s*(?:export\s+)?[A-Z0-9_]*(?:PASSWORD|PASSWD|PASS|PWD)[A-Z0-9_]*\s*[=:]\s*[\"']?"
-        + _VALUE,
+        r"(?m)^\s*(?:export\s+)?(?:[A-Z0-9_]*(?:PASSWORD|PASSWD|PASS|PWD)[A-Z0-9_]*"
+        r"|[a-z0-9_]*(?:password|passwd|pwd)[a-z0-9_]*)\s*[=:]\s*[\"']?" + _VALUE,
         1,
+        hints=("pass", "pwd"),
     ),
     SecretPattern(
         "secret",
         r"(?m)^\s*(?:export\s+)?" + _SECRET_NAME + r"[A-Z0-9_]*\s*[=:]\s*[\"']?" + _VALUE,
         1,
+        hints=("secret", "token", "key", "credential"),
     ),
     SecretPattern(
         "password",
         r"(?i)\b(?:password|passwd|passphrase)\b[\"']?\s*(?:[:=]|\bis\b)\s*[\"']?" + _VALUE,
         1,
+        hints=("passw", "passphrase"),
     ),
     SecretPattern(
         "secret",
-        r"(?i)[\"']?\b(?:api[_-]?key|secret[_-]?key|client[_-]?secret|access[_-]?token|auth[_-]?token)"
+        r"(?i)\b(?:api[_-]?key|secret[_-]?key|client[_-]?secret|access[_-]?token|auth[_-]?token)"
         r"\b[\"']?\s*[:=]\s*[\"']?" + _VALUE,
         1,
+        hints=("key", "secret", "token"),
     ),
 )
 """What `DefaultRedactor` finds, in the order it looks: private key blocks (also a block cut
@@ -149,8 +182,10 @@ API key."""
 
 def redact_text(text: str, patterns: Sequence[SecretPattern]) -> str:
     """`text` with every secret the `patterns` find replaced by its kind's placeholder."""
+    lowered = text.lower()
     for pattern in patterns:
-        text = pattern.redact(text)
+        if pattern.may_match(lowered):
+            text = pattern.redact(text)
     return text
 
 
