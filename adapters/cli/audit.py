@@ -57,15 +57,16 @@ def audit(
             failed.append(result)
     if failed:
         chain = failed[0].chain
+        note = ""
         if chain is not None and not chain.ok:
-            version, event = chain.broken_at, f"{chain.event}, altered history"
+            version, event, note = chain.broken_at, chain.event, ": stored history altered"
         else:
             first = failed[0].mismatches[0]
             version, event = first.version, first.event
         click.echo(
             f"audit failed: {len(failed)} session(s) with decisions that do not match or an "
             f"altered history; first: session {failed[0].session_id} version {version} "
-            f"({event})",
+            f"({event}){note}",
             err=True,
         )
         raise SystemExit(EXIT_MISMATCH)
