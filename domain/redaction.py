@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import cast
 
 import attrs
@@ -46,6 +46,10 @@ def placeholder(kind: str) -> str:
     return f"[redacted {kind}]"
 
 
+def _as_tuple(values: Iterable[str]) -> tuple[str, ...]:
+    return (values,) if isinstance(values, str) else tuple(values)
+
+
 @attrs.frozen
 class SecretPattern:
     """A kind of secret and the regular expression that finds it.
@@ -56,7 +60,7 @@ class SecretPattern:
     kind: str
     pattern: str
     group: int = 0
-    hints: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    hints: tuple[str, ...] = attrs.field(default=(), converter=_as_tuple)
     """Lowercase strings one of which every match contains: a text holding none of them is
     not searched (a regular expression tried at every position of a long tool output costs
     more than looking for a word). Empty: always searched."""
