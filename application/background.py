@@ -177,7 +177,9 @@ class BackgroundCompactions:
 
         def command() -> None:
             session = self.app._load(session_id)
-            session.fail_compaction(self.app.summarizer.name, str(error), "dropped")
+            session.fail_compaction(
+                self.app.summarizer.name, self.app.redactor.redact(str(error)), "dropped"
+            )
             self.app.save(session)
 
         logger.warning(

@@ -165,7 +165,9 @@ class Compactor:
             except SummarizerError as error:
                 self._summarizer_latency(started, "error")
                 fallback: Fallback = "raise" if loud else "truncate"
-                session.fail_compaction(self.app.summarizer.name, str(error), fallback)
+                session.fail_compaction(
+                    self.app.summarizer.name, self.app.redactor.redact(str(error)), fallback
+                )
                 if loud:
                     self.app.save(session)
                     self.app.metrics.add(
