@@ -34,12 +34,14 @@ from abridged.application.ports import (
     PromptTooLongError,
     ProviderError,
     ProviderUnavailableError,
+    Redactor,
     RequestOptions,
     Summarizer,
     SummarizerError,
     Summary,
     TokenCounter,
 )
+from abridged.application.redaction import DefaultRedactor, NoRedaction, SecretPattern
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.capabilities import ModelCapabilities, capabilities_for
 from abridged.domain.context import Context
@@ -86,6 +88,7 @@ __all__ = [
     "Context",
     "ContextOverflowError",
     "ContextProvider",
+    "DefaultRedactor",
     "HookVerdict",
     "InvalidArgumentError",
     "InvalidMessageError",
@@ -100,6 +103,7 @@ __all__ = [
     "ModelCapabilities",
     "ModelReply",
     "NoMetrics",
+    "NoRedaction",
     "NotAnOverflowError",
     "NothingToCompactError",
     "Notice",
@@ -107,8 +111,10 @@ __all__ = [
     "PromptTooLongError",
     "ProviderError",
     "ProviderUnavailableError",
+    "Redactor",
     "RequestOptions",
     "Role",
+    "SecretPattern",
     "Session",
     "SessionAudit",
     "SessionDeletedError",

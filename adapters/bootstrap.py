@@ -19,6 +19,7 @@ from abridged.application.ports import (
     CompactionHooks,
     ContextProvider,
     Metrics,
+    Redactor,
     Summarizer,
     TokenCounter,
 )
@@ -90,6 +91,7 @@ def bootstrap(
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     summarizer_breaker: BreakerSettings | None = None,
     model_capabilities: Mapping[str, ModelCapabilities | Mapping[str, Any]] | None = None,
+    redactor: Redactor | None = None,
 ) -> Sessions:
     """A ready `Sessions` service: tiktoken counts, extractive summaries (unless another
     summarizer is given), the given store, and any chat model, hooks, context provider or
@@ -99,7 +101,9 @@ def bootstrap(
     accepts (`abridged.domain.capabilities`).
 
     `max_message_bytes` and `summarizer_breaker` bound messages and summarizer calls (see
-    `Sessions`). Raises `StoreError` when the store cannot be opened (not a database,
+    `Sessions`). `redactor` replaces secrets in everything derived from the messages
+    (default `DefaultRedactor()`: add patterns with `DefaultRedactor(extra=[...])`, or pass
+    `NoRedaction()`). Raises `StoreError` when the store cannot be opened (not a database,
     unreachable, ...)."""
     from abridged.adapters.anthropic.errors import translate_error
     from abridged.adapters.erasure import erase_stored_events
@@ -125,6 +129,7 @@ def bootstrap(
             locks=compaction_locks(settings),
             max_message_bytes=max_message_bytes,
             summarizer_breaker=summarizer_breaker,
+            redactor=redactor,
         )
     except (PersistenceError, sqlite3.Error) as error:
         raise StoreError(f"cannot open the session store {redacted(db)}: {error}") from error
@@ -141,6 +146,7 @@ def bootstrap_async(
     env: Mapping[str, str] | None = None,
     model_windows: Mapping[str, int] | None = None,
     model_capabilities: Mapping[str, ModelCapabilities | Mapping[str, Any]] | None = None,
+    redactor: Redactor | None = None,
 ) -> AsyncSessions:
     """`bootstrap` for asyncio hosts: a ready `AsyncSessions` (pass an
     `AsyncAnthropicChatModel` and, for model-written summaries, an `AsyncAnthropicSummarizer`
@@ -160,6 +166,7 @@ def bootstrap_async(
         model_windows=model_windows,
         model_capabilities=model_capabilities,
         locks=compaction_locks(settings),
+        redactor=redactor,
     )
 
 

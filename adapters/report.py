@@ -12,9 +12,12 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 import plotly.graph_objects as go
 
 from abridged.application.auditing import CompactionLine, RequestPoint, SessionAudit
+from abridged.application.ports import Redactor
+from abridged.application.redaction import DefaultRedactor
 
 __all__ = ["CHART_ID", "report_html"]
 
@@ -35,8 +38,12 @@ details pre { white-space: pre-wrap; background: #f6f6f8; padding: 8px; max-heig
 """
 
 
-def report_html(audit: SessionAudit, *, title: str | None = None) -> str:
-    """The whole page for one audited session."""
+def report_html(
+    audit: SessionAudit, *, title: str | None = None, redactor: Redactor | None = None
+) -> str:
+    """The whole page for one audited session; secrets in the texts it quotes (summaries,
+    reasons, details) redacted by `redactor` (default `DefaultRedactor()`)."""
+    audit = _redacted(audit, redactor if redactor is not None else DefaultRedactor())
     title = title or f"abridged session {audit.session_id}"
     chart = _figure(audit.requests).to_html(
         full_html=False, include_plotlyjs=True, div_id=CHART_ID, config={"responsive": True}
@@ -128,6 +135,19 @@ def _marks(
         mode="markers",
         marker=marker,
         **more,
+    )
+
+
+def _redacted(audit: SessionAudit, redactor: Redactor) -> SessionAudit:
+    # A store may predate redaction, or its host may have turned it off.
+    redact = redactor.redact
+    return attrs.evolve(
+        audit,
+        findings=tuple(attrs.evolve(f, detail=redact(f.detail)) for f in audit.findings),
+        compactions=tuple(
+            attrs.evolve(c, summary_text=redact(c.summary_text), reason=redact(c.reason))
+            for c in audit.compactions
+        ),
     )
 
 

@@ -25,16 +25,19 @@ drift apart.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import inspect
 import logging
 import threading
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from uuid import UUID
 
 from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
+from abridged.application.chain import correlation
 from abridged.application.locks import CompactionLocks
 from abridged.application.ports import (
     CompactionHooks,
@@ -42,11 +45,13 @@ from abridged.application.ports import (
     ContextProvider,
     ModelReply,
     PromptTooLongError,
+    Redactor,
     RequestOptions,
     Summarizer,
     Summary,
     TextCallback,
     TokenCounter,
+    with_earlier,
 )
 from abridged.application.service import PreparedRequest, Sessions, still_too_long
 from abridged.domain.capabilities import ModelCapabilities
@@ -118,13 +123,16 @@ class _AwaitedSummarizer:
         max_tokens: int,
         instructions: str | None = None,
         session_model: str | None = None,
+        earlier: Sequence[str] = (),
     ) -> Summary:
+        given, extra = with_earlier(self.inner.summarize, messages, earlier)
         return self.loop.wait_for(
             self.inner.summarize(
-                messages,
+                given,
                 max_tokens=max_tokens,
                 instructions=instructions,
                 session_model=session_model,
+                **extra,
             )
         )
 
@@ -187,6 +195,7 @@ class AsyncSessions:
         background: bool = True,
         max_workers: int = MAX_WORKERS,
         model_capabilities: Mapping[str, ModelCapabilities | Mapping[str, Any]] | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         if max_workers < 1:
             raise ValueError(f"max_workers must be at least 1, got {max_workers}")
@@ -210,6 +219,7 @@ class AsyncSessions:
             model_capabilities=model_capabilities,
             locks=locks,
             background=False,  # this service starts them as tasks
+            redactor=redactor,
         )
         """The synchronous service underneath (its commands block: call them from threads)."""
         self.background = background
@@ -227,8 +237,10 @@ class AsyncSessions:
     async def _run(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         self._loop.bind()
         loop = asyncio.get_running_loop()
+        # The caller's context goes with the command (a `correlation` block, for one).
+        context = contextvars.copy_context()
         return await loop.run_in_executor(
-            self._executor, functools.partial(function, *args, **kwargs)
+            self._executor, functools.partial(context.run, function, *args, **kwargs)
         )
 
     # Commands.
@@ -332,6 +344,11 @@ class AsyncSessions:
             session_id, reply.message, reply.usage, request_estimate=prepared.context.raw_estimate
         )
         return reply
+
+    def correlation(self, correlation_id: str | None) -> AbstractContextManager[None]:
+        """As `Sessions.correlation`: the events the block's awaited commands store record
+        the host's correlation id."""
+        return correlation(correlation_id)
 
     # Queries.
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from abridged.application.chain import CORRELATION_KEY
 from abridged.domain.session import Session
 from abridged.domain.tokens import MESSAGE_OVERHEAD
 
@@ -18,10 +19,12 @@ Facts = dict[str, Any]
 
 def event_facts(event: Any) -> Facts:
     """The event's version, name and time (ISO 8601, UTC), and the facts it records."""
+    correlation = getattr(event, CORRELATION_KEY, None)
     return {
         "version": event.originator_version,
         "event": type(event).__name__,
         "time": event.timestamp.isoformat(),
+        **({"correlation_id": correlation} if correlation is not None else {}),
         **facts(event),
     }
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 import attrs
 
+from abridged.application.chain import CORRELATION_KEY, ChainingMapper, ChainVerdict, verify_chain
 from abridged.application.service import Sessions
 from abridged.domain import planner
 from abridged.domain.context import calibrated, raw_estimate
@@ -56,6 +57,8 @@ class Finding:
     detail: str
     """What was checked; on a mismatch, what was recorded and what was re-derived."""
     timestamp: datetime
+    correlation_id: str | None = None
+    """The host's correlation id the event was stored with, if any."""
 
 
 @attrs.frozen
@@ -121,6 +124,8 @@ class SessionAudit:
     findings: tuple[Finding, ...]
     compactions: tuple[CompactionLine, ...]
     requests: tuple[RequestPoint, ...]
+    chain: ChainVerdict | None = None
+    """The stored events' hash chain, checked (`None`: the audit read no store)."""
 
     @property
     def mismatches(self) -> tuple[Finding, ...]:
@@ -128,15 +133,28 @@ class SessionAudit:
 
     @property
     def ok(self) -> bool:
-        """Whether every recorded decision is the one the replayed state implies."""
-        return not self.mismatches
+        """Whether every recorded decision is the one the replayed state implies, and no
+        stored event was found altered, missing or out of place."""
+        return not self.mismatches and (self.chain is None or self.chain.ok)
 
 
 def audit_session(app: Sessions, session_id: UUID) -> SessionAudit:
     """Replays a session's events and re-derives every decision they record.
 
-    Raises `UnknownSessionError` for an unknown id. The audit only reads."""
-    return audit_events(app.history(session_id))
+    Also checks the stored events' hash chain (`abridged.application.chain`): the first
+    event altered, deleted or moved is named in `SessionAudit.chain`. Raises
+    `UnknownSessionError` for an unknown id. The audit only reads."""
+    mapper = cast(ChainingMapper, app.mapper)
+    chain = verify_chain(app.recorder.select_events(session_id), mapper.plain_state)
+    try:
+        audit = audit_events(app.history(session_id))
+    except Exception:
+        if chain.ok:
+            raise
+        # A history altered so that it no longer replays (an event deleted, a state that no
+        # longer decodes): the chain's verdict is the finding.
+        return SessionAudit(session_id, "unknown", chain.events, (), (), (), chain)
+    return attrs.evolve(audit, chain=chain)
 
 
 def audit_events(events: Iterable[Any]) -> SessionAudit:
@@ -217,7 +235,12 @@ class _Auditor:
     def found(self, event: Any, matches: bool, detail: str) -> None:
         self.findings.append(
             Finding(
-                event.originator_version, type(event).__name__, matches, detail, event.timestamp
+                event.originator_version,
+                type(event).__name__,
+                matches,
+                detail,
+                event.timestamp,
+                getattr(event, CORRELATION_KEY, None),
             )
         )
 

@@ -101,7 +101,11 @@ class BackgroundCompactions:
                 del self._running[session_id]
         error = done.exception()
         if error is not None:
-            logger.warning("background compaction of %s failed: %s", session_id, error)
+            logger.warning(
+                "background compaction of %s failed: %s",
+                session_id,
+                self.app.redactor.redact(str(error)),
+            )
 
     def wait(self) -> None:
         """Waits until every background compaction started so far has finished."""
@@ -173,10 +177,14 @@ class BackgroundCompactions:
 
         def command() -> None:
             session = self.app._load(session_id)
-            session.fail_compaction(self.app.summarizer.name, str(error), "dropped")
+            session.fail_compaction(
+                self.app.summarizer.name, self.app.redactor.redact(str(error)), "dropped"
+            )
             self.app.save(session)
 
-        logger.warning("background summary of %s failed: %s", session_id, error)
+        logger.warning(
+            "background summary of %s failed: %s", session_id, self.app.redactor.redact(str(error))
+        )
         self.app._retrying(session_id, command)
 
     def apply(

@@ -28,15 +28,17 @@ from abridged.application.ports import (
     MetricNames,
     SummarizerError,
 )
+from abridged.application.redaction import redact_messages
 from abridged.application.summaries import SummaryRequest, WrittenSummary
 from abridged.domain import ledger, planner
 from abridged.domain.errors import (
     CompactionFailedError,
 )
 from abridged.domain.ledger import LedgerUpdate
-from abridged.domain.messages import Message, Role
+from abridged.domain.messages import Message, Role, ToolResultBlock, ToolUseBlock
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
+from abridged.domain.redaction import redact_message
 from abridged.domain.session import Session
 from abridged.domain.tokens import (
     TOOL_OVERHEAD,
@@ -85,18 +87,32 @@ class Compactor:
         entry = next(e for e in session.entries if e.position == output.position)
         block = entry.message.content[output.block_index]
         started = time.perf_counter()
+        # The output reaches the summarizer as what it is, a tool's result (after the call
+        # that asked for it), never as a user's message.
+        tool_use_id = getattr(block, "tool_use_id", "toolu_output")
+        call = Message(Role.ASSISTANT, (ToolUseBlock(tool_use_id, output.tool_name, {}),))
+        result = Message(
+            Role.USER,
+            (
+                ToolResultBlock(
+                    tool_use_id, getattr(block, "text", ""), getattr(block, "is_error", False)
+                ),
+            ),
+        )
         try:
             summary = self.app.summarizer.summarize(
-                (Message.user(f"Output of {output.tool_name}:\n{getattr(block, 'text', '')}"),),
+                redact_messages(self.app.redactor, (call, result)),
                 max_tokens=160,
                 session_model=session.model,
             )
         except SummarizerError as error:
             self._summarizer_latency(started, "error")
-            logger.warning("session %s: tool output summary failed: %s", session.id, error)
-            return f"[output of {output.tool_name} pruned; its summary failed: {error}]"
+            said = self.app.redactor.redact(str(error))
+            logger.warning("session %s: tool output summary failed: %s", session.id, said)
+            return f"[output of {output.tool_name} pruned; its summary failed: {said}]"
         self._summarizer_latency(started, "ok")
-        return f"[summary of the output of {output.tool_name}]\n{summary.text}"
+        text = self.app.redactor.redact(summary.text)
+        return f"[summary of the output of {output.tool_name}]\n{text}"
 
     def downgrade_reasoning(self, session: Session, moment: bool) -> None:
         # Reasoning changes old messages, which breaks the cached prefix: batch them with
@@ -158,7 +174,9 @@ class Compactor:
             except SummarizerError as error:
                 self._summarizer_latency(started, "error")
                 fallback: Fallback = "raise" if loud else "truncate"
-                session.fail_compaction(self.app.summarizer.name, str(error), fallback)
+                session.fail_compaction(
+                    self.app.summarizer.name, self.app.redactor.redact(str(error)), fallback
+                )
                 if loud:
                     self.app.save(session)
                     self.app.metrics.add(
@@ -166,7 +184,11 @@ class Compactor:
                     )
                     raise CompactionFailedError(f"the summarizer failed: {error}") from error
                 # Threshold compaction fails open: the session stays usable, and events say so.
-                logger.warning("session %s: summarizer failed (%s); truncating", session.id, error)
+                logger.warning(
+                    "session %s: summarizer failed (%s); truncating",
+                    session.id,
+                    self.app.redactor.redact(str(error)),
+                )
                 result = "fallback"
                 if emit is not None:
                     emit(
@@ -278,8 +300,13 @@ class Compactor:
         within the decision's room (`None` when the ledger is off)."""
         if decision.ledger_max_tokens <= 0:
             return None
+        # Redacted before extraction: a ledger entry is re-sent with every later request,
+        # and its text is cut to a length that could leave half a secret unrecognized.
+        redact = self.app.redactor.redact
         summarized = [
-            (e.position, e.message) for e in session.entries if e.position < decision.retained_from
+            (e.position, redact_message(e.message, redact))
+            for e in session.entries
+            if e.position < decision.retained_from
         ]
         return ledger.advance(
             session.ledger,

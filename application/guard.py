@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from abridged.application.ports import Summarizer, SummarizerError, Summary
+from abridged.application.ports import Summarizer, SummarizerError, Summary, with_earlier
 from abridged.domain.messages import Message
 
 __all__ = ["BreakerSettings", "GuardedSummarizer"]
@@ -85,9 +85,11 @@ class GuardedSummarizer:
         max_tokens: int,
         instructions: str | None = None,
         session_model: str | None = None,
+        earlier: Sequence[str] = (),
     ) -> Summary:
         """The wrapped summarizer's summary; raises `SummarizerError` when it fails, takes
-        longer than the budget, or the breaker is open."""
+        longer than the budget, or the breaker is open. `earlier` reaches the wrapped
+        summarizer as `with_earlier` says."""
         with self._lock:
             if self._open_until is not None and self._clock() < self._open_until:
                 raise SummarizerError(
@@ -95,12 +97,15 @@ class GuardedSummarizer:
                     f"{self._failures} times in a row (the circuit breaker is open)"
                 )
 
+        given, extra = with_earlier(self.inner.summarize, messages, earlier)
+
         def call() -> Summary:
             return self.inner.summarize(
-                messages,
+                given,
                 max_tokens=max_tokens,
                 instructions=instructions,
                 session_model=session_model,
+                **extra,
             )
 
         try:

@@ -6,6 +6,7 @@ against the fake and every real adapter.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, runtime_checkable
@@ -72,8 +73,37 @@ class Summarizer(Protocol):
 
         `instructions` are the caller's focus (from a manual compaction); `session_model` is
         the conversation's model, for summarizers that fall back to it.
+
+        A summarizer that also accepts `earlier: Sequence[str] = ()` (every summarizer of
+        abridged does) receives the texts of the earlier summary chunks being folded there,
+        out of band, instead of as leading messages (`with_earlier`).
         """
         ...
+
+
+EARLIER_NOTE = (
+    "[An earlier summary of this conversation, written by abridged: reference material "
+    "about what happened, not a message of the conversation.]"
+)
+
+
+def with_earlier(
+    summarize: Callable[..., object], messages: Sequence[Message], earlier: Sequence[str]
+) -> tuple[Sequence[Message], dict[str, Sequence[str]]]:
+    """The messages and extra keyword arguments to call `summarize` with, so that it gets
+    the `earlier` chunks' texts: as `earlier=` when it accepts that keyword; else (a
+    summarizer written before it existed) as leading user messages, each marked as an
+    earlier summary. No `earlier=` is passed when there are none."""
+    if not earlier:
+        return messages, {}
+    try:
+        parameters = list(inspect.signature(summarize).parameters.values())
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        parameters = []
+    if any(p.name == "earlier" or p.kind is p.VAR_KEYWORD for p in parameters):
+        return messages, {"earlier": tuple(earlier)}
+    framed = tuple(Message.user(f"{EARLIER_NOTE}\n\n{text}") for text in earlier)
+    return (*framed, *messages), {}
 
 
 class ProviderError(Exception):
@@ -313,3 +343,14 @@ EventEraser = Callable[[Sequence[object], UUID], int]
 """Deletes every stored event and snapshot of a session from the given recorders (the
 application's event and snapshot recorders) and returns how many rows went; raises a
 `SessionError` when the store cannot (`abridged.adapters.erasure.erase_stored_events`)."""
+
+
+class Redactor(Protocol):
+    """Replaces the secrets in a text before it leaves the event store (summarizer input,
+    facts ledger, summaries, reports, printed histories)."""
+
+    def redact(self, text: str) -> str:
+        """`text` with each secret replaced by a placeholder naming its kind
+        (`[redacted aws-access-key]`); the same text for the same input, and a text with
+        nothing to redact unchanged."""
+        ...

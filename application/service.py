@@ -19,7 +19,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import Any, TypeVar, cast
 from uuid import UUID, uuid4
 
@@ -32,9 +32,16 @@ from eventsourcing.application import (
     project_aggregate,
 )
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, JSONTranscoder, PersistenceError
+from eventsourcing.persistence import (
+    IntegrityError,
+    JSONTranscoder,
+    Mapper,
+    PersistenceError,
+    Recording,
+)
 
 from abridged.application import lifecycle
+from abridged.application.chain import ChainingMapper, correlation
 from abridged.application.compactor import Compactor
 from abridged.application.guard import BreakerSettings, GuardedSummarizer
 from abridged.application.inputs import as_message, as_usage, reply_usage
@@ -69,11 +76,13 @@ from abridged.application.ports import (
     NoMetrics,
     PromptTooLongError,
     ProviderError,
+    Redactor,
     RequestOptions,
     Summarizer,
     TextCallback,
     TokenCounter,
 )
+from abridged.application.redaction import DefaultRedactor
 from abridged.application.snapshots import (
     SessionRepository,
     SessionSnapshot,
@@ -224,6 +233,7 @@ class Sessions(Application[UUID]):
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         summarizer_breaker: BreakerSettings | None = None,
         model_capabilities: Mapping[str, ModelCapabilities | Mapping[str, Any]] | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         """`metrics` receives the service's counters (default: none are reported);
         `read_provider_error` turns a provider SDK's exception into a `ProviderError`, so
@@ -243,7 +253,11 @@ class Sessions(Application[UUID]):
 
         `max_message_bytes` bounds one message (its JSON, in bytes); `summarizer_breaker`
         bounds each summarizer call in time and stops calling a summarizer that keeps failing
-        (see `abridged.application.guard`)."""
+        (see `abridged.application.guard`).
+
+        `redactor` replaces secrets in whatever the service derives from messages (summarizer
+        input, summaries, the facts ledger); default `DefaultRedactor()`, `NoRedaction()` for
+        none. The stored messages are kept as appended (see docs/security.md)."""
         from abridged.application.background import BackgroundCompactions
 
         if isinstance(max_message_bytes, bool) or not isinstance(max_message_bytes, int):
@@ -253,7 +267,8 @@ class Sessions(Application[UUID]):
         self.counter = counter
         self.max_message_bytes = max_message_bytes
         self.summarizer = GuardedSummarizer(summarizer, summarizer_breaker)
-        self.writer = SummaryWriter(counter, self.summarizer)
+        self.redactor: Redactor = redactor if redactor is not None else DefaultRedactor()
+        self.writer = SummaryWriter(counter, self.summarizer, self.redactor)
         self.chat_model = chat_model
         self.hooks = hooks
         self.context_provider = context_provider
@@ -288,6 +303,36 @@ class Sessions(Application[UUID]):
         super().register_transcodings(transcoder)
         register_transcodings(transcoder)
         register_snapshot_transcodings(transcoder)
+
+    def construct_mapper(self) -> Mapper[UUID]:
+        # Each stored event carries a hash chained to its session's previous event, and the
+        # host's correlation id (`abridged.application.chain`).
+        mapper = self.factory.mapper(
+            transcoder=self.construct_transcoder(), mapper_class=ChainingMapper
+        )
+        cast(ChainingMapper, mapper).previous = self._stored_hash
+        return mapper
+
+    def _stored_hash(self, session_id: UUID, version: int) -> str | None:
+        rows = self.recorder.select_events(session_id, gt=version - 1, lte=version)
+        return cast(ChainingMapper, self.mapper).stored_hash(rows[0]) if rows else None
+
+    def _record(self, processing_event: ProcessingEvent[UUID]) -> list[Recording[UUID]]:
+        mapper = cast(ChainingMapper, self.mapper)
+        try:
+            recordings = super()._record(processing_event)
+        except BaseException:
+            mapper.discarded()
+            raise
+        mapper.committed()
+        return recordings
+
+    def correlation(self, correlation_id: str | None) -> AbstractContextManager[None]:
+        """`with sessions.correlation("req-42"): ...`: every event the block's commands
+        store records the host's correlation id (a request or trace id, at most 256
+        printable characters), shown by `history` and `audit`; raises
+        `InvalidArgumentError` for a blank or over-long id."""
+        return correlation(correlation_id)
 
     def construct_repository(self) -> Repository[UUID]:
         # eventsourcing's repository, configured from the environment as usual, reading the

@@ -13,11 +13,14 @@ import attrs
 
 from abridged.application.ports import (
     MIN_SUMMARY_TOKENS,
+    Redactor,
     Summarizer,
     SummarizerError,
     Summary,
     TokenCounter,
+    with_earlier,
 )
+from abridged.application.redaction import NoRedaction, redact_messages
 from abridged.domain.context import SummaryChunk, render_summary
 from abridged.domain.footer import files_footer
 from abridged.domain.messages import Message, RedactedThinkingBlock, ThinkingBlock
@@ -59,11 +62,17 @@ class SummaryRequest:
 
 
 class SummaryWriter:
-    """Summarizes a compaction's messages within the decision's summary budget."""
+    """Summarizes a compaction's messages within the decision's summary budget.
 
-    def __init__(self, counter: TokenCounter, summarizer: Summarizer) -> None:
+    The `redactor` is applied to everything the summarizer reads (messages, earlier chunks,
+    focus) and to every summary text before it is recorded (a hook's, a fallback note)."""
+
+    def __init__(
+        self, counter: TokenCounter, summarizer: Summarizer, redactor: Redactor | None = None
+    ) -> None:
         self.counter = counter
         self.summarizer = summarizer
+        self.redactor: Redactor = redactor if redactor is not None else NoRedaction()
 
     def supplied(self, request: SummaryRequest, text: str) -> WrittenSummary:
         """A summary a hook supplied, with the files footer, fitted to the limit."""
@@ -112,7 +121,7 @@ class SummaryWriter:
     ) -> WrittenSummary:
         if footer:
             text = f"{text.rstrip()}\n\n{footer}"
-        text, tokens = self._fit(text, request)
+        text, tokens = self._fit(self.redactor.redact(text), request)
         return WrittenSummary(text, tokens, model, strategy, summarizer, *usage)
 
     def _summarize(
@@ -123,23 +132,35 @@ class SummaryWriter:
         messages = request.messages
         if not request.include_thinking:
             messages = tuple(_without_thinking(m) for m in messages)
-        earlier = tuple(Message.user(c.text) for c in request.earlier)
+        messages = redact_messages(self.redactor, messages)
+        # Earlier chunks are the session's own, carried out of band: a message whose text
+        # looks like a summary is never taken for one.
+        earlier = tuple(self.redactor.redact(c.text) for c in request.earlier)
         # One call per compaction, even when the cut falls inside a turn: the facts ledger
         # keeps the current request's prompt, commands and errors verbatim, so a separate
         # "turn so far" summary would cost a second call for little that is not kept already.
-        summary = self._summarize_within(request, earlier + messages, text_budget)
+        summary = self._summarize_within(request, messages, earlier, text_budget)
         return summary.text.strip(), summary.model, (summary.input_tokens, summary.output_tokens)
 
     def _summarize_within(
-        self, request: SummaryRequest, messages: Sequence[Message], limit: int
+        self,
+        request: SummaryRequest,
+        messages: Sequence[Message],
+        earlier: Sequence[str],
+        limit: int,
     ) -> Summary:
         if limit < MIN_SUMMARY_TOKENS:
             raise SummarizerError(f"only {limit} tokens are left for the summary")
+        messages, extra = with_earlier(self.summarizer.summarize, messages, earlier)
+        instructions = request.instructions
+        if instructions is not None:
+            instructions = self.redactor.redact(instructions)
         summary = self.summarizer.summarize(
             messages,
             max_tokens=limit,
-            instructions=request.instructions,
+            instructions=instructions,
             session_model=request.session_model,
+            **extra,
         )
         if not summary.text.strip():
             raise SummarizerError("the summarizer returned an empty summary")
@@ -148,8 +169,9 @@ class SummaryWriter:
             retry = self.summarizer.summarize(
                 messages,
                 max_tokens=max(MIN_SUMMARY_TOKENS, limit // 2),
-                instructions=request.instructions,
+                instructions=instructions,
                 session_model=request.session_model,
+                **extra,
             )
             if retry.text.strip():
                 summary = retry

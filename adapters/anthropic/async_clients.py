@@ -108,10 +108,11 @@ class AsyncAnthropicSummarizer(ClientSummarizer[anthropic.AsyncAnthropic, AsyncA
         max_tokens: int,
         instructions: str | None = None,
         session_model: str | None = None,
+        earlier: Sequence[str] = (),
     ) -> Summary:
-        """The model's summary of `messages` in at most `max_tokens` tokens; raises
-        `SummarizerError`."""
-        text = self._request_text(messages, max_tokens, instructions)
+        """The model's summary of `messages` (and of the `earlier` summaries folded into it)
+        in at most `max_tokens` tokens; raises `SummarizerError`."""
+        text = self._request_text(messages, max_tokens, instructions, earlier)
         failed = FailedModels()
         for model in self._models(session_model):
             try:

@@ -8,6 +8,7 @@ in text needs no tool definitions and breaks no tool-pairing rule.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 import attrs
@@ -27,7 +28,9 @@ from abridged.domain.messages import (
 __all__ = [
     "DEFAULT_PROMPT",
     "SummaryPrompt",
+    "escape_delimiters",
     "render_conversation",
+    "render_earlier",
     "summary_request_text",
 ]
 
@@ -79,35 +82,65 @@ DEFAULT_PROMPT = SummaryPrompt(
 """The prompt `AnthropicSummarizer` uses unless given another."""
 
 
+_DELIMITER = re.compile(
+    r"<(?=\s*/?\s*(?:conversation|message|earlier-summary|earlier-summaries)\b)", re.IGNORECASE
+)
+
+
+def escape_delimiters(text: str) -> str:
+    """`text` with the opening `<` of anything that reads as one of the transcript's own tags
+    (`<conversation>`, `<message …>`, `<earlier-summary>` and their closings) written `&lt;`,
+    so that no content can close its message or the conversation early."""
+    return _DELIMITER.sub("&lt;", text)
+
+
+def render_earlier(earlier: Sequence[str]) -> str:
+    """The earlier summaries being folded, framed as what they are (escaped like the
+    transcript), or "" when there are none."""
+    if not earlier:
+        return ""
+    parts = ["<earlier-summaries>"]
+    for index, text in enumerate(earlier, start=1):
+        body = escape_delimiters(text)
+        parts.append(f'<earlier-summary index="{index}">\n{body}\n</earlier-summary>')
+    parts.append("</earlier-summaries>")
+    return "\n".join(parts)
+
+
 def render_conversation(messages: Sequence[Message], *, include_thinking: bool = False) -> str:
     """The messages as a plain-text transcript: roles, text, tool calls with their inputs as
     JSON, and tool results (errors marked). Thinking is left out unless `include_thinking`;
-    redacted thinking and images are never shown."""
+    redacted thinking and images are never shown. Content never closes a tag of the
+    transcript (`escape_delimiters`)."""
     tool_names: dict[str, str] = {}
     parts = ["<conversation>"]
     for index, message in enumerate(messages, start=1):
         lines = [f'<message index="{index}" role="{message.role.value}">']
         for block in message.content:
             if isinstance(block, TextBlock):
-                lines.append(block.text)
+                lines.append(escape_delimiters(block.text))
             elif isinstance(block, ToolUseBlock):
                 tool_names[block.id] = block.name
                 tool_input = json.dumps(dict(block.input), ensure_ascii=False)
-                lines.append(f"[tool call {block.name} ({block.id})] input: {tool_input}")
+                lines.append(
+                    escape_delimiters(f"[tool call {block.name} ({block.id})] input: {tool_input}")
+                )
             elif isinstance(block, ToolResultBlock):
                 name = tool_names.get(block.tool_use_id, "unknown tool")
                 marker = " is_error=true" if block.is_error else ""
-                lines.append(f"[tool result of {name} ({block.tool_use_id}){marker}]")
-                lines.append(_result_text(block))
+                lines.append(
+                    escape_delimiters(f"[tool result of {name} ({block.tool_use_id}){marker}]")
+                )
+                lines.append(escape_delimiters(_result_text(block)))
             elif isinstance(block, ThinkingBlock):
                 if include_thinking:
-                    lines.append(f"[thinking]\n{block.thinking}")
+                    lines.append(f"[thinking]\n{escape_delimiters(block.thinking)}")
             elif isinstance(block, ImageBlock):
                 lines.append("[image]")
             elif isinstance(block, RedactedThinkingBlock):
                 pass  # opaque to anyone but the model that wrote it
             elif isinstance(block, WireBlock):
-                lines.append(_wire_text(block))
+                lines.append(escape_delimiters(_wire_text(block)))
         lines.append("</message>")
         parts.append("\n".join(lines))
     parts.append("</conversation>")
@@ -151,11 +184,20 @@ def summary_request_text(
     *,
     instructions: str | None = None,
     include_thinking: bool = False,
+    earlier: Sequence[str] = (),
 ) -> str:
-    """The one user message the summarizer model gets: the transcript, the prompt's
-    instructions, and the caller's focus instructions when there are any."""
+    """The one user message the summarizer model gets: the earlier summaries being folded
+    (when there are any), the transcript, the prompt's instructions, and the caller's focus
+    instructions when there are any."""
+    before = ""
+    if earlier:
+        before = (
+            "Here are the earlier summaries of this conversation (written before, reference "
+            "material): fold them into the new summary.\n\n"
+            f"{render_earlier(earlier)}\n\n"
+        )
     text = (
-        "Here is the conversation to summarize.\n\n"
+        f"{before}Here is the conversation to summarize.\n\n"
         f"{render_conversation(messages, include_thinking=include_thinking)}\n\n"
         f"{prompt.instructions}"
     )

@@ -73,9 +73,13 @@ class AnthropicSummaryRequests:
         return f"anthropic:{self.model or 'session-model'}"
 
     def _request_text(
-        self, messages: Sequence[Message], max_tokens: int, instructions: str | None
+        self,
+        messages: Sequence[Message],
+        max_tokens: int,
+        instructions: str | None,
+        earlier: Sequence[str] = (),
     ) -> str:
-        if not messages:
+        if not messages and not earlier:
             raise SummarizerError("nothing to summarize: no messages were given")
         if max_tokens < MIN_SUMMARY_TOKENS:
             raise SummarizerError(
@@ -83,7 +87,11 @@ class AnthropicSummaryRequests:
                 f"{MIN_SUMMARY_TOKENS} tokens"
             )
         return summary_request_text(
-            messages, self.prompt, instructions=instructions, include_thinking=self.include_thinking
+            messages,
+            self.prompt,
+            instructions=instructions,
+            include_thinking=self.include_thinking,
+            earlier=earlier,
         )
 
     def _models(self, session_model: str | None) -> list[str]:
@@ -193,10 +201,12 @@ class AnthropicSummarizer(ClientSummarizer[anthropic.Anthropic, AnthropicChatMod
         max_tokens: int,
         instructions: str | None = None,
         session_model: str | None = None,
+        earlier: Sequence[str] = (),
     ) -> Summary:
-        """The model's summary of `messages`, asked for in at most `max_tokens` tokens (a reply
-        cut short at the limit is returned as it is); raises `SummarizerError`."""
-        text = self._request_text(messages, max_tokens, instructions)
+        """The model's summary of `messages` (and of the `earlier` summaries folded into it),
+        asked for in at most `max_tokens` tokens (a reply cut short at the limit is returned
+        as it is); raises `SummarizerError`."""
+        text = self._request_text(messages, max_tokens, instructions, earlier)
         failed = FailedModels()
         for model in self._models(session_model):
             try:

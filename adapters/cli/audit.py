@@ -16,6 +16,7 @@ from abridged.adapters.cli.common import db_option, main, open_store
 from abridged.adapters.cli.progress import progress
 from abridged.application.auditing import CompactionLine, SessionAudit, audit_session
 from abridged.application.compactions import session_ids
+from abridged.application.redaction import DefaultRedactor, redact_value
 from abridged.domain.errors import SessionError
 
 EXIT_MISMATCH = 4
@@ -35,8 +36,9 @@ def audit(
     """Replay sessions' events and re-derive every recorded decision (prune, threshold hit,
     compaction, suppression, reasoning downgrade) from the state before it.
 
-    Prints one line per compaction and a verdict per session. Exits with status 4 when any
-    recorded decision differs from the one its settings imply, naming the event.
+    Prints one line per compaction and a verdict per session. Also checks the stored
+    events' hash chain. Exits with status 4 when any recorded decision differs from the one
+    its settings imply, or a stored event was altered, deleted or moved, naming the event.
     """
     if not session_ids_given and not every:
         raise click.UsageError("name a SESSION, or pass --all")
@@ -54,10 +56,17 @@ def audit(
         if not result.ok:
             failed.append(result)
     if failed:
-        first = failed[0].mismatches[0]
+        chain = failed[0].chain
+        note = ""
+        if chain is not None and not chain.ok:
+            version, event, note = chain.broken_at, chain.event, ": stored history altered"
+        else:
+            first = failed[0].mismatches[0]
+            version, event = first.version, first.event
         click.echo(
-            f"audit failed: {len(failed)} session(s) with decisions that do not match; first: "
-            f"session {failed[0].session_id} version {first.version} ({first.event})",
+            f"audit failed: {len(failed)} session(s) with decisions that do not match or an "
+            f"altered history; first: session {failed[0].session_id} version {version} "
+            f"({event}){note}",
             err=True,
         )
         raise SystemExit(EXIT_MISMATCH)
@@ -79,6 +88,7 @@ def _print(result: SessionAudit, as_json: bool, checks: bool) -> None:
                     "events": result.events,
                     "decisions_checked": len(result.findings),
                     "mismatches": [f"{m.version} {m.event}" for m in result.mismatches],
+                    **({"chain": _d(result.chain)} if result.chain is not None else {}),
                 }
             )
         )
@@ -86,12 +96,17 @@ def _print(result: SessionAudit, as_json: bool, checks: bool) -> None:
     click.echo(f"session {result.session_id} ({result.model}, {result.events} events)")
     for finding in shown:
         verdict = "ok      " if finding.matches else "MISMATCH"
-        click.echo(f"  {verdict} v{finding.version:<6} {finding.event:<24} {finding.detail}")
+        detail = _REDACTOR.redact(finding.detail)
+        if finding.correlation_id is not None:
+            detail += f"  [correlation {finding.correlation_id}]"
+        click.echo(f"  {verdict} v{finding.version:<6} {finding.event:<24} {detail}")
     for line in result.compactions:
         click.echo("  " + compaction_text(line))
+    if result.chain is not None:
+        click.echo("  " + result.chain.describe())
     if result.ok:
         click.echo(f"  every recorded decision matches ({len(result.findings)} checked)")
-    else:
+    elif result.mismatches:
         click.echo(f"  {len(result.mismatches)} of {len(result.findings)} decisions DO NOT MATCH")
 
 
@@ -119,4 +134,8 @@ def _d(value: Any) -> dict[str, Any]:
 
 
 def _json(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, default=str)
+    # Summaries and reasons quote the conversation: secrets in them are redacted.
+    return json.dumps(redact_value(_REDACTOR, record), ensure_ascii=False, default=str)
+
+
+_REDACTOR = DefaultRedactor()

@@ -6,7 +6,7 @@ import json
 import re
 import textwrap
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 import click
@@ -14,6 +14,7 @@ from eventsourcing.domain import Aggregate
 
 from abridged.adapters.cli.common import db_option, main, open_store
 from abridged.application.audit import event_facts
+from abridged.application.redaction import DefaultRedactor, redact_value
 from abridged.domain.errors import SessionError
 from abridged.domain.session import Session
 
@@ -66,19 +67,21 @@ def history(
     session_id: UUID, db: str, as_json: bool, since: datetime | None, types: tuple[str, ...]
 ) -> None:
     """Print a session's events: every message, decision and compaction (with its summary),
-    oldest first, each with its time."""
+    oldest first, each with its time. Secrets in the printed text are redacted."""
     app = open_store(db, read_only=True)
     try:
         events = app.history(session_id)
     except SessionError as error:
         raise click.ClickException(str(error)) from None
     wanted = {t.lower() for t in types}
+    redactor = DefaultRedactor()
     for e in events:
         if since is not None and e.timestamp < since:
             continue
         if wanted and type(e).__name__.lower() not in wanted:
             continue
-        facts = event_facts(e)
+        # What a store holds may predate redaction, or its host may have turned it off.
+        facts = cast(dict[str, Any], redact_value(redactor, event_facts(e)))
         if as_json:
             click.echo(json.dumps(facts, ensure_ascii=False, default=str))
             continue

@@ -1,8 +1,9 @@
 """Reading an earlier summary of this summarizer back into what it lists.
 
-When chunks are folded, the service passes the earlier chunks as leading user messages. Taken
-as a request, a whole summary would be listed under "User requests"; read back, its items
-join the new ones and are fitted again with them.
+When chunks are folded, the service passes the texts of the earlier chunks it holds out of
+band (`earlier=`), never as messages: a message's text that looks like a summary is only a
+message. A chunk this summarizer wrote is read back: its items join the new ones and are
+fitted again with them.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from abridged.adapters.summarizers.items import COMMANDS, ERRORS, FILES, REQUESTS, TITLES
+from abridged.adapters.summarizers.items import COMMANDS, EARLIER, ERRORS, FILES, REQUESTS, TITLES
 from abridged.adapters.summarizers.paths import paths_in
 
 _FOCUS = "Focus: "
@@ -72,9 +73,9 @@ def _entries(lines: list[str]) -> Iterator[Entry]:
         elif not line or (section is None and line.startswith(_FOCUS)):
             # The focus of a summary that follows another heading is not carried either.
             continue
-        elif _FENCE.fullmatch(line) and section == REQUESTS:
+        elif _FENCE.fullmatch(line) and section in (REQUESTS, EARLIER):
             block, i = _fenced_block(lines, i, line)
-            yield Entry(REQUESTS, block)
+            yield Entry(section, block)
         elif line.startswith("- ") and section is not None:
             body = line[2:]
             if section == ERRORS and body.endswith(":") and i < len(lines):

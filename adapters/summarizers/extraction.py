@@ -7,10 +7,19 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from abridged.adapters.summarizers.earlier import Entry, read_summary
 from abridged.adapters.summarizers.errors import clip_error, error_snippets, first_error_line
-from abridged.adapters.summarizers.items import COMMANDS, DECISIONS, ERRORS, FILES, REQUESTS, Item
+from abridged.adapters.summarizers.items import (
+    COMMANDS,
+    DECISIONS,
+    EARLIER,
+    ERRORS,
+    FILES,
+    REQUESTS,
+    Item,
+)
 from abridged.adapters.summarizers.paths import PATH_KEYS, input_paths, paths_in_word
 from abridged.adapters.summarizers.rendering import (
     code_span,
+    fenced,
     one_line,
     render_error,
     render_request,
@@ -42,14 +51,26 @@ _BULLET = re.compile(r"^(?:[-*+>#]+|\d+[.)])\s+")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 
 
-def extract(messages: Sequence[Message]) -> list[Item]:
-    """Everything worth keeping, as items tagged with their section and first appearance."""
+def extract(messages: Sequence[Message], earlier: Sequence[str] = ()) -> list[Item]:
+    """Everything worth keeping, as items tagged with their section and first appearance.
+
+    `earlier` are the texts of earlier summary chunks being folded, first: read back when
+    this summarizer wrote them, else kept whole under `Earlier summaries`. Only a user
+    prompt's text (a user message answering no tool call) is a request; text a host attaches
+    next to tool results is tool output, and no message text is ever read as a summary."""
     extractor = _Extractor()
+    for text in earlier:
+        extractor.order += 1
+        extractor.add_earlier(text)
     for message in messages:
+        prompt = message.is_user_prompt
         for block in message.content:
             extractor.order += 1
             if isinstance(block, TextBlock):
-                extractor.add_text(message.role, block.text)
+                if message.role is Role.USER and not prompt:
+                    extractor.add_attached(block.text)
+                else:
+                    extractor.add_text(message.role, block.text)
             elif isinstance(block, ToolUseBlock):
                 extractor.add_tool_use(block)
             elif isinstance(block, ToolResultBlock):
@@ -68,6 +89,7 @@ class _Extractor:
         self._commands: list[tuple[int, str, str]] = []
         self._carried_commands: list[tuple[int, str, str]] = []
         self._decisions: dict[str, tuple[int, str]] = {}
+        self._earlier: dict[str, int] = {}
         self._tool_names: dict[str, str] = {}
         self._outcomes: dict[str, str] = {}
         self._word_paths: dict[str, tuple[str, ...]] = {}
@@ -77,14 +99,27 @@ class _Extractor:
         if not text:
             return
         if role is Role.USER:
-            carried = read_summary(text)
-            if carried is None:
-                self._requests.setdefault(text, self.order)
-            else:
-                self._carry(carried)
+            self._requests.setdefault(text, self.order)
             return
         for sentence in _decision_sentences(text):
             self._decisions.setdefault(sentence.lower(), (self.order, sentence))
+
+    def add_earlier(self, raw: str) -> None:
+        """An earlier chunk's text, given out of band by the service."""
+        text = raw.strip()
+        if not text:
+            return
+        carried = read_summary(text)
+        if carried is None:
+            self._earlier.setdefault(text, self.order)
+        else:
+            self._carry(carried)
+
+    def add_attached(self, raw: str) -> None:
+        """Text a host put next to tool results (a fetched page, a file): its error lines
+        and paths are kept as a tool output's are; it is never a request."""
+        if raw.strip():
+            self.add_tool_result(ToolResultBlock("attached", raw))
 
     def add_tool_use(self, block: ToolUseBlock) -> None:
         self._tool_names[block.id] = block.name
@@ -94,7 +129,9 @@ class _Extractor:
             self._commands.append((self.order, block.id, command))
 
     def add_tool_result(self, block: ToolResultBlock) -> None:
-        name = self._tool_names.get(block.tool_use_id, "tool")
+        name = self._tool_names.get(
+            block.tool_use_id, "attached text" if block.tool_use_id == "attached" else "tool"
+        )
         output = block.text
         if len(self._files) < _MAX_FILES:
             self._add_files(self._paths_in(output), from_input=False)
@@ -128,6 +165,8 @@ class _Extractor:
                 self._add_files([entry.text], from_input=True)
             elif entry.section == COMMANDS:
                 self._carried_commands.append((self.order, entry.text, entry.detail))
+            elif entry.section == EARLIER:
+                self._earlier.setdefault(entry.text, self.order)
             else:
                 self._decisions.setdefault(entry.text.lower(), (self.order, entry.text))
 
@@ -172,6 +211,10 @@ class _Extractor:
         for at, command, outcome in commands[-_MAX_COMMANDS:]:
             rendered = f"- {code_span(command)} → {outcome}"
             items.append(Item(COMMANDS, at, rendered, f"{command} → {outcome}"))
+        items.extend(
+            Item(EARLIER, at, fenced(text), text, truncatable=True)
+            for text, at in self._earlier.items()
+        )
         decisions = sorted(self._decisions.values())
         items.extend(
             Item(DECISIONS, at, f"- {sentence}", sentence)

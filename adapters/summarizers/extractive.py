@@ -47,13 +47,15 @@ class ExtractiveSummarizer:
         max_tokens: int,
         instructions: str | None = None,
         session_model: str | None = None,
+        earlier: Sequence[str] = (),
     ) -> Summary:
         """A Markdown summary of at most `max_tokens` tokens by the counter, never blank.
 
         `instructions` appear first as "Focus: ..." and favour lines that share their words.
+        `earlier` are the texts of earlier chunks folded into this one (see `extract`).
         Raises `SummarizerError` for no messages or `max_tokens` below 16. The summary's
         `input_tokens` is `estimate_input_tokens` of `messages`: exact up to 64 KiB of text."""
-        if not messages:
+        if not messages and not earlier:
             raise SummarizerError("nothing to summarize: no messages were given")
         if max_tokens < MIN_SUMMARY_TOKENS:
             raise SummarizerError(
@@ -61,7 +63,7 @@ class ExtractiveSummarizer:
                 f"allow at least {MIN_SUMMARY_TOKENS} tokens"
             )
         focus = " ".join(instructions.split()) if instructions else ""
-        items = extract(messages)
+        items = extract(messages, earlier)
         text, output_tokens = Fitter(self._counter, max_tokens, focus, items).fit(len(messages))
         if not text.strip() or output_tokens > max_tokens:
             raise SummarizerError(
@@ -71,7 +73,10 @@ class ExtractiveSummarizer:
         return Summary(
             text=text,
             model=self.model,
-            input_tokens=estimate_input_tokens(messages, self._counter.count),
+            # The earlier texts cost what they would as messages of their own.
+            input_tokens=estimate_input_tokens(
+                [*(Message.user(text) for text in earlier), *messages], self._counter.count
+            ),
             output_tokens=output_tokens,
         )
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import attrs
 
-REQUESTS, ERRORS, FILES, COMMANDS, DECISIONS = range(5)
-TITLES = ("User requests", "Errors", "Files", "Commands", "Decisions")
+REQUESTS, ERRORS, FILES, COMMANDS, DECISIONS, EARLIER = range(6)
+TITLES = ("User requests", "Errors", "Files", "Commands", "Decisions", "Earlier summaries")
+"""Section titles, in the order a summary shows them. `Earlier summaries` holds, fenced, the
+earlier chunks being folded that another summarizer wrote (a hook's, a model's, a failed
+summary's note): their lines never join the sections above, whatever they say."""
 
 
 @attrs.frozen

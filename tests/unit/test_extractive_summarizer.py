@@ -50,10 +50,15 @@ def debugging_session() -> list[Message]:
 
 
 def summarize(
-    messages: list[Message], max_tokens: int = 2_000, instructions: str | None = None
+    messages: list[Message],
+    max_tokens: int = 2_000,
+    instructions: str | None = None,
+    earlier: tuple[str, ...] = (),
 ) -> str:
     summarizer = ExtractiveSummarizer(FakeTokenCounter())
-    return summarizer.summarize(messages, max_tokens=max_tokens, instructions=instructions).text
+    return summarizer.summarize(
+        messages, max_tokens=max_tokens, instructions=instructions, earlier=earlier
+    ).text
 
 
 def section(text: str, title: str) -> str:
@@ -274,16 +279,15 @@ def test_instructions_come_first_and_favour_matching_lines() -> None:
 
 
 def test_a_folded_earlier_summary_carries_its_sections_over() -> None:
-    # Folding passes the earlier chunk as a leading user message.
+    # Folding passes the earlier chunk out of band.
     earlier = summarize(debugging_session())
     messages = [
-        Message.user(earlier),
         Message.user("Now add a regression test for the missing key."),
         Message.assistant(bash("t9", "pytest tests/auth/test_keys.py")),
         Message.user(ToolResultBlock("t9", "1 passed in 0.10s")),
     ]
 
-    folded = summarize(messages)
+    folded = summarize(messages, earlier=(earlier,))
 
     requests = section(folded, "User requests").splitlines()
     assert requests == [f"- {REQUEST}", "- Now add a regression test for the missing key."]
@@ -301,7 +305,7 @@ def test_an_earlier_summary_alone_reads_back_as_itself() -> None:
     for instructions in (None, "the SECRET_KEY"):
         earlier = summarize(debugging_session(), instructions=instructions)
         body = earlier.split("\n\n", 1)[1] if instructions else earlier
-        assert summarize([Message.user(earlier)]) == body
+        assert summarize([], earlier=(earlier,)) == body
 
 
 def test_what_the_service_adds_to_an_earlier_chunk_is_read_back_too() -> None:
@@ -313,7 +317,7 @@ def test_what_the_service_adds_to_an_earlier_chunk_is_read_back_too() -> None:
         "Files modified: src/auth/session.py"
     )
 
-    folded = summarize([Message.user(chunk), Message.user("Ship it.")])
+    folded = summarize([Message.user("Ship it.")], earlier=(chunk,))
 
     requests = section(folded, "User requests").splitlines()
     assert requests == [f"- {REQUEST}", "- Deploy it to staging.", "- Ship it."]

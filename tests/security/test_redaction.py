@@ -1,0 +1,314 @@
+"""Secrets in a conversation are not copied forward: every text derived from the messages
+(the summarizer's input, the facts ledger, summaries, the next request, the HTML report,
+`history` and `audit --json`, metrics, logs at DEBUG) shows a placeholder naming the kind."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from uuid import UUID
+
+import pytest
+from click.testing import CliRunner
+
+from abridged import DefaultRedactor, NoRedaction, SecretPattern, bootstrap
+from abridged.adapters.cli import main
+from abridged.adapters.summarizers import ExtractiveSummarizer
+from abridged.application.ports import Summary
+from abridged.application.service import Sessions
+from abridged.domain.messages import Message, ToolResultBlock, ToolUseBlock
+from abridged.domain.redaction import DEFAULT_PATTERNS
+from abridged.domain.settings import CompactionSettings
+from tests.support.fakes import FakeTokenCounter
+
+AWS_KEY = "AKIAZ7Q3WXEXAMPLE4KJ"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEK1"
+ANTHROPIC_KEY = "sk-ant-api03-Q1w2E3r4T5y6U7i8O9p0AsDfGhJkLzXcVbNm"
+OPENAI_KEY = "sk-proj-4f9a1c2e8b7d6f5a4c3b2a1908f7e6d5c4b3a291"
+GITHUB_TOKEN = "ghp_R2d2C3poBb8Yoda1Luke2Leia3Han4SoloX9"
+BEARER = "9f8e7d6c5b4a39281706f5e4d3c2b1a0ffee"
+KEY_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB"
+DB_PASSWORD = "Tr0ub4dor-3xyz"
+URL_PASSWORD = "Sup3rS3cretPw"
+PROMPT_PASSWORD = "hunter2hunter2"
+
+SECRETS = {
+    "aws-access-key": AWS_KEY,
+    "aws-secret-key": AWS_SECRET,
+    "anthropic-api-key": ANTHROPIC_KEY,
+    "openai-api-key": OPENAI_KEY,
+    "github-token": GITHUB_TOKEN,
+    "bearer-token": BEARER,
+    "private-key": KEY_BODY,
+    "password": DB_PASSWORD,
+    "url-password": URL_PASSWORD,
+    "password (prompt)": PROMPT_PASSWORD,
+}
+
+ENV_OUTPUT = f"""\
+AWS_ACCESS_KEY_ID={AWS_KEY}
+AWS_SECRET_ACCESS_KEY={AWS_SECRET}
+DB_PASSWORD={DB_PASSWORD}
+GITHUB_TOKEN={GITHUB_TOKEN}
+DATABASE_URL=postgres://app:{URL_PASSWORD}@db.internal:5432/prod
+-----BEGIN OPENSSH PRIVATE KEY-----
+{KEY_BODY}
+-----END OPENSSH PRIVATE KEY-----
+Error: authentication failed for key {AWS_KEY} with {ANTHROPIC_KEY}
+"""
+
+
+def conversation() -> list[Message]:
+    """A turn that reads a `.env`, runs commands with credentials, and fails with an error
+    quoting a key; then a clean turn (the one kept verbatim)."""
+    return [
+        Message.user(
+            f"Deploy with key {AWS_KEY} and {ANTHROPIC_KEY}; my password is {PROMPT_PASSWORD}\n"
+            "then check the logs."
+        ),
+        Message.assistant(
+            "I will read the environment first.",
+            ToolUseBlock("t1", "bash", {"command": "cat .env"}),
+        ),
+        Message.user(ToolResultBlock("t1", ENV_OUTPUT, is_error=True)),
+        Message.assistant(
+            ToolUseBlock(
+                "t2",
+                "bash",
+                {
+                    "command": f"curl -H 'Authorization: Bearer {BEARER}' "
+                    f"https://app:{URL_PASSWORD}@api.internal/v1 -d key={OPENAI_KEY}"
+                },
+            )
+        ),
+        Message.user(ToolResultBlock("t2", f"Error: 401 for token {GITHUB_TOKEN}")),
+        Message.assistant(f"I decided to rotate {AWS_KEY} because it leaked."),
+        Message.user("Now write the release notes."),
+        Message.assistant("Done: the release notes are written."),
+        Message.user("Thanks. Anything else?"),
+    ]
+
+
+class RecordingSummarizer:
+    """The extractive summarizer, recording everything it was given."""
+
+    def __init__(self) -> None:
+        self.inner = ExtractiveSummarizer(FakeTokenCounter())
+        self.seen: list[str] = []
+
+    @property
+    def name(self) -> str:
+        return "recording"
+
+    def summarize(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        instructions: str | None = None,
+        session_model: str | None = None,
+        earlier: Sequence[str] = (),
+    ) -> Summary:
+        given = json.dumps([m.to_wire() for m in messages])
+        self.seen.append(given + repr((earlier, instructions)))
+        return self.inner.summarize(
+            messages, max_tokens=max_tokens, instructions=instructions, earlier=earlier
+        )
+
+
+class RecordingMetrics:
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def add(self, name: str, value: int = 1, attributes: Mapping[str, str] | None = None) -> None:
+        self.seen.append(f"{name} {value} {attributes}")
+
+    def record(self, name: str, value: float, attributes: Mapping[str, str] | None = None) -> None:
+        self.seen.append(f"{name} {value} {attributes}")
+
+
+def leaked(text: str) -> list[str]:
+    """The kinds of secret whose value appears in `text`."""
+    return [kind for kind, value in SECRETS.items() if value in text]
+
+
+def run_session(app: Sessions) -> tuple[UUID, list[str]]:
+    """Starts a session, feeds the conversation, compacts twice (the second folds the
+    first chunk) and returns the id and every request body sent after the compactions."""
+    session_id = app.start_session(
+        model="claude-test",
+        context_window=200_000,
+        max_output_tokens=1_000,
+        system="You are a careful agent.",
+        settings=CompactionSettings(
+            keep_recent_turns=1, keep_recent_tokens=1, summary_strategy="update"
+        ),
+    )
+    messages = conversation()
+    for message in messages[:7]:
+        if message.role.value == "user":
+            app.append_message(session_id, message)
+        else:
+            app.record_reply(session_id, message)
+    app.compact(session_id, instructions=f"keep the key {AWS_KEY}")
+    for message in messages[7:]:
+        if message.role.value == "user":
+            app.append_message(session_id, message)
+        else:
+            app.record_reply(session_id, message)
+    app.compact(session_id)
+    prepared = app.prepare_request(session_id)
+    bodies = [json.dumps([m.to_wire() for m in prepared.context.messages])]
+    return session_id, bodies
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    return tmp_path / "sessions.sqlite3"
+
+
+def test_no_secret_of_any_kind_leaves_the_store_in_derived_text(
+    store: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    summarizer = RecordingSummarizer()
+    metrics = RecordingMetrics()
+    caplog.set_level(logging.DEBUG)
+    app = bootstrap(store, counter=FakeTokenCounter(), summarizer=summarizer, metrics=metrics)
+    try:
+        session_id, bodies = run_session(app)
+        session = app.session(session_id)
+        events = app.history(session_id)
+        ledger_entries = [
+            entry.text
+            for event in events
+            if type(event).__name__ == "LedgerUpdated"
+            for entry in (*event.entries, *event.dropped)  # type: ignore[attr-defined]
+        ]
+        summaries = [
+            event.summary.text  # type: ignore[attr-defined]
+            for event in events
+            if type(event).__name__ == "CompactionCompleted"
+        ]
+    finally:
+        app.close()
+    assert len(summaries) == 2
+    assert ledger_entries
+    derived = {
+        "summarizer input": "\n".join(summarizer.seen),
+        "ledger entries (LedgerUpdated)": "\n".join(ledger_entries),
+        "ledger segments": "\n".join(session.ledger_segments),
+        "summaries": "\n".join(summaries),
+        "next request": "\n".join(bodies),
+        "metrics": "\n".join(metrics.seen),
+        "logs at DEBUG": caplog.text,
+    }
+    for where, text in derived.items():
+        assert leaked(text) == [], f"secrets in the {where}"
+    # What was there is still said, by kind.
+    placeholders = derived["ledger segments"] + derived["summaries"]
+    for kind in ("aws-access-key", "anthropic-api-key", "password", "github-token"):
+        assert f"[redacted {kind}]" in placeholders
+
+    runner = CliRunner()
+    outputs = {
+        "history": runner.invoke(main, ["history", str(session_id), "--db", str(store)]),
+        "history --json": runner.invoke(
+            main, ["history", str(session_id), "--db", str(store), "--json"]
+        ),
+        "audit --json": runner.invoke(
+            main, ["audit", str(session_id), "--db", str(store), "--json", "--checks"]
+        ),
+    }
+    report = store.with_name("report.html")
+    outputs["report"] = runner.invoke(
+        main, ["report", str(session_id), "--db", str(store), "--out", str(report)]
+    )
+    for command, result in outputs.items():
+        assert result.exit_code == 0, (command, result.output)
+        assert leaked(result.output) == [], f"secrets printed by {command}"
+    assert leaked(report.read_text(encoding="utf-8")) == []
+
+
+def test_a_store_written_without_redaction_prints_redacted(store: Path) -> None:
+    # The host's choice (or a store from before redaction): the events hold the secrets;
+    # what the command line prints of them does not.
+    app = bootstrap(store, counter=FakeTokenCounter(), redactor=NoRedaction())
+    try:
+        session_id, _ = run_session(app)
+        summaries = [
+            e.summary.text  # type: ignore[attr-defined]
+            for e in app.history(session_id)
+            if type(e).__name__ == "CompactionCompleted"
+        ]
+    finally:
+        app.close()
+    assert leaked("\n".join(summaries)), "the unredacted store should hold secrets"
+    runner = CliRunner()
+    for args in (["history"], ["history", "--json"], ["audit", "--json", "--checks"]):
+        result = runner.invoke(main, [args[0], str(session_id), "--db", str(store), *args[1:]])
+        assert result.exit_code == 0, result.output
+        # Printing can only redact what it recognizes: an AWS secret that the stored
+        # summary already listed apart from its key name (as a path, under Files) reads as
+        # any other string. Hence redaction in the service, before anything is derived.
+        assert leaked(result.output) in ([], ["aws-secret-key"]), args
+
+
+def test_a_host_adds_its_own_kind_of_secret(store: Path) -> None:
+    redactor = DefaultRedactor(extra=[SecretPattern("employee-id", r"\bEMP-\d{6}\b")])
+    app = bootstrap(store, counter=FakeTokenCounter(), redactor=redactor)
+    try:
+        session_id = app.start_session(
+            model="claude-test",
+            context_window=200_000,
+            max_output_tokens=1_000,
+            settings=CompactionSettings(keep_recent_turns=1, keep_recent_tokens=1),
+        )
+        app.append_message(session_id, Message.user(f"Look up EMP-123456 with {AWS_KEY}."))
+        app.record_reply(session_id, Message.assistant("Found them."))
+        app.append_message(session_id, Message.user("Next."))
+        app.compact(session_id)
+        session = app.session(session_id)
+    finally:
+        app.close()
+    text = "\n".join([*session.ledger_segments, *(c.text for c in session.summaries)])
+    assert "EMP-123456" not in text
+    assert AWS_KEY not in text
+    assert "[redacted employee-id]" in text
+    assert "[redacted aws-access-key]" in text
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (f"key={AWS_KEY}", "aws-access-key"),
+        (f"aws_secret_access_key: {AWS_SECRET}", "aws-secret-key"),
+        (ANTHROPIC_KEY, "anthropic-api-key"),
+        (OPENAI_KEY, "openai-api-key"),
+        (GITHUB_TOKEN, "github-token"),
+        (f"Authorization: Bearer {BEARER}", "bearer-token"),
+        (f"-----BEGIN RSA PRIVATE KEY-----\n{KEY_BODY}\n-----END RSA PRIVATE KEY-----", None),
+        (f"-----BEGIN PRIVATE KEY-----\n{KEY_BODY}", None),  # cut before its end
+        (f"export DB_PASSWORD='{DB_PASSWORD}'", "password"),
+        (f"mysql://root:{URL_PASSWORD}@localhost/app", "url-password"),
+        (f"STRIPE_SECRET={DB_PASSWORD}", "secret"),
+        (f'{{"api_key": "{DB_PASSWORD}"}}', "secret"),
+    ],
+)
+def test_each_default_kind_becomes_its_stable_placeholder(text: str, kind: str | None) -> None:
+    redacted = DefaultRedactor().redact(text)
+    assert leaked(redacted) == []
+    kind = kind or "private-key"
+    assert f"[redacted {kind}]" in redacted
+    assert DefaultRedactor().redact(redacted) == redacted  # stable: nothing redacted twice
+
+
+def test_ordinary_text_is_left_alone() -> None:
+    text = (
+        "max_tokens=1024, MAX_OUTPUT_TOKENS=8192; the token budget is 200k.\n"
+        "git clone https://github.com/acme/app.git && pytest tests/test_keys.py\n"
+        "KeyError: 'SECRET_KEY' in config/settings.py line 12"
+    )
+    assert DefaultRedactor().redact(text) == text
+    assert all(p.kind for p in DEFAULT_PATTERNS)
