@@ -556,8 +556,8 @@ class Sessions(Application[UUID]):
         """
         session_id = as_session_id(session_id)
         parsed = as_message(message)
-        if parsed.role is not Role.USER:
-            raise RoleOrderError("the next request needs a user message last")
+        if parsed.role is Role.ASSISTANT:
+            raise RoleOrderError("the next request needs a user (or system) message last")
         check_message_size(parsed, self.max_message_bytes)
         counted = self._counted_once(parsed)
 

@@ -114,6 +114,9 @@ class Context:
     ledger: tuple[str, ...] = ()
     """The facts ledger's segments as they read, a text block each before the summary chunks
     (append-only between consolidations, so a cached prefix keeps them)."""
+    carried_system: int = 0
+    """How many `role: "system"` messages, carried from summarized ranges, follow the first
+    message (they are instructions: never summarized away)."""
 
 
 class ContextView(Protocol):
@@ -176,9 +179,17 @@ def raw_estimate(
         + view.tools_tokens
         + sum(chunk.tokens for chunk in summaries)
         + view.ledger_tokens
+        + sum(e.shown_tokens for e in carried_system(view))
         + (MESSAGE_OVERHEAD if separate else 0)
         + tail_tokens
     )
+
+
+def carried_system(view: ContextView) -> Sequence[Entry]:
+    """The system messages compactions carried out of the summarized ranges (a view that does
+    not keep them has none)."""
+    carried: Sequence[Entry] = getattr(view, "carried_system", ())
+    return carried
 
 
 def calibrated(view: ContextView, raw: int) -> int:
@@ -191,7 +202,7 @@ def build_context(
 ) -> Context:
     """The context of the next request. `extra_text` is per-turn content (never stored or
     compacted): it goes last in the last user message; its `extra_tokens` count."""
-    if not view.entries or view.entries[-1].message.role is not Role.USER:
+    if not view.entries or view.entries[-1].message.role is Role.ASSISTANT:
         raise RoleOrderError("a request needs the last message to be the user's")
     limits = view.limits
     # A session keeps its shown messages as an index; anything else is read entry by entry.
@@ -200,7 +211,8 @@ def build_context(
     shown_messages = getattr(view, "shown_messages", None)
     if shown_messages is None:
         shown_messages = [e.shown_message for e in view.entries]
-    edited = bool(view.summaries) or bool(extra_text)
+    carried = tuple(e.message for e in carried_system(view))
+    edited = bool(view.summaries) or bool(extra_text) or bool(carried)
     messages = list(shown_messages) if edited else []
     # Positions in the tail are contiguous: the count before the boundary is a difference.
     stable = min(max(view.prune_boundary - view.entries[0].position, 0), len(view.entries))
@@ -220,9 +232,21 @@ def build_context(
         else:
             messages.insert(0, Message(Role.USER, blocks))
             stable += 1 if stable else 0
+    if carried and messages and messages[0].role is Role.USER:
+        # After the first (user) message, the one that holds the summaries: a system message
+        # must follow a user turn, and the tail's next message is an assistant reply.
+        messages[1:1] = carried
+        stable += len(carried) if stable else 0
+    else:
+        carried = ()
+    extra_blocks = 0
     if extra_text:
-        last = messages[-1]
-        messages[-1] = Message(Role.USER, (*last.content, TextBlock(extra_text)))
+        # Per-turn content goes in the last user message (system messages may follow it).
+        at = len(messages) - 1
+        while messages[at].role is Role.SYSTEM:
+            at -= 1
+        messages[at] = Message(Role.USER, (*messages[at].content, TextBlock(extra_text)))
+        extra_blocks = 1 if at == len(messages) - 1 else 0
     sent = tuple(messages) if edited else tuple(shown_messages)
     raw = raw_estimate(view) + extra_tokens
     return Context(
@@ -236,6 +260,7 @@ def build_context(
         window=limits.window,
         stable_prefix=min(stable, len(sent) - 1),
         summary_messages=summary_messages,
-        extra_blocks=1 if extra_text else 0,
+        extra_blocks=extra_blocks,
         ledger=ledger,
+        carried_system=len(carried),
     )

@@ -91,6 +91,10 @@ class SessionState(TailIndexes):
     (`abridged.domain.ledger.advance`)."""
     ledger_tokens: int
     """Tokens of all the ledger's segments, as shown."""
+    carried_system: tuple[Entry, ...] = ()
+    """The `role: "system"` messages of the ranges compactions summarized: instructions, like
+    the system prompt, are never summarized away; requests show them right after the
+    summaries. A class default, so states saved before it existed load with none."""
 
     def start_empty(self, summary: SummaryChunk | None) -> None:
         """Sets the state of a session with no messages yet (and perhaps a parent's summary)."""
@@ -188,12 +192,21 @@ class SessionState(TailIndexes):
     @property
     def awaiting_reply(self) -> bool:
         """Whether the last message is the user's, so a request can be built."""
-        return bool(self.entries) and self.entries[-1].message.role is Role.USER
+        return bool(self.entries) and self.entries[-1].message.role is not Role.ASSISTANT
 
     @property
     def turn_ended(self) -> bool:
-        """Whether the last message starts a new turn (the previous turn has ended)."""
-        return bool(self.entries) and self.entries[-1].message.is_user_prompt
+        """Whether the last message starts a new turn (the previous turn has ended); system
+        messages after a user prompt belong to its turn."""
+        for entry in reversed(self.entries):
+            if not entry.message.is_system:
+                return entry.message.is_user_prompt
+        return False
+
+    @property
+    def carried_tokens(self) -> int:
+        """Tokens of the system messages compactions carried (`carried_system`)."""
+        return sum(e.shown_tokens for e in self.carried_system)
 
     def raw_estimate(self) -> int:
         """The uncalibrated estimate of the next request: a sum of stored counts."""
@@ -210,7 +223,10 @@ class SessionState(TailIndexes):
         """The estimate once the messages before `retained_from` give way to `summaries`."""
         drop = max(0, min(retained_from - self.retained_from, len(self.entries)))
         kept = self.entries[drop:]
-        kept_tokens = self.tail_tokens - sum(e.shown_tokens for e in self.entries[:drop])
+        dropped = self.entries[:drop]
+        kept_tokens = self.tail_tokens - sum(e.shown_tokens for e in dropped)
+        # System messages of the summarized range stay in view (carried).
+        kept_tokens += sum(e.shown_tokens for e in dropped if e.message.is_system)
         return calibrated(self, raw_estimate(self, summaries, kept, kept_tokens))
 
     def check_append(self, message: Message, *, reply: bool = False) -> None:
@@ -305,6 +321,9 @@ class SessionState(TailIndexes):
         """Leaves the messages before `position` out of the retained tail (and the indexes)."""
         drop = max(0, min(position - self.retained_from, len(self.entries)))
         dropped, self.entries = self.entries[:drop], self.entries[drop:]
+        carried = tuple(e for e in dropped if e.message.is_system)
+        if carried:
+            self.carried_system = (*self.carried_system, *carried)
         del self.entry_versions[:drop]
         self.tail_tokens -= sum(e.shown_tokens for e in dropped)
         for entry in dropped:
