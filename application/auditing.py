@@ -307,9 +307,14 @@ class _Auditor:
         replaced = len(state.summaries) if decision.resummarize else 0
         first = state.summaries[0].first_position if replaced else state.retained_from
         kept = [e for e in state.entries if e.position >= decision.retained_from]
+        # System messages of the summarized range stay in view: a compaction carries them.
+        carried = [
+            e for e in state.entries if e.position < decision.retained_from and e.message.is_system
+        ]
         summaries = [*state.summaries[replaced:], event.summary]
         after = calibrated(
-            state, raw_estimate(state, summaries, kept, sum(e.shown_tokens for e in kept))
+            state,
+            raw_estimate(state, summaries, kept, sum(e.shown_tokens for e in [*kept, *carried])),
         )
         expected = {
             "generation": state.generation + 1,
