@@ -111,6 +111,8 @@ SYSTEM_MESSAGE_BLOCK_TYPES = frozenset({"text", "tool_addition", "tool_removal"}
 
 def takes_system_messages(model: object) -> bool:
     return isinstance(model, str) and model.startswith(SYSTEM_MESSAGE_MODELS)
+
+
 SERVER_RESULT_TYPES = frozenset(
     {
         "web_search_tool_result",

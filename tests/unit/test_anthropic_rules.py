@@ -330,7 +330,10 @@ INVALID = [
     invalid(
         "system-message-misplaced",
         body(
-            user("Hi"), {"role": "system", "content": "Be terse."}, user("Bye"), model="claude-opus-5"
+            user("Hi"),
+            {"role": "system", "content": "Be terse."},
+            user("Bye"),
+            model="claude-opus-5",
         ),
         also=("roles-not-alternating",),
         name="before-user",

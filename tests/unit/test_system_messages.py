@@ -152,7 +152,8 @@ def test_an_older_model_gets_it_as_marked_text_in_the_user_turn_before_it() -> N
     assert_valid_request(body)
     assert [m["role"] for m in body["messages"]] == ["user"]
     marked = body["messages"][0]["content"][-1]["text"]
-    assert marked.startswith(SYSTEM_MESSAGE_OPEN) and RULE in marked
+    assert marked.startswith(SYSTEM_MESSAGE_OPEN)
+    assert RULE in marked
 
 
 def test_a_compaction_keeps_system_messages_in_view() -> None:
