@@ -149,6 +149,16 @@ def _(event: Session.SystemPromptChanged) -> Facts:
 
 
 @facts.register
+def _(event: Session.SystemPromptInstructed) -> Facts:
+    return {"system_chars": len(event.system), "queued": event.queued}
+
+
+@facts.register
+def _(event: Session.QueuedSystemMessagesAppended) -> Facts:
+    return {"count": event.count}
+
+
+@facts.register
 def _(event: Session.ToolsChanged) -> Facts:
     return {"tools": [t.get("name") for t in event.tools], "tools_tokens": event.tools_tokens}
 

@@ -17,6 +17,7 @@ from uuid import UUID
 from abridged.application.ports import SummarizerError
 from abridged.application.summaries import SummaryRequest
 from abridged.domain import planner
+from abridged.domain.capabilities import capabilities_for
 from abridged.domain.context import SummaryChunk
 from abridged.domain.errors import CompactionFailedError, InvalidSettingsError
 from abridged.domain.messages import JSON, Message
@@ -83,8 +84,30 @@ def reconfigure(
                 context_window_for(name, window, app.model_windows),
                 session.reserved_output if max_output_tokens is None else max_output_tokens,
             )
+        top_system = counted_system
+        instructed = (
+            counted_system is not None
+            and (new_model is None or new_model[0] == session.model)
+            and capabilities_for(session.model).system_messages
+        )
+        if instructed and counted_system is not None:
+            # The model takes system messages: the new prompt goes after a user turn and the
+            # top of the prompt (with the cache and thinking bound to it) stays as it was.
+            top_system = None
+            current = session.instructed_system or session.system
+            if counted_system[0] != current:
+                fixed = session.system_tokens + session.tools_tokens
+                if fixed + counted_system[1] >= session.limits.budget:
+                    raise InvalidSettingsError(
+                        f"the system prompt and tools ({fixed + counted_system[1]} tokens) "
+                        f"would not fit the budget of {session.limits.budget} tokens"
+                    )
+                now = session.instruct_system_prompt(counted_system[0])
+                if now is not None:
+                    counts = tuple(block_tokens(b, app.counter.count) for b in now.content)
+                    app._append_counted(session, now, counts, None, None, save=False)
         session.reconfigure(
-            system=counted_system, tools=counted_tools, model=new_model, settings=settings
+            system=top_system, tools=counted_tools, model=new_model, settings=settings
         )
         recorded = [type(e).__name__ for e in session.pending_events]
         if recorded:

@@ -907,6 +907,14 @@ class Sessions(Application[UUID]):
             request_estimate=estimate,
             reply=reply,
         )
+        if message.role is Role.USER and session.queued_system:
+            # Instructions that waited for a user turn (a reconfiguration after the last
+            # reply) follow it now, in the same transaction.
+            queued = session.queued_system
+            for instruction in queued:
+                counted = tuple(block_tokens(b, self.counter.count) for b in instruction.content)
+                self._append_counted(session, instruction, counted, None, None, save=False)
+            session.appended_queued_system(len(queued))
         if save:
             self.save(session)
             if message.role is Role.ASSISTANT:

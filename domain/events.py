@@ -256,6 +256,38 @@ class SystemPromptChanged(Aggregate.Event):
         session.system_tokens = self.system_tokens
 
 
+class SystemPromptInstructed(Aggregate.Event):
+    """The system prompt changed for a model that takes `role: "system"` messages: instead of
+    rewriting the top of the prompt (which would invalidate the cache and every thinking
+    block), the new prompt goes as a system message after a user turn. `queued`: the turn had
+    ended, so the message waits for the next user message (`queued_system`)."""
+
+    system: str
+    queued: bool
+
+    def apply(self, session: Session) -> None:
+        session.instructed_system = self.system
+        if self.queued:
+            session.queued_system = (*session.queued_system, instruction_message(self.system))
+
+
+class QueuedSystemMessagesAppended(Aggregate.Event):
+    """The queued system messages were appended after the user message that followed them."""
+
+    count: int
+
+    def apply(self, session: Session) -> None:
+        session.queued_system = session.queued_system[self.count :]
+
+
+def instruction_message(system: str) -> Message:
+    """The system message that stands for a new system prompt mid-conversation."""
+    return Message.system(
+        "The system prompt changes here. From now on, follow these instructions instead of "
+        f"the system prompt at the start of the conversation:\n\n{system}"
+    )
+
+
 class ToolsChanged(Aggregate.Event):
     """The tool definitions changed; the next request sends the new ones."""
 

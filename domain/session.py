@@ -219,6 +219,8 @@ class Session(SessionState, Aggregate):
     # Lifecycle: what the next request is made with may change mid-session.
 
     SystemPromptChanged: TypeAlias = events.SystemPromptChanged
+    SystemPromptInstructed: TypeAlias = events.SystemPromptInstructed
+    QueuedSystemMessagesAppended: TypeAlias = events.QueuedSystemMessagesAppended
 
     ToolsChanged: TypeAlias = events.ToolsChanged
 
@@ -268,6 +270,18 @@ class Session(SessionState, Aggregate):
                 settings=settings,
                 settings_fingerprint=settings.fingerprint,
             )
+
+    def instruct_system_prompt(self, system: str) -> Message | None:
+        """Records a new system prompt as a system message (for a model that takes them),
+        leaving the top of the prompt as it is. Returns the message to append now, after the
+        user turn awaiting a reply, or `None` when it waits for the next user message."""
+        queued = not self.awaiting_reply
+        self.trigger_event(self.SystemPromptInstructed, system=system, queued=queued)
+        return None if queued else events.instruction_message(system)
+
+    def appended_queued_system(self, count: int) -> None:
+        """Records that the first `count` queued system messages were appended."""
+        self.trigger_event(self.QueuedSystemMessagesAppended, count=count)
 
     CompactionDiscarded: TypeAlias = events.CompactionDiscarded
 

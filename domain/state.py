@@ -91,6 +91,11 @@ class SessionState(TailIndexes):
     (`abridged.domain.ledger.advance`)."""
     ledger_tokens: int
     """Tokens of all the ledger's segments, as shown."""
+    queued_system: tuple[Message, ...] = ()
+    """System messages waiting for the next user message (the API takes one only after a
+    user turn): a reconfiguration made while the turn had ended."""
+    instructed_system: str | None = None
+    """The system prompt last given as a system message (`SystemPromptInstructed`)."""
     carried_system: tuple[Entry, ...] = ()
     """The `role: "system"` messages of the ranges compactions summarized: instructions, like
     the system prompt, are never summarized away; requests show them right after the

@@ -210,3 +210,54 @@ def test_carried_system_messages_survive_a_snapshot_and_a_cold_load(tmp_path: Pa
     assert cold.session(session_id).carried_system == app.session(session_id).carried_system
     assert check_request(cold.prepare_request(session_id), COUNTER) == warm
     assert system_messages(warm) == [Message.system(RULE).to_wire()]
+
+
+def names(app: Sessions, session_id: UUID) -> list[str]:
+    return [type(e).__name__ for e in app.history(session_id)]
+
+
+def test_a_new_system_prompt_is_a_system_message_for_a_model_that_takes_them(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "s.sqlite3"
+    app = service(db)
+    session_id = start(app)
+    feed(app, session_id, 2)
+
+    recorded = app.reconfigure(session_id, system="You review code tersely.")
+
+    assert recorded == ["SystemPromptInstructed"]  # the turn ended: it waits for a user turn
+    app.append_message(session_id, Message.user("Review it."))
+    body = check_request(app.prepare_request(session_id), COUNTER)
+    assert body["system"][0]["text"] == "You are a careful coding agent."  # the top stays
+    assert body["messages"][-1]["role"] == "system"
+    assert "You review code tersely." in body["messages"][-1]["content"][0]["text"]
+    assert names(app, session_id)[-3:] == [
+        "MessageAppended",
+        "MessageAppended",
+        "QueuedSystemMessagesAppended",
+    ]
+    assert app.reconfigure(session_id, system="You review code tersely.") == []
+    cold = service(db)
+    assert cold.session(session_id).queued_system == ()
+    assert audit_session(cold, session_id).ok
+
+
+def test_a_new_system_prompt_awaiting_a_reply_follows_the_user_turn_at_once() -> None:
+    app = service()
+    session_id = start(app)
+    app.append_message(session_id, Message.user("Hi"))
+
+    recorded = app.reconfigure(session_id, system="Be brief.")
+
+    assert recorded == ["SystemPromptInstructed", "MessageAppended"]
+    body = check_request(app.prepare_request(session_id), COUNTER)
+    assert [m["role"] for m in body["messages"]] == ["user", "system"]
+
+
+def test_an_older_model_still_gets_the_system_prompt_rewritten() -> None:
+    app = service()
+    session_id = start(app, model="claude-sonnet-4-5")
+    feed(app, session_id, 1)
+
+    assert app.reconfigure(session_id, system="Be brief.") == ["SystemPromptChanged"]
