@@ -22,6 +22,7 @@ from uuid import UUID
 
 import attrs
 
+from abridged.application.cache_misses import CacheMiss, cache_misses
 from abridged.application.service import Sessions
 from abridged.domain import planner
 from abridged.domain.context import calibrated, raw_estimate
@@ -121,6 +122,8 @@ class SessionAudit:
     findings: tuple[Finding, ...]
     compactions: tuple[CompactionLine, ...]
     requests: tuple[RequestPoint, ...]
+    cache_misses: tuple[CacheMiss, ...] = ()
+    """The prompt-cache misses the replies' cache diagnostics reported, planned or not."""
 
     @property
     def mismatches(self) -> tuple[Finding, ...]:
@@ -203,6 +206,21 @@ class _Auditor:
                 self.check_start(event)
             state = event.mutate(state)
         assert state is not None
+        misses = cache_misses(self.events)
+        for miss in misses:
+            if miss.planned is False:
+                self.findings.append(
+                    Finding(
+                        version=miss.version,
+                        event="MessageAppended",
+                        matches=False,
+                        detail=f"a prompt-cache miss ({miss.cause}, about "
+                        f"{miss.missed_tokens:,} tokens) that no recorded change explains",
+                        timestamp=next(
+                            e.timestamp for e in self.events if e.originator_version == miss.version
+                        ),
+                    )
+                )
         return SessionAudit(
             session_id=state.id,
             model=state.model,
@@ -210,6 +228,7 @@ class _Auditor:
             findings=tuple(self.findings),
             compactions=tuple(self.compactions),
             requests=tuple(self.requests),
+            cache_misses=misses,
         )
 
     def found(self, event: Any, matches: bool, detail: str) -> None:

@@ -17,8 +17,7 @@ import anthropic
 
 from abridged.adapters.anthropic.errors import SDK_ERRORS, MalformedResponseError, translate_error
 from abridged.adapters.anthropic.request import COUNT_TOKENS_FIELDS, render_request
-from abridged.adapters.anthropic.usage import as_usage
-from abridged.application.inputs import plain
+from abridged.application.inputs import plain, reply_usage
 from abridged.application.ports import ModelReply, ProviderError
 from abridged.domain.context import Context
 from abridged.domain.errors import InvalidMessageError
@@ -203,7 +202,7 @@ def reply_from_message(message: Any) -> ModelReply:
         raise ProviderError(f"the model's reply could not be read: {error}") from error
     return ModelReply(
         message=reply_message,
-        usage=as_usage(message.usage) or Usage(),
+        usage=reply_usage(message) or Usage(),
         model=str(message.model),
         stop_reason=message.stop_reason,
     )
