@@ -17,7 +17,7 @@ import attrs
 
 from abridged.domain import replies
 from abridged.domain.errors import RoleOrderError
-from abridged.domain.messages import JSON, Message, Role, TextBlock
+from abridged.domain.messages import JSON, Message, Role, TextBlock, WireBlock
 from abridged.domain.settings import Limits
 from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD
 from abridged.domain.truncation import Replacement, Truncation, shown
@@ -77,6 +77,17 @@ class SummaryChunk:
     """Tokens of the chunk as rendered into a request (`render_summary`)."""
     model: str
     generation: int
+    block: str | None = None
+    """The signed `compaction` block the API wrote, as its JSON text (byte for byte), when
+    the API compacted these messages: requests send it as the first block of the
+    conversation instead of `render_summary` text (`text` is its `content`). Chunks stored
+    before it existed load with `None`."""
+
+
+def compaction_chunk(summaries: Sequence[SummaryChunk]) -> SummaryChunk | None:
+    """The chunk whose API compaction block leads requests: the latest that has one (older
+    ones read as text: the API takes one block with content)."""
+    return next((c for c in reversed(summaries) if c.block is not None), None)
 
 
 def render_summary(chunk_text: str, first: int, last: int, generation: int) -> str:
@@ -114,6 +125,9 @@ class Context:
     ledger: tuple[str, ...] = ()
     """The facts ledger's segments as they read, a text block each before the summary chunks
     (append-only between consolidations, so a cached prefix keeps them)."""
+    compaction_block: int = 0
+    """1 when the first message is the API's `compaction` block (then the summaries' user
+    message, if any, is the second), else 0."""
     carried_system: int = 0
     """How many `role: "system"` messages, carried from summarized ranges, follow the first
     message (they are instructions: never summarized away)."""
@@ -173,6 +187,10 @@ def raw_estimate(
     # A tail that starts with an assistant message needs the summaries in a user message
     # of their own.
     separate = bool(summaries) and bool(entries) and entries[0].message.role is Role.ASSISTANT
+    # The API's compaction block is a message of its own, first in the conversation.
+    blocked = any(chunk.block for chunk in summaries)
+    if blocked:
+        separate = separate and (len(summaries) > 1 or bool(view.ledger_tokens))
     return (
         REQUEST_OVERHEAD
         + view.system_tokens
@@ -181,6 +199,7 @@ def raw_estimate(
         + view.ledger_tokens
         + sum(e.shown_tokens for e in carried_system(view))
         + (MESSAGE_OVERHEAD if separate else 0)
+        + (MESSAGE_OVERHEAD if blocked else 0)
         + tail_tokens
     )
 
@@ -218,24 +237,34 @@ def build_context(
     stable = min(max(view.prune_boundary - view.entries[0].position, 0), len(view.entries))
     summary_messages = 0
     ledger: tuple[str, ...] = tuple(view.ledger_segments) if view.summaries else ()
+    compaction = compaction_chunk(view.summaries)
     if view.summaries:
         # The ledger first: a compaction appends a segment to it and leaves the earlier ones
         # as they were, while the chunks after it change (a new chunk, or all folded in one).
         blocks = tuple(TextBlock(text) for text in ledger) + tuple(
             TextBlock(render_summary(c.text, c.first_position, c.last_position, c.generation))
             for c in view.summaries
+            if c is not compaction
         )
         first = messages[0]
         summary_messages = 1
-        if first.role is Role.USER:
+        if not blocks:
+            summary_messages = 0
+        elif first.role is Role.USER:
             messages[0] = Message(Role.USER, blocks + first.content)
         else:
             messages.insert(0, Message(Role.USER, blocks))
             stable += 1 if stable else 0
-    if carried and messages and messages[0].role is Role.USER:
+    if compaction is not None and compaction.block is not None:
+        # The API's signed block leads the conversation, in the assistant message it came in;
+        # the kept turns follow it verbatim.
+        messages.insert(0, Message(Role.ASSISTANT, (WireBlock("compaction", compaction.block),)))
+        stable += 1 if stable else 0
+    lead = 1 if compaction is not None else 0
+    if carried and len(messages) > lead and messages[lead].role is Role.USER:
         # After the first (user) message, the one that holds the summaries: a system message
         # must follow a user turn, and the tail's next message is an assistant reply.
-        messages[1:1] = carried
+        messages[lead + 1 : lead + 1] = carried
         stable += len(carried) if stable else 0
     else:
         carried = ()
@@ -263,4 +292,5 @@ def build_context(
         extra_blocks=extra_blocks,
         ledger=ledger,
         carried_system=len(carried),
+        compaction_block=lead,
     )

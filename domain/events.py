@@ -137,6 +137,10 @@ class CompactionCompleted(Aggregate.Event):
     summarizer: str
     summarizer_input_tokens: int
     summarizer_output_tokens: int
+    summarizer_iterations: tuple[str, ...] = ()
+    """The API's `usage.iterations` (JSON text each) when the API compacted (its own
+    compaction, billed as an iteration of its own); empty otherwise and in events stored
+    before it existed."""
 
     def apply(self, session: Session) -> None:
         session.generation = self.generation

@@ -141,10 +141,12 @@ class Session(SessionState, Aggregate):
         summarizer_input_tokens: int = 0,
         summarizer_output_tokens: int = 0,
         ledger: LedgerUpdate | None = None,
+        block: str | None = None,
+        iterations: tuple[str, ...] = (),
     ) -> CompactionOutcome:
         """Replaces the messages before `decision.retained_from` by a summary chunk; with
         `ledger`, the facts ledger is updated first (`LedgerUpdated`)."""
-        chunk, replaced = self.next_chunk(decision, text, tokens, model)
+        chunk, replaced = self.next_chunk(decision, text, tokens, model, block)
         generation = chunk.generation
         # The ledger first, so that the event's before and after both count it as this
         # compaction leaves it (what an audit re-derives from the state before each event).
@@ -166,6 +168,7 @@ class Session(SessionState, Aggregate):
             summarizer=summarizer,
             summarizer_input_tokens=summarizer_input_tokens,
             summarizer_output_tokens=summarizer_output_tokens,
+            summarizer_iterations=tuple(iterations),
         )
         return CompactionOutcome(generation, summarized, before, after)
 

@@ -244,18 +244,19 @@ class SessionState(TailIndexes):
         check_sequence(previous, message, lambda: self.tool_ids)
 
     def next_chunk(
-        self, decision: Decision, text: str, tokens: int, model: str
+        self, decision: Decision, text: str, tokens: int, model: str, block: str | None = None
     ) -> tuple[SummaryChunk, int]:
         """The summary chunk a compaction to `decision` with `text` makes, and how many
         earlier chunks it folds in; `InvalidMessageError` when it would summarize nothing."""
         if not self.entries or decision.retained_from <= self.retained_from:
             raise InvalidMessageError("this compaction would summarize nothing")
-        if not text.strip():
+        if not text.strip() and block is None:
             raise InvalidMessageError("a summary cannot be empty")
         replaced = len(self.summaries) if decision.resummarize else 0
         first = self.summaries[0].first_position if replaced else self.retained_from
         last = decision.retained_from - 1
-        return SummaryChunk(text, first, last, tokens, model, self.generation + 1), replaced
+        chunk = SummaryChunk(text, first, last, tokens, model, self.generation + 1, block)
+        return chunk, replaced
 
     # Index maintenance, called by the mutators.
 

@@ -173,12 +173,18 @@ def _breakpoints(context: Context, count: int) -> list[tuple[int, int]]:
     """(message index, number of leading blocks eligible) for each breakpoint, in order."""
     wanted: list[tuple[int, int]] = []
     after_summaries: tuple[int, int] | None = None
+    lead = context.compaction_block
+    if lead:
+        # The API's compaction block: stable until the next compaction.
+        wanted.append((0, 1))
     if context.summary_messages:
         ledger = len(context.ledger)
         if ledger:
-            wanted.append((0, ledger))
-        after_summaries = (0, ledger + len(context.summaries))
-        wanted.append(after_summaries)
+            wanted.append((lead, ledger))
+        chunks = len(context.summaries) - lead
+        after_summaries = (lead, ledger + chunks)
+        if chunks:
+            wanted.append(after_summaries)
     if context.stable_prefix > 0:
         wanted.append((context.stable_prefix - 1, -1))
     last = count - 1
@@ -192,11 +198,14 @@ def _breakpoints(context: Context, count: int) -> list[tuple[int, int]]:
         # The ledger's end is the point a compaction leaves in place; the chunks after it
         # change at every compaction anyway, and the last message's entry covers them.
         unique.remove(after_summaries)
+    if len(unique) > budget and lead:
+        # The compaction block's breakpoint stays: it is the longest-lived prefix there is.
+        return [unique[0], *unique[1:][-(budget - 1) :]]
     return unique[-budget:] if len(unique) > budget else unique
 
 
 CACHEABLE_TYPES = (
-    frozenset({"text", "image", "tool_use", "tool_result"}) | KNOWN_WIRE_TYPES
+    frozenset({"text", "image", "tool_use", "tool_result", "compaction"}) | KNOWN_WIRE_TYPES
 ) - NESTED_ONLY_TYPES
 
 

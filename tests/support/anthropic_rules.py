@@ -28,6 +28,8 @@ RULES: frozenset[str] = frozenset(
         "message-invalid",
         "role-system",
         "system-message-misplaced",
+        "compaction-misplaced",
+        "compaction-invalid",
         "system-message-invalid",
         "role-unknown",
         # roles
@@ -107,6 +109,18 @@ SYSTEM_MESSAGE_MODELS = (
 """Model-name prefixes that take `role: "system"` messages inside `messages` (Opus 4.8 on;
 build-with-claude/mid-conversation-system-messages). Older models refuse the role."""
 SYSTEM_MESSAGE_BLOCK_TYPES = frozenset({"text", "tool_addition", "tool_removal"})
+
+
+def _leads_with_compaction(message: Mapping[str, Any]) -> bool:
+    """Whether the message starts with the API's compaction block: the first message may
+    then be the assistant's (the block is sent back in the message it came in)."""
+    content = message.get("content")
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and isinstance(content[0], Mapping)
+        and content[0].get("type") == "compaction"
+    )
 
 
 def takes_system_messages(model: object) -> bool:
@@ -423,7 +437,7 @@ class _Checker:
                 self.add(
                     "role-unknown", f"{where}.role", f"role must be user or assistant, got {role!r}"
                 )
-            if i == 0 and role != "user":
+            if i == 0 and role != "user" and not _leads_with_compaction(message):
                 self.add(
                     "first-message-user", where, f"the first message must be user, got {role!r}"
                 )
@@ -479,6 +493,20 @@ class _Checker:
                 )
             elif kind == "text":
                 self.check_text(block, f"{where}.content[{j}]")
+
+    def check_compaction_block(self, block: Mapping[str, Any], where: str, role: object) -> None:
+        """The API's `compaction` block: in an assistant message, the first block of the
+        conversation (build-with-claude/compaction-on-demand), with a string signature while
+        it has content."""
+        if role != "assistant" or where != "messages[0].content[0]":
+            self.add(
+                "compaction-misplaced",
+                where,
+                "a compaction block must be the first block of the conversation, in the "
+                "assistant message it came in",
+            )
+        if block.get("content") is not None and not isinstance(block.get("signature"), str):
+            self.add("compaction-invalid", where, "a compaction block needs its signature")
 
     def check_content(self, message: Mapping[str, Any], where: str, *, is_prefill: bool) -> None:
         if "content" not in message:
@@ -564,6 +592,9 @@ class _Checker:
             return
         if block_type in USER_ONLY_TYPES | SERVER_USE_TYPES | SERVER_RESULT_TYPES:
             self.check_other_block(block, where, role)
+            return
+        if block_type == "compaction":
+            self.check_compaction_block(block, where, role)
             return
         if block_type not in BLOCK_TYPES:
             self.add(

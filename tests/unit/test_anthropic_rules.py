@@ -126,6 +126,16 @@ VALID = [
         ),
         id="system-message-before-assistant",
     ),
+    pytest.param(
+        body(
+            {
+                "role": "assistant",
+                "content": [{"type": "compaction", "content": "Summary.", "signature": "s"}],
+            },
+            user("Go on."),
+        ),
+        id="compaction-block-first",
+    ),
     pytest.param(body(*WEATHER_LOOP), id="active-tool-loop"),
     pytest.param(
         body(*WEATHER_LOOP, assistant("4°C and raining."), user("Thanks")), id="closed-tool-loop"
@@ -337,6 +347,23 @@ INVALID = [
         ),
         also=("roles-not-alternating",),
         name="before-user",
+    ),
+    invalid(
+        "compaction-misplaced",
+        body(
+            user("Hi"),
+            {
+                "role": "assistant",
+                "content": [{"type": "compaction", "content": "S", "signature": "x"}],
+            },
+        ),
+    ),
+    invalid(
+        "compaction-invalid",
+        body(
+            {"role": "assistant", "content": [{"type": "compaction", "content": "Summary."}]},
+            user("Go on."),
+        ),
     ),
     invalid(
         "system-message-invalid",
