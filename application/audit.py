@@ -149,6 +149,16 @@ def _(event: Session.SystemPromptChanged) -> Facts:
 
 
 @facts.register
+def _(event: Session.ApiCompacted) -> Facts:
+    return {
+        "position": event.position,
+        "generation": event.generation,
+        "tokens_before": event.tokens_before,
+        "tokens_after": event.tokens_after,
+    }
+
+
+@facts.register
 def _(event: Session.SystemPromptInstructed) -> Facts:
     return {"system_chars": len(event.system), "queued": event.queued}
 

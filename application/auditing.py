@@ -25,7 +25,7 @@ import attrs
 from abridged.application.cache_misses import CacheMiss, cache_misses
 from abridged.application.service import Sessions
 from abridged.domain import planner
-from abridged.domain.context import calibrated, raw_estimate
+from abridged.domain.context import calibrated, leads_with_compaction, raw_estimate
 from abridged.domain.errors import ContextOverflowError, SessionError
 from abridged.domain.messages import Role
 from abridged.domain.planner import Decision
@@ -256,6 +256,8 @@ class _Auditor:
             self.check_failed(event)
         elif isinstance(event, Session.CompactionCompleted):
             self.check_completed(event, state)
+        elif isinstance(event, Session.ApiCompacted):
+            self.check_api_compacted(event, state)
         elif isinstance(event, Session.ToolsPruned):
             self.check_pruned(index, event, state)
         elif isinstance(event, Session.ReasoningDowngraded):
@@ -317,6 +319,30 @@ class _Auditor:
             else f"fallback: recorded {event.fallback}, a {decision.trigger} compaction "
             f"falls back by {expected}",
         )
+
+    def check_api_compacted(self, event: Session.ApiCompacted, state: Session) -> None:
+        """The API's own compaction: the reply it names starts with a compaction block, and
+        the view from it is what the event says."""
+        last = state.entries[-1] if state.entries else None
+        leads = (
+            last is not None
+            and last.position == event.position
+            and leads_with_compaction(last.message)
+        )
+        kept = [e for e in state.entries if e.position >= event.position]
+        after = calibrated(
+            state, raw_estimate(state, [event.summary], kept, sum(e.shown_tokens for e in kept))
+        )
+        expected = (True, state.estimate(), after, state.generation + 1)
+        recorded = (leads, event.tokens_before, event.tokens_after, event.generation)
+        self.found(
+            event,
+            expected == recorded,
+            f"the API compacted at message {event.position + 1}"
+            if expected == recorded
+            else f"recorded (leads, before, after, generation) {recorded}, re-derived {expected}",
+        )
+        self.compacted = event.generation
 
     def check_completed(self, event: Session.CompactionCompleted, state: Session) -> None:
         decision, self.decision = self.decision, None

@@ -59,7 +59,7 @@ def as_usage(usage: Usage | Mapping[str, JSON] | Any | None) -> Usage | None:
     values = plain(usage)
     if not isinstance(values, Mapping):
         raise MalformedBlockError(f"usage must be an object, got {type(usage).__name__}")
-    counts = {}
+    counts: dict[str, Any] = {}
     for name in USAGE_FIELDS:
         value = values.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):

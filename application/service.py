@@ -84,7 +84,12 @@ from abridged.application.summaries import SummaryWriter
 from abridged.application.topics import register_legacy_topics
 from abridged.application.transcodings import register_transcodings
 from abridged.domain import planner
-from abridged.domain.context import Context, SummaryChunk, build_context
+from abridged.domain.context import (
+    Context,
+    SummaryChunk,
+    build_context,
+    leads_with_compaction,
+)
 from abridged.domain.degradation import (
     check_room,
     exchange_irreducible,
@@ -907,6 +912,9 @@ class Sessions(Application[UUID]):
             request_estimate=estimate,
             reply=reply,
         )
+        if reply and leads_with_compaction(message):
+            # The API compacted on its own (`compact_20260112`): it drops what came before.
+            session.adopt_api_compaction()
         if message.role is Role.USER and session.queued_system:
             # Instructions that waited for a user turn (a reconfiguration after the last
             # reply) follow it now, in the same transaction.

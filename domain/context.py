@@ -84,6 +84,13 @@ class SummaryChunk:
     before it existed load with `None`."""
 
 
+def leads_with_compaction(message: Message) -> bool:
+    """Whether `message` is a model reply that starts with the API's `compaction` block
+    (threshold compaction, `compact_20260112`): the API drops everything before it."""
+    first = message.content[0] if message.content else None
+    return isinstance(first, WireBlock) and first.type == "compaction"
+
+
 def compaction_chunk(summaries: Sequence[SummaryChunk]) -> SummaryChunk | None:
     """The chunk whose API compaction block leads requests: the latest that has one (older
     ones read as text: the API takes one block with content)."""
@@ -191,6 +198,10 @@ def raw_estimate(
     blocked = any(chunk.block for chunk in summaries)
     if blocked:
         separate = separate and (len(summaries) > 1 or bool(view.ledger_tokens))
+    if bool(entries) and leads_with_compaction(entries[0].message):
+        # The API compacted on its own: the reply that starts with its block leads, and the
+        # API drops anything sent before it, so nothing is.
+        return REQUEST_OVERHEAD + view.system_tokens + view.tools_tokens + tail_tokens
     return (
         REQUEST_OVERHEAD
         + view.system_tokens
@@ -230,20 +241,22 @@ def build_context(
     shown_messages = getattr(view, "shown_messages", None)
     if shown_messages is None:
         shown_messages = [e.shown_message for e in view.entries]
-    carried = tuple(e.message for e in carried_system(view))
-    edited = bool(view.summaries) or bool(extra_text) or bool(carried)
+    native = leads_with_compaction(view.entries[0].message)
+    summaries = () if native else tuple(view.summaries)
+    carried = () if native else tuple(e.message for e in carried_system(view))
+    edited = bool(summaries) or bool(extra_text) or bool(carried)
     messages = list(shown_messages) if edited else []
     # Positions in the tail are contiguous: the count before the boundary is a difference.
     stable = min(max(view.prune_boundary - view.entries[0].position, 0), len(view.entries))
     summary_messages = 0
-    ledger: tuple[str, ...] = tuple(view.ledger_segments) if view.summaries else ()
-    compaction = compaction_chunk(view.summaries)
-    if view.summaries:
+    ledger: tuple[str, ...] = tuple(view.ledger_segments) if summaries else ()
+    compaction = compaction_chunk(summaries)
+    if summaries:
         # The ledger first: a compaction appends a segment to it and leaves the earlier ones
         # as they were, while the chunks after it change (a new chunk, or all folded in one).
         blocks = tuple(TextBlock(text) for text in ledger) + tuple(
             TextBlock(render_summary(c.text, c.first_position, c.last_position, c.generation))
-            for c in view.summaries
+            for c in summaries
             if c is not compaction
         )
         first = messages[0]
@@ -281,7 +294,7 @@ def build_context(
     return Context(
         system=view.system,
         tools=tuple(view.tools),
-        summaries=tuple(view.summaries),
+        summaries=summaries,
         messages=sent,
         estimate=calibrated(view, raw),
         raw_estimate=raw,

@@ -154,6 +154,30 @@ class CompactionCompleted(Aggregate.Event):
         session.suppressed = None
 
 
+class ApiCompacted(Aggregate.Event):
+    """The API compacted the conversation itself (threshold compaction, `compact_20260112`):
+    the model reply at `position` starts with its `compaction` block and the API drops
+    everything sent before it, so the view starts at that reply. `summary` stands for the
+    messages before it (its text is the block's content; it is never sent: the block is, in
+    the reply); earlier chunks are folded into it."""
+
+    position: int
+    generation: int
+    summary: SummaryChunk
+    tokens_before: int
+    tokens_after: int
+
+    def apply(self, session: Session) -> None:
+        session.generation = self.generation
+        session.summaries = [self.summary]
+        session.drop_before(self.position)
+        session.last_compaction_at = session.message_count
+        session.stalled_estimate = None
+        session.compacted_to = self.tokens_after
+        session.compaction_requested = None
+        session.suppressed = None
+
+
 class LedgerUpdated(Aggregate.Event):
     """The facts ledger changed at a compaction: the entries new or changed since the last
     update (`changed`; with `whole`, every entry it holds), how many it holds now, the

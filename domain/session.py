@@ -21,9 +21,9 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate, event
 
 from abridged.domain import events
-from abridged.domain.context import Entry, SummaryChunk
+from abridged.domain.context import Entry, SummaryChunk, leads_with_compaction, raw_estimate
 from abridged.domain.ledger import LedgerUpdate, changes, check_update
-from abridged.domain.messages import Message
+from abridged.domain.messages import Message, WireBlock
 from abridged.domain.planner import CompactionOutcome, Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.settings import CompactionSettings, Limits
@@ -223,6 +223,7 @@ class Session(SessionState, Aggregate):
 
     SystemPromptChanged: TypeAlias = events.SystemPromptChanged
     SystemPromptInstructed: TypeAlias = events.SystemPromptInstructed
+    ApiCompacted: TypeAlias = events.ApiCompacted
     QueuedSystemMessagesAppended: TypeAlias = events.QueuedSystemMessagesAppended
 
     ToolsChanged: TypeAlias = events.ToolsChanged
@@ -273,6 +274,37 @@ class Session(SessionState, Aggregate):
                 settings=settings,
                 settings_fingerprint=settings.fingerprint,
             )
+
+    def adopt_api_compaction(self) -> None:
+        """Records that the API compacted on its own: the last message, a model reply that
+        starts with a `compaction` block, leads the view from now on (`ApiCompacted`)."""
+        position = self.message_count - 1
+        reply = self.entries[-1].message if self.entries else None
+        if reply is None or not leads_with_compaction(reply) or position <= self.retained_from:
+            return
+        block = reply.content[0]
+        content = block.to_wire().get("content") if isinstance(block, WireBlock) else None
+        first = self.summaries[0].first_position if self.summaries else self.retained_from
+        chunk = SummaryChunk(
+            content if isinstance(content, str) and content.strip() else "(compacted by the API)",
+            first,
+            position - 1,
+            0,
+            self.model,
+            self.generation + 1,
+        )
+        kept = self.entries[position - self.retained_from :]
+        after = self.calibrated(
+            raw_estimate(self, [chunk], kept, sum(e.shown_tokens for e in kept))
+        )
+        self.trigger_event(
+            self.ApiCompacted,
+            position=position,
+            generation=chunk.generation,
+            summary=chunk,
+            tokens_before=self.estimate(),
+            tokens_after=after,
+        )
 
     def instruct_system_prompt(self, system: str) -> Message | None:
         """Records a new system prompt as a system message (for a model that takes them),

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
 CALIBRATION_BOUNDS = (0.5, 4.0)
 """A ratio of reported to estimated tokens outside these bounds is a mistake, not a trend."""
+
+
+def _texts(values: Iterable[str]) -> tuple[str, ...]:
+    # Stored events give lists back; the value object holds tuples.
+    return tuple(values)
 
 
 @attrs.frozen
@@ -28,10 +33,10 @@ class Usage:
     this field load with `None`."""
     cache_missed_input_tokens: int = 0
     """About how many input tokens the cache would have read had the prefix matched."""
-    input_transformations: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    input_transformations: tuple[str, ...] = attrs.field(default=(), converter=_texts)
     """What the API changed in the request before the model saw it (thinking blocks dropped
     or let through on a failed binding check), each entry's JSON as the API returned it."""
-    iterations: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    iterations: tuple[str, ...] = attrs.field(default=(), converter=_texts)
     """`usage.iterations` (a compaction's own sampling among them), each entry's JSON."""
 
     @property

@@ -110,11 +110,11 @@ class ApiCompactionSummarizer:
             extra["tools"] = tools
         try:
             with translated_errors(UNREADABLE):
-                raw = self._client.beta.messages.with_raw_response.create(
+                raw = self._client.beta.messages.with_raw_response.create(  # type: ignore[call-overload]
                     model=model,
                     max_tokens=max_tokens,
-                    messages=wire,  # type: ignore[arg-type]
-                    compaction=config,  # type: ignore[typeddict-item]
+                    messages=wire,
+                    compaction=config,
                     betas=[COMPACTION_BETA],
                     extra_body=extra or None,
                 )

@@ -44,7 +44,7 @@ def server(fake_anthropic: FakeAnthropic) -> Iterator[FakeAnthropic]:
 
 def service(server: FakeAnthropic) -> Sessions:
     summarizer = ApiCompactionSummarizer(
-        server.client(),  # type: ignore[arg-type]
+        server.client(),
         fallback=FakeSummarizer(OWN_SUMMARY),
     )
     return Sessions(
@@ -146,7 +146,7 @@ def test_a_range_ending_in_a_tool_call_is_never_sent_for_compaction(
     server: FakeAnthropic,
 ) -> None:
     summarizer = ApiCompactionSummarizer(
-        server.client(),  # type: ignore[arg-type]
+        server.client(),
         fallback=FakeSummarizer(OWN_SUMMARY),
     )
     call, _ = exchange(["ok"])
@@ -162,7 +162,7 @@ def test_a_range_ending_in_a_tool_call_is_never_sent_for_compaction(
 
 def test_a_model_without_compaction_keeps_our_own_summarizer(server: FakeAnthropic) -> None:
     summarizer = ApiCompactionSummarizer(
-        server.client(),  # type: ignore[arg-type]
+        server.client(),
         fallback=FakeSummarizer(OWN_SUMMARY),
     )
     messages = [Message.user("Hi"), Message.assistant("Hello.")]
@@ -171,3 +171,32 @@ def test_a_model_without_compaction_keeps_our_own_summarizer(server: FakeAnthrop
 
     assert summary.block is None
     assert server.requests_to() == []
+
+
+def test_a_reply_compacted_by_the_api_at_its_threshold_leads_the_view(
+    server: FakeAnthropic,
+) -> None:
+    app = service(server)
+    session_id = start(app)
+    converse(app, server, session_id, 3)
+    app.append_message(session_id, Message.user("Carry on."))
+    summary = "Three requests were handled; the tests pass."
+    reply = {
+        "role": "assistant",
+        "content": [
+            {"type": "compaction", "content": summary, "signature": sign(summary)},
+            {"type": "text", "text": "Carrying on."},
+        ],
+    }
+
+    app.record_reply(session_id, reply)
+    app.append_message(session_id, Message.user("Next."))
+    body = check_request(app.prepare_request(session_id), COUNTER)
+
+    assert body["messages"][0]["content"][0] == reply["content"][0]
+    assert [m["role"] for m in body["messages"]] == ["assistant", "user"]
+    (event,) = [e for e in app.history(session_id) if isinstance(e, Session.ApiCompacted)]
+    assert event.summary.text == summary
+    assert event.tokens_after < event.tokens_before
+    server.client().messages.create(**body)  # the fake API takes it: the block leads
+    assert audit_session(app, session_id).ok

@@ -15,6 +15,7 @@ from abridged.adapters.report import report_html
 from abridged.application.auditing import audit_session
 from abridged.application.service import Sessions
 from abridged.domain.messages import Message
+from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.usage import Usage
 from tests.support.builders import TOOLS, words
@@ -70,7 +71,9 @@ def test_each_reply_keeps_the_cache_miss_cause_and_what_the_api_changed(tmp_path
 
     app.record_reply(session_id, sent)
 
-    usage = service(tmp_path / "s.sqlite3").history(session_id)[-1].usage
+    event = service(tmp_path / "s.sqlite3").history(session_id)[-1]
+    assert isinstance(event, Session.MessageAppended)
+    usage = event.usage
     assert isinstance(usage, Usage)
     assert usage.cache_miss_reason == "messages_changed"
     assert usage.cache_missed_input_tokens == 1_200
