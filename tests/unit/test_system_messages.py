@@ -261,3 +261,15 @@ def test_an_older_model_still_gets_the_system_prompt_rewritten() -> None:
     feed(app, session_id, 1)
 
     assert app.reconfigure(session_id, system="Be brief.") == ["SystemPromptChanged"]
+
+
+def test_a_system_message_is_shown_whole_however_long() -> None:
+    app = service()
+    session_id = start(app, window=3_000)
+    app.append_message(session_id, Message.user("Hi"))
+    long_rule = words(1_200, "rule")
+
+    app.append_message(session_id, Message.system(long_rule))
+
+    body = check_request(app.prepare_request(session_id), COUNTER)
+    assert body["messages"][-1]["content"][0]["text"] == long_rule
