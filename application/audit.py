@@ -164,6 +164,11 @@ def _(event: Session.SystemPromptInstructed) -> Facts:
 
 
 @facts.register
+def _(event: Session.ToolsInstructed) -> Facts:
+    return {"tools": [t.get("name") for t in event.tools], "queued": event.queued}
+
+
+@facts.register
 def _(event: Session.QueuedSystemMessagesAppended) -> Facts:
     return {"count": event.count}
 

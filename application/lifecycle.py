@@ -106,9 +106,21 @@ def reconfigure(
                 if now is not None:
                     counts = tuple(block_tokens(b, app.counter.count) for b in now.content)
                     app._append_counted(session, now, counts, None, None, save=False)
-        session.reconfigure(
-            system=top_system, tools=counted_tools, model=new_model, settings=settings
-        )
+        top_tools = counted_tools
+        if (
+            counted_tools is not None
+            and (new_model is None or new_model[0] == session.model)
+            and capabilities_for(session.model).tool_changes
+        ):
+            # Tools added and withdrawn by a system message: the top-level `tools` (and the
+            # cache and thinking bound to them) stay as they were.
+            given, now = session.instruct_tools(list(counted_tools[0]))
+            if given:
+                top_tools = None
+            if now is not None:
+                counts = tuple(block_tokens(b, app.counter.count) for b in now.content)
+                app._append_counted(session, now, counts, None, None, save=False)
+        session.reconfigure(system=top_system, tools=top_tools, model=new_model, settings=settings)
         recorded = [type(e).__name__ for e in session.pending_events]
         if recorded:
             app.save(session)

@@ -22,7 +22,7 @@ from abridged.domain.indexes import (
     recompute,
 )
 from abridged.domain.ledger import LedgerEntry, patched
-from abridged.domain.messages import Message
+from abridged.domain.messages import Message, Role, WireBlock
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput
 from abridged.domain.settings import CompactionSettings
@@ -299,6 +299,22 @@ class SystemPromptInstructed(Aggregate.Event):
             session.queued_system = (*session.queued_system, instruction_message(self.system))
 
 
+class ToolsInstructed(Aggregate.Event):
+    """The tools changed for a model that takes tool changes mid-conversation: instead of
+    rewriting the top-level `tools`, a system message adds (`tool_addition`, defined inline)
+    and withdraws (`tool_removal`) tools from that point on. `tools` is the tool set in effect
+    after it; `queued` as for `SystemPromptInstructed`."""
+
+    tools: tuple[dict[str, Any], ...]
+    queued: bool
+    message: Message
+
+    def apply(self, session: Session) -> None:
+        session.instructed_tools = tuple(self.tools)
+        if self.queued:
+            session.queued_system = (*session.queued_system, self.message)
+
+
 class QueuedSystemMessagesAppended(Aggregate.Event):
     """The queued system messages were appended after the user message that followed them."""
 
@@ -306,6 +322,30 @@ class QueuedSystemMessagesAppended(Aggregate.Event):
 
     def apply(self, session: Session) -> None:
         session.queued_system = session.queued_system[self.count :]
+
+
+def tool_change_message(
+    before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]]
+) -> Message | None:
+    """The system message that takes the tool set `before` to `after` by additions and
+    removals; `None` when a tool keeps its name but changes its definition (a change the
+    blocks cannot say) or when nothing changes."""
+    old = {t.get("name"): t for t in before}
+    new = {t.get("name"): t for t in after}
+    if any(old[name] != new[name] for name in old.keys() & new.keys()):
+        return None
+    blocks = [
+        WireBlock.of({"type": "tool_removal", "tool": {"type": "tool_reference", "name": name}})
+        for name in old
+        if name not in new
+    ] + [
+        WireBlock.of(
+            {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": tool}}
+        )
+        for name, tool in new.items()
+        if name not in old
+    ]
+    return Message(Role.SYSTEM, tuple(blocks)) if blocks else None
 
 
 def instruction_message(system: str) -> Message:

@@ -223,6 +223,7 @@ class Session(SessionState, Aggregate):
 
     SystemPromptChanged: TypeAlias = events.SystemPromptChanged
     SystemPromptInstructed: TypeAlias = events.SystemPromptInstructed
+    ToolsInstructed: TypeAlias = events.ToolsInstructed
     ApiCompacted: TypeAlias = events.ApiCompacted
     QueuedSystemMessagesAppended: TypeAlias = events.QueuedSystemMessagesAppended
 
@@ -313,6 +314,27 @@ class Session(SessionState, Aggregate):
         queued = not self.awaiting_reply
         self.trigger_event(self.SystemPromptInstructed, system=system, queued=queued)
         return None if queued else events.instruction_message(system)
+
+    def instruct_tools(self, tools: Sequence[dict[str, Any]]) -> tuple[bool, Message | None]:
+        """Records new tools as a tool-change system message (for a model that takes them),
+        leaving the top-level `tools` as they are (`ToolsInstructed`). Returns whether the
+        change is given so (`False` when a tool keeps its name but changes its definition:
+        the caller rewrites `tools` instead), and the message to append now (`None` when it
+        waits for the next user message, or nothing differs)."""
+        current = self.instructed_tools if self.instructed_tools is not None else self.tools
+        if {t.get("name"): t for t in current} == {t.get("name"): t for t in tools}:
+            return True, None
+        message = events.tool_change_message(current, tools)
+        if message is None:
+            return False, None
+        queued = not self.awaiting_reply
+        self.trigger_event(
+            self.ToolsInstructed,
+            tools=tuple(dict(t) for t in tools),
+            queued=queued,
+            message=message,
+        )
+        return True, None if queued else message
 
     def appended_queued_system(self, count: int) -> None:
         """Records that the first `count` queued system messages were appended."""

@@ -94,6 +94,9 @@ class SessionState(TailIndexes):
     queued_system: tuple[Message, ...] = ()
     """System messages waiting for the next user message (the API takes one only after a
     user turn): a reconfiguration made while the turn had ended."""
+    instructed_tools: tuple[dict[str, Any], ...] | None = None
+    """The tool set in effect after the last tool change given as a system message
+    (`ToolsInstructed`); `None` when the top-level `tools` are in effect."""
     instructed_system: str | None = None
     """The system prompt last given as a system message (`SystemPromptInstructed`)."""
     carried_system: tuple[Entry, ...] = ()

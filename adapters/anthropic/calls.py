@@ -109,10 +109,10 @@ class AnthropicClientModel(Generic[ClientT]):
     def _stream(self, required: Mapping[str, Any], rest: Mapping[str, Any]) -> Any:
         """The SDK's stream of one request, not yet entered (entering sends it): through the
         beta Messages API when there are betas to send."""
-        if self._betas:
-            return self._client.beta.messages.stream(
-                **required, betas=list(self._betas), extra_body=rest
-            )
+        needed = [b for b in message_betas(required["messages"]) if b not in self._betas]
+        betas = [*self._betas, *needed]
+        if betas:
+            return self._client.beta.messages.stream(**required, betas=betas, extra_body=rest)
         return self._client.messages.stream(**required, extra_body=rest)
 
 
@@ -146,6 +146,22 @@ def counted_tokens(counted: Any) -> int:
     if tokens < 0:
         raise MalformedResponseError(f"the Anthropic API counted {tokens} tokens")
     return tokens
+
+
+TOOL_CHANGE_BETAS = ("mid-conversation-tool-changes-2026-07-01", "inline-tools-2026-09-15")
+"""What a request with tool changes in its system messages needs: the changes themselves,
+and tools defined inline (`tool_definition`) rather than in `tools`."""
+
+
+def message_betas(messages: Any) -> tuple[str, ...]:
+    """The `anthropic-beta` values the messages themselves need (tool changes)."""
+    for message in messages or ():
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if message.get("role") == "system" and isinstance(content, list):
+            kinds = {b.get("type") for b in content if isinstance(b, Mapping)}
+            if kinds & {"tool_addition", "tool_removal"}:
+                return TOOL_CHANGE_BETAS
+    return ()
 
 
 def chosen_betas(

@@ -200,3 +200,24 @@ def test_a_reply_compacted_by_the_api_at_its_threshold_leads_the_view(
     assert event.tokens_after < event.tokens_before
     server.client().messages.create(**body)  # the fake API takes it: the block leads
     assert audit_session(app, session_id).ok
+
+
+def test_a_request_with_tool_changes_goes_with_their_betas(server: FakeAnthropic) -> None:
+    from abridged.adapters.anthropic.calls import TOOL_CHANGE_BETAS
+    from abridged.adapters.anthropic.chat_model import AnthropicChatModel
+
+    app = service(server)
+    session_id = start(app)
+    converse(app, server, session_id, 1)
+    search = {"name": "search", "input_schema": {"type": "object"}}
+    app.reconfigure(session_id, tools=[*TOOLS, search])
+    app.append_message(session_id, Message.user("Search it."))
+    prepared = app.prepare_request(session_id)
+
+    AnthropicChatModel(server.client(), max_retries=0).send(
+        prepared.context, model=MODEL, max_tokens=64
+    )
+
+    sent = server.requests_to()[-1]
+    assert sent.headers["anthropic-beta"] == ",".join(TOOL_CHANGE_BETAS)
+    assert sent.body["messages"][-1]["role"] == "system"

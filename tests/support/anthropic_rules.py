@@ -251,6 +251,14 @@ class _Checker:
             if isinstance(tools, list)
             else set()
         )
+        # Tools defined inline by a system message's `tool_addition` (inline-tools beta).
+        for message in self.messages:
+            content = message.get("content") if message.get("role") == "system" else None
+            for block in content if isinstance(content, list) else ():
+                tool = block.get("tool") if isinstance(block, Mapping) else None
+                definition = tool.get("definition") if isinstance(tool, Mapping) else None
+                if isinstance(definition, Mapping) and isinstance(definition.get("name"), str):
+                    self.tool_names.add(definition["name"])
         thinking = body.get("thinking")
         thinking_type = thinking.get("type") if isinstance(thinking, Mapping) else None
         self.thinking_enabled = thinking_type == "enabled"

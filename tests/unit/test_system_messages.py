@@ -273,3 +273,36 @@ def test_a_system_message_is_shown_whole_however_long() -> None:
 
     body = check_request(app.prepare_request(session_id), COUNTER)
     assert body["messages"][-1]["content"][0]["text"] == long_rule
+
+
+SEARCH = {"name": "search", "description": "Search.", "input_schema": {"type": "object"}}
+
+
+def test_new_tools_are_a_tool_change_message_for_a_model_that_takes_them() -> None:
+    app = service()
+    session_id = start(app)
+    feed(app, session_id, 1)
+
+    recorded = app.reconfigure(session_id, tools=[TOOLS[0], SEARCH])
+
+    assert recorded == ["ToolsInstructed"]
+    app.append_message(session_id, Message.user("Search it."))
+    body = check_request(app.prepare_request(session_id), COUNTER)
+    assert [t["name"] for t in body["tools"]] == [t["name"] for t in TOOLS]  # the top stays
+    change = body["messages"][-1]
+    assert change["role"] == "system"
+    assert change["content"] == [
+        {"type": "tool_removal", "tool": {"type": "tool_reference", "name": TOOLS[1]["name"]}},
+        {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": SEARCH}},
+    ]
+    assert app.reconfigure(session_id, tools=[SEARCH, TOOLS[0]]) == []  # the same set
+    assert audit_session(app, session_id).ok
+
+
+def test_a_changed_tool_definition_still_rewrites_the_tools() -> None:
+    app = service()
+    session_id = start(app)
+    feed(app, session_id, 1)
+    changed = {**TOOLS[0], "description": "Runs a command, now with a timeout."}
+
+    assert app.reconfigure(session_id, tools=[changed, TOOLS[1]]) == ["ToolsChanged"]
