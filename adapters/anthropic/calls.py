@@ -109,8 +109,8 @@ class AnthropicClientModel(Generic[ClientT]):
     def _stream(self, required: Mapping[str, Any], rest: Mapping[str, Any]) -> Any:
         """The SDK's stream of one request, not yet entered (entering sends it): through the
         beta Messages API when there are betas to send."""
-        needed = [b for b in message_betas(required["messages"]) if b not in self._betas]
-        betas = [*self._betas, *needed]
+        needed: list[str] = [b for b in message_betas(required["messages"]) if b not in self._betas]
+        betas: list[str] = [*self._betas, *needed]
         if betas:
             return self._client.beta.messages.stream(**required, betas=betas, extra_body=rest)
         return self._client.messages.stream(**required, extra_body=rest)
