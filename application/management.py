@@ -248,6 +248,8 @@ def session_stats(events: Sequence[Aggregate.Event]) -> SessionStats:
             by_trigger[trigger] += 1
             usage["summarizer_input_tokens"] += event.summarizer_input_tokens
             usage["summarizer_output_tokens"] += event.summarizer_output_tokens
+        elif isinstance(event, Session.ApiCompacted):
+            by_trigger["api"] += 1  # the API compacted at its own threshold
         elif isinstance(event, Session.CompactionFailed):
             kinds["failures"] += 1
         elif isinstance(event, Session.CompactionSuppressed):

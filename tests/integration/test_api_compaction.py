@@ -199,6 +199,7 @@ def test_a_reply_compacted_by_the_api_at_its_threshold_leads_the_view(
     assert event.summary.text == summary
     assert event.tokens_after < event.tokens_before
     server.client().messages.create(**body)  # the fake API takes it: the block leads
+    assert app.stats(session_id).compactions_by_trigger == {"api": 1}
     assert audit_session(app, session_id).ok
 
 

@@ -52,9 +52,9 @@ def reply(text: str, cause: str | None = None, **extra: Any) -> dict[str, Any]:
     return body
 
 
-def start(app: Sessions) -> UUID:
+def start(app: Sessions, model: str = "claude-opus-5") -> UUID:
     return app.start_session(
-        model="claude-opus-5",
+        model=model,
         context_window=3_000,
         max_output_tokens=400,
         system="You are terse.",
@@ -85,7 +85,8 @@ def test_a_miss_no_recorded_change_explains_is_flagged_and_a_planned_one_is_not(
     tmp_path: Path,
 ) -> None:
     app = service(tmp_path / "s.sqlite3")
-    session_id = start(app)
+    # A model that rewrites `tools` when they change (a newer one adds them by a message).
+    session_id = start(app, model="claude-sonnet-4-5")
     app.append_message(session_id, Message.user("Hi"))
     app.record_reply(session_id, reply("Hello.", None))
     app.reconfigure(session_id, tools=[*TOOLS, {"name": "search", "input_schema": {}}])
