@@ -23,6 +23,7 @@ import anthropic
 
 from abridged.adapters.anthropic.calls import translated_errors
 from abridged.adapters.anthropic.request import folded_system_messages
+from abridged.application.async_ports import AsyncSummarizer
 from abridged.application.ports import (
     MIN_SUMMARY_TOKENS,
     ProviderError,
@@ -39,26 +40,24 @@ from abridged.domain.messages import (
     WireBlock,
 )
 
-__all__ = ["COMPACTION_BETA", "ApiCompactionSummarizer", "compaction_messages"]
+__all__ = [
+    "COMPACTION_BETA",
+    "ApiCompactionSummarizer",
+    "AsyncApiCompactionSummarizer",
+    "compaction_messages",
+]
 
 COMPACTION_BETA = "compact-2026-09-04"
 UNREADABLE = "the Anthropic API's compaction reply could not be read"
 
 
-class ApiCompactionSummarizer:
-    """Summaries the API writes itself, as signed `compaction` blocks; `fallback` writes
-    them where the API's compaction is not available."""
+class _CompactionRequests:
+    """What both summarizers share: when the API's compaction is available, the request
+    and how its reply reads."""
 
     def __init__(
-        self,
-        client: anthropic.Anthropic,
-        *,
-        fallback: Summarizer,
-        model: str | None = None,
-        capabilities: Mapping[str, ModelCapabilities] | None = None,
+        self, model: str | None, capabilities: Mapping[str, ModelCapabilities] | None
     ) -> None:
-        self._client = client
-        self._fallback = fallback
         self._model = model
         self._capabilities = dict(capabilities or {})
 
@@ -80,6 +79,48 @@ class ApiCompactionSummarizer:
             return "the range does not end on a finished assistant turn"
         return None
 
+    def _model_for(self, max_tokens: int, session_model: str | None) -> str:
+        if max_tokens < MIN_SUMMARY_TOKENS:
+            raise SummarizerError(f"max_tokens {max_tokens} leaves no room for a summary")
+        model = self._model or session_model
+        if model is None:
+            raise SummarizerError("the API's compaction needs a model")
+        return model
+
+    def _request(
+        self, model: str, messages: Sequence[Message], max_tokens: int, instructions: str | None
+    ) -> dict[str, Any]:
+        """The keywords of `client.beta.messages.with_raw_response.create`."""
+        config: dict[str, Any] = {"type": "summarize"}
+        if instructions and instructions.strip():
+            config["instructions"] = instructions
+        tools = _tools_used(messages)
+        return {
+            "model": model,
+            "max_tokens": max_tokens,
+            "messages": compaction_messages(messages, capabilities_for(model, self._capabilities)),
+            "compaction": config,
+            "betas": [COMPACTION_BETA],
+            "extra_body": {"tools": tools} if tools else None,
+        }
+
+
+class ApiCompactionSummarizer(_CompactionRequests):
+    """Summaries the API writes itself, as signed `compaction` blocks; `fallback` writes
+    them where the API's compaction is not available."""
+
+    def __init__(
+        self,
+        client: anthropic.Anthropic,
+        *,
+        fallback: Summarizer,
+        model: str | None = None,
+        capabilities: Mapping[str, ModelCapabilities] | None = None,
+    ) -> None:
+        super().__init__(model, capabilities)
+        self._client = client
+        self._fallback = fallback
+
     def summarize(
         self,
         messages: Sequence[Message],
@@ -88,11 +129,7 @@ class ApiCompactionSummarizer:
         instructions: str | None = None,
         session_model: str | None = None,
     ) -> Summary:
-        if max_tokens < MIN_SUMMARY_TOKENS:
-            raise SummarizerError(f"max_tokens {max_tokens} leaves no room for a summary")
-        model = self._model or session_model
-        if model is None:
-            raise SummarizerError("the API's compaction needs a model")
+        model = self._model_for(max_tokens, session_model)
         if self.available(model, messages) is not None:
             return self._fallback.summarize(
                 messages,
@@ -100,24 +137,51 @@ class ApiCompactionSummarizer:
                 instructions=instructions,
                 session_model=session_model,
             )
-        wire = compaction_messages(messages, capabilities_for(model, self._capabilities))
-        config: dict[str, Any] = {"type": "summarize"}
-        if instructions and instructions.strip():
-            config["instructions"] = instructions
-        extra: dict[str, Any] = {}
-        tools = _tools_used(messages)
-        if tools:
-            extra["tools"] = tools
+        request = self._request(model, messages, max_tokens, instructions)
         try:
             with translated_errors(UNREADABLE):
-                raw = self._client.beta.messages.with_raw_response.create(  # type: ignore[call-overload]
-                    model=model,
-                    max_tokens=max_tokens,
-                    messages=wire,
-                    compaction=config,
-                    betas=[COMPACTION_BETA],
-                    extra_body=extra or None,
-                )
+                raw = self._client.beta.messages.with_raw_response.create(**request)
+                reply = raw.http_response.json()
+        except ProviderError as error:
+            raise SummarizerError(f"the API's compaction failed: {error}") from error
+        return _summary_of(reply, model)
+
+
+class AsyncApiCompactionSummarizer(_CompactionRequests):
+    """`ApiCompactionSummarizer` on `AsyncAnthropic`, for `AsyncSessions`."""
+
+    def __init__(
+        self,
+        client: anthropic.AsyncAnthropic,
+        *,
+        fallback: AsyncSummarizer,
+        model: str | None = None,
+        capabilities: Mapping[str, ModelCapabilities] | None = None,
+    ) -> None:
+        super().__init__(model, capabilities)
+        self._client = client
+        self._fallback = fallback
+
+    async def summarize(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        instructions: str | None = None,
+        session_model: str | None = None,
+    ) -> Summary:
+        model = self._model_for(max_tokens, session_model)
+        if self.available(model, messages) is not None:
+            return await self._fallback.summarize(
+                messages,
+                max_tokens=max_tokens,
+                instructions=instructions,
+                session_model=session_model,
+            )
+        request = self._request(model, messages, max_tokens, instructions)
+        try:
+            with translated_errors(UNREADABLE):
+                raw = await self._client.beta.messages.with_raw_response.create(**request)
                 reply = raw.http_response.json()
         except ProviderError as error:
             raise SummarizerError(f"the API's compaction failed: {error}") from error

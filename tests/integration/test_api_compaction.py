@@ -14,6 +14,7 @@ import pytest
 from abridged.adapters.anthropic.compaction import COMPACTION_BETA, ApiCompactionSummarizer
 from abridged.adapters.anthropic.request import render_request
 from abridged.application.auditing import audit_session
+from abridged.application.ports import Summary
 from abridged.application.service import Sessions
 from abridged.domain.messages import Message, Role
 from abridged.domain.session import Session
@@ -222,3 +223,32 @@ def test_a_request_with_tool_changes_goes_with_their_betas(server: FakeAnthropic
     sent = server.requests_to()[-1]
     assert sent.headers["anthropic-beta"] == ",".join(TOOL_CHANGE_BETAS)
     assert sent.body["messages"][-1]["role"] == "system"
+
+
+def test_the_async_summarizer_asks_the_api_the_same_way(server: FakeAnthropic) -> None:
+    import asyncio
+
+    import anthropic
+
+    from abridged.adapters.anthropic.compaction import AsyncApiCompactionSummarizer
+
+    class Own:
+        name = "own"
+
+        async def summarize(self, *_: object, **__: object) -> object:
+            raise AssertionError("the API's compaction is available here")
+
+    messages = [Message.user("Fix the export."), Message.assistant("Fixed; tests pass.")]
+
+    async def run() -> object:
+        async with anthropic.AsyncAnthropic(
+            api_key="sk-ant-test-key", base_url=server.base_url, max_retries=0
+        ) as client:
+            summarizer = AsyncApiCompactionSummarizer(client, fallback=Own())  # type: ignore[arg-type]
+            return await summarizer.summarize(messages, max_tokens=200, session_model=MODEL)
+
+    summary = asyncio.run(run())
+
+    assert isinstance(summary, Summary)
+    assert json.loads(summary.block or "null")["signature"] == sign(CANNED_TEXT)
+    assert summary.text == CANNED_TEXT
