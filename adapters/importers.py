@@ -123,6 +123,11 @@ def import_claude_code(records: Iterable[tuple[int, JSON]]) -> Imported:
         if not isinstance(entry, Mapping):
             raise FormatError(number, "a Claude Code log entry must be a JSON object")
         kind = entry.get("type")
+        if kind == "system" and _is_system_message(entry.get("message")):
+            # An instruction the host sent mid-conversation (`role: "system"`), not one of
+            # the log's own notices, which have no message.
+            raw.append((number, "system", _system_blocks(entry["message"]), None))
+            continue
         if kind not in ("user", "assistant"):
             continue
         if entry.get("isSidechain") or entry.get("isMeta") or entry.get("isApiErrorMessage"):
@@ -154,6 +159,17 @@ def import_claude_code(records: Iterable[tuple[int, JSON]]) -> Imported:
         )
     notes = [f"{skipped} sidechain, meta or synthetic entries skipped"] if skipped else []
     return normalize([(n, role, blocks) for n, role, blocks, _ in raw], model=model, notes=notes)
+
+
+def _is_system_message(message: object) -> bool:
+    return isinstance(message, Mapping) and message.get("role") == "system"
+
+
+def _system_blocks(message: Mapping[str, JSON]) -> list[JSON]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content) if isinstance(content, list) else []
 
 
 # OpenAI chat completions.
@@ -299,7 +315,7 @@ def normalize(
     tool calls and results paired, starting at the first user message."""
     notes = list(notes)
     joined: list[tuple[int, str, list[JSON]]] = []
-    for number, role, blocks in raw:
+    for number, role, blocks in _systems_before_replies(raw):
         kept = [b for b in blocks if not _blank_text(b)]
         if not kept:
             continue
@@ -327,6 +343,26 @@ def normalize(
     if not messages:
         raise FormatError(None, "holds no conversation (no user message)")
     return Imported(tuple(messages), tuple(numbers), system, model, tuple(notes))
+
+
+def _systems_before_replies(
+    raw: Sequence[tuple[int, str, list[JSON]]],
+) -> list[tuple[int, str, list[JSON]]]:
+    """The records with each system message moved, if need be, to just before the next
+    assistant reply: the API takes one only between a user turn and the reply to it."""
+    ordered: list[tuple[int, str, list[JSON]]] = []
+    held: list[tuple[int, str, list[JSON]]] = []
+    for record in raw:
+        if record[1] == "system":
+            held.append(record)
+            continue
+        if record[1] == "assistant" and held and ordered and ordered[-1][1] == "user":
+            ordered.extend(held)
+            held = []
+        ordered.append(record)
+    if held and ordered and ordered[-1][1] == "user":
+        ordered.extend(held)
+    return ordered
 
 
 def _blank_text(block: JSON) -> bool:

@@ -16,6 +16,7 @@ import attrs
 import plotly.graph_objects as go
 
 from abridged.application.auditing import CompactionLine, RequestPoint, SessionAudit
+from abridged.application.cache_misses import CacheMiss, by_cause
 from abridged.application.ports import Redactor
 from abridged.application.redaction import DefaultRedactor
 
@@ -63,6 +64,7 @@ def report_html(
         f"<p>Model {html.escape(audit.model)}; {audit.events} events; "
         f"{len(audit.requests)} requests; {len(audit.compactions)} compactions.</p>"
         f"{chart}<h2>Audit</h2>{verdict}{_compactions(audit.compactions)}"
+        f"{_cache_misses(audit.cache_misses)}"
         "</body></html>\n"
     )
 
@@ -157,6 +159,27 @@ def _mismatches(audit: SessionAudit) -> str:
         for f in audit.mismatches
     )
     return f"<ul>{items}</ul>"
+
+
+def _cache_misses(misses: Sequence[CacheMiss]) -> str:
+    """The prompt-cache misses the API's diagnostics reported, by cause; those no recorded
+    change explains are flagged."""
+    if not misses:
+        return ""
+    rows = []
+    for cause, count in sorted(by_cause(misses).items()):
+        of_cause = [m for m in misses if m.cause == cause]
+        unplanned = sum(1 for m in of_cause if m.planned is False)
+        tokens = sum(m.missed_tokens for m in of_cause)
+        flag = f"<td class='bad'>{unplanned} not planned</td>" if unplanned else "<td></td>"
+        rows.append(
+            f"<tr><td>{html.escape(cause)}</td><td class='n'>{count}</td>"
+            f"<td class='n'>{tokens:,}</td>{flag}</tr>"
+        )
+    return (
+        "<h2>Prompt-cache misses</h2><table><tr><th>cause</th><th>misses</th>"
+        "<th>tokens missed</th><th></th></tr>" + "".join(rows) + "</table>"
+    )
 
 
 def _compactions(lines: Sequence[CompactionLine]) -> str:

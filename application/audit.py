@@ -152,6 +152,31 @@ def _(event: Session.SystemPromptChanged) -> Facts:
 
 
 @facts.register
+def _(event: Session.ApiCompacted) -> Facts:
+    return {
+        "position": event.position,
+        "generation": event.generation,
+        "tokens_before": event.tokens_before,
+        "tokens_after": event.tokens_after,
+    }
+
+
+@facts.register
+def _(event: Session.SystemPromptInstructed) -> Facts:
+    return {"system_chars": len(event.system), "queued": event.queued}
+
+
+@facts.register
+def _(event: Session.ToolsInstructed) -> Facts:
+    return {"tools": [t.get("name") for t in event.tools], "queued": event.queued}
+
+
+@facts.register
+def _(event: Session.QueuedSystemMessagesAppended) -> Facts:
+    return {"count": event.count}
+
+
+@facts.register
 def _(event: Session.ToolsChanged) -> Facts:
     return {"tools": [t.get("name") for t in event.tools], "tools_tokens": event.tools_tokens}
 

@@ -22,10 +22,11 @@ from uuid import UUID
 
 import attrs
 
+from abridged.application.cache_misses import CacheMiss, cache_misses
 from abridged.application.chain import CORRELATION_KEY, ChainingMapper, ChainVerdict, verify_chain
 from abridged.application.service import Sessions
 from abridged.domain import planner
-from abridged.domain.context import calibrated, raw_estimate
+from abridged.domain.context import calibrated, leads_with_compaction, raw_estimate
 from abridged.domain.errors import ContextOverflowError, SessionError
 from abridged.domain.messages import RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.planner import Decision
@@ -126,6 +127,8 @@ class SessionAudit:
     requests: tuple[RequestPoint, ...]
     chain: ChainVerdict | None = None
     """The stored events' hash chain, checked (`None`: the audit read no store)."""
+    cache_misses: tuple[CacheMiss, ...] = ()
+    """The prompt-cache misses the replies' cache diagnostics reported, planned or not."""
 
     @property
     def mismatches(self) -> tuple[Finding, ...]:
@@ -223,6 +226,21 @@ class _Auditor:
                 self.check_start(event)
             state = event.mutate(state)
         assert state is not None
+        misses = cache_misses(self.events)
+        for miss in misses:
+            if miss.planned is False:
+                self.findings.append(
+                    Finding(
+                        version=miss.version,
+                        event="MessageAppended",
+                        matches=False,
+                        detail=f"a prompt-cache miss ({miss.cause}, about "
+                        f"{miss.missed_tokens:,} tokens) that no recorded change explains",
+                        timestamp=next(
+                            e.timestamp for e in self.events if e.originator_version == miss.version
+                        ),
+                    )
+                )
         return SessionAudit(
             session_id=state.id,
             model=state.model,
@@ -230,6 +248,7 @@ class _Auditor:
             findings=tuple(self.findings),
             compactions=tuple(self.compactions),
             requests=tuple(self.requests),
+            cache_misses=misses,
         )
 
     def found(self, event: Any, matches: bool, detail: str) -> None:
@@ -262,6 +281,8 @@ class _Auditor:
             self.check_failed(event)
         elif isinstance(event, Session.CompactionCompleted):
             self.check_completed(event, state)
+        elif isinstance(event, Session.ApiCompacted):
+            self.check_api_compacted(event, state)
         elif isinstance(event, Session.ToolsPruned):
             self.check_pruned(index, event, state)
         elif isinstance(event, Session.ReasoningDowngraded):
@@ -356,6 +377,30 @@ class _Auditor:
             f"falls back by {expected}",
         )
 
+    def check_api_compacted(self, event: Session.ApiCompacted, state: Session) -> None:
+        """The API's own compaction: the reply it names starts with a compaction block, and
+        the view from it is what the event says."""
+        last = state.entries[-1] if state.entries else None
+        leads = (
+            last is not None
+            and last.position == event.position
+            and leads_with_compaction(last.message)
+        )
+        kept = [e for e in state.entries if e.position >= event.position]
+        after = calibrated(
+            state, raw_estimate(state, [event.summary], kept, sum(e.shown_tokens for e in kept))
+        )
+        expected = (True, state.estimate(), after, state.generation + 1)
+        recorded = (leads, event.tokens_before, event.tokens_after, event.generation)
+        self.found(
+            event,
+            expected == recorded,
+            f"the API compacted at message {event.position + 1}"
+            if expected == recorded
+            else f"recorded (leads, before, after, generation) {recorded}, re-derived {expected}",
+        )
+        self.compacted = event.generation
+
     def check_completed(self, event: Session.CompactionCompleted, state: Session) -> None:
         decision, self.decision = self.decision, None
         if decision is None:
@@ -364,9 +409,14 @@ class _Auditor:
         replaced = len(state.summaries) if decision.resummarize else 0
         first = state.summaries[0].first_position if replaced else state.retained_from
         kept = [e for e in state.entries if e.position >= decision.retained_from]
+        # System messages of the summarized range stay in view: a compaction carries them.
+        carried = [
+            e for e in state.entries if e.position < decision.retained_from and e.message.is_system
+        ]
         summaries = [*state.summaries[replaced:], event.summary]
         after = calibrated(
-            state, raw_estimate(state, summaries, kept, sum(e.shown_tokens for e in kept))
+            state,
+            raw_estimate(state, summaries, kept, sum(e.shown_tokens for e in [*kept, *carried])),
         )
         expected = {
             "generation": state.generation + 1,

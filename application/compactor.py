@@ -254,6 +254,8 @@ class Compactor:
             summarizer=written.summarizer,
             summarizer_input_tokens=written.input_tokens,
             summarizer_output_tokens=written.output_tokens,
+            block=written.block,
+            iterations=written.iterations,
         )
         pruned = 0
         plan = planner.plan_prune_with_compaction(session)

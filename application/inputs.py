@@ -12,7 +12,7 @@ from typing import Any
 
 from abridged.domain.errors import MalformedBlockError
 from abridged.domain.messages import JSON, Message
-from abridged.domain.usage import Usage
+from abridged.domain.usage import Usage, with_reply_report
 
 USAGE_FIELDS = (
     "input_tokens",
@@ -59,7 +59,7 @@ def as_usage(usage: Usage | Mapping[str, JSON] | Any | None) -> Usage | None:
     values = plain(usage)
     if not isinstance(values, Mapping):
         raise MalformedBlockError(f"usage must be an object, got {type(usage).__name__}")
-    counts = {}
+    counts: dict[str, Any] = {}
     for name in USAGE_FIELDS:
         value = values.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
@@ -75,7 +75,13 @@ def reply_usage(message: Any) -> Usage | None:
     usage = (
         message.get("usage") if isinstance(message, Mapping) else getattr(message, "usage", None)
     )
-    return as_usage(usage) if usage is not None else None
+    if usage is None:
+        return None
+    counted = as_usage(usage)
+    reply = plain(message)
+    if counted is None or not isinstance(reply, Mapping):
+        return counted
+    return with_reply_report(counted, reply)
 
 
 __all__: Sequence[str] = ("as_message", "as_usage", "plain", "reply_usage")

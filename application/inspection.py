@@ -60,7 +60,8 @@ def context_breakdown(session: Session) -> ContextBreakdown:
         summary_chunks=len(session.summaries),
         ledger=session.ledger_tokens,
         kept_messages=len(entries),
-        kept_tokens=session.tail_tokens,
+        # System messages carried through compactions are shown with the kept messages.
+        kept_tokens=session.tail_tokens + session.carried_tokens,
         kept_from=session.retained_from,
         pruned_blocks=sum(len(e.replacements) for e in entries),
         raw_total=raw,

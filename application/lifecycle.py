@@ -83,10 +83,46 @@ def reconfigure(
                 context_window_for(name, window, app.model_windows),
                 session.reserved_output if max_output_tokens is None else max_output_tokens,
             )
+        top_system = counted_system
+        instructed = (
+            counted_system is not None
+            and (new_model is None or new_model[0] == session.model)
+            and app.capabilities(session.model).system_messages
+        )
+        if instructed and counted_system is not None:
+            # The model takes system messages: the new prompt goes after a user turn and the
+            # top of the prompt (with the cache and thinking bound to it) stays as it was.
+            top_system = None
+            current = session.instructed_system or session.system
+            if counted_system[0] != current:
+                fixed = session.system_tokens + session.tools_tokens
+                if fixed + counted_system[1] >= session.limits.budget:
+                    raise InvalidSettingsError(
+                        f"the system prompt and tools ({fixed + counted_system[1]} tokens) "
+                        f"would not fit the budget of {session.limits.budget} tokens"
+                    )
+                now = session.instruct_system_prompt(counted_system[0])
+                if now is not None:
+                    counts = tuple(block_tokens(b, app.counter.count) for b in now.content)
+                    app._append_counted(session, now, counts, None, None, save=False)
+        top_tools = counted_tools
+        if (
+            counted_tools is not None
+            and (new_model is None or new_model[0] == session.model)
+            and app.capabilities(session.model).tool_changes
+        ):
+            # Tools added and withdrawn by a system message: the top-level `tools` (and the
+            # cache and thinking bound to them) stay as they were.
+            given, now = session.instruct_tools(list(counted_tools[0]))
+            if given:
+                top_tools = None
+            if now is not None:
+                counts = tuple(block_tokens(b, app.counter.count) for b in now.content)
+                app._append_counted(session, now, counts, None, None, save=False)
         revision = session.prefix_revision
         session.reconfigure(
-            system=counted_system,
-            tools=counted_tools,
+            system=top_system,
+            tools=top_tools,
             model=new_model,
             settings=settings,
             thinking_bound=(

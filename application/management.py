@@ -20,6 +20,7 @@ from eventsourcing.application import Application
 from eventsourcing.domain import Aggregate
 from eventsourcing.utils import get_topic
 
+from abridged.application.cache_misses import by_cause, cache_misses
 from abridged.application.topics import LEGACY_MODULES
 from abridged.domain.errors import SessionError
 from abridged.domain.metadata import checked_metadata, checked_tags
@@ -91,6 +92,11 @@ class SessionStats:
     """The signed error of the last such reply: positive when the provider counted more."""
     started_at: datetime
     last_activity: datetime
+    cache_misses_by_cause: Mapping[str, int] = attrs.field(factory=dict)
+    """Replies whose request missed the prompt cache, by the cause the API's cache
+    diagnostics named (`abridged.application.cache_misses`)."""
+    unplanned_cache_misses: int = 0
+    """Of those, the misses no change abridged recorded explains."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -242,12 +248,15 @@ def session_stats(events: Sequence[Aggregate.Event]) -> SessionStats:
             by_trigger[trigger] += 1
             usage["summarizer_input_tokens"] += event.summarizer_input_tokens
             usage["summarizer_output_tokens"] += event.summarizer_output_tokens
+        elif isinstance(event, Session.ApiCompacted):
+            by_trigger["api"] += 1  # the API compacted at its own threshold
         elif isinstance(event, Session.CompactionFailed):
             kinds["failures"] += 1
         elif isinstance(event, Session.CompactionSuppressed):
             kinds["suppressions"] += 1
         elif isinstance(event, Session.ToolsPruned):
             kinds["pruned"] += len(event.outputs)
+    misses = cache_misses(events)
     return SessionStats(
         messages=kinds["messages"],
         user_messages=kinds["user"],
@@ -269,6 +278,8 @@ def session_stats(events: Sequence[Aggregate.Event]) -> SessionStats:
         estimate_error_last=errors[-1] if errors else None,
         started_at=events[0].timestamp,
         last_activity=events[-1].timestamp,
+        cache_misses_by_cause=by_cause(misses),
+        unplanned_cache_misses=sum(1 for m in misses if m.planned is False),
     )
 
 

@@ -73,14 +73,16 @@ def breakdown_of(session: Session, extra_tokens: int = 0) -> TokenBreakdown:
     """The breakdown of the session's next request."""
     summary = sum(chunk.tokens for chunk in session.summaries)
     raw = raw_estimate(session) + extra_tokens
+    # System messages carried through compactions are messages the request shows.
+    messages = session.tail_tokens + session.carried_tokens
     overhead = raw - (
-        session.system_tokens + session.tools_tokens + summary + session.tail_tokens + extra_tokens
+        session.system_tokens + session.tools_tokens + summary + messages + extra_tokens
     )
     return TokenBreakdown(
         system=session.system_tokens,
         tools=session.tools_tokens,
         summary=summary,
-        messages=session.tail_tokens,
+        messages=messages,
         extra=extra_tokens,
         overhead=overhead,
         estimate=session.calibrated(raw),

@@ -51,6 +51,11 @@ class Summary:
     model: str
     input_tokens: int = 0
     output_tokens: int = 0
+    iterations: tuple[str, ...] = ()
+    """The API's `usage.iterations` of the request that wrote it (JSON text each)."""
+    block: str | None = None
+    """The signed `compaction` block the API wrote (its JSON text), when the API itself
+    summarized: the summary is then sent as this block, unchanged, and `text` is its content."""
 
 
 class Summarizer(Protocol):

@@ -98,7 +98,12 @@ from abridged.domain.capabilities import (
     capabilities_for,
     check_model_capabilities,
 )
-from abridged.domain.context import Context, SummaryChunk, build_context
+from abridged.domain.context import (
+    Context,
+    SummaryChunk,
+    build_context,
+    leads_with_compaction,
+)
 from abridged.domain.degradation import (
     check_room,
     exchange_irreducible,
@@ -617,8 +622,8 @@ class Sessions(Application[UUID]):
         """
         session_id = as_session_id(session_id)
         parsed = as_message(message)
-        if parsed.role is not Role.USER:
-            raise RoleOrderError("the next request needs a user message last")
+        if parsed.role is Role.ASSISTANT:
+            raise RoleOrderError("the next request needs a user (or system) message last")
         check_message_size(parsed, self.max_message_bytes)
         counted = self._counted_once(parsed)
 
@@ -968,6 +973,17 @@ class Sessions(Application[UUID]):
             request_estimate=estimate,
             reply=reply,
         )
+        if reply and leads_with_compaction(message):
+            # The API compacted on its own (`compact_20260112`): it drops what came before.
+            session.adopt_api_compaction()
+        if message.role is Role.USER and session.queued_system:
+            # Instructions that waited for a user turn (a reconfiguration after the last
+            # reply) follow it now, in the same transaction.
+            queued = session.queued_system
+            for instruction in queued:
+                counted = tuple(block_tokens(b, self.counter.count) for b in instruction.content)
+                self._append_counted(session, instruction, counted, None, None, save=False)
+            session.appended_queued_system(len(queued))
         if save:
             self.save(session)
             if message.role is Role.ASSISTANT:

@@ -7,6 +7,7 @@ it turns a `Decision` and the messages it covers into the text of one summary ch
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import attrs
@@ -23,9 +24,9 @@ from abridged.application.ports import (
 from abridged.application.redaction import NoRedaction, redact_messages
 from abridged.domain.context import SummaryChunk, render_summary
 from abridged.domain.footer import files_footer
-from abridged.domain.messages import Message, RedactedThinkingBlock, ThinkingBlock
+from abridged.domain.messages import Message, RedactedThinkingBlock, ThinkingBlock, WireBlock
 from abridged.domain.planner import Decision
-from abridged.domain.tokens import text_block_tokens
+from abridged.domain.tokens import text_block_tokens, wire_block_tokens
 from abridged.domain.vocabulary import CompactionStrategy
 
 
@@ -40,6 +41,10 @@ class WrittenSummary:
     summarizer: str
     input_tokens: int = 0
     output_tokens: int = 0
+    block: str | None = None
+    """The API's signed compaction block (JSON text), sent as is; see `Summary.block`."""
+    iterations: tuple[str, ...] = ()
+    """The API's `usage.iterations` when the API compacted."""
 
 
 @attrs.frozen
@@ -82,8 +87,18 @@ class SummaryWriter:
     def write(self, request: SummaryRequest) -> WrittenSummary:
         """Summarizes `request.messages`; raises `SummarizerError` when the summarizer fails."""
         footer = _footer(request)
-        text, model, usage = self._summarize(request, self._text_budget(request, footer))
+        text, model, usage, block, iterations = self._summarize(
+            request, self._text_budget(request, footer)
+        )
         strategy: CompactionStrategy = "additive"
+        if block is not None:
+            # The API's signed block: neither footer nor fitting may change a byte of it.
+            if request.earlier:
+                strategy = request.folding_strategy
+            tokens = wire_block_tokens(WireBlock.of(json.loads(block)), self.counter.count)
+            return WrittenSummary(
+                text, tokens, model, strategy, self.summarizer.name, *usage, block, iterations
+            )
         if request.earlier:
             strategy = request.folding_strategy
         return self._finish(request, footer, text, model, strategy, self.summarizer.name, usage)
@@ -126,7 +141,7 @@ class SummaryWriter:
 
     def _summarize(
         self, request: SummaryRequest, text_budget: int
-    ) -> tuple[str, str, tuple[int, int]]:
+    ) -> tuple[str, str, tuple[int, int], str | None, tuple[str, ...]]:
         if text_budget < MIN_SUMMARY_TOKENS:
             raise SummarizerError(f"only {text_budget} tokens are left for the summary")
         messages = request.messages
@@ -140,7 +155,10 @@ class SummaryWriter:
         # keeps the current request's prompt, commands and errors verbatim, so a separate
         # "turn so far" summary would cost a second call for little that is not kept already.
         summary = self._summarize_within(request, messages, earlier, text_budget)
-        return summary.text.strip(), summary.model, (summary.input_tokens, summary.output_tokens)
+        usage = (summary.input_tokens, summary.output_tokens)
+        if summary.block is not None:
+            return summary.text, summary.model, usage, summary.block, summary.iterations
+        return summary.text.strip(), summary.model, usage, None, summary.iterations
 
     def _summarize_within(
         self,
@@ -164,7 +182,7 @@ class SummaryWriter:
         )
         if not summary.text.strip():
             raise SummarizerError("the summarizer returned an empty summary")
-        if self.counter.count(summary.text) > limit:
+        if summary.block is None and self.counter.count(summary.text) > limit:
             # One retry asking for less; past that the summary is cut to fit.
             retry = self.summarizer.summarize(
                 messages,

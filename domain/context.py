@@ -18,7 +18,7 @@ import attrs
 from abridged.domain import replies
 from abridged.domain.errors import RoleOrderError
 from abridged.domain.framing import escape_framing
-from abridged.domain.messages import JSON, Message, Role, TextBlock
+from abridged.domain.messages import JSON, Message, Role, TextBlock, WireBlock
 from abridged.domain.settings import Limits
 from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD
 from abridged.domain.truncation import Replacement, Truncation, shown
@@ -78,6 +78,24 @@ class SummaryChunk:
     """Tokens of the chunk as rendered into a request (`render_summary`)."""
     model: str
     generation: int
+    block: str | None = None
+    """The signed `compaction` block the API wrote, as its JSON text (byte for byte), when
+    the API compacted these messages: requests send it as the first block of the
+    conversation instead of `render_summary` text (`text` is its `content`). Chunks stored
+    before it existed load with `None`."""
+
+
+def leads_with_compaction(message: Message) -> bool:
+    """Whether `message` is a model reply that starts with the API's `compaction` block
+    (threshold compaction, `compact_20260112`): the API drops everything before it."""
+    first = message.content[0] if message.content else None
+    return isinstance(first, WireBlock) and first.type == "compaction"
+
+
+def compaction_chunk(summaries: Sequence[SummaryChunk]) -> SummaryChunk | None:
+    """The chunk whose API compaction block leads requests: the latest that has one (older
+    ones read as text: the API takes one block with content)."""
+    return next((c for c in reversed(summaries) if c.block is not None), None)
 
 
 def render_summary(chunk_text: str, first: int, last: int, generation: int) -> str:
@@ -122,6 +140,12 @@ class Context:
     leave the view (the loop no longer fit without a compaction): the request goes with
     thinking off until the next user prompt, as the API requires of a loop whose first
     reply has no thinking."""
+    compaction_block: int = 0
+    """1 when the first message is the API's `compaction` block (then the summaries' user
+    message, if any, is the second), else 0."""
+    carried_system: int = 0
+    """How many `role: "system"` messages, carried from summarized ranges, follow the first
+    message (they are instructions: never summarized away)."""
 
 
 class ContextView(Protocol):
@@ -178,15 +202,32 @@ def raw_estimate(
     # A tail that starts with an assistant message needs the summaries in a user message
     # of their own.
     separate = bool(summaries) and bool(entries) and entries[0].message.role is Role.ASSISTANT
+    # The API's compaction block is a message of its own, first in the conversation.
+    blocked = any(chunk.block for chunk in summaries)
+    if blocked:
+        separate = separate and (len(summaries) > 1 or bool(view.ledger_tokens))
+    if bool(entries) and leads_with_compaction(entries[0].message):
+        # The API compacted on its own: the reply that starts with its block leads, and the
+        # API drops anything sent before it, so nothing is.
+        return REQUEST_OVERHEAD + view.system_tokens + view.tools_tokens + tail_tokens
     return (
         REQUEST_OVERHEAD
         + view.system_tokens
         + view.tools_tokens
         + sum(chunk.tokens for chunk in summaries)
         + view.ledger_tokens
+        + sum(e.shown_tokens for e in carried_system(view))
         + (MESSAGE_OVERHEAD if separate else 0)
+        + (MESSAGE_OVERHEAD if blocked else 0)
         + tail_tokens
     )
+
+
+def carried_system(view: ContextView) -> Sequence[Entry]:
+    """The system messages compactions carried out of the summarized ranges (a view that does
+    not keep them has none)."""
+    carried: Sequence[Entry] = getattr(view, "carried_system", ())
+    return carried
 
 
 def calibrated(view: ContextView, raw: int) -> int:
@@ -199,7 +240,7 @@ def build_context(
 ) -> Context:
     """The context of the next request. `extra_text` is per-turn content (never stored or
     compacted): it goes last in the last user message; its `extra_tokens` count."""
-    if not view.entries or view.entries[-1].message.role is not Role.USER:
+    if not view.entries or view.entries[-1].message.role is Role.ASSISTANT:
         raise RoleOrderError("a request needs the last message to be the user's")
     limits = view.limits
     # A session keeps its shown messages as an index; anything else is read entry by entry.
@@ -208,29 +249,54 @@ def build_context(
     shown_messages = getattr(view, "shown_messages", None)
     if shown_messages is None:
         shown_messages = [e.shown_message for e in view.entries]
-    edited = bool(view.summaries) or bool(extra_text)
+    native = leads_with_compaction(view.entries[0].message)
+    summaries = () if native else tuple(view.summaries)
+    carried = () if native else tuple(e.message for e in carried_system(view))
+    edited = bool(summaries) or bool(extra_text) or bool(carried)
     messages = list(shown_messages) if edited else []
     # Positions in the tail are contiguous: the count before the boundary is a difference.
     stable = min(max(view.prune_boundary - view.entries[0].position, 0), len(view.entries))
     summary_messages = 0
-    ledger: tuple[str, ...] = tuple(view.ledger_segments) if view.summaries else ()
-    if view.summaries:
+    ledger: tuple[str, ...] = tuple(view.ledger_segments) if summaries else ()
+    compaction = compaction_chunk(summaries)
+    if summaries:
         # The ledger first: a compaction appends a segment to it and leaves the earlier ones
         # as they were, while the chunks after it change (a new chunk, or all folded in one).
         blocks = tuple(TextBlock(text) for text in ledger) + tuple(
             TextBlock(render_summary(c.text, c.first_position, c.last_position, c.generation))
-            for c in view.summaries
+            for c in summaries
+            if c is not compaction
         )
         first = messages[0]
         summary_messages = 1
-        if first.role is Role.USER:
+        if not blocks:
+            summary_messages = 0
+        elif first.role is Role.USER:
             messages[0] = Message(Role.USER, blocks + first.content)
         else:
             messages.insert(0, Message(Role.USER, blocks))
             stable += 1 if stable else 0
+    if compaction is not None and compaction.block is not None:
+        # The API's signed block leads the conversation, in the assistant message it came in;
+        # the kept turns follow it verbatim.
+        messages.insert(0, Message(Role.ASSISTANT, (WireBlock("compaction", compaction.block),)))
+        stable += 1 if stable else 0
+    lead = 1 if compaction is not None else 0
+    if carried and len(messages) > lead and messages[lead].role is Role.USER:
+        # After the first (user) message, the one that holds the summaries: a system message
+        # must follow a user turn, and the tail's next message is an assistant reply.
+        messages[lead + 1 : lead + 1] = carried
+        stable += len(carried) if stable else 0
+    else:
+        carried = ()
+    extra_blocks = 0
     if extra_text:
-        last = messages[-1]
-        messages[-1] = Message(Role.USER, (*last.content, TextBlock(extra_text)))
+        # Per-turn content goes in the last user message (system messages may follow it).
+        at = len(messages) - 1
+        while messages[at].role is Role.SYSTEM:
+            at -= 1
+        messages[at] = Message(Role.USER, (*messages[at].content, TextBlock(extra_text)))
+        extra_blocks = 1 if at == len(messages) - 1 else 0
     sent = tuple(messages) if edited else tuple(shown_messages)
     raw = raw_estimate(view) + extra_tokens
     paused = False
@@ -240,7 +306,7 @@ def build_context(
     return Context(
         system=view.system,
         tools=tuple(view.tools),
-        summaries=tuple(view.summaries),
+        summaries=summaries,
         messages=sent,
         estimate=calibrated(view, raw),
         raw_estimate=raw,
@@ -248,15 +314,19 @@ def build_context(
         window=limits.window,
         stable_prefix=min(stable, len(sent) - 1),
         summary_messages=summary_messages,
-        extra_blocks=1 if extra_text else 0,
+        extra_blocks=extra_blocks,
         ledger=ledger,
         thinking_paused=paused,
+        carried_system=len(carried),
+        compaction_block=lead,
     )
 
 
 def loop_opener(messages: Sequence[Message]) -> Message | None:
     """The assistant message that opens the active tool loop (the first reply after the last
-    plain user prompt), or `None` when the messages do not end in tool results."""
+    plain user prompt), or `None` when the messages do not end in tool results. System
+    messages are passed over: they sit between turns, not inside a loop."""
+    messages = [m for m in messages if m.role is not Role.SYSTEM]
     if not messages or not messages[-1].tool_results:
         return None
     opener = None

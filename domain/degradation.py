@@ -54,11 +54,12 @@ def reducible(block: Block) -> bool:
 
 
 def irreducible_tokens(message: Message, block_counts: Sequence[int]) -> int:
-    """Tokens of `message` no view can reduce (its overhead included)."""
+    """Tokens of `message` no view can reduce (its overhead included); a system message is
+    an instruction, like the system prompt: none of it is reduced."""
     return MESSAGE_OVERHEAD + sum(
         tokens
         for block, tokens in zip(message.content, block_counts, strict=True)
-        if not reducible(block)
+        if message.role is Role.SYSTEM or not reducible(block)
     )
 
 
@@ -137,7 +138,8 @@ def plan_degradations(
     The reducible blocks share what the others leave (water-filling: small ones stay whole).
     Returns all truncations, by block, and the shown message's per-block counts."""
     counts = list(block_counts)
-    if MESSAGE_OVERHEAD + sum(counts) <= cap:
+    if MESSAGE_OVERHEAD + sum(counts) <= cap or message.role is Role.SYSTEM:
+        # A system message is shown whole, as the system prompt is (`irreducible_tokens`).
         return tuple(truncations), tuple(counts)
     indices = [i for i, block in enumerate(message.content) if reducible(block)]
     if not indices:

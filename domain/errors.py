@@ -23,6 +23,17 @@ class RoleOrderError(InvalidMessageError):
     """The message's role breaks the user/assistant alternation (or the first is not user)."""
 
 
+class MisplacedSystemMessageError(RoleOrderError):
+    """A `role: "system"` message is where the Messages API refuses it: it must follow a user
+    turn (or another system message), never come first, and be followed by an assistant
+    turn (or be the last message)."""
+
+    def __init__(self, message: str, *, rule: str) -> None:
+        super().__init__(message)
+        self.rule = rule
+        """Which placement rule it breaks: `first`, `after-assistant` or `before-user`."""
+
+
 class EmptyContentError(InvalidMessageError):
     """A message has no blocks, or a text block is empty or only white space."""
 

@@ -23,7 +23,7 @@ from abridged.domain.indexes import (
     recompute,
 )
 from abridged.domain.ledger import LedgerEntry, patched
-from abridged.domain.messages import Message
+from abridged.domain.messages import Message, Role, WireBlock
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput
 from abridged.domain.settings import CompactionSettings
@@ -157,6 +157,10 @@ class CompactionCompleted(Aggregate.Event):
     summarizer: str
     summarizer_input_tokens: int
     summarizer_output_tokens: int
+    summarizer_iterations: tuple[str, ...] = ()
+    """The API's `usage.iterations` (JSON text each) when the API compacted (its own
+    compaction, billed as an iteration of its own); empty otherwise and in events stored
+    before it existed."""
 
     def apply(self, session: Session) -> None:
         session.generation = self.generation
@@ -166,6 +170,30 @@ class CompactionCompleted(Aggregate.Event):
         session.last_compaction_at = session.message_count
         made_progress = self.tokens_before - self.tokens_after >= session.limits.min_reduction
         session.stalled_estimate = None if made_progress else self.tokens_after
+        session.compacted_to = self.tokens_after
+        session.compaction_requested = None
+        session.suppressed = None
+
+
+class ApiCompacted(Aggregate.Event):
+    """The API compacted the conversation itself (threshold compaction, `compact_20260112`):
+    the model reply at `position` starts with its `compaction` block and the API drops
+    everything sent before it, so the view starts at that reply. `summary` stands for the
+    messages before it (its text is the block's content; it is never sent: the block is, in
+    the reply); earlier chunks are folded into it."""
+
+    position: int
+    generation: int
+    summary: SummaryChunk
+    tokens_before: int
+    tokens_after: int
+
+    def apply(self, session: Session) -> None:
+        session.generation = self.generation
+        session.summaries = [self.summary]
+        session.drop_before(self.position)
+        session.last_compaction_at = session.message_count
+        session.stalled_estimate = None
         session.compacted_to = self.tokens_after
         session.compaction_requested = None
         session.suppressed = None
@@ -277,6 +305,78 @@ class SystemPromptChanged(Aggregate.Event):
         session.system = self.system
         session.system_tokens = self.system_tokens
         session.prefix_revision += 1
+
+
+class SystemPromptInstructed(Aggregate.Event):
+    """The system prompt changed for a model that takes `role: "system"` messages: instead of
+    rewriting the top of the prompt (which would invalidate the cache and every thinking
+    block), the new prompt goes as a system message after a user turn. `queued`: the turn had
+    ended, so the message waits for the next user message (`queued_system`)."""
+
+    system: str
+    queued: bool
+
+    def apply(self, session: Session) -> None:
+        session.instructed_system = self.system
+        if self.queued:
+            session.queued_system = (*session.queued_system, instruction_message(self.system))
+
+
+class ToolsInstructed(Aggregate.Event):
+    """The tools changed for a model that takes tool changes mid-conversation: instead of
+    rewriting the top-level `tools`, a system message adds (`tool_addition`, defined inline)
+    and withdraws (`tool_removal`) tools from that point on. `tools` is the tool set in effect
+    after it; `queued` as for `SystemPromptInstructed`."""
+
+    tools: tuple[dict[str, Any], ...]
+    queued: bool
+    message: Message
+
+    def apply(self, session: Session) -> None:
+        session.instructed_tools = tuple(self.tools)
+        if self.queued:
+            session.queued_system = (*session.queued_system, self.message)
+
+
+class QueuedSystemMessagesAppended(Aggregate.Event):
+    """The queued system messages were appended after the user message that followed them."""
+
+    count: int
+
+    def apply(self, session: Session) -> None:
+        session.queued_system = session.queued_system[self.count :]
+
+
+def tool_change_message(
+    before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]]
+) -> Message | None:
+    """The system message that takes the tool set `before` to `after` by additions and
+    removals; `None` when a tool keeps its name but changes its definition (a change the
+    blocks cannot say) or when nothing changes."""
+    old = {t.get("name"): t for t in before}
+    new = {t.get("name"): t for t in after}
+    if any(old[name] != new[name] for name in old.keys() & new.keys()):
+        return None
+    blocks = [
+        WireBlock.of({"type": "tool_removal", "tool": {"type": "tool_reference", "name": name}})
+        for name in old
+        if name not in new
+    ] + [
+        WireBlock.of(
+            {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": tool}}
+        )
+        for name, tool in new.items()
+        if name not in old
+    ]
+    return Message(Role.SYSTEM, tuple(blocks)) if blocks else None
+
+
+def instruction_message(system: str) -> Message:
+    """The system message that stands for a new system prompt mid-conversation."""
+    return Message.system(
+        "The system prompt changes here. From now on, follow these instructions instead of "
+        f"the system prompt at the start of the conversation:\n\n{system}"
+    )
 
 
 class ToolsChanged(Aggregate.Event):

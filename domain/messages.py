@@ -52,10 +52,16 @@ type, never edited. Any other type not modelled here is kept the same way, unche
 
 
 class Role(enum.Enum):
-    """Who wrote a message. There is no system role: the system prompt is separate."""
+    """Who wrote a message. The system prompt is separate; a `system` message is an
+    instruction given mid-conversation (after a user turn), for the models that take them."""
 
     USER = "user"
     ASSISTANT = "assistant"
+    SYSTEM = "system"
+
+
+TOOL_CHANGE_TYPES = frozenset({"tool_addition", "tool_removal"})
+"""Blocks of a `system` message that add or withdraw a tool from that point on."""
 
 
 @attrs.frozen
@@ -245,6 +251,15 @@ class Message:
         return cls(Role.ASSISTANT, _blocks(content))
 
     @classmethod
+    def system(cls, *content: Block | str) -> Message:
+        """An instruction given mid-conversation; it must follow a user turn."""
+        return cls(Role.SYSTEM, _blocks(content))
+
+    @property
+    def is_system(self) -> bool:
+        return self.role is Role.SYSTEM
+
+    @classmethod
     def from_wire(cls, wire: Mapping[str, JSON]) -> Message:
         """Build a message from its Messages API form; raises `InvalidMessageError`."""
         if not isinstance(wire, Mapping):
@@ -254,7 +269,7 @@ class Message:
             role = Role(role_name)
         except ValueError:
             raise InvalidMessageError(
-                f"role must be 'user' or 'assistant', got {role_name!r}"
+                f"role must be 'user', 'assistant' or 'system', got {role_name!r}"
             ) from None
         content = wire.get("content")
         if isinstance(content, str):

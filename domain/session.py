@@ -22,9 +22,9 @@ from eventsourcing.domain import Aggregate, event
 
 from abridged.domain import events
 from abridged.domain.capabilities import capabilities_for
-from abridged.domain.context import Entry, SummaryChunk
+from abridged.domain.context import Entry, SummaryChunk, leads_with_compaction, raw_estimate
 from abridged.domain.ledger import LedgerUpdate, changes, check_update
-from abridged.domain.messages import Message
+from abridged.domain.messages import Message, WireBlock
 from abridged.domain.planner import CompactionOutcome, Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.settings import CompactionSettings, Limits
@@ -145,10 +145,12 @@ class Session(SessionState, Aggregate):
         summarizer_input_tokens: int = 0,
         summarizer_output_tokens: int = 0,
         ledger: LedgerUpdate | None = None,
+        block: str | None = None,
+        iterations: tuple[str, ...] = (),
     ) -> CompactionOutcome:
         """Replaces the messages before `decision.retained_from` by a summary chunk; with
         `ledger`, the facts ledger is updated first (`LedgerUpdated`)."""
-        chunk, replaced = self.next_chunk(decision, text, tokens, model)
+        chunk, replaced = self.next_chunk(decision, text, tokens, model, block)
         generation = chunk.generation
         # The ledger first, so that the event's before and after both count it as this
         # compaction leaves it (what an audit re-derives from the state before each event).
@@ -170,6 +172,7 @@ class Session(SessionState, Aggregate):
             summarizer=summarizer,
             summarizer_input_tokens=summarizer_input_tokens,
             summarizer_output_tokens=summarizer_output_tokens,
+            summarizer_iterations=tuple(iterations),
         )
         return CompactionOutcome(generation, summarized, before, after)
 
@@ -223,6 +226,10 @@ class Session(SessionState, Aggregate):
     # Lifecycle: what the next request is made with may change mid-session.
 
     SystemPromptChanged: TypeAlias = events.SystemPromptChanged
+    SystemPromptInstructed: TypeAlias = events.SystemPromptInstructed
+    ToolsInstructed: TypeAlias = events.ToolsInstructed
+    ApiCompacted: TypeAlias = events.ApiCompacted
+    QueuedSystemMessagesAppended: TypeAlias = events.QueuedSystemMessagesAppended
 
     ToolsChanged: TypeAlias = events.ToolsChanged
 
@@ -282,6 +289,70 @@ class Session(SessionState, Aggregate):
                 settings=settings,
                 settings_fingerprint=settings.fingerprint,
             )
+
+    def adopt_api_compaction(self) -> None:
+        """Records that the API compacted on its own: the last message, a model reply that
+        starts with a `compaction` block, leads the view from now on (`ApiCompacted`)."""
+        position = self.message_count - 1
+        reply = self.entries[-1].message if self.entries else None
+        if reply is None or not leads_with_compaction(reply) or position <= self.retained_from:
+            return
+        block = reply.content[0]
+        content = block.to_wire().get("content") if isinstance(block, WireBlock) else None
+        first = self.summaries[0].first_position if self.summaries else self.retained_from
+        chunk = SummaryChunk(
+            content if isinstance(content, str) and content.strip() else "(compacted by the API)",
+            first,
+            position - 1,
+            0,
+            self.model,
+            self.generation + 1,
+        )
+        kept = self.entries[position - self.retained_from :]
+        after = self.calibrated(
+            raw_estimate(self, [chunk], kept, sum(e.shown_tokens for e in kept))
+        )
+        self.trigger_event(
+            self.ApiCompacted,
+            position=position,
+            generation=chunk.generation,
+            summary=chunk,
+            tokens_before=self.estimate(),
+            tokens_after=after,
+        )
+
+    def instruct_system_prompt(self, system: str) -> Message | None:
+        """Records a new system prompt as a system message (for a model that takes them),
+        leaving the top of the prompt as it is. Returns the message to append now, after the
+        user turn awaiting a reply, or `None` when it waits for the next user message."""
+        queued = not self.awaiting_reply
+        self.trigger_event(self.SystemPromptInstructed, system=system, queued=queued)
+        return None if queued else events.instruction_message(system)
+
+    def instruct_tools(self, tools: Sequence[dict[str, Any]]) -> tuple[bool, Message | None]:
+        """Records new tools as a tool-change system message (for a model that takes them),
+        leaving the top-level `tools` as they are (`ToolsInstructed`). Returns whether the
+        change is given so (`False` when a tool keeps its name but changes its definition:
+        the caller rewrites `tools` instead), and the message to append now (`None` when it
+        waits for the next user message, or nothing differs)."""
+        current = self.instructed_tools if self.instructed_tools is not None else self.tools
+        if {t.get("name"): t for t in current} == {t.get("name"): t for t in tools}:
+            return True, None
+        message = events.tool_change_message(current, tools)
+        if message is None:
+            return False, None
+        queued = not self.awaiting_reply
+        self.trigger_event(
+            self.ToolsInstructed,
+            tools=tuple(dict(t) for t in tools),
+            queued=queued,
+            message=message,
+        )
+        return True, None if queued else message
+
+    def appended_queued_system(self, count: int) -> None:
+        """Records that the first `count` queued system messages were appended."""
+        self.trigger_event(self.QueuedSystemMessagesAppended, count=count)
 
     CompactionDiscarded: TypeAlias = events.CompactionDiscarded
 

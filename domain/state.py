@@ -100,6 +100,18 @@ class SessionState(TailIndexes):
     (`abridged.domain.ledger.advance`)."""
     ledger_tokens: int
     """Tokens of all the ledger's segments, as shown."""
+    queued_system: tuple[Message, ...] = ()
+    """System messages waiting for the next user message (the API takes one only after a
+    user turn): a reconfiguration made while the turn had ended."""
+    instructed_tools: tuple[dict[str, Any], ...] | None = None
+    """The tool set in effect after the last tool change given as a system message
+    (`ToolsInstructed`); `None` when the top-level `tools` are in effect."""
+    instructed_system: str | None = None
+    """The system prompt last given as a system message (`SystemPromptInstructed`)."""
+    carried_system: tuple[Entry, ...] = ()
+    """The `role: "system"` messages of the ranges compactions summarized: instructions, like
+    the system prompt, are never summarized away; requests show them right after the
+    summaries. A class default, so states saved before it existed load with none."""
 
     def start_empty(self, summary: SummaryChunk | None) -> None:
         """Sets the state of a session with no messages yet (and perhaps a parent's summary)."""
@@ -205,12 +217,21 @@ class SessionState(TailIndexes):
     @property
     def awaiting_reply(self) -> bool:
         """Whether the last message is the user's, so a request can be built."""
-        return bool(self.entries) and self.entries[-1].message.role is Role.USER
+        return bool(self.entries) and self.entries[-1].message.role is not Role.ASSISTANT
 
     @property
     def turn_ended(self) -> bool:
-        """Whether the last message starts a new turn (the previous turn has ended)."""
-        return bool(self.entries) and self.entries[-1].message.is_user_prompt
+        """Whether the last message starts a new turn (the previous turn has ended); system
+        messages after a user prompt belong to its turn."""
+        for entry in reversed(self.entries):
+            if not entry.message.is_system:
+                return entry.message.is_user_prompt
+        return False
+
+    @property
+    def carried_tokens(self) -> int:
+        """Tokens of the system messages compactions carried (`carried_system`)."""
+        return sum(e.shown_tokens for e in self.carried_system)
 
     def raw_estimate(self) -> int:
         """The uncalibrated estimate of the next request: a sum of stored counts."""
@@ -227,7 +248,10 @@ class SessionState(TailIndexes):
         """The estimate once the messages before `retained_from` give way to `summaries`."""
         drop = max(0, min(retained_from - self.retained_from, len(self.entries)))
         kept = self.entries[drop:]
-        kept_tokens = self.tail_tokens - sum(e.shown_tokens for e in self.entries[:drop])
+        dropped = self.entries[:drop]
+        kept_tokens = self.tail_tokens - sum(e.shown_tokens for e in dropped)
+        # System messages of the summarized range stay in view (carried).
+        kept_tokens += sum(e.shown_tokens for e in dropped if e.message.is_system)
         return calibrated(self, raw_estimate(self, summaries, kept, kept_tokens))
 
     def check_append(self, message: Message, *, reply: bool = False) -> None:
@@ -240,18 +264,19 @@ class SessionState(TailIndexes):
         check_sequence(previous, message, lambda: self.tool_ids)
 
     def next_chunk(
-        self, decision: Decision, text: str, tokens: int, model: str
+        self, decision: Decision, text: str, tokens: int, model: str, block: str | None = None
     ) -> tuple[SummaryChunk, int]:
         """The summary chunk a compaction to `decision` with `text` makes, and how many
         earlier chunks it folds in; `InvalidMessageError` when it would summarize nothing."""
         if not self.entries or decision.retained_from <= self.retained_from:
             raise InvalidMessageError("this compaction would summarize nothing")
-        if not text.strip():
+        if not text.strip() and block is None:
             raise InvalidMessageError("a summary cannot be empty")
         replaced = len(self.summaries) if decision.resummarize else 0
         first = self.summaries[0].first_position if replaced else self.retained_from
         last = decision.retained_from - 1
-        return SummaryChunk(text, first, last, tokens, model, self.generation + 1), replaced
+        chunk = SummaryChunk(text, first, last, tokens, model, self.generation + 1, block)
+        return chunk, replaced
 
     # Index maintenance, called by the mutators.
 
@@ -323,6 +348,9 @@ class SessionState(TailIndexes):
         """Leaves the messages before `position` out of the retained tail (and the indexes)."""
         drop = max(0, min(position - self.retained_from, len(self.entries)))
         dropped, self.entries = self.entries[:drop], self.entries[drop:]
+        carried = tuple(e for e in dropped if e.message.is_system)
+        if carried:
+            self.carried_system = (*self.carried_system, *carried)
         del self.entry_versions[:drop]
         self.tail_tokens -= sum(e.shown_tokens for e in dropped)
         for entry in dropped:

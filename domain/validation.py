@@ -17,6 +17,7 @@ from abridged.domain.errors import (
     MalformedBlockError,
     MalformedToolIdError,
     MisplacedBlockError,
+    MisplacedSystemMessageError,
     OrphanToolResultError,
     RoleOrderError,
     UnansweredToolUseError,
@@ -27,6 +28,7 @@ from abridged.domain.messages import (
     NESTED_ONLY_TYPES,
     SERVER_TOOL_RESULT_TYPES,
     SERVER_TOOL_USE_TYPES,
+    TOOL_CHANGE_TYPES,
     TOOL_ID_PATTERN,
     TOOL_NAME_PATTERN,
     ImageBlock,
@@ -45,6 +47,9 @@ def check_blocks(message: Message) -> None:
     """Checks a message on its own: block shapes, placement for its role, ids and text."""
     if not message.content:
         raise EmptyContentError(f"a {message.role.value} message needs at least one block")
+    if message.role is Role.SYSTEM:
+        _check_system_blocks(message)
+        return
     seen_other = False
     seen_non_thinking = False
     for index, block in enumerate(message.content):
@@ -98,6 +103,23 @@ def check_blocks(message: Message) -> None:
         raise DuplicateToolIdError("a tool call is answered twice in the same message")
 
 
+def _check_system_blocks(message: Message) -> None:
+    """A system message holds instructions (text) and tool changes, nothing else."""
+    for index, block in enumerate(message.content):
+        where = f"block {index}"
+        if isinstance(block, TextBlock):
+            _check_text(block.text, where)
+        elif isinstance(block, WireBlock) and block.type in TOOL_CHANGE_TYPES:
+            if not isinstance(block.to_wire().get("tool"), dict):
+                raise MalformedBlockError(f"{where}: a {block.type} block needs its 'tool' object")
+        else:
+            kind = block.type if isinstance(block, WireBlock) else type(block).__name__
+            raise MisplacedBlockError(
+                f"{where}: a system message holds only text and tool_addition/tool_removal "
+                f"blocks, not {kind}"
+            )
+
+
 def check_sequence(
     previous: Message | None, message: Message, ids_in_view: Callable[[], Container[str]]
 ) -> None:
@@ -105,6 +127,12 @@ def check_sequence(
 
     `ids_in_view` gives the tool_use ids already in the context; it is called only for an
     assistant message, the one kind that brings new ids."""
+    if message.role is Role.SYSTEM or (previous is not None and previous.role is Role.SYSTEM):
+        _check_system_placement(previous, message)
+        if message.role is Role.ASSISTANT:
+            # A reply after system messages answers the user turn before them.
+            _check_new_tool_ids(message, ids_in_view)
+        return
     if previous is None:
         if message.role is not Role.USER:
             raise RoleOrderError("a session must start with a user message")
@@ -134,12 +162,40 @@ def check_sequence(
                 "tool_result here; all results of a batch go in the next user message"
             )
     else:
-        seen = ids_in_view()
-        reused = [u.id for u in message.tool_uses if u.id in seen]
-        if reused:
-            raise DuplicateToolIdError(
-                f"tool_use id {', '.join(reused)} is already used in this session's context"
+        _check_new_tool_ids(message, ids_in_view)
+
+
+def _check_new_tool_ids(message: Message, ids_in_view: Callable[[], Container[str]]) -> None:
+    seen = ids_in_view()
+    reused = [u.id for u in message.tool_uses if u.id in seen]
+    if reused:
+        raise DuplicateToolIdError(
+            f"tool_use id {', '.join(reused)} is already used in this session's context"
+        )
+
+
+def _check_system_placement(previous: Message | None, message: Message) -> None:
+    """The Messages API's placement rules for `role: "system"` messages: after a user turn
+    (or another system message), never first, and followed by an assistant turn."""
+    if message.role is Role.SYSTEM:
+        if previous is None:
+            raise MisplacedSystemMessageError(
+                "a system message cannot be the first message: put the instructions in the "
+                "system prompt, or send them after the first user message",
+                rule="first",
             )
+        if previous.role is Role.ASSISTANT:
+            raise MisplacedSystemMessageError(
+                "a system message must follow a user turn, not an assistant reply: append it "
+                "after the next user message",
+                rule="after-assistant",
+            )
+    elif message.role is Role.USER:
+        raise MisplacedSystemMessageError(
+            "a system message must be followed by an assistant turn (or be the last message): "
+            "a user message cannot come right after it; put the system message after this one",
+            rule="before-user",
+        )
 
 
 def _check_result_content(block: ToolResultBlock, where: str) -> None:

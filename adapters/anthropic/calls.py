@@ -17,8 +17,7 @@ import anthropic
 
 from abridged.adapters.anthropic.errors import SDK_ERRORS, MalformedResponseError, translate_error
 from abridged.adapters.anthropic.request import COUNT_TOKENS_FIELDS, render_request
-from abridged.adapters.anthropic.usage import as_usage
-from abridged.application.inputs import plain
+from abridged.application.inputs import plain, reply_usage
 from abridged.application.ports import ModelReply, ProviderError
 from abridged.domain.context import Context
 from abridged.domain.errors import InvalidMessageError
@@ -110,11 +109,14 @@ class AnthropicClientModel(Generic[ClientT]):
     def _stream(self, required: Mapping[str, Any], rest: Mapping[str, Any]) -> Any:
         """The SDK's stream of one request, not yet entered (entering sends it): through the
         beta Messages API when there are betas to send."""
-        betas = list(self._betas)
+        needed: list[str] = [
+            beta for beta in message_betas(required["messages"]) if beta not in self._betas
+        ]
+        betas: list[str] = [*self._betas, *needed]
         thinking = rest.get("thinking")
         if isinstance(thinking, Mapping) and "block_binding" in thinking:
             # The host chose what the API does with a thinking block whose prefix changed.
-            betas += [b for b in (BLOCK_BINDING_BETA,) if b not in betas]
+            betas += [beta for beta in (BLOCK_BINDING_BETA,) if beta not in betas]
         if betas:
             return self._client.beta.messages.stream(**required, betas=betas, extra_body=rest)
         return self._client.messages.stream(**required, extra_body=rest)
@@ -155,6 +157,22 @@ def counted_tokens(counted: Any) -> int:
 BLOCK_BINDING_BETA = "thinking-binding-controls-2026-08-01"
 """The beta a request needs to set `thinking.block_binding` (what the API does with a
 thinking block whose prefix changed: `prefix_mismatch_behavior` "error" or "drop_block")."""
+
+
+TOOL_CHANGE_BETAS = ("mid-conversation-tool-changes-2026-07-01", "inline-tools-2026-09-15")
+"""What a request with tool changes in its system messages needs: the changes themselves,
+and tools defined inline (`tool_definition`) rather than in `tools`."""
+
+
+def message_betas(messages: Any) -> tuple[str, ...]:
+    """The `anthropic-beta` values the messages themselves need (tool changes)."""
+    for message in messages or ():
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if message.get("role") == "system" and isinstance(content, list):
+            kinds = {b.get("type") for b in content if isinstance(b, Mapping)}
+            if kinds & {"tool_addition", "tool_removal"}:
+                return TOOL_CHANGE_BETAS
+    return ()
 
 
 def chosen_betas(
@@ -211,7 +229,7 @@ def reply_from_message(message: Any) -> ModelReply:
         raise ProviderError(f"the model's reply could not be read: {error}") from error
     return ModelReply(
         message=reply_message,
-        usage=as_usage(message.usage) or Usage(),
+        usage=reply_usage(message) or Usage(),
         model=str(message.model),
         stop_reason=message.stop_reason,
     )

@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 from abridged.application.ports import RequestOptions
+from abridged.domain.capabilities import ModelCapabilities, capabilities_for
 from abridged.domain.context import Context, loop_opener
 from abridged.domain.errors import InvalidRequestOptionsError
 from abridged.domain.messages import (
@@ -43,6 +44,7 @@ def render_request(
     cache: bool = True,
     ttl: str = "5m",
     options: RequestOptions | None = None,
+    capabilities: ModelCapabilities | None = None,
 ) -> dict[str, Any]:
     """The complete `POST /v1/messages` body for `context`: model, max_tokens, system,
     messages and tools (the last two only when present), and the `options` that are set
@@ -55,6 +57,10 @@ def render_request(
     chunks, at the prune boundary (the last message before it) and on the last message
     (before any per-turn content); when that is five, the one after the summary chunks goes.
     Thinking blocks and empty text are never marked.
+
+    `role: "system"` messages go out as such for a model whose `capabilities` (by default
+    its row of `abridged.domain.capabilities`) take them; for an older model each becomes
+    marked text at the end of the user message before it, so roles still alternate.
     """
     if ttl not in CACHE_TTLS:
         raise ValueError(f"ttl must be one of {', '.join(CACHE_TTLS)}, got {ttl!r}")
@@ -69,6 +75,9 @@ def render_request(
     if cache and messages:
         for index, limit in _breakpoints(context, len(messages)):
             _mark(messages[index], limit, marker)
+    rows = capabilities if capabilities is not None else capabilities_for(model)
+    if not rows.system_messages and any(m["role"] == "system" for m in messages):
+        messages = folded_system_messages(messages)
     body["messages"] = messages
     if context.tools:
         body["tools"] = [dict(tool) for tool in context.tools]
@@ -82,6 +91,43 @@ def render_request(
             _check_tool_loop(context)
         body.update(_options(options, max_tokens))
     return body
+
+
+SYSTEM_MESSAGE_OPEN = "<system-message>"
+SYSTEM_MESSAGE_CLOSE = "</system-message>"
+
+
+def folded_system_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The wire messages with each `role: "system"` message folded into the user message
+    before it, as text marked as a system instruction (for models that refuse the role).
+    A system message always follows a user turn, so roles keep alternating."""
+    folded: list[dict[str, Any]] = []
+    for message in messages:
+        if message["role"] != "system" or not folded or folded[-1]["role"] != "user":
+            folded.append(message)
+            continue
+        previous = dict(folded[-1])
+        previous["content"] = [*previous["content"], *map(_as_marked_text, message["content"])]
+        folded[-1] = previous
+    return folded
+
+
+def _as_marked_text(block: dict[str, Any]) -> dict[str, Any]:
+    if block.get("type") == "text":
+        body = block["text"]
+    else:
+        # A tool change, which an older model cannot take: said in words instead.
+        tool = block.get("tool", {})
+        name = tool.get("name") or tool.get("definition", {}).get("name", "?")
+        verb = "now available" if block.get("type") == "tool_addition" else "withdrawn"
+        body = f"The tool {name!r} is {verb} from here on."
+    text: dict[str, Any] = {
+        "type": "text",
+        "text": f"{SYSTEM_MESSAGE_OPEN}\n{body}\n{SYSTEM_MESSAGE_CLOSE}",
+    }
+    if "cache_control" in block:
+        text["cache_control"] = block["cache_control"]
+    return text
 
 
 def _check_tool_loop(context: Context) -> None:
@@ -121,12 +167,18 @@ def _breakpoints(context: Context, count: int) -> list[tuple[int, int]]:
     """(message index, number of leading blocks eligible) for each breakpoint, in order."""
     wanted: list[tuple[int, int]] = []
     after_summaries: tuple[int, int] | None = None
+    lead = context.compaction_block
+    if lead:
+        # The API's compaction block: stable until the next compaction.
+        wanted.append((0, 1))
     if context.summary_messages:
         ledger = len(context.ledger)
         if ledger:
-            wanted.append((0, ledger))
-        after_summaries = (0, ledger + len(context.summaries))
-        wanted.append(after_summaries)
+            wanted.append((lead, ledger))
+        chunks = len(context.summaries) - lead
+        after_summaries = (lead, ledger + chunks)
+        if chunks:
+            wanted.append(after_summaries)
     if context.stable_prefix > 0:
         wanted.append((context.stable_prefix - 1, -1))
     last = count - 1
@@ -140,11 +192,14 @@ def _breakpoints(context: Context, count: int) -> list[tuple[int, int]]:
         # The ledger's end is the point a compaction leaves in place; the chunks after it
         # change at every compaction anyway, and the last message's entry covers them.
         unique.remove(after_summaries)
+    if len(unique) > budget and lead:
+        # The compaction block's breakpoint stays: it is the longest-lived prefix there is.
+        return [unique[0], *unique[1:][-(budget - 1) :]]
     return unique[-budget:] if len(unique) > budget else unique
 
 
 CACHEABLE_TYPES = (
-    frozenset({"text", "image", "tool_use", "tool_result"}) | KNOWN_WIRE_TYPES
+    frozenset({"text", "image", "tool_use", "tool_result", "compaction"}) | KNOWN_WIRE_TYPES
 ) - NESTED_ONLY_TYPES
 
 

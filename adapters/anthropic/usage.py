@@ -25,4 +25,5 @@ def as_usage(data: Mapping[str, Any] | Any | None) -> Usage | None:
         values = {name: data.get(name) for name in FIELDS}
     else:
         values = {name: getattr(data, name, None) for name in FIELDS}
-    return Usage(**{name: int(value or 0) for name, value in values.items()})
+    counts: dict[str, Any] = {name: int(value or 0) for name, value in values.items()}
+    return Usage(**counts)

@@ -34,6 +34,10 @@ RULES: frozenset[str] = frozenset(
         "system-invalid",
         "message-invalid",
         "role-system",
+        "system-message-misplaced",
+        "compaction-misplaced",
+        "compaction-invalid",
+        "system-message-invalid",
         "role-unknown",
         # roles
         "first-message-user",
@@ -102,6 +106,35 @@ MIN_THINKING_BUDGET = 1024
 TOOL_USE_ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 ROLES = frozenset({"user", "assistant"})
+SYSTEM_MESSAGE_MODELS = (
+    "claude-opus-4-8",
+    "claude-opus-5",
+    "claude-sonnet-5",
+    "claude-haiku-5",
+    "claude-fable-5",
+    "claude-mythos-5",
+)
+"""Model-name prefixes that take `role: "system"` messages inside `messages` (Opus 4.8 on;
+build-with-claude/mid-conversation-system-messages). Older models refuse the role."""
+SYSTEM_MESSAGE_BLOCK_TYPES = frozenset({"text", "tool_addition", "tool_removal"})
+
+
+def _leads_with_compaction(message: Mapping[str, Any]) -> bool:
+    """Whether the message starts with the API's compaction block: the first message may
+    then be the assistant's (the block is sent back in the message it came in)."""
+    content = message.get("content")
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and isinstance(content[0], Mapping)
+        and content[0].get("type") == "compaction"
+    )
+
+
+def takes_system_messages(model: object) -> bool:
+    return isinstance(model, str) and model.startswith(SYSTEM_MESSAGE_MODELS)
+
+
 SERVER_RESULT_TYPES = frozenset(
     {
         "web_search_tool_result",
@@ -226,6 +259,14 @@ class _Checker:
             if isinstance(tools, list)
             else set()
         )
+        # Tools defined inline by a system message's `tool_addition` (inline-tools beta).
+        for message in self.messages:
+            content = message.get("content") if message.get("role") == "system" else None
+            for block in content if isinstance(content, list) else ():
+                tool = block.get("tool") if isinstance(block, Mapping) else None
+                definition = tool.get("definition") if isinstance(tool, Mapping) else None
+                if isinstance(definition, Mapping) and isinstance(definition.get("name"), str):
+                    self.tool_names.add(definition["name"])
         thinking = body.get("thinking")
         thinking_type = thinking.get("type") if isinstance(thinking, Mapping) else None
         self.thinking_enabled = thinking_type == "enabled"
@@ -415,16 +456,13 @@ class _Checker:
                 continue
             role = message.get("role")
             if role == "system":
-                self.add(
-                    "role-system",
-                    f"{where}.role",
-                    "there is no 'system' role: put the system prompt in the top-level 'system'",
-                )
-            elif role not in ROLES:
+                self.check_system_message(raw_messages, i, where)
+                continue
+            if role not in ROLES:
                 self.add(
                     "role-unknown", f"{where}.role", f"role must be user or assistant, got {role!r}"
                 )
-            if i == 0 and role != "user":
+            if i == 0 and role != "user" and not _leads_with_compaction(message):
                 self.add(
                     "first-message-user", where, f"the first message must be user, got {role!r}"
                 )
@@ -437,6 +475,63 @@ class _Checker:
             previous_role = role
             is_prefill = i == last and role == "assistant"
             self.check_content(message, where, is_prefill=is_prefill)
+
+    def check_system_message(self, raw_messages: list[Any], i: int, where: str) -> None:
+        """A `role: "system"` message: only on models that take it, after a user turn (or
+        another system message), never first, followed by an assistant turn or last."""
+        if not takes_system_messages(self.body.get("model")):
+            self.add("role-system", f"{where}.role", "role 'system' is not supported on this model")
+            return
+        previous = raw_messages[i - 1] if i > 0 else None
+        following = raw_messages[i + 1] if i + 1 < len(raw_messages) else None
+        previous_role = previous.get("role") if isinstance(previous, Mapping) else None
+        following_role = following.get("role") if isinstance(following, Mapping) else None
+        if i == 0:
+            self.add("system-message-misplaced", where, "a system message cannot be first")
+        elif previous_role not in ("user", "system"):
+            self.add(
+                "system-message-misplaced",
+                where,
+                f"a system message must follow a user turn, not {previous_role!r}",
+            )
+        if following is not None and following_role not in ("assistant", "system"):
+            self.add(
+                "system-message-misplaced",
+                where,
+                f"a system message must be followed by an assistant turn, not {following_role!r}",
+            )
+        content = raw_messages[i].get("content")
+        if isinstance(content, str):
+            if not content.strip():
+                self.add("content-empty", f"{where}.content", "message content must not be blank")
+            return
+        if not isinstance(content, list) or not content:
+            self.add("system-message-invalid", f"{where}.content", "content must be a list")
+            return
+        for j, block in enumerate(content):
+            kind = block.get("type") if isinstance(block, Mapping) else None
+            if kind not in SYSTEM_MESSAGE_BLOCK_TYPES:
+                self.add(
+                    "system-message-invalid",
+                    f"{where}.content[{j}]",
+                    f"a system message holds text, tool_addition and tool_removal, not {kind!r}",
+                )
+            elif kind == "text":
+                self.check_text(block, f"{where}.content[{j}]")
+
+    def check_compaction_block(self, block: Mapping[str, Any], where: str, role: object) -> None:
+        """The API's `compaction` block: in an assistant message, the first block of the
+        conversation (build-with-claude/compaction-on-demand), with a string signature while
+        it has content."""
+        if role != "assistant" or where != "messages[0].content[0]":
+            self.add(
+                "compaction-misplaced",
+                where,
+                "a compaction block must be the first block of the conversation, in the "
+                "assistant message it came in",
+            )
+        if block.get("content") is not None and not isinstance(block.get("signature"), str):
+            self.add("compaction-invalid", where, "a compaction block needs its signature")
 
     def check_content(self, message: Mapping[str, Any], where: str, *, is_prefill: bool) -> None:
         if "content" not in message:
@@ -522,6 +617,9 @@ class _Checker:
             return
         if block_type in USER_ONLY_TYPES | SERVER_USE_TYPES | SERVER_RESULT_TYPES:
             self.check_other_block(block, where, role)
+            return
+        if block_type == "compaction":
+            self.check_compaction_block(block, where, role)
             return
         if block_type not in BLOCK_TYPES:
             self.add(
@@ -842,11 +940,14 @@ class _Checker:
         """
         if not self.thinking_active or not self.messages:
             return
-        last = self.messages[-1]
+        spoken = [k for k, m in enumerate(self.messages) if m.get("role") != "system"]
+        if not spoken:
+            return
+        last = self.messages[spoken[-1]]
         if last.get("role") != "user" or not _tool_result_ids(last):
             return
         turn_start: int | None = None
-        for position in range(len(self.messages) - 1, -1, -1):
+        for position in reversed(spoken):
             message = self.messages[position]
             if message.get("role") == "assistant":
                 turn_start = position

@@ -37,6 +37,7 @@ import anthropic
 import attrs
 import pytest
 
+from tests.support import api_features
 from tests.support.anthropic_rules import Violation, violations
 from tests.support.thinking_binding import (
     PREFIX_MISMATCH,
@@ -300,6 +301,8 @@ class FakeAnthropic:
         self.requests: list[ReceivedRequest] = []
         self.context_window = DEFAULT_CONTEXT_WINDOW
         self.reply_text = CANNED_TEXT
+        self.compaction_text = CANNED_TEXT
+        """What on-demand compaction requests are answered with (`api_features`)."""
         handler = type("FakeAnthropicHandler", (_Handler,), {"fake": self})
         self._server = _Server(("127.0.0.1", 0), handler)
         self._thread: threading.Thread | None = None
@@ -358,6 +361,7 @@ class FakeAnthropic:
             self.requests.clear()
             self.context_window = DEFAULT_CONTEXT_WINDOW
             self.reply_text = CANNED_TEXT
+            self.compaction_text = CANNED_TEXT
 
     def enqueue(self, *responses: Response, path: str = MESSAGES_PATH) -> None:
         """Answers the next requests to `path` with `responses`, in order."""
@@ -440,11 +444,16 @@ class FakeAnthropic:
             if failures and not drop_requested(body):
                 i, j = failures[0]
                 return invalid_request(f"messages.{i}.content.{j}: {PREFIX_MISMATCH}")
+        if path == MESSAGES_PATH and (refused := api_features.refusal(body, headers)):
+            return Response(refused["status"], refused["body"])
         if path == MESSAGES_PATH and body.get("model") in self._model_rules:
             return self._model_rules[body["model"]]
         queue = self._queues.get(path)
         if queue:
             return queue.popleft()
+        if path == MESSAGES_PATH and "compaction" in body:
+            answer = api_features.compaction_reply(body, headers, self.compaction_text)
+            return Response(answer["status"], answer["body"])
         tokens = estimate_tokens(body)
         if path == COUNT_TOKENS_PATH:
             return token_count(tokens)

@@ -110,6 +110,33 @@ VALID = [
     pytest.param(body(user("Hi"), assistant("Hello!"), user("Bye")), id="alternating"),
     pytest.param(body(user("Hi"), system="You are terse."), id="system-string"),
     pytest.param(body(user("Hi"), system=[text("You are terse.")]), id="system-blocks"),
+    pytest.param(
+        body(
+            *WEATHER_LOOP,
+            {"role": "system", "content": "Answer in French."},
+            model="claude-opus-4-8",
+        ),
+        id="system-message-after-tool-results",
+    ),
+    pytest.param(
+        body(
+            user("Hi"),
+            {"role": "system", "content": [text("Be terse.")]},
+            assistant("Hello."),
+            model="claude-opus-5",
+        ),
+        id="system-message-before-assistant",
+    ),
+    pytest.param(
+        body(
+            {
+                "role": "assistant",
+                "content": [{"type": "compaction", "content": "Summary.", "signature": "s"}],
+            },
+            user("Go on."),
+        ),
+        id="compaction-block-first",
+    ),
     pytest.param(body(*WEATHER_LOOP), id="active-tool-loop"),
     pytest.param(
         body(*WEATHER_LOOP, assistant("4°C and raining."), user("Thanks")), id="closed-tool-loop"
@@ -306,6 +333,52 @@ INVALID = [
     invalid("message-invalid", body(messages=[{"role": "user"}]), name="no-content"),
     invalid("message-invalid", body(messages=[{"role": "user", "content": 7}]), name="int"),
     invalid("role-system", body(user("Hi"), {"role": "system", "content": "Be terse."})),
+    invalid(
+        "system-message-misplaced",
+        body({"role": "system", "content": "Be terse."}, user("Hi"), model="claude-opus-4-8"),
+    ),
+    invalid(
+        "system-message-misplaced",
+        body(
+            user("Hi"),
+            assistant("Hello"),
+            {"role": "system", "content": "Be terse."},
+            model="claude-opus-4-8",
+        ),
+        name="after-assistant",
+    ),
+    invalid(
+        "system-message-misplaced",
+        body(
+            user("Hi"),
+            {"role": "system", "content": "Be terse."},
+            user("Bye"),
+            model="claude-opus-5",
+        ),
+        also=("roles-not-alternating",),
+        name="before-user",
+    ),
+    invalid(
+        "compaction-misplaced",
+        body(
+            user("Hi"),
+            {
+                "role": "assistant",
+                "content": [{"type": "compaction", "content": "S", "signature": "x"}],
+            },
+        ),
+    ),
+    invalid(
+        "compaction-invalid",
+        body(
+            {"role": "assistant", "content": [{"type": "compaction", "content": "Summary."}]},
+            user("Go on."),
+        ),
+    ),
+    invalid(
+        "system-message-invalid",
+        body(user("Hi"), {"role": "system", "content": [image()]}, model="claude-opus-5"),
+    ),
     invalid("role-unknown", body(user("Hi"), {"role": "tool", "content": "42"})),
     # roles
     invalid("first-message-user", body(assistant("Hello"), user("Hi"))),

@@ -152,7 +152,7 @@ def test_line_numbers_count_the_blank_lines_that_are_skipped(tmp_path: Path) -> 
         load_transcript(path)
 
     assert caught.value.line == 6
-    assert "role must be 'user' or 'assistant'" in str(caught.value)
+    assert "role must be 'user', 'assistant' or 'system', got 'robot'" in str(caught.value)
 
 
 def test_blank_lines_are_skipped_and_each_message_keeps_its_line(tmp_path: Path) -> None:

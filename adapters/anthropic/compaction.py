@@ -1,0 +1,246 @@
+"""The `Summarizer` port through the API's own on-demand compaction (beta `compact-2026-09-04`).
+
+The request carries the messages to summarize and `"compaction": {"type": "summarize"}`; the
+reply is one signed `compaction` block (`stop_reason: "compaction"`), billed in
+`usage.iterations`. The block is kept as the JSON the API returned it, byte for byte: later
+requests send it first in `messages`, with a cache breakpoint on it, and the kept turns after
+it verbatim (`abridged.domain.context.build_context`). Pages followed:
+platform.claude.com/docs/en/build-with-claude/compaction and …/compaction-on-demand.
+
+The API's compaction is used only where it can be: a model whose capabilities have
+`native_compaction`, and a range that ends on a finished assistant turn (a request that would
+end in an unanswered `tool_use`, or inside a turn, is never sent for compaction). Anywhere
+else the `fallback` summarizer (one of abridged's own) writes the summary.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import anthropic
+
+from abridged.adapters.anthropic.calls import translated_errors
+from abridged.adapters.anthropic.request import folded_system_messages
+from abridged.application.async_ports import AsyncSummarizer
+from abridged.application.ports import (
+    MIN_SUMMARY_TOKENS,
+    ProviderError,
+    Summarizer,
+    SummarizerError,
+    Summary,
+)
+from abridged.domain.capabilities import ModelCapabilities, capabilities_for
+from abridged.domain.messages import (
+    Message,
+    RedactedThinkingBlock,
+    Role,
+    ThinkingBlock,
+    WireBlock,
+)
+
+__all__ = [
+    "COMPACTION_BETA",
+    "ApiCompactionSummarizer",
+    "AsyncApiCompactionSummarizer",
+    "compaction_messages",
+]
+
+COMPACTION_BETA = "compact-2026-09-04"
+UNREADABLE = "the Anthropic API's compaction reply could not be read"
+
+
+class _CompactionRequests:
+    """What both summarizers share: when the API's compaction is available, the request
+    and how its reply reads."""
+
+    def __init__(
+        self, model: str | None, capabilities: Mapping[str, ModelCapabilities] | None
+    ) -> None:
+        self._model = model
+        self._capabilities = dict(capabilities or {})
+
+    @property
+    def name(self) -> str:
+        return "anthropic-compaction"
+
+    def available(self, model: str, messages: Sequence[Message]) -> str | None:
+        """Why the API's compaction cannot summarize `messages` for `model`; None when it can."""
+        if not capabilities_for(model, self._capabilities).native_compaction:
+            return f"{model} has no compaction of its own"
+        spoken = [m for m in messages if m.role is not Role.SYSTEM]
+        if not spoken:
+            return "nothing to summarize"
+        last = spoken[-1]
+        if last.role is not Role.ASSISTANT or last.tool_uses:
+            # Ending on a tool call, its results, or a user turn: the compaction would leave
+            # a call unanswered or cut a turn the kept messages go on with.
+            return "the range does not end on a finished assistant turn"
+        return None
+
+    def _model_for(self, max_tokens: int, session_model: str | None) -> str:
+        if max_tokens < MIN_SUMMARY_TOKENS:
+            raise SummarizerError(f"max_tokens {max_tokens} leaves no room for a summary")
+        model = self._model or session_model
+        if model is None:
+            raise SummarizerError("the API's compaction needs a model")
+        return model
+
+    def _request(
+        self, model: str, messages: Sequence[Message], max_tokens: int, instructions: str | None
+    ) -> dict[str, Any]:
+        """The keywords of `client.beta.messages.with_raw_response.create`."""
+        config: dict[str, Any] = {"type": "summarize"}
+        if instructions and instructions.strip():
+            config["instructions"] = instructions
+        tools = _tools_used(messages)
+        return {
+            "model": model,
+            "max_tokens": max_tokens,
+            "messages": compaction_messages(messages, capabilities_for(model, self._capabilities)),
+            "compaction": config,
+            "betas": [COMPACTION_BETA],
+            "extra_body": {"tools": tools} if tools else None,
+        }
+
+
+class ApiCompactionSummarizer(_CompactionRequests):
+    """Summaries the API writes itself, as signed `compaction` blocks; `fallback` writes
+    them where the API's compaction is not available."""
+
+    def __init__(
+        self,
+        client: anthropic.Anthropic,
+        *,
+        fallback: Summarizer,
+        model: str | None = None,
+        capabilities: Mapping[str, ModelCapabilities] | None = None,
+    ) -> None:
+        super().__init__(model, capabilities)
+        self._client = client
+        self._fallback = fallback
+
+    def summarize(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        instructions: str | None = None,
+        session_model: str | None = None,
+    ) -> Summary:
+        model = self._model_for(max_tokens, session_model)
+        if self.available(model, messages) is not None:
+            return self._fallback.summarize(
+                messages,
+                max_tokens=max_tokens,
+                instructions=instructions,
+                session_model=session_model,
+            )
+        request = self._request(model, messages, max_tokens, instructions)
+        try:
+            with translated_errors(UNREADABLE):
+                raw = self._client.beta.messages.with_raw_response.create(**request)
+                reply = raw.http_response.json()
+        except ProviderError as error:
+            raise SummarizerError(f"the API's compaction failed: {error}") from error
+        return _summary_of(reply, model)
+
+
+class AsyncApiCompactionSummarizer(_CompactionRequests):
+    """`ApiCompactionSummarizer` on `AsyncAnthropic`, for `AsyncSessions`."""
+
+    def __init__(
+        self,
+        client: anthropic.AsyncAnthropic,
+        *,
+        fallback: AsyncSummarizer,
+        model: str | None = None,
+        capabilities: Mapping[str, ModelCapabilities] | None = None,
+    ) -> None:
+        super().__init__(model, capabilities)
+        self._client = client
+        self._fallback = fallback
+
+    async def summarize(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        instructions: str | None = None,
+        session_model: str | None = None,
+    ) -> Summary:
+        model = self._model_for(max_tokens, session_model)
+        if self.available(model, messages) is not None:
+            return await self._fallback.summarize(
+                messages,
+                max_tokens=max_tokens,
+                instructions=instructions,
+                session_model=session_model,
+            )
+        request = self._request(model, messages, max_tokens, instructions)
+        try:
+            with translated_errors(UNREADABLE):
+                raw = await self._client.beta.messages.with_raw_response.create(**request)
+                reply = raw.http_response.json()
+        except ProviderError as error:
+            raise SummarizerError(f"the API's compaction failed: {error}") from error
+        return _summary_of(reply, model)
+
+
+def compaction_messages(
+    messages: Sequence[Message], capabilities: ModelCapabilities
+) -> list[dict[str, Any]]:
+    """The wire messages of a compaction request: thinking left out (it is bound to the
+    requests that produced it, not to this one), consecutive messages of one role joined,
+    system messages folded for a model without them."""
+    joined: list[dict[str, Any]] = []
+    for message in messages:
+        kept = [
+            b.to_wire()
+            for b in message.content
+            if not isinstance(b, ThinkingBlock | RedactedThinkingBlock)
+        ]
+        if not kept:
+            continue
+        role = message.role.value
+        if joined and joined[-1]["role"] == role and role != "system":
+            joined[-1]["content"].extend(kept)
+        else:
+            joined.append({"role": role, "content": kept})
+    if not capabilities.system_messages:
+        joined = folded_system_messages(joined)
+    return joined
+
+
+def _tools_used(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Definitions for the tools the messages call: the API needs tools defined for
+    tool_use and tool_result blocks, and a summary needs only their names."""
+    names = sorted({u.name for m in messages for u in m.tool_uses})
+    return [{"name": n, "input_schema": {"type": "object"}} for n in names]
+
+
+def _summary_of(reply: Any, model: str) -> Summary:
+    if not isinstance(reply, Mapping) or reply.get("stop_reason") != "compaction":
+        stop = reply.get("stop_reason") if isinstance(reply, Mapping) else None
+        raise SummarizerError(f"the API's compaction stopped with {stop!r}, not 'compaction'")
+    content = reply.get("content")
+    if not isinstance(content, list) or len(content) != 1 or content[0].get("type") != "compaction":
+        raise SummarizerError("the API's compaction reply is not one compaction block")
+    block = content[0]
+    text = block.get("content")
+    if not isinstance(text, str) or not text.strip():
+        raise SummarizerError("the API's compaction produced no summary (null content)")
+    usage = reply.get("usage") or {}
+    iterations = [i for i in usage.get("iterations") or () if i.get("type") == "compaction"]
+    spent = iterations[0] if iterations else usage
+    return Summary(
+        text=text,
+        model=str(reply.get("model") or model),
+        input_tokens=int(spent.get("input_tokens") or 0),
+        output_tokens=int(spent.get("output_tokens") or 0),
+        block=WireBlock.of(block).json,
+        iterations=tuple(
+            json.dumps(i, separators=(",", ":")) for i in usage.get("iterations") or ()
+        ),
+    )

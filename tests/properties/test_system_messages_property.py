@@ -1,0 +1,96 @@
+"""System messages in generated agent sessions: wherever a host puts them after a user turn,
+every request is valid for the model (as a system message, or folded into marked user text),
+every one of them is in every later request whatever compactions happen, and the audit
+re-derives every decision."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import event as note
+from hypothesis import strategies as st
+
+from abridged.adapters.anthropic.request import render_request
+from abridged.adapters.token_counters import TiktokenCounter
+from abridged.application.auditing import audit_session
+from abridged.application.service import Sessions
+from abridged.domain.errors import ContextOverflowError
+from abridged.domain.messages import Message, Role
+from abridged.domain.settings import CompactionSettings
+from tests.properties.strategies import TOOLS, conversations
+from tests.support.anthropic_rules import assert_valid_request
+from tests.support.checks import check_request
+from tests.support.fakes import FakeSummarizer
+
+COUNTER = TiktokenCounter()
+
+
+def with_instructions(messages: list[Message], after: list[bool]) -> list[Message]:
+    """The conversation with a system message after each user message `after` picks."""
+    out: list[Message] = []
+    picks = iter(after)
+    for index, message in enumerate(messages):
+        out.append(message)
+        following = messages[index + 1] if index + 1 < len(messages) else None
+        if (
+            message.role is Role.USER
+            and (following is None or following.role is Role.ASSISTANT)
+            and next(picks, False)
+        ):
+            out.append(Message.system(f"Instruction {index}: answer briefly."))
+    return out
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    messages=conversations(max_turns=6),
+    after=st.lists(st.booleans(), min_size=20, max_size=20),
+    model=st.sampled_from(["claude-opus-4-8", "claude-sonnet-4-5"]),
+    window=st.integers(3_000, 8_000),
+)
+def test_system_messages_stay_valid_and_in_view(
+    messages: list[Message], after: list[bool], model: str, window: int
+) -> None:
+    app = Sessions(
+        counter=COUNTER,
+        summarizer=FakeSummarizer(),
+        env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+    )
+    session_id = app.start_session(
+        model=model,
+        context_window=window,
+        max_output_tokens=400,
+        system="You are an agent.",
+        tools=TOOLS,
+        settings=CompactionSettings(threshold_floor_tokens=0),
+    )
+    given_so_far: list[str] = []
+    conversation = with_instructions(messages, after)
+    if conversation[-1].role is Role.ASSISTANT:
+        conversation.append(Message.user("What next?"))
+    for message in conversation:
+        if message.role is Role.ASSISTANT:
+            try:
+                prepared = app.prepare_request(session_id)
+            except ContextOverflowError:
+                app.record_reply(session_id, message)
+                continue
+            if model == "claude-opus-4-8":
+                body = check_request(prepared, COUNTER, app.session(session_id).calibration)
+            else:
+                body = render_request(prepared.context, model=model, max_tokens=400)
+                assert_valid_request(body)
+            sent = repr(body["messages"])
+            assert all(text in sent for text in given_so_far)
+            app.record_reply(session_id, message)
+        else:
+            app.append_message(session_id, message)
+            if message.role is Role.SYSTEM:
+                given_so_far.append(message.text)
+    session = app.session(session_id)
+    note(f"compacted: {'yes' if session.generation else 'no'}")
+    note(f"system messages carried: {'yes' if session.carried_system else 'no'}")
+    assert audit_session(app, session_id).ok

@@ -1,0 +1,308 @@
+"""`role: "system"` messages inside `messages`: accepted where the API takes them, refused
+elsewhere with a typed error, stored byte for byte, never summarized away, and rendered as a
+system message or as marked user text by model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+from anthropic.types import SystemMessageParam
+
+from abridged.adapters.anthropic.request import SYSTEM_MESSAGE_OPEN, render_request
+from abridged.adapters.bootstrap import persistence_env
+from abridged.adapters.importers import import_claude_code
+from abridged.application.auditing import audit_session
+from abridged.application.service import Sessions
+from abridged.domain.errors import MisplacedBlockError, MisplacedSystemMessageError
+from abridged.domain.messages import Message, Role
+from abridged.domain.session import Session
+from abridged.domain.settings import CompactionSettings
+from tests.support.anthropic_rules import assert_valid_request
+from tests.support.builders import TOOLS, exchange, turn, words
+from tests.support.checks import check_request
+from tests.support.fakes import FakeSummarizer, FakeTokenCounter
+
+COUNTER = FakeTokenCounter()
+RULE = "Answer in French from now on."
+
+
+def service(db: Path | None = None) -> Sessions:
+    env = persistence_env(db) if db else {"PERSISTENCE_MODULE": "eventsourcing.popo"}
+    if db:
+        env["AGGREGATE_CACHE_MAXSIZE"] = "0"  # every read replays from the store
+    return Sessions(counter=COUNTER, summarizer=FakeSummarizer(words(30, "fact")), env=env)
+
+
+def start(app: Sessions, model: str = "claude-opus-4-8", window: int = 3_000) -> UUID:
+    return app.start_session(
+        model=model,
+        context_window=window,
+        max_output_tokens=400,
+        system="You are a careful coding agent.",
+        tools=TOOLS,
+        settings=CompactionSettings(threshold_floor_tokens=0),
+    )
+
+
+def feed(app: Sessions, session_id: UUID, turns: int, first: int = 0) -> None:
+    for i in range(first, first + turns):
+        for message in turn(f"Request {i}", [words(100)]):
+            if message.role is Role.ASSISTANT:
+                check_request(app.prepare_request(session_id), COUNTER)
+                app.record_reply(session_id, message)
+            else:
+                app.append_message(session_id, message)
+
+
+def system_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in body["messages"] if m["role"] == "system"]
+
+
+def test_a_system_message_after_a_user_turn_goes_out_as_one_and_round_trips(
+    tmp_path: Path,
+) -> None:
+    app = service(tmp_path / "s.sqlite3")
+    session_id = start(app)
+    feed(app, session_id, 1)
+    app.append_message(session_id, Message.user("Next question."))
+    sdk_param: SystemMessageParam = {"role": "system", "content": RULE}
+    app.append_message(session_id, sdk_param)
+
+    body = check_request(app.prepare_request(session_id), COUNTER)
+
+    assert body["messages"][-1]["role"] == "system"
+    assert body["messages"][-1]["content"][0]["text"] == RULE
+    app.record_reply(session_id, Message.assistant("D'accord."))
+    stored = [
+        e.message
+        for e in service(tmp_path / "s.sqlite3").history(session_id)
+        if isinstance(e, Session.MessageAppended)
+    ]
+    assert stored[-2] == Message.system(RULE)
+    assert stored[-2].to_wire() == {"role": "system", "content": [{"type": "text", "text": RULE}]}
+    assert audit_session(app, session_id).ok
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "rule"),
+    [
+        ([], None, "first"),
+        ([Message.user("Hi"), Message.assistant("Hello")], None, "after-assistant"),
+        ([Message.user("Hi"), Message.system(RULE)], Message.user("Again"), "before-user"),
+    ],
+)
+def test_a_misplaced_system_message_is_refused_naming_the_rule_and_writes_nothing(
+    before: list[Message], after: Message | None, rule: str
+) -> None:
+    app = service()
+    session_id = start(app)
+    for message in before:
+        if message.role is Role.ASSISTANT:
+            app.record_reply(session_id, message)
+        else:
+            app.append_message(session_id, message)
+    count = len(app.history(session_id))
+
+    with pytest.raises(MisplacedSystemMessageError) as raised:
+        app.append_message(session_id, after or Message.system(RULE))
+
+    assert raised.value.rule == rule
+    assert len(app.history(session_id)) == count
+
+
+def test_a_system_message_never_sits_between_a_tool_call_and_its_result() -> None:
+    app = service()
+    session_id = start(app)
+    app.append_message(session_id, Message.user("Run it."))
+    call, result = exchange(["ok"])
+    app.record_reply(session_id, call)
+
+    with pytest.raises(MisplacedSystemMessageError):
+        app.append_message(session_id, Message.system(RULE))
+    app.append_message(session_id, result)
+    app.append_message(session_id, Message.system(RULE))  # after the results: fine
+
+    body = check_request(app.prepare_request(session_id), COUNTER)
+    assert [m["role"] for m in body["messages"][-3:]] == ["assistant", "user", "system"]
+
+
+def test_a_system_message_holds_only_instructions_and_tool_changes() -> None:
+    app = service()
+    session_id = start(app)
+    app.append_message(session_id, Message.user("Hi"))
+    with pytest.raises(MisplacedBlockError, match="system message holds only"):
+        app.append_message(
+            session_id,
+            {"role": "system", "content": [{"type": "tool_result", "tool_use_id": "x"}]},
+        )
+
+
+def test_an_older_model_gets_it_as_marked_text_in_the_user_turn_before_it() -> None:
+    app = service()
+    session_id = start(app, model="claude-sonnet-4-5")
+    app.append_message(session_id, Message.user("Hi"))
+    app.append_message(session_id, Message.system(RULE))
+    prepared = app.prepare_request(session_id)
+
+    body = render_request(prepared.context, model=prepared.model, max_tokens=400)
+
+    assert_valid_request(body)
+    assert [m["role"] for m in body["messages"]] == ["user"]
+    marked = body["messages"][0]["content"][-1]["text"]
+    assert marked.startswith(SYSTEM_MESSAGE_OPEN)
+    assert RULE in marked
+
+
+def test_a_compaction_keeps_system_messages_in_view() -> None:
+    app = service()
+    session_id = start(app)
+    app.append_message(session_id, Message.user("Start."))
+    app.append_message(session_id, Message.system(RULE))
+    app.record_reply(session_id, Message.assistant("Oui."))
+    feed(app, session_id, 12, first=1)
+    session = app.session(session_id)
+    assert session.generation >= 1
+    assert session.retained_from > 2  # the system message's range was summarized
+
+    app.append_message(session_id, Message.user("And now?"))
+    body = check_request(app.prepare_request(session_id), COUNTER)
+
+    assert system_messages(body) == [Message.system(RULE).to_wire()]
+    assert body["messages"][1]["role"] == "system"  # right after the summaries' user message
+    assert audit_session(app, session_id).ok
+
+
+def test_a_claude_code_log_keeps_its_system_messages() -> None:
+    records = [
+        (1, {"type": "user", "message": {"role": "user", "content": "Fix the bug."}}),
+        (2, {"type": "system", "message": {"role": "system", "content": RULE}}),
+        (
+            3,
+            {
+                "type": "assistant",
+                "message": {"id": "m1", "role": "assistant", "content": "Je regarde."},
+            },
+        ),
+        (4, {"type": "system", "subtype": "compact_boundary", "content": "compacted"}),
+    ]
+
+    imported = import_claude_code(records)
+
+    assert [m.role for m in imported.messages] == [Role.USER, Role.SYSTEM, Role.ASSISTANT]
+    assert imported.messages[1] == Message.system(RULE)
+
+
+def test_carried_system_messages_survive_a_snapshot_and_a_cold_load(tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite3"
+    app = service(db)
+    session_id = start(app)
+    app.append_message(session_id, Message.user("Start."))
+    app.append_message(session_id, Message.system(RULE))
+    app.record_reply(session_id, Message.assistant("Oui."))
+    feed(app, session_id, 16, first=1)
+    app.append_message(session_id, Message.user("And now?"))
+    warm = check_request(app.prepare_request(session_id), COUNTER)
+
+    cold = service(db)
+    assert cold.session(session_id).carried_system == app.session(session_id).carried_system
+    assert check_request(cold.prepare_request(session_id), COUNTER) == warm
+    assert system_messages(warm) == [Message.system(RULE).to_wire()]
+
+
+def names(app: Sessions, session_id: UUID) -> list[str]:
+    return [type(e).__name__ for e in app.history(session_id)]
+
+
+def test_a_new_system_prompt_is_a_system_message_for_a_model_that_takes_them(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "s.sqlite3"
+    app = service(db)
+    session_id = start(app)
+    feed(app, session_id, 2)
+
+    recorded = app.reconfigure(session_id, system="You review code tersely.")
+
+    assert recorded == ["SystemPromptInstructed"]  # the turn ended: it waits for a user turn
+    app.append_message(session_id, Message.user("Review it."))
+    body = check_request(app.prepare_request(session_id), COUNTER)
+    assert body["system"][0]["text"] == "You are a careful coding agent."  # the top stays
+    assert body["messages"][-1]["role"] == "system"
+    assert "You review code tersely." in body["messages"][-1]["content"][0]["text"]
+    assert names(app, session_id)[-3:] == [
+        "MessageAppended",
+        "MessageAppended",
+        "QueuedSystemMessagesAppended",
+    ]
+    assert app.reconfigure(session_id, system="You review code tersely.") == []
+    cold = service(db)
+    assert cold.session(session_id).queued_system == ()
+    assert audit_session(cold, session_id).ok
+
+
+def test_a_new_system_prompt_awaiting_a_reply_follows_the_user_turn_at_once() -> None:
+    app = service()
+    session_id = start(app)
+    app.append_message(session_id, Message.user("Hi"))
+
+    recorded = app.reconfigure(session_id, system="Be brief.")
+
+    assert recorded == ["SystemPromptInstructed", "MessageAppended"]
+    body = check_request(app.prepare_request(session_id), COUNTER)
+    assert [m["role"] for m in body["messages"]] == ["user", "system"]
+
+
+def test_an_older_model_still_gets_the_system_prompt_rewritten() -> None:
+    app = service()
+    session_id = start(app, model="claude-sonnet-4-5")
+    feed(app, session_id, 1)
+
+    assert app.reconfigure(session_id, system="Be brief.") == ["SystemPromptChanged"]
+
+
+def test_a_system_message_is_shown_whole_however_long() -> None:
+    app = service()
+    session_id = start(app, window=3_000)
+    app.append_message(session_id, Message.user("Hi"))
+    long_rule = words(1_200, "rule")
+
+    app.append_message(session_id, Message.system(long_rule))
+
+    body = check_request(app.prepare_request(session_id), COUNTER)
+    assert body["messages"][-1]["content"][0]["text"] == long_rule
+
+
+SEARCH = {"name": "search", "description": "Search.", "input_schema": {"type": "object"}}
+
+
+def test_new_tools_are_a_tool_change_message_for_a_model_that_takes_them() -> None:
+    app = service()
+    session_id = start(app)
+    feed(app, session_id, 1)
+
+    recorded = app.reconfigure(session_id, tools=[TOOLS[0], SEARCH])
+
+    assert recorded == ["ToolsInstructed"]
+    app.append_message(session_id, Message.user("Search it."))
+    body = check_request(app.prepare_request(session_id), COUNTER)
+    assert [t["name"] for t in body["tools"]] == [t["name"] for t in TOOLS]  # the top stays
+    change = body["messages"][-1]
+    assert change["role"] == "system"
+    assert change["content"] == [
+        {"type": "tool_removal", "tool": {"type": "tool_reference", "name": TOOLS[1]["name"]}},
+        {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": SEARCH}},
+    ]
+    assert app.reconfigure(session_id, tools=[SEARCH, TOOLS[0]]) == []  # the same set
+    assert audit_session(app, session_id).ok
+
+
+def test_a_changed_tool_definition_still_rewrites_the_tools() -> None:
+    app = service()
+    session_id = start(app)
+    feed(app, session_id, 1)
+    changed = {**TOOLS[0], "description": "Runs a command, now with a timeout."}
+
+    assert app.reconfigure(session_id, tools=[changed, TOOLS[1]]) == ["ToolsChanged"]
