@@ -176,11 +176,6 @@ class RequestOptions:
                 f"the thinking budget ({budget}) must be below max_tokens ({max_tokens})"
             )
 
-    @property
-    def thinks(self) -> bool:
-        """Whether extended thinking is on."""
-        return self.thinking is not None and self.thinking.get("type") in ("enabled", "adaptive")
-
 
 TextCallback = Callable[[str], None]
 """Called with each piece of the reply's text as it streams in."""
