@@ -1,0 +1,105 @@
+"""Every code block of README.md and docs/*.md runs as written, against the installed wheel,
+or says in its fence why it does not (`tests/support/docs.py` has the rule)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.docs import RUNNER, Block, blocks, page_id, pages, python_job, transcript_lines
+from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
+
+# One worker builds the wheel once for this module and the packaging tests.
+pytestmark = pytest.mark.xdist_group("wheel")
+
+# README's Python blocks run in tests/e2e/test_readme.py, with replies that take the error
+# and tool-call paths they handle.
+README = "README.md"
+PYTHON_PAGES = [
+    p for p in pages() if page_id(p) != README and any(b.info == "python" for b in blocks(p))
+]
+SHELL_BLOCKS = [b for p in pages() for b in blocks(p) if b.info == "sh"]
+
+
+def reader_env(installed: Path, fake: FakeAnthropic) -> dict[str, str]:
+    """The environment of a reader who installed abridged and points the SDK at the fake."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ABRIDGED_DB")}
+    env["PATH"] = f"{installed}{os.pathsep}{env.get('PATH', '')}"
+    env["ANTHROPIC_BASE_URL"] = fake.base_url
+    env["ANTHROPIC_API_KEY"] = TEST_API_KEY
+    return env
+
+
+FILES = ("runner.py", "pages.json", "results.json")
+
+
+def run_python(
+    jobs: list[dict[str, object]], installed: Path, fake: FakeAnthropic, work: Path
+) -> dict[str, Any]:
+    """Runs each page's Python blocks in the installed interpreter; the results by page."""
+    (work / "pages.json").write_text(json.dumps(jobs), encoding="utf-8")
+    (work / "runner.py").write_text(RUNNER, encoding="utf-8")
+    done = subprocess.run(
+        [str(installed / "python"), *(str(work / name) for name in FILES)],
+        cwd=work,
+        env=reader_env(installed, fake),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results: dict[str, Any] = json.loads((work / "results.json").read_text(encoding="utf-8"))
+    return results
+
+
+@pytest.mark.parametrize("page", pages(), ids=page_id)
+def test_every_block_runs_or_says_why_not(page: Path) -> None:
+    problems = [p for b in blocks(page) if (p := b.policy_problem())]
+    assert not problems, "\n".join(problems)
+
+
+@pytest.fixture(scope="module")
+def python_results(
+    installed: Path, fake_anthropic_server: FakeAnthropic, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    fake_anthropic_server.reset()
+    jobs = []
+    for page in PYTHON_PAGES:
+        cwd = tmp_path_factory.mktemp(page.stem)
+        jobs.append(python_job(page_id(page), blocks(page), cwd))
+    results = run_python(jobs, installed, fake_anthropic_server, tmp_path_factory.mktemp("run"))
+    results["violations"] = [str(v) for v in fake_anthropic_server.violations]
+    return results
+
+
+@pytest.mark.parametrize("page", PYTHON_PAGES, ids=page_id)
+def test_the_python_blocks_of_each_page_run_in_order(
+    page: Path, python_results: dict[str, Any]
+) -> None:
+    result = python_results[page_id(page)]
+    assert result["ok"], result["error"]
+    assert python_results["violations"] == []
+
+
+@pytest.mark.parametrize("block", SHELL_BLOCKS, ids=lambda b: b.label)
+def test_the_shell_blocks_run_as_written(
+    block: Block, installed: Path, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    (tmp_path / "session.jsonl").write_text("\n".join(transcript_lines()) + "\n")
+    done = subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", block.code],
+        cwd=tmp_path,
+        env=reader_env(installed, fake_anthropic),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, f"{block.label}\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    assert "Traceback" not in done.stderr
