@@ -3,16 +3,23 @@ or says in its fence why it does not (`tests/support/docs.py` has the rule)."""
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.docs import RUNNER, Block, blocks, page_id, pages, python_job, transcript_lines
-from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
+from tests.support.docs import (
+    Block,
+    blocks,
+    page_id,
+    pages,
+    python_job,
+    reader_env,
+    run_python,
+    transcript_lines,
+)
+from tests.support.fake_anthropic import FakeAnthropic
 
 # One worker builds the wheel once for this module and the packaging tests.
 pytestmark = pytest.mark.xdist_group("wheel")
@@ -24,38 +31,6 @@ PYTHON_PAGES = [
     p for p in pages() if page_id(p) != README and any(b.info == "python" for b in blocks(p))
 ]
 SHELL_BLOCKS = [b for p in pages() for b in blocks(p) if b.info == "sh"]
-
-
-def reader_env(installed: Path, fake: FakeAnthropic) -> dict[str, str]:
-    """The environment of a reader who installed abridged and points the SDK at the fake."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ABRIDGED_DB")}
-    env["PATH"] = f"{installed}{os.pathsep}{env.get('PATH', '')}"
-    env["ANTHROPIC_BASE_URL"] = fake.base_url
-    env["ANTHROPIC_API_KEY"] = TEST_API_KEY
-    return env
-
-
-FILES = ("runner.py", "pages.json", "results.json")
-
-
-def run_python(
-    jobs: list[dict[str, object]], installed: Path, fake: FakeAnthropic, work: Path
-) -> dict[str, Any]:
-    """Runs each page's Python blocks in the installed interpreter; the results by page."""
-    (work / "pages.json").write_text(json.dumps(jobs), encoding="utf-8")
-    (work / "runner.py").write_text(RUNNER, encoding="utf-8")
-    done = subprocess.run(
-        [str(installed / "python"), *(str(work / name) for name in FILES)],
-        cwd=work,
-        env=reader_env(installed, fake),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    results: dict[str, Any] = json.loads((work / "results.json").read_text(encoding="utf-8"))
-    return results
 
 
 @pytest.mark.parametrize("page", pages(), ids=page_id)

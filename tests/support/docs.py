@@ -16,10 +16,15 @@ A fenced block's info string says what it is:
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import attrs
+
+from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNABLE = ("python", "sh")
@@ -158,3 +163,35 @@ def transcript_lines() -> list[str]:
         {"role": "assistant", "content": "All 12 tests pass."},
     ]
     return [json.dumps(m) for m in messages]
+
+
+def reader_env(installed: Path, fake: FakeAnthropic) -> dict[str, str]:
+    """The environment of a reader who installed abridged and points the SDK at the fake."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ABRIDGED_DB")}
+    env["PATH"] = f"{installed}{os.pathsep}{env.get('PATH', '')}"
+    env["ANTHROPIC_BASE_URL"] = fake.base_url
+    env["ANTHROPIC_API_KEY"] = TEST_API_KEY
+    return env
+
+
+FILES = ("runner.py", "pages.json", "results.json")
+
+
+def run_python(
+    jobs: list[dict[str, object]], installed: Path, fake: FakeAnthropic, work: Path
+) -> dict[str, Any]:
+    """Runs each page's Python blocks in the installed interpreter; the results by page."""
+    (work / "pages.json").write_text(json.dumps(jobs), encoding="utf-8")
+    (work / "runner.py").write_text(RUNNER, encoding="utf-8")
+    done = subprocess.run(
+        [str(installed / "python"), *(str(work / name) for name in FILES)],
+        cwd=work,
+        env=reader_env(installed, fake),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results: dict[str, Any] = json.loads((work / "results.json").read_text(encoding="utf-8"))
+    return results
