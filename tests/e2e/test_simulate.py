@@ -24,6 +24,10 @@ from tests.support.generated_sessions import (
 )
 
 
+# One worker runs the module's simulations (its module fixtures) once for all its tests.
+pytestmark = pytest.mark.xdist_group("simulate")
+
+
 def simulate(*args: str) -> dict[str, Any]:
     result = CliRunner().invoke(main, ["simulate", *args, "--json"])
     assert result.exit_code == 0, result.output
