@@ -23,7 +23,6 @@ from tests.support.generated_sessions import (
     write_records,
 )
 
-
 # One worker runs the module's simulations (its module fixtures) once for all its tests.
 pytestmark = pytest.mark.xdist_group("simulate")
 
