@@ -107,8 +107,9 @@ def test_the_settings_table_lists_every_field_in_order_with_its_type_and_default
 
 def probe(field: str, value: object) -> str | None:
     """The message of the error a value of `field` gets on its own account, or `None`."""
+    given: dict[str, Any] = {field: value}
     try:
-        CompactionSettings(**{field: value})
+        CompactionSettings(**given)
     except InvalidSettingsError as error:
         # A check between two fields (summary_share <= summaries_share) is not this range's.
         return str(error) if re.match(rf"{field}(\[.*?\])? must", str(error)) else None
@@ -155,7 +156,8 @@ def test_every_documented_range_is_the_validators() -> None:
             check_range(field, condition[condition.index(names[-1]) :])
             ranged.add(field)
     # Every field but the flags has a documented range.
-    unranged = {n for n, f in FIELDS.items() if f.type not in ("bool",)} - ranged
+    hints = typing.get_type_hints(CompactionSettings)
+    unranged = {n for n in FIELDS if hints[n] is not bool} - ranged
     assert not unranged, f"fields whose range docs/settings.md does not state: {unranged}"
 
 
