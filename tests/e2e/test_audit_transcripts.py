@@ -18,12 +18,11 @@ from abridged.application.auditing import audit_session
 from abridged.domain.messages import Role
 from abridged.domain.session import Session
 from tests.e2e.test_replay_transcripts import COUNTER, WINDOWS, transcripts
-from tests.support.replays import GROUP, Replayed, replay
+from tests.support.replays import Replayed, replay
 
 
 @pytest.mark.transcripts
 @pytest.mark.skipif(not transcripts(), reason="the shared transcripts folder is absent")
-@pytest.mark.xdist_group(GROUP)
 @pytest.mark.parametrize("window", WINDOWS)
 @pytest.mark.parametrize("path", transcripts(), ids=lambda p: p.stem)
 def test_every_decision_of_a_default_replay_is_re_derived(

@@ -21,9 +21,6 @@ from tests.support.docs import (
 )
 from tests.support.fake_anthropic import FakeAnthropic
 
-# One worker builds the wheel once for this module and the packaging tests.
-pytestmark = pytest.mark.xdist_group("wheel")
-
 # README's Python blocks run in tests/e2e/test_readme.py, with replies that take the error
 # and tool-call paths they handle.
 README = "README.md"
@@ -39,7 +36,8 @@ def test_every_block_runs_or_says_why_not(page: Path) -> None:
     assert not problems, "\n".join(problems)
 
 
-@pytest.fixture(scope="module")
+# Session scope: made once per xdist worker, however the worker interleaves modules.
+@pytest.fixture(scope="session")
 def python_results(
     installed: Path, fake_anthropic_server: FakeAnthropic, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Any]:

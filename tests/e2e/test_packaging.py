@@ -12,16 +12,11 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 import abridged
 
 ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS = ("domain", "application", "adapters")
-
-# One worker builds the wheel once for this module and the documentation tests.
-pytestmark = pytest.mark.xdist_group("wheel")
 
 
 def sources() -> Iterator[str]:

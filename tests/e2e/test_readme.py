@@ -8,13 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from abridged.adapters.bootstrap import bootstrap
 from tests.support.docs import ROOT, blocks, python_job, run_python
 from tests.support.fake_anthropic import MESSAGES_PATH, FakeAnthropic, message, prompt_too_long
-
-pytestmark = pytest.mark.xdist_group("wheel")
 
 README = ROOT / "README.md"
 

@@ -23,9 +23,6 @@ from tests.support.generated_sessions import (
     write_records,
 )
 
-# One worker runs the module's simulations (its module fixtures) once for all its tests.
-pytestmark = pytest.mark.xdist_group("simulate")
-
 
 def simulate(*args: str) -> dict[str, Any]:
     result = CliRunner().invoke(main, ["simulate", *args, "--json"])
@@ -34,7 +31,9 @@ def simulate(*args: str) -> dict[str, Any]:
     return document
 
 
-@pytest.fixture(scope="module")
+# Session scope: an xdist worker interleaves modules, and a module fixture is made again
+# each time the worker comes back to the module; these simulations take seconds.
+@pytest.fixture(scope="session")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     folder = tmp_path_factory.mktemp("sessions")
     return [
@@ -47,7 +46,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def at_16k(generated: list[Path]) -> dict[str, Any]:
     return simulate(*map(str, generated), "--window", "16000")
 

@@ -29,7 +29,7 @@ from tests.support.builders import TOOLS, turn, words
 from tests.support.checks import feed
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 from tests.support.postgres import fresh_database
-from tests.support.replays import GROUP, Replayed, replay
+from tests.support.replays import Replayed, replay
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_COUNTER = FakeTokenCounter()
@@ -130,7 +130,6 @@ def needs_transcripts(test: Callable[..., None]) -> Callable[..., None]:
 
 
 @needs_transcripts
-@pytest.mark.xdist_group(GROUP)
 @pytest.mark.parametrize("window", WINDOWS)
 def test_rows_equal_the_compaction_events_of_every_replayed_transcript(
     tmp_path: Path, window: int, default_replays: Callable[[int], Replayed]

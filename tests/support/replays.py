@@ -1,9 +1,9 @@
 """The shared transcripts replayed under the default settings, once per test process.
 
 Replaying every transcript at a window takes seconds; the audit tests and the read model's
-tests read the same replays, so they share one in-memory store per window. Tests that use
-it only read it (audits, histories, the notification log), and carry the xdist group below
-so that one worker replays each window once for all of them.
+tests read the same replays, so they share one in-memory store per window, made once per
+test process (each xdist worker). Tests that use it only read it (audits, histories, the
+notification log).
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.transcripts import load_transcript
 from abridged.application.service import Sessions
 from abridged.domain.messages import Role
-
-GROUP = "default-replays"
 
 
 @attrs.frozen
