@@ -11,7 +11,7 @@ it may be the event store's own database or another one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote
@@ -58,8 +58,6 @@ tracking = sa.Table(
     sa.Column("name", sa.String(64), primary_key=True),
     sa.Column("position", sa.BigInteger, nullable=False),
 )
-
-COLUMNS = [c.name for c in compactions.columns]
 
 
 class ReadModelError(SessionError):
@@ -157,8 +155,3 @@ def _values(row: CompactionRow) -> dict[str, Any]:
     values = attrs.asdict(row)
     values["session_id"] = str(row.session_id)
     return values
-
-
-def as_rows(rows: Sequence[CompactionRow]) -> list[dict[str, Any]]:
-    """Rows as the table stores them, to compare with what `rows()` reads back."""
-    return [_values(r) for r in rows]

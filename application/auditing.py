@@ -207,7 +207,6 @@ class _Auditor:
         self.compactions: list[CompactionLine] = []
         self.requests: list[RequestPoint] = []
         self.decision: Decision | None = None
-        self.decision_reason = ""
         self.fallback: str | None = None
         self.pruned = False
         self.compacted: int | None = None

@@ -327,7 +327,6 @@ class Compactor:
         instructions: str | None,
     ) -> SummaryRequest:
         earlier = tuple(session.summaries) if decision.resummarize else ()
-        first_kept = next(e for e in session.entries if e.position == decision.retained_from)
         return SummaryRequest(
             decision=decision,
             messages=messages,
@@ -335,7 +334,6 @@ class Compactor:
             first_position=earlier[0].first_position if earlier else session.retained_from,
             generation=session.generation + 1,
             session_model=session.model,
-            mid_turn=first_kept.message.role is Role.ASSISTANT,
             folding_strategy=(
                 "update" if session.settings.summary_strategy == "update" else "resummarize"
             ),

@@ -241,7 +241,6 @@ def _parent_summary(
         first_position=earlier[0].first_position if earlier else 0,
         generation=0,
         session_model=parent.model,
-        mid_turn=False,  # the whole conversation is summarized: no turn is cut
         folding_strategy="resummarize",
         include_thinking=parent.settings.summarize_thinking,
         instructions=instructions,

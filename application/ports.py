@@ -1,7 +1,9 @@
 """Ports: what the application needs from the outside world.
 
-Each port has a fake (in `tests/support/fakes.py`) and one contract test suite that runs
-against the fake and every real adapter.
+The three ports a vendor stands behind (`TokenCounter`, `Summarizer`, `ChatModel`) each have
+a fake (in `tests/support/fakes.py`) and one contract test suite (`tests/contract/`) that runs
+against the fake and every real adapter. The host's own ports (`CompactionHooks`,
+`ContextProvider`, `Metrics`) are plain protocols with defaults that do nothing.
 """
 
 from __future__ import annotations
@@ -125,7 +127,8 @@ class PromptTooLongError(ProviderError):
 
 
 class ProviderUnavailableError(ProviderError):
-    """Rate limited, overloaded or failing (429, 5xx, 529) after the retries ran out."""
+    """Rate limited, overloaded, failing or unreachable (408, 429, 5xx, a timeout, a dropped
+    connection) after the retries ran out."""
 
 
 @attrs.frozen
@@ -210,11 +213,6 @@ class RequestOptions:
             raise InvalidRequestOptionsError(
                 f"the thinking budget ({budget}) must be below max_tokens ({max_tokens})"
             )
-
-    @property
-    def thinks(self) -> bool:
-        """Whether extended thinking is on."""
-        return self.thinking is not None and self.thinking.get("type") in ("enabled", "adaptive")
 
 
 TextCallback = Callable[[str], None]

@@ -5,10 +5,12 @@ act through the ports, save every new event in one transaction. A command that f
 a typed error and saves nothing it should not.
 
 Why this module is long: `Sessions` is the one object a host holds, so every public command
-and query is a method here, each a few lines of load → decide → act → save. What is not
-orchestration lives in collaborators: `compactor` (carrying out prunes, downgrades and
-compactions), `summaries` (writing a summary), `overflow`, `management`, `notices`,
-`loading`, `background`, `locks`, `inspection`.
+and query is a method here; the preparation of a request (`_prepare`), the send loop of
+`complete` and the counting of an appended message are still written here too. What else is
+not orchestration lives in collaborators: `compactor` (carrying out prunes, downgrades and
+compactions), `summaries` (writing a summary), `lifecycle` (reconfigure, clear, resume),
+`overflow`, `management`, `notices`, `loading`, `snapshots`, `background`, `locks`, `guard`,
+`inspection`.
 """
 
 from __future__ import annotations

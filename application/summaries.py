@@ -59,8 +59,6 @@ class SummaryRequest:
     first_position: int
     generation: int
     session_model: str
-    mid_turn: bool
-    """Whether the cut falls inside a turn (the retained tail starts with an assistant)."""
     folding_strategy: CompactionStrategy
     include_thinking: bool
     instructions: str | None = None

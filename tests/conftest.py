@@ -77,4 +77,8 @@ def app(make_app: MakeApp) -> Sessions:
     return make_app()
 
 
-pytest_plugins = ["tests.support.fake_anthropic", "tests.support.postgres"]
+pytest_plugins = [
+    "tests.support.fake_anthropic",
+    "tests.support.postgres",
+    "tests.support.replays",
+]

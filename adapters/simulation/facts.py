@@ -30,7 +30,6 @@ import attrs
 from abridged.adapters.simulation.cache import block_text
 from abridged.domain.messages import Message, TextBlock, ToolResultBlock
 
-FACT_KINDS = ("paths", "commands", "errors", "requests")
 PATH_INPUTS = ("path", "file_path", "filepath", "filename", "file", "target_file", "notebook_path")
 SHELL_TOOL = re.compile(r"bash|shell|terminal|exec|run|cmd|command", re.IGNORECASE)
 ERROR_LINE = re.compile(

@@ -14,8 +14,8 @@ from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.read_model import CompactionsReadModel, read_model_url
 from abridged.adapters.report import report_html
 from abridged.application.auditing import audit_session
-from tests.e2e.test_audit_transcripts import replay
 from tests.e2e.test_replay_transcripts import COUNTER, transcripts
+from tests.support.replays import replay
 
 
 def main() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from uuid import UUID
 
@@ -13,39 +14,22 @@ from click.testing import CliRunner
 
 from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.cli import main
-from abridged.adapters.transcripts import load_transcript
 from abridged.application.auditing import audit_session
-from abridged.application.service import Sessions
 from abridged.domain.messages import Role
 from abridged.domain.session import Session
 from tests.e2e.test_replay_transcripts import COUNTER, WINDOWS, transcripts
-
-
-def replay(app: Sessions, path: Path, window: int) -> UUID:
-    transcript = load_transcript(path)
-    session_id = app.start_session(
-        model=transcript.model or "claude-sonnet-4-5",
-        context_window=window,
-        max_output_tokens=min(8192, window // 4),
-        system=transcript.system,
-        tools=transcript.tools,
-    )
-    for message in transcript.messages:
-        if message.role is Role.ASSISTANT:
-            app.prepare_request(session_id)
-            app.record_reply(session_id, message)
-        else:
-            app.append_message(session_id, message)
-    return session_id
+from tests.support.replays import Replayed, replay
 
 
 @pytest.mark.transcripts
 @pytest.mark.skipif(not transcripts(), reason="the shared transcripts folder is absent")
 @pytest.mark.parametrize("window", WINDOWS)
 @pytest.mark.parametrize("path", transcripts(), ids=lambda p: p.stem)
-def test_every_decision_of_a_default_replay_is_re_derived(path: Path, window: int) -> None:
-    app = bootstrap(counter=COUNTER)
-    session_id = replay(app, path, window)
+def test_every_decision_of_a_default_replay_is_re_derived(
+    path: Path, window: int, default_replays: Callable[[int], Replayed]
+) -> None:
+    replayed = default_replays(window)
+    app, session_id = replayed.app, replayed.session_ids[path.name]
     audited = audit_session(app, session_id)
     assert audited.mismatches == ()
     history = app.history(session_id)

@@ -7,48 +7,16 @@ beside it, and `import abridged` must give the documented API.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
-import sysconfig
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 import abridged
 
 ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS = ("domain", "application", "adapters")
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    # Built from a copy of the source: setuptools builds in the source tree's build/, which
-    # another build (a second test worker, an editable install) may be using at the time.
-    source = tmp_path_factory.mktemp("source")
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, source / name)
-    for name in ("abridged", *LAYERS):
-        shutil.copytree(
-            ROOT / name,
-            source / name,
-            symlinks=True,
-            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
-        )
-    out = tmp_path_factory.mktemp("wheel")
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(source)],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    (built,) = out.glob("abridged-*.whl")
-    return built
 
 
 def sources() -> Iterator[str]:
@@ -66,37 +34,8 @@ def test_the_wheel_holds_one_package_and_every_module(wheel: Path) -> None:
     assert not missing, f"modules left out of the wheel: {sorted(missing)}"
 
 
-def test_installed_beside_a_host_package_named_application(wheel: Path, tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
-    )
-    python = venv / "bin" / "python"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "--quiet",
-            "--no-deps",
-            str(wheel),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    # The dependencies come from the test's own environment, without its editable abridged:
-    # a plain path entry does not run the .pth files (the editable finder) found there.
-    target = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    Path(target, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+def test_installed_beside_a_host_package_named_application(installed: Path, tmp_path: Path) -> None:
+    python = installed / "python"
     host = tmp_path / "host"
     (host / "application").mkdir(parents=True)
     (host / "application" / "__init__.py").write_text('NAME = "the host app"\n')

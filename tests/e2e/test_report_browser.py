@@ -17,8 +17,8 @@ from abridged.adapters.report import CHART_ID
 from abridged.domain.messages import Role
 from abridged.domain.session import Session
 from abridged.domain.usage import Usage
-from tests.e2e.test_audit_transcripts import replay
 from tests.e2e.test_replay_transcripts import COUNTER, transcripts
+from tests.support.replays import replay
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [

@@ -31,7 +31,9 @@ def simulate(*args: str) -> dict[str, Any]:
     return document
 
 
-@pytest.fixture(scope="module")
+# Session scope: an xdist worker interleaves modules, and a module fixture is made again
+# each time the worker comes back to the module; these simulations take seconds.
+@pytest.fixture(scope="session")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     folder = tmp_path_factory.mktemp("sessions")
     return [
@@ -44,7 +46,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def at_16k(generated: list[Path]) -> dict[str, Any]:
     return simulate(*map(str, generated), "--window", "16000")
 

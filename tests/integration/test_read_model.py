@@ -23,13 +23,13 @@ from abridged.application.compactions import InvalidPageSizeError
 from abridged.application.service import Sessions
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
-from tests.e2e.test_audit_transcripts import replay
 from tests.e2e.test_replay_transcripts import COUNTER, WINDOWS, transcripts
 from tests.integration.test_stored_sessions import open_store
 from tests.support.builders import TOOLS, turn, words
 from tests.support.checks import feed
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 from tests.support.postgres import fresh_database
+from tests.support.replays import Replayed, replay
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_COUNTER = FakeTokenCounter()
@@ -132,10 +132,11 @@ def needs_transcripts(test: Callable[..., None]) -> Callable[..., None]:
 @needs_transcripts
 @pytest.mark.parametrize("window", WINDOWS)
 def test_rows_equal_the_compaction_events_of_every_replayed_transcript(
-    tmp_path: Path, window: int
+    tmp_path: Path, window: int, default_replays: Callable[[int], Replayed]
 ) -> None:
     # Events in memory (their store is tested below), the table in a SQLite file.
-    app, ids = filled_store(":memory:", transcripts(), window)
+    replayed = default_replays(window)
+    app, ids = replayed.app, list(replayed.session_ids.values())
     model = CompactionsReadModel(read_model_url(tmp_path / "read-model.sqlite3"))
 
     stored = model.update(app, page_size=7)

@@ -246,6 +246,42 @@ def test_the_opentelemetry_adapter_reports_through_the_sdk(make_app: MakeApp) ->
 
 
 def test_the_default_opentelemetry_meter_is_the_global_one() -> None:
-    metrics = OpenTelemetryMetrics()
-    metrics.add(MetricNames.COMPACTIONS, attributes={"trigger": "manual", "outcome": "completed"})
-    metrics.record(MetricNames.ESTIMATE_ERROR, 0.1)  # a no-op meter until the host sets one
+    # A fresh interpreter, since a process sets its global meter provider once: the adapter
+    # is made before the host configures the SDK, as a library made at import time would be,
+    # and what it reports still reaches the provider the host sets afterwards.
+    script = textwrap.dedent(
+        """
+        from opentelemetry import metrics as api
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        from abridged.adapters.opentelemetry import OpenTelemetryMetrics
+        from abridged.application.ports import MetricNames
+
+        adapter = OpenTelemetryMetrics()
+        reader = InMemoryMetricReader()
+        api.set_meter_provider(MeterProvider(metric_readers=[reader]))
+        adapter.add(MetricNames.COMPACTIONS, 2, {"trigger": "manual", "outcome": "completed"})
+        adapter.record(MetricNames.ESTIMATE_ERROR, 0.1)
+        for resource in reader.get_metrics_data().resource_metrics:
+            for scope in resource.scope_metrics:
+                for metric in scope.metrics:
+                    for point in metric.data.data_points:
+                        value = point.value if hasattr(point, "value") else point.sum
+                        print(scope.scope.name, metric.name, value)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.splitlines()) == sorted(
+        [
+            f"abridged {MetricNames.COMPACTIONS} 2",
+            f"abridged {MetricNames.ESTIMATE_ERROR} 0.1",
+        ]
+    )

@@ -1,0 +1,82 @@
+"""The built wheel and a virtual environment it is installed in, made once per test process:
+the packaging and documentation tests run against abridged as a user installs it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LAYERS = ("domain", "application", "adapters")
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Built from a copy of the source: setuptools builds in the source tree's build/, which
+    # another build (a second test worker, an editable install) may be using at the time.
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for name in ("abridged", *LAYERS):
+        shutil.copytree(
+            ROOT / name,
+            source / name,
+            symlinks=True,
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        )
+    out = tmp_path_factory.mktemp("wheel")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(source)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (built,) = out.glob("abridged-*.whl")
+    return built
+
+
+@pytest.fixture(scope="session")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A virtual environment with the wheel installed; returns its `bin` folder. Offline and
+    fast: the dependencies are the test run's own, without its editable abridged (a plain
+    path entry does not run the .pth files, the editable finder, found there)."""
+    venv = tmp_path_factory.mktemp("venv")
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
+    )
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-deps",
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    target = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    # Every site folder of this run: a virtual environment may reach its dependencies through
+    # a path entry of its own (a .pth line naming another environment's site-packages).
+    folders = [sysconfig.get_paths()["purelib"]]
+    folders += [p for p in sys.path if p.endswith("site-packages") and p not in folders]
+    Path(target, "dependencies.pth").write_text("".join(f"{f}\n" for f in folders))
+    return venv / "bin"
