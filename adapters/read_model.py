@@ -132,6 +132,16 @@ class CompactionsReadModel:
             connection.execute(compactions.delete())
             connection.execute(tracking.delete().where(tracking.c.name == PROJECTION))
 
+    def forget(self, session_id: Any) -> int:
+        """Deletes the rows of one session (an erased one: `Sessions.delete_session(...,
+        erase=True)` does it itself when this table is in the store's own database); returns
+        how many went."""
+        with self.engine.begin() as connection:
+            gone = connection.execute(
+                compactions.delete().where(compactions.c.session_id == str(session_id))
+            )
+        return int(gone.rowcount)
+
     def rebuild(self, app: Sessions, *, page_size: int = 100) -> int:
         """Drops every row and reads the whole log again; returns how many rows it stored."""
         self.clear()

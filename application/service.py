@@ -45,6 +45,7 @@ from abridged.application.management import (
     SessionPage,
     SessionStats,
     compaction_records,
+    derived_sessions,
     list_sessions,
     session_stats,
 )
@@ -58,6 +59,7 @@ from abridged.application.notices import (
 )
 from abridged.application.overflow import ErrorReader, overflow_figures
 from abridged.application.ports import (
+    ERASED_MARK,
     ChatModel,
     CompactionHooks,
     CompactionReport,
@@ -101,6 +103,7 @@ from abridged.domain.errors import (
     NothingToCompactError,
     RoleOrderError,
     SessionDeletedError,
+    SessionErasedError,
     SessionError,
     SessionExistsError,
     StoreError,
@@ -410,6 +413,7 @@ class Sessions(Application[UUID]):
             with _store_errors():
                 self.save(session)
         except IntegrityError as error:
+            _check_erased(self, session.id, error)
             raise SessionExistsError(
                 f"a session with id {session.id} exists already; nothing was saved"
             ) from error
@@ -762,21 +766,30 @@ class Sessions(Application[UUID]):
         return compaction_records(self.history(session_id))
 
     def delete_session(
-        self, session_id: UUID, reason: str = "deleted", *, erase: bool = False
-    ) -> None:
+        self,
+        session_id: UUID | str,
+        reason: str = "deleted",
+        *,
+        erase: bool = False,
+        cascade: bool = True,
+    ) -> tuple[UUID, ...]:
         """Deletes the session: a `Deleted` event is recorded, after which every command and
         `session()` raise `SessionDeletedError` and `list_sessions` skips it. Its events stay
-        in the store (`history` still reads them).
+        in the store (`history` still reads them). Returns the ids deleted.
 
         With `erase`, the session's stored events and snapshots are removed from the store
-        instead (SQLite and PostgreSQL; a session already deleted may be erased later), and
-        the session is unknown from then on; on a store that cannot erase, `SessionError`
-        and nothing changes. See docs/embedding.md, "Deleting"."""
+        instead (SQLite and PostgreSQL; a session already deleted may be erased later), under
+        the session's command and compaction locks, and the store refuses any later write of
+        it (`SessionErasedError` for a command that loaded it before). With `cascade` (the
+        default) the sessions `clear_session` / `resume_session` started from it, which hold
+        copies of its content, are erased too (`derived_sessions` lists them first). On a
+        store that cannot erase, `SessionError` and nothing changes. See docs/security.md,
+        "Erasure"."""
+        session_id = as_session_id(session_id)
         if not isinstance(reason, str) or not reason.strip():
             raise SessionError("a deletion needs a reason (a non-blank string)")
         if erase:
-            self._erase(session_id, reason)
-            return
+            return self._erase(session_id, reason, cascade=cascade)
 
         def command() -> None:
             session = self._load(session_id)
@@ -785,17 +798,30 @@ class Sessions(Application[UUID]):
 
         self._retrying(session_id, command)
         logger.info("session %s deleted: %s", session_id, reason)
+        return (session_id,)
 
-    def _erase(self, session_id: UUID, reason: str) -> None:
+    def derived_sessions(self, session_id: UUID | str) -> tuple[UUID, ...]:
+        """The sessions started from this one by `clear_session` / `resume_session`, and
+        from those in turn, oldest first: each holds a copy of some of its content."""
+        return derived_sessions(self, as_session_id(session_id))
+
+    def _erase(self, session_id: UUID, reason: str, *, cascade: bool) -> tuple[UUID, ...]:
         if self.erase_events is None:
             raise SessionError("this service cannot erase events: pass erase_events=")
         self.history(session_id)  # an unknown id is an error; a deleted session may be erased
         recorders: list[object] = [self.recorder]
         if self.snapshots is not None:
             recorders.append(self.snapshots.recorder)
-        rows = self.erase_events(recorders, session_id)
-        self.loader.evict(session_id)  # a cached copy would outlive its events
-        logger.info("session %s erased (%d stored rows): %s", session_id, rows, reason)
+        targets = (*(self.derived_sessions(session_id) if cascade else ()), session_id)
+        for target in targets:
+            # A compaction of it (this process's, or on PostgreSQL any process's) finishes
+            # first, and no command of this process is between its load and its save; a
+            # command that saves after this is refused by the store's tombstone.
+            with self.compaction_lock(target), self.command_locks.held(target):
+                rows = self.erase_events(recorders, target)
+                self.loader.evict(target)  # a cached copy would outlive its events
+            logger.info("session %s erased (%d stored rows): %s", target, rows, reason)
+        return targets
 
     def history(self, session_id: UUID | str) -> list[Aggregate.Event]:
         """Every event of the session, oldest first: the audit trail."""
@@ -1148,6 +1174,7 @@ class Sessions(Application[UUID]):
                 with self.command_locks.held(session_id):
                     return self.loader.run(command)
             except IntegrityError as error:
+                _check_erased(self, session_id, error)
                 if attempt == CONFLICT_RETRIES - 1:
                     raise ConcurrentWriteError(
                         f"the session kept changing under this command ({CONFLICT_RETRIES} "
@@ -1159,6 +1186,16 @@ class Sessions(Application[UUID]):
             except PersistenceError as error:
                 raise StoreError(f"the session store failed: {error}") from error
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _check_erased(app: Sessions, session_id: UUID, error: Exception) -> None:
+    """Raises `SessionErasedError` when the store refused a write because the session was
+    erased (its tombstone), instead of taking it for a concurrent write to retry."""
+    if ERASED_MARK in str(error) or ERASED_MARK in str(error.__cause__ or ""):
+        app.loader.evict(session_id)
+        raise SessionErasedError(
+            f"session {session_id} was erased while this command ran; nothing was saved"
+        ) from None
 
 
 @contextmanager

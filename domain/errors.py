@@ -107,6 +107,11 @@ class SessionDeletedError(UnknownSessionError):
     """The session was deleted: it takes no more commands (its audit trail may remain)."""
 
 
+class SessionErasedError(UnknownSessionError):
+    """The session was erased (`delete_session(..., erase=True)`): the store refuses any
+    later write of it, so a command that loaded it before the erase saved nothing."""
+
+
 class InvalidMetadataError(SessionError, ValueError):
     """Session metadata or tags are not short strings (see `abridged.domain.metadata`)."""
 
