@@ -133,27 +133,43 @@ def bootstrap_async(
     chat_model: AsyncChatModel | None = None,
     hooks: CompactionHooks | None = None,
     context_provider: ContextProvider | None = None,
+    metrics: Metrics | None = None,
     env: Mapping[str, str] | None = None,
     model_windows: Mapping[str, int] | None = None,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    summarizer_breaker: BreakerSettings | None = None,
 ) -> AsyncSessions:
     """`bootstrap` for asyncio hosts: a ready `AsyncSessions` (pass an
     `AsyncAnthropicChatModel` and, for model-written summaries, an `AsyncAnthropicSummarizer`
-    from `abridged.adapters.anthropic.async_clients`)."""
+    from `abridged.adapters.anthropic.async_clients`). It takes what `bootstrap` takes and
+    wires the same: `report_overflow` reads the Anthropic SDK's errors, and
+    `delete_session(..., erase=True)` erases on SQLite and PostgreSQL. Raises `StoreError`
+    when the store cannot be opened."""
+    from abridged.adapters.anthropic.errors import translate_error
+    from abridged.adapters.erasure import erase_stored_events
     from abridged.adapters.summarizers import ExtractiveSummarizer
     from abridged.adapters.token_counters import default_token_counter
 
     counter = counter or default_token_counter()
     settings = {**persistence_env(db), **(env or {})}
-    return AsyncSessions(
-        counter=counter,
-        summarizer=summarizer or ExtractiveSummarizer(counter),
-        chat_model=chat_model,
-        hooks=hooks,
-        context_provider=context_provider,
-        env=settings,
-        model_windows=model_windows,
-        locks=compaction_locks(settings),
-    )
+    try:
+        return AsyncSessions(
+            counter=counter,
+            summarizer=summarizer or ExtractiveSummarizer(counter),
+            chat_model=chat_model,
+            hooks=hooks,
+            context_provider=context_provider,
+            metrics=metrics,
+            read_provider_error=translate_error,
+            erase_events=erase_stored_events,
+            env=settings,
+            model_windows=model_windows,
+            locks=compaction_locks(settings),
+            max_message_bytes=max_message_bytes,
+            summarizer_breaker=summarizer_breaker,
+        )
+    except (PersistenceError, sqlite3.Error) as error:
+        raise StoreError(f"cannot open the session store {redacted(db)}: {error}") from error
 
 
 def compaction_locks(env: Mapping[str, str]) -> CompactionLocks | None:

@@ -92,6 +92,7 @@ from abridged.domain.degradation import (
     exchange_irreducible,
     message_cap,
     plan_degradations,
+    plan_reshowing,
 )
 from abridged.domain.errors import (
     ConcurrentWriteError,
@@ -496,7 +497,7 @@ class Sessions(Application[UUID]):
 
     def report_overflow(
         self,
-        session_id: UUID,
+        session_id: UUID | str,
         error_or_limit: Exception | int | None = None,
         *,
         tokens: int | None = None,
@@ -515,6 +516,7 @@ class Sessions(Application[UUID]):
         Raises `NotAnOverflowError` (nothing recorded) for an error that is not an overflow,
         and `ContextOverflowError` when even the smallest request cannot fit.
         """
+        session_id = as_session_id(session_id)
         tokens, maximum = overflow_figures(error_or_limit, tokens, self.read_provider_error)
         self.session(session_id)  # an unknown or deleted session records nothing
         self.metrics.add(MetricNames.OVERFLOWS, attributes={"source": "provider"})
@@ -522,7 +524,7 @@ class Sessions(Application[UUID]):
 
     def check_count(
         self,
-        session_id: UUID,
+        session_id: UUID | str,
         counted: int,
         *,
         on_notice: NoticeCallback | None = None,
@@ -536,6 +538,7 @@ class Sessions(Application[UUID]):
         estimate's small error decides whether the provider accepts the request."""
         if isinstance(counted, bool) or not isinstance(counted, int) or counted <= 0:
             raise NotAnOverflowError(f"a provider count is a positive number, got {counted!r}")
+        session_id = as_session_id(session_id)
         session = self.session(session_id)
         if counted <= session.limits.budget:
             return None
@@ -594,7 +597,7 @@ class Sessions(Application[UUID]):
         with self.compaction_lock(session_id):
             return self._retrying(session_id, lambda: self._manual(session_id, instructions))
 
-    def compact_soon(self, session_id: UUID) -> Future[CompactionReport | None]:
+    def compact_soon(self, session_id: UUID | str) -> Future[CompactionReport | None]:
         """Starts a compaction off the user's turn, on a worker thread, when the session is
         past its `background_threshold_ratio` (or its threshold) and not already compacting.
 
@@ -602,30 +605,34 @@ class Sessions(Application[UUID]):
         covers is unchanged (otherwise `CompactionDiscarded` says why); messages appended
         meanwhile stay in the tail. The future's result is the report, or `None` when no
         compaction was due."""
-        return self.background.schedule(session_id)
+        return self.background.schedule(as_session_id(session_id))
 
     reconfigure = lifecycle.reconfigure
 
-    def clear_session(self, session_id: UUID, *, instructions: str | None = None) -> UUID:
+    def clear_session(self, session_id: UUID | str, *, instructions: str | None = None) -> UUID:
         """Starts a fresh session that continues `session_id` (its parent) from the parent's
         summary, with the parent's model, prompt, tools and settings; returns its id.
 
         The parent is left as it is. Raises `CompactionFailedError` when the summary cannot
         be written (nothing is saved)."""
-        return lifecycle.continue_session(self, session_id, "clear", instructions=instructions)
+        return lifecycle.continue_session(
+            self, as_session_id(session_id), "clear", instructions=instructions
+        )
 
-    def resume_session(self, session_id: UUID, /, **changes: object) -> UUID:
+    def resume_session(self, session_id: UUID | str, /, **changes: object) -> UUID:
         """Starts a session that resumes `session_id`: the whole conversation, copied, when it
         fits below the new session's threshold, else the parent's summary; returns its id.
 
         `changes` are `start_session` keywords (`model`, `context_window`,
         `max_output_tokens`, `system`, `tools`, `settings`) that differ from the parent's."""
-        return lifecycle.continue_session(self, session_id, "resume", changes=changes)
+        return lifecycle.continue_session(
+            self, as_session_id(session_id), "resume", changes=changes
+        )
 
     @contextmanager
-    def compaction_lock(self, session_id: UUID) -> Iterator[None]:
+    def compaction_lock(self, session_id: UUID | str) -> Iterator[None]:
         """Holds the session's compaction lock: no other compaction of it runs meanwhile."""
-        held = self.locks.acquire(session_id)
+        held = self.locks.acquire(as_session_id(session_id))
         try:
             yield
         finally:
@@ -753,15 +760,17 @@ class Sessions(Application[UUID]):
         listed. Pass the page's `next_cursor` as `cursor` for the next page."""
         return list_sessions(self, metadata=metadata, tags=tags, limit=limit, cursor=cursor)
 
-    def stats(self, session_id: UUID) -> SessionStats:
+    def stats(self, session_id: UUID | str) -> SessionStats:
         """Totals of the session's history: messages, requests, provider usage (cache reads
         and writes included), compactions by trigger, and how far estimates were off."""
+        session_id = as_session_id(session_id)
         self.session(session_id)
         return session_stats(self.history(session_id))
 
-    def compactions(self, session_id: UUID) -> list[CompactionRecord]:
+    def compactions(self, session_id: UUID | str) -> list[CompactionRecord]:
         """Every compaction of the session, oldest first: when, why, what was summarized,
         tokens before and after, and the summary text."""
+        session_id = as_session_id(session_id)
         self.session(session_id)
         return compaction_records(self.history(session_id))
 
@@ -1055,6 +1064,11 @@ class Sessions(Application[UUID]):
         outputs whole), then, as the last resort, every output before the last exchange shown
         by name (`planner.plan_fit`). Raises `overflow`'s kind when even that does not fit;
         what was recorded is then not saved. Returns the decision and the outputs pruned."""
+        # Messages shown for a larger window (before a reconfigure, or before the provider's
+        # smaller one was learned) are reduced to the window's cap first.
+        if self._reshow_for_window(session, "the window is smaller than when it was shown"):
+            with suppress(ContextOverflowError):
+                return planner.decide(session, trigger, extra_tokens), 0
         pruned = self._prune(session, deferred, extra_tokens, emit)
         if deferred is not None:
             with suppress(ContextOverflowError):
@@ -1064,6 +1078,16 @@ class Sessions(Application[UUID]):
             raise overflow
         pruned += self._prune(session, fit, extra_tokens, emit)
         return planner.decide(session, trigger, extra_tokens), pruned
+
+    def _reshow_for_window(self, session: Session, reason: str) -> bool:
+        """Reduces the retained messages shown over the cap of the session's current window
+        (`degradation.plan_reshowing`); whether any was."""
+        cap = message_cap(
+            session.limits, session.system_tokens, session.tools_tokens, session.calibration
+        )
+        reshown = plan_reshowing(session.entries, cap, self.counter.count)
+        session.reshow(reshown, cap, reason)
+        return bool(reshown)
 
     def _prune(
         self,
@@ -1157,6 +1181,7 @@ class Sessions(Application[UUID]):
     ) -> CompactionReport | None:
         session = self._load(session_id)
         session.report_overflow(tokens, maximum)
+        self._reshow_for_window(session, "the provider enforces a smaller window")
         report = None
         decision = planner.decide(session, "overflow", self._extra(session_id)[1])
         if decision is not None:
