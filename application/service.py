@@ -114,6 +114,7 @@ from abridged.domain.events import held_ledgers
 from abridged.domain.inputs import (
     DEFAULT_MAX_MESSAGE_BYTES,
     check_message_size,
+    check_token_count,
     check_tool_definitions,
     encoded_size,
 )
@@ -461,6 +462,8 @@ class Sessions(Application[UUID]):
         if parsed.role is not Role.ASSISTANT:
             raise RoleOrderError("a model reply is an assistant message")
         counted = as_usage(usage) if usage is not None else reply_usage(message)
+        if request_estimate is not None:
+            check_token_count(request_estimate, "request_estimate", zero=False)
         return self._append(
             as_session_id(session_id),
             parsed,

@@ -143,6 +143,11 @@ class InvalidToolDefinitionError(SessionError, ValueError):
     """A tool definition the Messages API would refuse: a bad `name` or `input_schema`."""
 
 
+class InvalidUsageError(SessionError, ValueError):
+    """Token counts a caller reported (a reply's usage, a request's estimate) that cannot be
+    true: negative, not whole numbers, or beyond any model's window. Nothing is recorded."""
+
+
 class InvalidArgumentError(SessionError, TypeError):
     """An argument of the wrong type (a string where a number is expected, ...)."""
 
