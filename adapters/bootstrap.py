@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,7 +33,9 @@ def persistence_env(db: str | Path | None) -> dict[str, str]:
     """The eventsourcing persistence settings for a store location.
 
     `None` or ":memory:" keeps events in memory; `postgresql://user:password@host:port/db`
-    (optionally `?schema=name`) uses PostgreSQL; anything else is a SQLite file path (whose
+    (optionally `?schema=name`) uses PostgreSQL, where what the URL leaves out (host, port,
+    user, password) comes from libpq's own defaults: `PGHOST`, `PGPORT`, `PGUSER`,
+    `PGPASSWORD`, the `~/.pgpass` file; anything else is a SQLite file path (whose
     commits' durability `ABRIDGED_SQLITE_SYNCHRONOUS` sets: `abridged.adapters.sqlite_store`).
     Raises `ValueError` for a PostgreSQL URL without a database name, `FileNotFoundError`
     when a SQLite file's folder does not exist.
@@ -54,7 +57,7 @@ def _postgres_env(url: str) -> dict[str, str]:
     parts = urlsplit(url)
     dbname = unquote(parts.path.lstrip("/"))
     if not dbname:
-        raise ValueError(f"the PostgreSQL URL names no database: {url!r}")
+        raise ValueError(f"the PostgreSQL URL names no database: {redacted(url)!r}")
     env = {
         # eventsourcing's PostgreSQL module, with timeouts and safe table creation.
         "PERSISTENCE_MODULE": "abridged.adapters.stores",
@@ -63,8 +66,9 @@ def _postgres_env(url: str) -> dict[str, str]:
         # pipelined insert of about 8 MB or more never returns (pipeline.sync() deadlocks).
         "POSTGRES_ENABLE_DB_FUNCTIONS": "y",
         "POSTGRES_DBNAME": dbname,
-        "POSTGRES_HOST": parts.hostname or "localhost",
-        "POSTGRES_PORT": str(parts.port or 5432),
+        # Empty: libpq's defaults apply (abridged.adapters.stores drops empty values).
+        "POSTGRES_HOST": parts.hostname or "",
+        "POSTGRES_PORT": str(parts.port or ""),
         "POSTGRES_USER": unquote(parts.username or ""),
         "POSTGRES_PASSWORD": unquote(parts.password or ""),
     }
@@ -184,9 +188,14 @@ def compaction_locks(env: Mapping[str, str]) -> CompactionLocks | None:
 
 def redacted(db: str | Path | None) -> str:
     """A store location fit for a message: a PostgreSQL URL without its password."""
-    location = str(db if db is not None else MEMORY)
-    parts = urlsplit(location)
-    if parts.scheme.startswith("postgres") and parts.password:
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-        return parts._replace(netloc=netloc).geturl()
-    return location
+    return redact_passwords(str(db if db is not None else MEMORY))
+
+
+_URL_PASSWORD = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s/@:]*:)[^\s/@]*@")
+_CONNINFO_PASSWORD = re.compile(r"(?i)(\bpassword\s*=\s*)('[^']*'|\S+)")
+
+
+def redact_passwords(text: str) -> str:
+    """`text` with the password of every URL (`scheme://user:password@…`) and libpq
+    `password=…` in it replaced by `***`: for messages and logs."""
+    return _CONNINFO_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", text))

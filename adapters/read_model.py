@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, quote
 import attrs
 import sqlalchemy as sa
 
+from abridged.adapters.bootstrap import redact_passwords
 from abridged.application.compactions import CompactionRow, compaction_pages
 from abridged.application.service import Sessions
 from abridged.domain.errors import SessionError
@@ -92,7 +93,9 @@ class CompactionsReadModel:
             self.engine = sa.create_engine(url)
             metadata.create_all(self.engine)
         except (sa.exc.SQLAlchemyError, ImportError) as error:
-            raise ReadModelError(f"cannot open the read model at {url}: {error}") from None
+            raise ReadModelError(
+                redact_passwords(f"cannot open the read model at {url}: {error}")
+            ) from None
 
     def close(self) -> None:
         self.engine.dispose()

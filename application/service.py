@@ -32,7 +32,7 @@ from eventsourcing.application import (
     project_aggregate,
 )
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError, JSONTranscoder, PersistenceError
+from eventsourcing.persistence import IntegrityError, JSONTranscoder, Mapper, PersistenceError
 
 from abridged.application import lifecycle
 from abridged.application.compactor import Compactor
@@ -83,7 +83,7 @@ from abridged.application.snapshots import (
     snapshot_due,
 )
 from abridged.application.summaries import SummaryWriter
-from abridged.application.topics import register_legacy_topics
+from abridged.application.topics import TrustedTopicsMapper, register_legacy_topics
 from abridged.application.transcodings import register_transcodings
 from abridged.domain import planner
 from abridged.domain.context import Context, SummaryChunk, build_context
@@ -278,6 +278,13 @@ class Sessions(Application[UUID]):
         super().register_transcodings(transcoder)
         register_transcodings(transcoder)
         register_snapshot_transcodings(transcoder)
+
+    def construct_mapper(self) -> Mapper[UUID]:
+        # Only abridged's own event classes: a store's topics decide which modules resolving
+        # them imports (`abridged.application.topics.TrustedTopicsMapper`).
+        mapper = super().construct_mapper()
+        mapper.__class__ = TrustedTopicsMapper
+        return mapper
 
     def construct_repository(self) -> Repository[UUID]:
         # eventsourcing's repository, configured from the environment as usual, reading the

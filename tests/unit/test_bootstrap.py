@@ -78,7 +78,8 @@ def test_a_postgresql_url() -> None:
         "POSTGRES_PASSWORD": "p@ss",
         "POSTGRES_SCHEMA": "agents",
     }
-    assert persistence_env("postgres://localhost/x")["POSTGRES_PORT"] == "5432"
+    # Left out of the URL: libpq's default applies (PGPORT, else 5432).
+    assert persistence_env("postgres://localhost/x")["POSTGRES_PORT"] == ""
 
 
 def test_a_postgresql_url_without_a_database_is_a_clear_error() -> None:
