@@ -43,7 +43,12 @@ def trusted_topic(topic: str) -> bool:
     """Whether a stored event's topic names one of abridged's own classes (or an earlier name
     of one): the only topics a store is allowed to make this process resolve."""
     module = topic.partition(":")[0]
-    return topic in LIBRARY_TOPICS or module == PACKAGE or module.startswith(PACKAGE + ".") or module in LEGACY_MODULES
+    return (
+        topic in LIBRARY_TOPICS
+        or module == PACKAGE
+        or module.startswith(PACKAGE + ".")
+        or module in LEGACY_MODULES
+    )
 
 
 class TrustedTopicsMapper(Mapper[Any]):

@@ -72,7 +72,8 @@ def test_json_output_escapes_what_a_terminal_acts_on_and_keeps_the_text(tmp_path
     code, output = invoke("history", str(session_id), "--db", str(db), "--json")
 
     assert code == 0, output
-    assert "\x1b" not in output and "\x9b" not in output
+    assert "\x1b" not in output
+    assert "\x9b" not in output
     texts = [json.loads(line) for line in output.splitlines()]
     assert texts[0]["metadata"] == {"title": f"report{CLEAR}"}  # the same text, decoded
     assert texts[0]["tags"] == [f"web{CSI_C1}"]
@@ -114,7 +115,8 @@ def test_replay_and_demo_print_the_store_without_its_password(postgres_server: s
     code, output = invoke("demo", "--db", url, "--window", "16000")
     json_code, json_output = invoke("demo", "--db", url, "--window", "16000", "--json")
 
-    assert code == 0 and json_code == 0, output + json_output
+    assert code == 0, output
+    assert json_code == 0, json_output
     assert PASSWORD not in output + json_output
     assert "abridged:***@" in output
 
