@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 from collections.abc import Mapping
@@ -53,6 +54,12 @@ def persistence_env(db: str | Path | None) -> dict[str, str]:
     return {"PERSISTENCE_MODULE": "abridged.adapters.sqlite_store", "SQLITE_DBNAME": str(path)}
 
 
+DEFAULT_POOL_SIZE = "1"
+"""Connections each process keeps open to PostgreSQL (`POSTGRES_POOL_SIZE`)."""
+DEFAULT_MAX_OVERFLOW = "9"
+"""Connections a process may open beyond them while it is busy (`POSTGRES_MAX_OVERFLOW`)."""
+
+
 def _postgres_env(url: str) -> dict[str, str]:
     parts = urlsplit(url)
     dbname = unquote(parts.path.lstrip("/"))
@@ -71,6 +78,10 @@ def _postgres_env(url: str) -> dict[str, str]:
         "POSTGRES_PORT": str(parts.port or ""),
         "POSTGRES_USER": unquote(parts.username or ""),
         "POSTGRES_PASSWORD": unquote(parts.password or ""),
+        # Few connections per process, so that many processes share one server: see
+        # docs/security.md, "Connections" (the environment's values win).
+        "POSTGRES_POOL_SIZE": os.environ.get("POSTGRES_POOL_SIZE") or DEFAULT_POOL_SIZE,
+        "POSTGRES_MAX_OVERFLOW": os.environ.get("POSTGRES_MAX_OVERFLOW") or DEFAULT_MAX_OVERFLOW,
     }
     schema = parse_qs(parts.query).get("schema")
     if schema:

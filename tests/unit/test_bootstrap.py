@@ -76,6 +76,8 @@ def test_a_postgresql_url() -> None:
         "POSTGRES_PORT": "6543",
         "POSTGRES_USER": "es",
         "POSTGRES_PASSWORD": "p@ss",
+        "POSTGRES_POOL_SIZE": "1",
+        "POSTGRES_MAX_OVERFLOW": "9",
         "POSTGRES_SCHEMA": "agents",
     }
     # Left out of the URL: libpq's default applies (PGPORT, else 5432).
