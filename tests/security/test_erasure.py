@@ -246,3 +246,20 @@ def test_the_compactions_read_model_rows_go_with_the_session(tmp_path: Path) -> 
     app.delete_session(session_id, "user request", erase=True)
 
     assert model.rows(session_id) == []
+
+
+def test_an_encrypted_store_holds_no_clear_text_and_erases_alike(tmp_path: Path) -> None:
+    pytest.importorskip("Crypto", reason="encryption at rest needs abridged[encryption]")
+    from eventsourcing.cipher import AESCipher
+
+    path = tmp_path / "sessions.sqlite3"
+    env = {"CIPHER_TOPIC": "eventsourcing.cipher:AESCipher", "CIPHER_KEY": AESCipher.create_key(32)}
+    app = bootstrap(path, counter=FakeTokenCounter(), env=env)
+    session_id = secret_session(app, turns=30)  # past a snapshot
+    app.close()
+    assert SECRET.encode() not in path.read_bytes() + _wal(path)
+
+    again = bootstrap(path, counter=FakeTokenCounter(), env=env)
+    assert again.session(session_id).message_count == 60
+    assert again.delete_session(session_id, "user request", erase=True) == (session_id,)
+    assert stored_rows(str(path), session_id) == 0
