@@ -14,6 +14,7 @@ import sqlite3
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 from uuid import UUID
 
 import pytest
@@ -157,10 +158,11 @@ def test_a_store_that_cannot_be_opened_is_not_called_something_else(
     db, session_id = hostile_store(tmp_path)
     connect = sqlite3.connect
 
-    def full_disk(database: str, *args: object, **kwargs: object) -> sqlite3.Connection:
+    def full_disk(database: str, *args: Any, **kwargs: Any) -> sqlite3.Connection:
         if "mode=ro" in str(database):
             raise sqlite3.OperationalError("unable to open database file")
-        return connect(database, *args, **kwargs)  # type: ignore[arg-type]
+        opened: sqlite3.Connection = connect(database, *args, **kwargs)
+        return opened
 
     monkeypatch.setattr(sqlite3, "connect", full_disk)
     code, output = invoke("history", str(session_id), "--db", str(db))

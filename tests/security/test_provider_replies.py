@@ -32,7 +32,7 @@ def sse(*events: dict[str, Any]) -> api.Response:
     return api.malformed(raw, "text/event-stream; charset=utf-8")
 
 
-START = {
+START: dict[str, Any] = {
     "type": "message_start",
     "message": {
         "id": "msg_1",
@@ -45,7 +45,7 @@ START = {
         "usage": {"input_tokens": 10, "output_tokens": 1},
     },
 }
-END = [
+END: list[dict[str, Any]] = [
     {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 5}},
     {"type": "message_stop"},
 ]
