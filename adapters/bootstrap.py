@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
@@ -35,7 +37,9 @@ def persistence_env(db: str | Path | None) -> dict[str, str]:
     """The eventsourcing persistence settings for a store location.
 
     `None` or ":memory:" keeps events in memory; `postgresql://user:password@host:port/db`
-    (optionally `?schema=name`) uses PostgreSQL; anything else is a SQLite file path (whose
+    (optionally `?schema=name`) uses PostgreSQL, where what the URL leaves out (host, port,
+    user, password) comes from libpq's own defaults: `PGHOST`, `PGPORT`, `PGUSER`,
+    `PGPASSWORD`, the `~/.pgpass` file; anything else is a SQLite file path (whose
     commits' durability `ABRIDGED_SQLITE_SYNCHRONOUS` sets: `abridged.adapters.sqlite_store`).
     Raises `ValueError` for a PostgreSQL URL without a database name, `FileNotFoundError`
     when a SQLite file's folder does not exist.
@@ -53,11 +57,17 @@ def persistence_env(db: str | Path | None) -> dict[str, str]:
     return {"PERSISTENCE_MODULE": "abridged.adapters.sqlite_store", "SQLITE_DBNAME": str(path)}
 
 
+DEFAULT_POOL_SIZE = "1"
+"""Connections each process keeps open to PostgreSQL (`POSTGRES_POOL_SIZE`)."""
+DEFAULT_MAX_OVERFLOW = "9"
+"""Connections a process may open beyond them while it is busy (`POSTGRES_MAX_OVERFLOW`)."""
+
+
 def _postgres_env(url: str) -> dict[str, str]:
     parts = urlsplit(url)
     dbname = unquote(parts.path.lstrip("/"))
     if not dbname:
-        raise ValueError(f"the PostgreSQL URL names no database: {url!r}")
+        raise ValueError(f"the PostgreSQL URL names no database: {redacted(url)!r}")
     env = {
         # eventsourcing's PostgreSQL module, with timeouts and safe table creation.
         "PERSISTENCE_MODULE": "abridged.adapters.stores",
@@ -66,10 +76,15 @@ def _postgres_env(url: str) -> dict[str, str]:
         # pipelined insert of about 8 MB or more never returns (pipeline.sync() deadlocks).
         "POSTGRES_ENABLE_DB_FUNCTIONS": "y",
         "POSTGRES_DBNAME": dbname,
-        "POSTGRES_HOST": parts.hostname or "localhost",
-        "POSTGRES_PORT": str(parts.port or 5432),
+        # Empty: libpq's defaults apply (abridged.adapters.stores drops empty values).
+        "POSTGRES_HOST": parts.hostname or "",
+        "POSTGRES_PORT": str(parts.port or ""),
         "POSTGRES_USER": unquote(parts.username or ""),
         "POSTGRES_PASSWORD": unquote(parts.password or ""),
+        # Few connections per process, so that many processes share one server: see
+        # docs/security.md, "Connections" (the environment's values win).
+        "POSTGRES_POOL_SIZE": os.environ.get("POSTGRES_POOL_SIZE") or DEFAULT_POOL_SIZE,
+        "POSTGRES_MAX_OVERFLOW": os.environ.get("POSTGRES_MAX_OVERFLOW") or DEFAULT_MAX_OVERFLOW,
     }
     schema = parse_qs(parts.query).get("schema")
     if schema:
@@ -143,31 +158,47 @@ def bootstrap_async(
     chat_model: AsyncChatModel | None = None,
     hooks: CompactionHooks | None = None,
     context_provider: ContextProvider | None = None,
+    metrics: Metrics | None = None,
     env: Mapping[str, str] | None = None,
     model_windows: Mapping[str, int] | None = None,
     model_capabilities: Mapping[str, ModelCapabilities | Mapping[str, Any]] | None = None,
     redactor: Redactor | None = None,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    summarizer_breaker: BreakerSettings | None = None,
 ) -> AsyncSessions:
     """`bootstrap` for asyncio hosts: a ready `AsyncSessions` (pass an
     `AsyncAnthropicChatModel` and, for model-written summaries, an `AsyncAnthropicSummarizer`
-    from `abridged.adapters.anthropic.async_clients`)."""
+    from `abridged.adapters.anthropic.async_clients`). It takes what `bootstrap` takes and
+    wires the same: `report_overflow` reads the Anthropic SDK's errors, and
+    `delete_session(..., erase=True)` erases on SQLite and PostgreSQL. Raises `StoreError`
+    when the store cannot be opened."""
+    from abridged.adapters.anthropic.errors import translate_error
+    from abridged.adapters.erasure import erase_stored_events
     from abridged.adapters.summarizers import ExtractiveSummarizer
     from abridged.adapters.token_counters import default_token_counter
 
     counter = counter or default_token_counter()
     settings = {**persistence_env(db), **(env or {})}
-    return AsyncSessions(
-        counter=counter,
-        summarizer=summarizer or ExtractiveSummarizer(counter),
-        chat_model=chat_model,
-        hooks=hooks,
-        context_provider=context_provider,
-        env=settings,
-        model_windows=model_windows,
-        model_capabilities=model_capabilities,
-        locks=compaction_locks(settings),
-        redactor=redactor,
-    )
+    try:
+        return AsyncSessions(
+            counter=counter,
+            summarizer=summarizer or ExtractiveSummarizer(counter),
+            chat_model=chat_model,
+            hooks=hooks,
+            context_provider=context_provider,
+            metrics=metrics,
+            read_provider_error=translate_error,
+            erase_events=erase_stored_events,
+            env=settings,
+            model_windows=model_windows,
+            model_capabilities=model_capabilities,
+            locks=compaction_locks(settings),
+            redactor=redactor,
+            max_message_bytes=max_message_bytes,
+            summarizer_breaker=summarizer_breaker,
+        )
+    except (PersistenceError, sqlite3.Error) as error:
+        raise StoreError(f"cannot open the session store {redacted(db)}: {error}") from error
 
 
 def compaction_locks(env: Mapping[str, str]) -> CompactionLocks | None:
@@ -182,9 +213,14 @@ def compaction_locks(env: Mapping[str, str]) -> CompactionLocks | None:
 
 def redacted(db: str | Path | None) -> str:
     """A store location fit for a message: a PostgreSQL URL without its password."""
-    location = str(db if db is not None else MEMORY)
-    parts = urlsplit(location)
-    if parts.scheme.startswith("postgres") and parts.password:
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-        return parts._replace(netloc=netloc).geturl()
-    return location
+    return redact_passwords(str(db if db is not None else MEMORY))
+
+
+_URL_PASSWORD = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s/@:]*:)[^\s/@]*@")
+_CONNINFO_PASSWORD = re.compile(r"(?i)(\bpassword\s*=\s*)('[^']*'|\S+)")
+
+
+def redact_passwords(text: str) -> str:
+    """`text` with the password of every URL (`scheme://user:password@…`) and libpq
+    `password=…` in it replaced by `***`: for messages and logs."""
+    return _CONNINFO_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", text))

@@ -53,13 +53,15 @@ class AdvisoryLocks:
     settings of `abridged.adapters.bootstrap.persistence_env`)."""
 
     def __init__(self, env: Mapping[str, str]) -> None:
-        self._conninfo = make_conninfo(
-            dbname=env["POSTGRES_DBNAME"],
-            host=env.get("POSTGRES_HOST", "localhost"),
-            port=env.get("POSTGRES_PORT", "5432"),
-            user=env.get("POSTGRES_USER", ""),
-            password=env.get("POSTGRES_PASSWORD", ""),
-        )
+        given = {
+            "dbname": env["POSTGRES_DBNAME"],
+            "host": env.get("POSTGRES_HOST", ""),
+            "port": env.get("POSTGRES_PORT", ""),
+            "user": env.get("POSTGRES_USER", ""),
+            "password": env.get("POSTGRES_PASSWORD", ""),
+        }
+        # What is not given is left to libpq's defaults (PGHOST, ..., ~/.pgpass).
+        self._conninfo = make_conninfo(**{key: value for key, value in given.items() if value})
         self._local = ProcessLocks()
 
     def acquire(self, session_id: UUID) -> HeldLock:

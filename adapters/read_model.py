@@ -19,6 +19,7 @@ from urllib.parse import parse_qs, quote
 import attrs
 import sqlalchemy as sa
 
+from abridged.adapters.bootstrap import redact_passwords
 from abridged.application.compactions import CompactionRow, compaction_pages
 from abridged.application.service import Sessions
 from abridged.domain.errors import SessionError
@@ -90,7 +91,9 @@ class CompactionsReadModel:
             self.engine = sa.create_engine(url)
             metadata.create_all(self.engine)
         except (sa.exc.SQLAlchemyError, ImportError) as error:
-            raise ReadModelError(f"cannot open the read model at {url}: {error}") from None
+            raise ReadModelError(
+                redact_passwords(f"cannot open the read model at {url}: {error}")
+            ) from None
 
     def close(self) -> None:
         self.engine.dispose()
@@ -129,6 +132,16 @@ class CompactionsReadModel:
         with self.engine.begin() as connection:
             connection.execute(compactions.delete())
             connection.execute(tracking.delete().where(tracking.c.name == PROJECTION))
+
+    def forget(self, session_id: Any) -> int:
+        """Deletes the rows of one session (an erased one: `Sessions.delete_session(...,
+        erase=True)` does it itself when this table is in the store's own database); returns
+        how many went."""
+        with self.engine.begin() as connection:
+            gone = connection.execute(
+                compactions.delete().where(compactions.c.session_id == str(session_id))
+            )
+        return int(gone.rowcount)
 
     def rebuild(self, app: Sessions, *, page_size: int = 100) -> int:
         """Drops every row and reads the whole log again; returns how many rows it stored."""

@@ -8,7 +8,10 @@ inlined, so the page needs no network to open.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,6 +42,32 @@ details pre { white-space: pre-wrap; background: #f6f6f8; padding: 8px; max-heig
 """
 
 
+CHART_CONFIG: dict[str, Any] = {
+    "responsive": True,
+    # No button or link that sends the chart (a session's figures) to a cloud service.
+    "displaylogo": False,
+    "showSendToCloud": False,
+    "modeBarButtonsToRemove": ["sendDataToCloud", "editInChartStudio"],
+}
+
+_SCRIPT = re.compile(r"<script[^>]*>(.*?)</script>", re.DOTALL)
+
+
+def content_policy(chart: str) -> str:
+    """The page's Content-Security-Policy: its own inline scripts only (by their hashes: text
+    from a session that got through as markup would not run), inline styles and data: images,
+    and no connection, form or base anywhere."""
+    hashes = " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'"
+        for body in _SCRIPT.findall(chart)
+    )
+    return (
+        f"default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; "
+        "img-src data:; font-src data:; connect-src 'none'; form-action 'none'; "
+        "base-uri 'none'"
+    )
+
+
 def report_html(
     audit: SessionAudit, *, title: str | None = None, redactor: Redactor | None = None
 ) -> str:
@@ -47,7 +76,7 @@ def report_html(
     audit = _redacted(audit, redactor if redactor is not None else DefaultRedactor())
     title = title or f"abridged session {audit.session_id}"
     chart = _figure(audit.requests).to_html(
-        full_html=False, include_plotlyjs=True, div_id=CHART_ID, config={"responsive": True}
+        full_html=False, include_plotlyjs=True, div_id=CHART_ID, config=CHART_CONFIG
     )
     verdict = (
         f'<p class="ok">Every recorded decision matches its re-derivation '
@@ -58,7 +87,9 @@ def report_html(
     )
     return (
         "<!DOCTYPE html>\n"
-        f'<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f'<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{content_policy(chart)}">'
+        f"<title>{html.escape(title)}</title>"
         f"<style>{_STYLE}</style></head><body>"
         f"<h1>{html.escape(title)}</h1>"
         f"<p>Model {html.escape(audit.model)}; {audit.events} events; "

@@ -12,11 +12,17 @@ eventsourcing keeps a SQLite file in WAL mode and leaves SQLite's default
 - `full`: a commit returns once the log is on the disk; it also survives a power failure, for
   one fsync per write.
 
+Every connection also runs with `secure_delete` on (deleted content is overwritten, not only
+unlinked: what an erase removes leaves no bytes behind, whatever the SQLite build's default),
+and a new store file is created readable by its owner only (0600; SQLite gives its `-wal`
+and `-shm` files the same permissions).
+
 `abridged.adapters.bootstrap.persistence_env` selects this module for SQLite files.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 # The module, not its classes: eventsourcing looks for exactly one factory class in this one.
@@ -38,12 +44,29 @@ class Factory(sqlite.SQLiteFactory):
         if mode not in MODES:
             raise OSError(f"{SYNCHRONOUS} must be one of {', '.join(MODES)}, got {mode!r}")
         self.synchronous = mode
+        _create_private(self.datastore.pool.db_name)
         pool = self.datastore.pool
         create = pool._create_connection
 
         def create_connection() -> sqlite.SQLiteConnection:
             connection = create()
             connection._sqlite_conn.execute(f"PRAGMA synchronous={mode.upper()}")
+            connection._sqlite_conn.execute("PRAGMA secure_delete=ON")
             return connection
 
         pool._create_connection = create_connection  # type: ignore[method-assign]
+
+
+def _create_private(db_name: str) -> None:
+    """Creates the store's file, empty and 0600, when it does not exist yet (SQLite would
+    create it with the process's umask, usually 0644)."""
+    if not db_name or ":memory:" in db_name or "mode=memory" in db_name:
+        return
+    path = db_name.removeprefix("file:").split("?", 1)[0]
+    try:
+        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        return
+    except OSError:
+        return  # SQLite's own open reports the problem, in its words
+    os.close(descriptor)

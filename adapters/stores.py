@@ -44,6 +44,13 @@ class Factory(postgres.PostgresFactory):
             raise OSError(f"{STATEMENT_TIMEOUT} must be a number of seconds, got {raw!r}") from None
         kwargs = self.datastore.pool.kwargs
         assert isinstance(kwargs, dict)
+        # What the URL left out is left to libpq (PGHOST, PGPORT, PGUSER, PGPASSWORD,
+        # ~/.pgpass); eventsourcing would pass "" (or port 5432), which overrides them.
+        for key in ("host", "user", "password"):
+            if kwargs.get(key) == "":
+                del kwargs[key]
+        if not (self.env.get(self.POSTGRES_PORT) or "").strip():
+            kwargs.pop("port", None)
         kwargs["options"] = f"-c statement_timeout={max(0, round(seconds * 1000))}"
         connect = self.env.get(self.POSTGRES_CONNECT_TIMEOUT)
         if connect:
@@ -69,17 +76,13 @@ class Factory(postgres.PostgresFactory):
     @contextmanager
     def _creating_tables(self, table: str) -> Iterator[None]:
         if not super().env_create_table():
+            # Nothing to create, but one connection now: the pool would retry a refused
+            # one (a wrong password, an unknown user) in the background until its timeout,
+            # and report a timeout instead of the server's reason.
+            self._connect().close()
             yield
             return
-        import psycopg
-
-        kwargs = dict(self.datastore.pool.kwargs)  # type: ignore[arg-type]
-        kwargs.pop("row_factory", None)
-        kwargs.setdefault("connect_timeout", 5)
-        try:
-            connection = psycopg.connect(**kwargs, autocommit=True)
-        except psycopg.OperationalError as error:
-            raise OperationalError(str(error)) from error
+        connection = self._connect()
         with connection:
             if _ready(connection, self.datastore.schema, table):
                 # The common case, many processes starting on an existing store: nothing to
@@ -98,6 +101,18 @@ class Factory(postgres.PostgresFactory):
                 yield
             finally:
                 connection.execute("SELECT pg_advisory_unlock(%s)", (CREATE_TABLES_LOCK,))
+
+    def _connect(self) -> Any:
+        """A direct connection with the pool's settings; the server's refusal as it said it."""
+        import psycopg
+
+        kwargs = dict(self.datastore.pool.kwargs)  # type: ignore[arg-type]
+        kwargs.pop("row_factory", None)
+        kwargs.setdefault("connect_timeout", 5)
+        try:
+            return psycopg.connect(**kwargs, autocommit=True)
+        except psycopg.OperationalError as error:
+            raise OperationalError(str(error)) from error
 
 
 CREATE_TABLES_WAIT = 120

@@ -38,13 +38,19 @@ from uuid import UUID
 
 from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
 from abridged.application.chain import correlation
+from abridged.application.guard import BreakerSettings
 from abridged.application.locks import CompactionLocks
+from abridged.application.notices import NoticeCallback
+from abridged.application.overflow import ErrorReader
 from abridged.application.ports import (
     CompactionHooks,
     CompactionReport,
     ContextProvider,
+    EventEraser,
+    Metrics,
     ModelReply,
     PromptTooLongError,
+    ProviderError,
     Redactor,
     RequestOptions,
     Summarizer,
@@ -53,10 +59,16 @@ from abridged.application.ports import (
     TokenCounter,
     with_earlier,
 )
-from abridged.application.service import PreparedRequest, Sessions, still_too_long
+from abridged.application.service import (
+    PreparedRequest,
+    Sessions,
+    as_session_id,
+    still_too_long,
+)
 from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.context import Context
-from abridged.domain.errors import SessionError
+from abridged.domain.errors import InvalidMessageError, SessionError
+from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES
 from abridged.domain.messages import JSON, Message
 
 __all__ = ["AsyncSessions"]
@@ -189,6 +201,9 @@ class AsyncSessions:
         chat_model: AsyncChatModel | None = None,
         hooks: CompactionHooks | None = None,
         context_provider: ContextProvider | None = None,
+        metrics: Metrics | None = None,
+        read_provider_error: ErrorReader | None = None,
+        erase_events: EventEraser | None = None,
         env: Mapping[str, str] | None = None,
         model_windows: Mapping[str, int] | None = None,
         locks: CompactionLocks | None = None,
@@ -196,6 +211,8 @@ class AsyncSessions:
         max_workers: int = MAX_WORKERS,
         model_capabilities: Mapping[str, ModelCapabilities | Mapping[str, Any]] | None = None,
         redactor: Redactor | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        summarizer_breaker: BreakerSettings | None = None,
     ) -> None:
         if max_workers < 1:
             raise ValueError(f"max_workers must be at least 1, got {max_workers}")
@@ -214,12 +231,17 @@ class AsyncSessions:
             ),
             hooks=hooks,
             context_provider=context_provider,
+            metrics=metrics,
+            read_provider_error=read_provider_error,
+            erase_events=erase_events,
             env=env,
             model_windows=model_windows,
             model_capabilities=model_capabilities,
             locks=locks,
             background=False,  # this service starts them as tasks
             redactor=redactor,
+            max_message_bytes=max_message_bytes,
+            summarizer_breaker=summarizer_breaker,
         )
         """The synchronous service underneath (its commands block: call them from threads)."""
         self.background = background
@@ -263,9 +285,10 @@ class AsyncSessions:
     compact = _awaited(Sessions.compact)
     request_compaction = _awaited(Sessions.request_compaction)
 
-    def compact_soon(self, session_id: UUID) -> asyncio.Task[CompactionReport | None]:
+    def compact_soon(self, session_id: UUID | str) -> asyncio.Task[CompactionReport | None]:
         """Starts a compaction off the user's turn as a task of the running loop (see
         `Sessions.compact_soon`); while one runs for the session, returns that task."""
+        session_id = as_session_id(session_id)
         running = self._tasks.get(session_id)
         if running is not None and not running.done():
             return running
@@ -296,7 +319,7 @@ class AsyncSessions:
 
     async def complete(
         self,
-        session_id: UUID,
+        session_id: UUID | str,
         *,
         thinking: Mapping[str, JSON] | None = None,
         tool_choice: Mapping[str, JSON] | None = None,
@@ -304,8 +327,10 @@ class AsyncSessions:
         metadata: Mapping[str, JSON] | None = None,
         stop_sequences: Sequence[str] = (),
         on_text: TextCallback | None = None,
+        on_notice: NoticeCallback | None = None,
     ) -> ModelReply:
-        """`Sessions.complete`, with the chat model's requests awaited on the loop."""
+        """`Sessions.complete`, with the chat model's requests awaited on the loop (`on_notice`
+        is called from a worker thread)."""
         if self.chat_model is None:
             raise SessionError("this service has no chat model: pass chat_model= to AsyncSessions")
         chat = self.chat_model
@@ -316,12 +341,22 @@ class AsyncSessions:
             metadata=metadata,
             stop_sequences=stop_sequences,
         )
-        prepared = await self.prepare_request(session_id)
+        session_id = as_session_id(session_id)
+        prepared = await self.prepare_request(session_id, on_notice=on_notice)
         options.check_for(prepared.max_tokens)
         if prepared.needs_count:
-            counted = await chat.count_tokens(prepared.context, model=prepared.model)
-            recounted = await self._run(self.sync.check_count, session_id, counted)
-            prepared = recounted or prepared
+            try:
+                counted = await chat.count_tokens(prepared.context, model=prepared.model)
+            except PromptTooLongError:
+                raise
+            except ProviderError as error:
+                # As `Sessions.complete`: counting is a precaution, its outage blocks nothing.
+                logger.warning("count_tokens failed; sending as estimated: %s", error)
+            else:
+                recounted = await self._run(
+                    self.sync.check_count, session_id, counted, on_notice=on_notice
+                )
+                prepared = recounted or prepared
 
         async def send(prepared: PreparedRequest) -> ModelReply:
             return await chat.send(
@@ -335,14 +370,24 @@ class AsyncSessions:
         try:
             reply = await send(prepared)
         except PromptTooLongError as error:
-            prepared = await self._run(self.sync.report_overflow, session_id, error)
+            prepared = await self._run(
+                self.sync.report_overflow, session_id, error, on_notice=on_notice
+            )
             try:
                 reply = await send(prepared)
             except PromptTooLongError as again:
                 raise still_too_long(again, prepared) from again
-        await self.record_reply(
-            session_id, reply.message, reply.usage, request_estimate=prepared.context.raw_estimate
-        )
+        try:
+            await self.record_reply(
+                session_id,
+                reply.message,
+                reply.usage,
+                request_estimate=prepared.context.raw_estimate,
+            )
+        except InvalidMessageError as error:
+            failure = ProviderError(f"the model's reply cannot join the session: {error}")
+            failure.reply = reply  # type: ignore[attr-defined]  # paid for: the caller keeps it
+            raise failure from error
         return reply
 
     def correlation(self, correlation_id: str | None) -> AbstractContextManager[None]:
@@ -357,6 +402,7 @@ class AsyncSessions:
     stats = _awaited(Sessions.stats)
     compactions = _awaited(Sessions.compactions)
     delete_session = _awaited(Sessions.delete_session)
+    derived_sessions = _awaited(Sessions.derived_sessions)
     history = _awaited(Sessions.history)
 
     async def aclose(self) -> None:

@@ -191,6 +191,15 @@ def _(event: Session.ModelChanged) -> Facts:
 
 
 @facts.register
+def _(event: Session.MessagesReshown) -> Facts:
+    return {
+        "cap": event.cap,
+        "positions": [m.position for m in event.messages],
+        "reason": event.reason,
+    }
+
+
+@facts.register
 def _(event: Session.SettingsChanged) -> Facts:
     return {"settings": event.settings_fingerprint}
 

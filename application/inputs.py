@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from abridged.domain.errors import MalformedBlockError
+from abridged.domain.errors import MalformedBlockError, UnencodableContentError
+from abridged.domain.inputs import MAX_JSON_DEPTH, check_token_count
 from abridged.domain.messages import JSON, Message
 from abridged.domain.usage import Usage, with_reply_report
+from abridged.domain.validation import check_cache_control
 
 USAGE_FIELDS = (
     "input_tokens",
@@ -22,19 +24,30 @@ USAGE_FIELDS = (
 )
 
 
-def plain(value: Any) -> JSON:
-    """`value` as JSON values: SDK models (at any depth) by their API form, the rest as is."""
+PLAIN_DEPTH = MAX_JSON_DEPTH + 8
+"""How deep `plain` reads: a tool input's limit plus the levels of a message around it."""
+
+
+def plain(value: Any, _depth: int = 0) -> JSON:
+    """`value` as JSON values: SDK models (at any depth) by their API form, the rest as is.
+    Raises `UnencodableContentError` past `PLAIN_DEPTH` levels (not a `RecursionError`)."""
+    if _depth > PLAIN_DEPTH:
+        raise UnencodableContentError(
+            f"the input is nested more than {PLAIN_DEPTH} levels deep; a tool input may nest "
+            f"at most {MAX_JSON_DEPTH}"
+        )
+    deeper = _depth + 1
     if isinstance(value, Mapping):
-        return {key: plain(item) for key, item in value.items()}
+        return {key: plain(item, deeper) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [plain(item) for item in value]
+        return [plain(item, deeper) for item in value]
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
         # The SDK's own serializer: the fields the API sent, by their API names.
-        return plain(to_dict())
+        return plain(to_dict(), deeper)
     model_dump = getattr(value, "model_dump", None)
     if callable(model_dump):
-        return plain(model_dump(mode="json", exclude_none=True))
+        return plain(model_dump(mode="json", exclude_none=True), deeper)
     return value
 
 
@@ -48,14 +61,29 @@ def as_message(message: Message | Mapping[str, JSON] | Any) -> Message:
         raise MalformedBlockError(
             f"a message must be an object or an SDK message, got {type(message).__name__}"
         )
+    _check_cache_controls(wire.get("content"))
     return Message.from_wire(wire)
+
+
+def _check_cache_controls(content: JSON) -> None:
+    """Every block's `cache_control` is one the API accepts (see `check_cache_control`),
+    also on the blocks whose own is not kept: a bogus one is a caller's mistake to hear of."""
+    if not isinstance(content, list):
+        return
+    for index, block in enumerate(content):
+        if isinstance(block, Mapping):
+            check_cache_control(block, f"block {index}")
+            _check_cache_controls(block.get("content"))
 
 
 def as_usage(usage: Usage | Mapping[str, JSON] | Any | None) -> Usage | None:
     """Provider usage from a `Usage`, the API's `usage` JSON or the SDK's `Usage` object.
-    Missing or null counts are 0; unknown fields are ignored."""
-    if usage is None or isinstance(usage, Usage):
+    Missing or null counts are 0; unknown fields are ignored. Raises `InvalidUsageError`
+    for a count below 0 or over `MAX_TOKEN_COUNT`."""
+    if usage is None:
         return usage
+    if isinstance(usage, Usage):
+        return checked_usage(usage)
     values = plain(usage)
     if not isinstance(values, Mapping):
         raise MalformedBlockError(f"usage must be an object, got {type(usage).__name__}")
@@ -65,7 +93,15 @@ def as_usage(usage: Usage | Mapping[str, JSON] | Any | None) -> Usage | None:
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise MalformedBlockError(f"usage {name} must be a whole number, got {value!r}")
         counts[name] = value or 0
-    return Usage(**counts)
+    return checked_usage(Usage(**counts))
+
+
+def checked_usage(usage: Usage) -> Usage:
+    """`usage` when every count is a whole number from 0 to `MAX_TOKEN_COUNT`; else
+    `InvalidUsageError` (a count that feeds every later estimate must be plausible)."""
+    for name in USAGE_FIELDS:
+        check_token_count(getattr(usage, name), f"usage {name}")
+    return usage
 
 
 def reply_usage(message: Any) -> Usage | None:

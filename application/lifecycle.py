@@ -45,7 +45,7 @@ START_KEYWORDS = frozenset(
 
 def reconfigure(
     app: Sessions,
-    session_id: UUID,
+    session_id: UUID | str,
     *,
     system: str | None = None,
     tools: Sequence[Mapping[str, JSON]] | None = None,
@@ -61,6 +61,9 @@ def reconfigure(
     Raises `InvalidSettingsError` for inconsistent limits or a system prompt and tools
     too large for the budget, `InvalidMessageError` for removing every tool while tool
     calls are in the context; nothing is recorded then."""
+    from abridged.application.service import as_session_id
+
+    session_id = as_session_id(session_id)
     counted_system = (
         (system, system_tokens(system, app.counter.count)) if system is not None else None
     )

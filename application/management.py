@@ -33,6 +33,7 @@ __all__ = [
     "SessionPage",
     "SessionStats",
     "compaction_records",
+    "derived_sessions",
     "list_sessions",
     "session_stats",
 ]
@@ -196,6 +197,25 @@ def list_sessions(
     page = found[:limit]
     next_cursor = str(page[-1][0]) if len(found) > limit else None
     return SessionPage(tuple(_info(app, event) for _, event in page), next_cursor)
+
+
+def derived_sessions(app: Application[UUID], session_id: UUID) -> tuple[UUID, ...]:
+    """The sessions started from `session_id` (their `Started` names it as parent), and from
+    those in turn, in the order they were started. See `Sessions.derived_sessions`."""
+    children: dict[UUID, list[UUID]] = {}
+    for notification in _notifications(app, _topics(Session.Started)):
+        event = app.mapper.to_domain_event(notification)
+        parent = getattr(event, "parent_id", None)
+        if parent is not None:
+            children.setdefault(parent, []).append(event.originator_id)
+    found: list[UUID] = []
+    waiting = [session_id]
+    while waiting:
+        for child in children.get(waiting.pop(0), ()):
+            if child not in found and child != session_id:
+                found.append(child)
+                waiting.append(child)
+    return tuple(found)
 
 
 def _info(app: Application[UUID], started: Any) -> SessionInfo:

@@ -345,7 +345,13 @@ class NoMetrics:
 EventEraser = Callable[[Sequence[object], UUID], int]
 """Deletes every stored event and snapshot of a session from the given recorders (the
 application's event and snapshot recorders) and returns how many rows went; raises a
-`SessionError` when the store cannot (`abridged.adapters.erasure.erase_stored_events`)."""
+`SessionError` when the store cannot (`abridged.adapters.erasure.erase_stored_events`).
+
+An eraser also leaves a tombstone: from then on the store refuses a row of that session with
+an error whose message holds `ERASED_MARK`."""
+
+ERASED_MARK = "abridged: this session was erased"
+"""What the store's refusal of a write to an erased session says."""
 
 
 class Redactor(Protocol):

@@ -54,6 +54,7 @@ from abridged.application.management import (
     SessionPage,
     SessionStats,
     compaction_records,
+    derived_sessions,
     list_sessions,
     session_stats,
 )
@@ -67,6 +68,7 @@ from abridged.application.notices import (
 )
 from abridged.application.overflow import ErrorReader, overflow_figures
 from abridged.application.ports import (
+    ERASED_MARK,
     ChatModel,
     CompactionHooks,
     CompactionReport,
@@ -92,7 +94,7 @@ from abridged.application.snapshots import (
     snapshot_due,
 )
 from abridged.application.summaries import SummaryWriter
-from abridged.application.topics import register_legacy_topics
+from abridged.application.topics import TrustedTopicsMapper, register_legacy_topics
 from abridged.application.transcodings import register_transcodings
 from abridged.domain import planner
 from abridged.domain.capabilities import (
@@ -111,6 +113,7 @@ from abridged.domain.degradation import (
     exchange_irreducible,
     message_cap,
     plan_degradations,
+    plan_reshowing,
 )
 from abridged.domain.errors import (
     ConcurrentWriteError,
@@ -122,6 +125,7 @@ from abridged.domain.errors import (
     NothingToCompactError,
     RoleOrderError,
     SessionDeletedError,
+    SessionErasedError,
     SessionError,
     SessionExistsError,
     StoreError,
@@ -131,6 +135,7 @@ from abridged.domain.events import held_ledgers
 from abridged.domain.inputs import (
     DEFAULT_MAX_MESSAGE_BYTES,
     check_message_size,
+    check_token_count,
     check_tool_definitions,
     encoded_size,
 )
@@ -211,6 +216,11 @@ class PreparedRequest:
         """Whether the estimate is close enough to the budget that the provider should count
         the request before it is sent (see `Sessions.check_count`)."""
         return self.context.estimate >= COUNT_TOKENS_SHARE * self.context.budget
+
+
+class SessionMapper(TrustedTopicsMapper, ChainingMapper):
+    """The store's mapper: only abridged's own event classes are resolved, and each stored
+    event chains a hash to its session's previous one."""
 
 
 class Sessions(Application[UUID]):
@@ -313,9 +323,11 @@ class Sessions(Application[UUID]):
 
     def construct_mapper(self) -> Mapper[UUID]:
         # Each stored event carries a hash chained to its session's previous event, and the
-        # host's correlation id (`abridged.application.chain`).
+        # host's correlation id (`abridged.application.chain`); only abridged's own event
+        # classes are resolved, since a store's topics decide which modules resolving them
+        # imports (`abridged.application.topics.TrustedTopicsMapper`).
         mapper = self.factory.mapper(
-            transcoder=self.construct_transcoder(), mapper_class=ChainingMapper
+            transcoder=self.construct_transcoder(), mapper_class=SessionMapper
         )
         cast(ChainingMapper, mapper).previous = self._stored_hash
         return mapper
@@ -478,6 +490,7 @@ class Sessions(Application[UUID]):
             with _store_errors():
                 self.save(session)
         except IntegrityError as error:
+            _check_erased(self, session.id, error)
             raise SessionExistsError(
                 f"a session with id {session.id} exists already; nothing was saved"
             ) from error
@@ -524,6 +537,8 @@ class Sessions(Application[UUID]):
         if parsed.role is not Role.ASSISTANT:
             raise RoleOrderError("a model reply is an assistant message")
         counted = as_usage(usage) if usage is not None else reply_usage(message)
+        if request_estimate is not None:
+            check_token_count(request_estimate, "request_estimate", zero=False)
         return self._append(
             as_session_id(session_id),
             parsed,
@@ -560,7 +575,7 @@ class Sessions(Application[UUID]):
 
     def report_overflow(
         self,
-        session_id: UUID,
+        session_id: UUID | str,
         error_or_limit: Exception | int | None = None,
         *,
         tokens: int | None = None,
@@ -579,6 +594,7 @@ class Sessions(Application[UUID]):
         Raises `NotAnOverflowError` (nothing recorded) for an error that is not an overflow,
         and `ContextOverflowError` when even the smallest request cannot fit.
         """
+        session_id = as_session_id(session_id)
         tokens, maximum = overflow_figures(error_or_limit, tokens, self.read_provider_error)
         self.session(session_id)  # an unknown or deleted session records nothing
         self.metrics.add(MetricNames.OVERFLOWS, attributes={"source": "provider"})
@@ -586,7 +602,7 @@ class Sessions(Application[UUID]):
 
     def check_count(
         self,
-        session_id: UUID,
+        session_id: UUID | str,
         counted: int,
         *,
         on_notice: NoticeCallback | None = None,
@@ -600,6 +616,7 @@ class Sessions(Application[UUID]):
         estimate's small error decides whether the provider accepts the request."""
         if isinstance(counted, bool) or not isinstance(counted, int) or counted <= 0:
             raise NotAnOverflowError(f"a provider count is a positive number, got {counted!r}")
+        session_id = as_session_id(session_id)
         session = self.session(session_id)
         if counted <= session.limits.budget:
             return None
@@ -658,7 +675,7 @@ class Sessions(Application[UUID]):
         with self.compaction_lock(session_id):
             return self._retrying(session_id, lambda: self._manual(session_id, instructions))
 
-    def compact_soon(self, session_id: UUID) -> Future[CompactionReport | None]:
+    def compact_soon(self, session_id: UUID | str) -> Future[CompactionReport | None]:
         """Starts a compaction off the user's turn, on a worker thread, when the session is
         past its `background_threshold_ratio` (or its threshold) and not already compacting.
 
@@ -666,30 +683,34 @@ class Sessions(Application[UUID]):
         covers is unchanged (otherwise `CompactionDiscarded` says why); messages appended
         meanwhile stay in the tail. The future's result is the report, or `None` when no
         compaction was due."""
-        return self.background.schedule(session_id)
+        return self.background.schedule(as_session_id(session_id))
 
     reconfigure = lifecycle.reconfigure
 
-    def clear_session(self, session_id: UUID, *, instructions: str | None = None) -> UUID:
+    def clear_session(self, session_id: UUID | str, *, instructions: str | None = None) -> UUID:
         """Starts a fresh session that continues `session_id` (its parent) from the parent's
         summary, with the parent's model, prompt, tools and settings; returns its id.
 
         The parent is left as it is. Raises `CompactionFailedError` when the summary cannot
         be written (nothing is saved)."""
-        return lifecycle.continue_session(self, session_id, "clear", instructions=instructions)
+        return lifecycle.continue_session(
+            self, as_session_id(session_id), "clear", instructions=instructions
+        )
 
-    def resume_session(self, session_id: UUID, /, **changes: object) -> UUID:
+    def resume_session(self, session_id: UUID | str, /, **changes: object) -> UUID:
         """Starts a session that resumes `session_id`: the whole conversation, copied, when it
         fits below the new session's threshold, else the parent's summary; returns its id.
 
         `changes` are `start_session` keywords (`model`, `context_window`,
         `max_output_tokens`, `system`, `tools`, `settings`) that differ from the parent's."""
-        return lifecycle.continue_session(self, session_id, "resume", changes=changes)
+        return lifecycle.continue_session(
+            self, as_session_id(session_id), "resume", changes=changes
+        )
 
     @contextmanager
-    def compaction_lock(self, session_id: UUID) -> Iterator[None]:
+    def compaction_lock(self, session_id: UUID | str) -> Iterator[None]:
         """Holds the session's compaction lock: no other compaction of it runs meanwhile."""
-        held = self.locks.acquire(session_id)
+        held = self.locks.acquire(as_session_id(session_id))
         try:
             yield
         finally:
@@ -817,34 +838,45 @@ class Sessions(Application[UUID]):
         listed. Pass the page's `next_cursor` as `cursor` for the next page."""
         return list_sessions(self, metadata=metadata, tags=tags, limit=limit, cursor=cursor)
 
-    def stats(self, session_id: UUID) -> SessionStats:
+    def stats(self, session_id: UUID | str) -> SessionStats:
         """Totals of the session's history: messages, requests, provider usage (cache reads
         and writes included), compactions by trigger, and how far estimates were off."""
+        session_id = as_session_id(session_id)
         self.session(session_id)
         return session_stats(self.history(session_id))
 
-    def compactions(self, session_id: UUID) -> list[CompactionRecord]:
+    def compactions(self, session_id: UUID | str) -> list[CompactionRecord]:
         """Every compaction of the session, oldest first: when, why, what was summarized,
         tokens before and after, and the summary text."""
+        session_id = as_session_id(session_id)
         self.session(session_id)
         return compaction_records(self.history(session_id))
 
     def delete_session(
-        self, session_id: UUID, reason: str = "deleted", *, erase: bool = False
-    ) -> None:
+        self,
+        session_id: UUID | str,
+        reason: str = "deleted",
+        *,
+        erase: bool = False,
+        cascade: bool = True,
+    ) -> tuple[UUID, ...]:
         """Deletes the session: a `Deleted` event is recorded, after which every command and
         `session()` raise `SessionDeletedError` and `list_sessions` skips it. Its events stay
-        in the store (`history` still reads them).
+        in the store (`history` still reads them). Returns the ids deleted.
 
         With `erase`, the session's stored events and snapshots are removed from the store
-        instead (SQLite and PostgreSQL; a session already deleted may be erased later), and
-        the session is unknown from then on; on a store that cannot erase, `SessionError`
-        and nothing changes. See docs/embedding.md, "Deleting"."""
+        instead (SQLite and PostgreSQL; a session already deleted may be erased later), under
+        the session's command and compaction locks, and the store refuses any later write of
+        it (`SessionErasedError` for a command that loaded it before). With `cascade` (the
+        default) the sessions `clear_session` / `resume_session` started from it, which hold
+        copies of its content, are erased too (`derived_sessions` lists them first). On a
+        store that cannot erase, `SessionError` and nothing changes. See docs/security.md,
+        "Erasure"."""
+        session_id = as_session_id(session_id)
         if not isinstance(reason, str) or not reason.strip():
             raise SessionError("a deletion needs a reason (a non-blank string)")
         if erase:
-            self._erase(session_id, reason)
-            return
+            return self._erase(session_id, reason, cascade=cascade)
 
         def command() -> None:
             session = self._load(session_id)
@@ -853,17 +885,30 @@ class Sessions(Application[UUID]):
 
         self._retrying(session_id, command)
         logger.info("session %s deleted: %s", session_id, reason)
+        return (session_id,)
 
-    def _erase(self, session_id: UUID, reason: str) -> None:
+    def derived_sessions(self, session_id: UUID | str) -> tuple[UUID, ...]:
+        """The sessions started from this one by `clear_session` / `resume_session`, and
+        from those in turn, oldest first: each holds a copy of some of its content."""
+        return derived_sessions(self, as_session_id(session_id))
+
+    def _erase(self, session_id: UUID, reason: str, *, cascade: bool) -> tuple[UUID, ...]:
         if self.erase_events is None:
             raise SessionError("this service cannot erase events: pass erase_events=")
         self.history(session_id)  # an unknown id is an error; a deleted session may be erased
         recorders: list[object] = [self.recorder]
         if self.snapshots is not None:
             recorders.append(self.snapshots.recorder)
-        rows = self.erase_events(recorders, session_id)
-        self.loader.evict(session_id)  # a cached copy would outlive its events
-        logger.info("session %s erased (%d stored rows): %s", session_id, rows, reason)
+        targets = (*(self.derived_sessions(session_id) if cascade else ()), session_id)
+        for target in targets:
+            # A compaction of it (this process's, or on PostgreSQL any process's) finishes
+            # first, and no command of this process is between its load and its save; a
+            # command that saves after this is refused by the store's tombstone.
+            with self.compaction_lock(target), self.command_locks.held(target):
+                rows = self.erase_events(recorders, target)
+                self.loader.evict(target)  # a cached copy would outlive its events
+            logger.info("session %s erased (%d stored rows): %s", target, rows, reason)
+        return targets
 
     def history(self, session_id: UUID | str) -> list[Aggregate.Event]:
         """Every event of the session, oldest first: the audit trail."""
@@ -1118,6 +1163,11 @@ class Sessions(Application[UUID]):
         outputs whole), then, as the last resort, every output before the last exchange shown
         by name (`planner.plan_fit`). Raises `overflow`'s kind when even that does not fit;
         what was recorded is then not saved. Returns the decision and the outputs pruned."""
+        # Messages shown for a larger window (before a reconfigure, or before the provider's
+        # smaller one was learned) are reduced to the window's cap first.
+        if self._reshow_for_window(session, "the window is smaller than when it was shown"):
+            with suppress(ContextOverflowError):
+                return planner.decide(session, trigger, extra_tokens), 0
         pruned = self._prune(session, deferred, extra_tokens, emit)
         if deferred is not None:
             with suppress(ContextOverflowError):
@@ -1127,6 +1177,16 @@ class Sessions(Application[UUID]):
             raise overflow
         pruned += self._prune(session, fit, extra_tokens, emit)
         return planner.decide(session, trigger, extra_tokens), pruned
+
+    def _reshow_for_window(self, session: Session, reason: str) -> bool:
+        """Reduces the retained messages shown over the cap of the session's current window
+        (`degradation.plan_reshowing`); whether any was."""
+        cap = message_cap(
+            session.limits, session.system_tokens, session.tools_tokens, session.calibration
+        )
+        reshown = plan_reshowing(session.entries, cap, self.counter.count)
+        session.reshow(reshown, cap, reason)
+        return bool(reshown)
 
     def _prune(
         self,
@@ -1220,6 +1280,7 @@ class Sessions(Application[UUID]):
     ) -> CompactionReport | None:
         session = self._load(session_id)
         session.report_overflow(tokens, maximum)
+        self._reshow_for_window(session, "the provider enforces a smaller window")
         report = None
         decision = planner.decide(session, "overflow", self._extra(session)[1])
         if decision is not None:
@@ -1237,6 +1298,7 @@ class Sessions(Application[UUID]):
                 with self.command_locks.held(session_id):
                     return self.loader.run(command)
             except IntegrityError as error:
+                _check_erased(self, session_id, error)
                 if attempt == CONFLICT_RETRIES - 1:
                     raise ConcurrentWriteError(
                         f"the session kept changing under this command ({CONFLICT_RETRIES} "
@@ -1248,6 +1310,16 @@ class Sessions(Application[UUID]):
             except PersistenceError as error:
                 raise StoreError(f"the session store failed: {error}") from error
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _check_erased(app: Sessions, session_id: UUID, error: Exception) -> None:
+    """Raises `SessionErasedError` when the store refused a write because the session was
+    erased (its tombstone), instead of taking it for a concurrent write to retry."""
+    if ERASED_MARK in str(error) or ERASED_MARK in str(error.__cause__ or ""):
+        app.loader.evict(session_id)
+        raise SessionErasedError(
+            f"session {session_id} was erased while this command ran; nothing was saved"
+        ) from None
 
 
 @contextmanager

@@ -7,9 +7,13 @@ resolve to today's classes, so old stores load and continue unchanged.
 
 from __future__ import annotations
 
+from typing import Any
+
 from eventsourcing.domain import Aggregate
+from eventsourcing.persistence import Mapper, StoredEvent
 from eventsourcing.utils import register_topic
 
+from abridged.domain.errors import StoreError
 from abridged.domain.session import Session
 
 LEGACY_MODULES = ("domain.session",)
@@ -28,3 +32,34 @@ def register_legacy_topics() -> None:
     for module in LEGACY_MODULES:
         for cls in classes:
             register_topic(f"{module}:{cls.__qualname__}", cls)
+
+
+PACKAGE = "abridged"
+LIBRARY_TOPICS = frozenset({"eventsourcing.domain:Snapshot"})
+"""eventsourcing's own snapshot class, which stores made before abridged's snapshots hold."""
+
+
+def trusted_topic(topic: str) -> bool:
+    """Whether a stored event's topic names one of abridged's own classes (or an earlier name
+    of one): the only topics a store is allowed to make this process resolve."""
+    module = topic.partition(":")[0]
+    return (
+        topic in LIBRARY_TOPICS
+        or module == PACKAGE
+        or module.startswith(PACKAGE + ".")
+        or module in LEGACY_MODULES
+    )
+
+
+class TrustedTopicsMapper(Mapper[Any]):
+    """eventsourcing's mapper, resolving only `trusted_topic`s: resolving a topic imports the
+    module it names, so a store from elsewhere (a copied file, a shared database) could
+    otherwise make the process import, and run, any installed module."""
+
+    def to_domain_event(self, stored_event: StoredEvent) -> Any:
+        if not trusted_topic(stored_event.topic):
+            raise StoreError(
+                f"the store holds an event of type {stored_event.topic!r:.120}, which is not "
+                "abridged's; it was not loaded (is this store written by another application?)"
+            )
+        return super().to_domain_event(stored_event)

@@ -14,6 +14,7 @@ import attrs
 from eventsourcing.persistence import JSONTranscoder, Transcoding
 
 from abridged.domain.context import Entry, SummaryChunk
+from abridged.domain.degradation import ReshownMessage
 from abridged.domain.ledger import LedgerEntry
 from abridged.domain.messages import Message
 from abridged.domain.planner import Decision
@@ -70,6 +71,7 @@ def register_transcodings(transcoder: JSONTranscoder) -> None:
     transcoder.register(AttrsTranscoding(Replacement, "replacement"))
     transcoder.register(AttrsTranscoding(PrunedOutput, "pruned_output"))
     transcoder.register(AttrsTranscoding(DowngradedThinking, "downgraded_thinking"))
+    transcoder.register(AttrsTranscoding(ReshownMessage, "reshown_message"))
     transcoder.register(
         AttrsTranscoding(Entry, "entry", tuples=("block_tokens", "truncations", "replacements"))
     )

@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import attrs
 
 from abridged.domain.errors import ContextTooSmallError
 from abridged.domain.messages import (
@@ -41,6 +44,23 @@ MIN_BLOCK_TOKENS = 48
 SAFETY = 0.9
 """The share of the (calibrated) budget the cap plans with, for estimates that drift."""
 _REDUCIBLE_WIRE = frozenset({"document", "search_result"}) | SERVER_TOOL_RESULT_TYPES
+
+
+class ShownEntry(Protocol):
+    """A retained message as the view shows it (`abridged.domain.context.Entry`)."""
+
+    @property
+    def position(self) -> int: ...
+    @property
+    def message(self) -> Message: ...
+    @property
+    def block_tokens(self) -> tuple[int, ...]: ...
+    @property
+    def truncations(self) -> tuple[Truncation, ...]: ...
+    @property
+    def replacements(self) -> tuple[object, ...]: ...
+    @property
+    def shown_tokens(self) -> int: ...
 
 
 def reducible(block: Block) -> bool:
@@ -217,3 +237,31 @@ def exchange_irreducible(
     if message.role is Role.USER and message.tool_results and previous is not None:
         return own + irreducible_tokens(previous, previous_counts)
     return own
+
+
+@attrs.frozen
+class ReshownMessage:
+    """A retained message shown reduced again, for a smaller window: all its truncations
+    and its blocks' shown counts."""
+
+    position: int
+    truncations: tuple[Truncation, ...]
+    block_tokens: tuple[int, ...]
+
+
+def plan_reshowing(
+    entries: Sequence[ShownEntry], cap: int, count: CountText
+) -> tuple[ReshownMessage, ...]:
+    """The retained messages shown in more than `cap` tokens, each reduced to fit it: after
+    the window shrank (the provider enforces a smaller one, or a reconfigure), a message
+    degraded for the old window would leave every request too long."""
+    reshown: list[ReshownMessage] = []
+    for entry in entries:
+        if entry.shown_tokens <= cap or entry.replacements:
+            continue  # a pruned or downgraded message is shown by its replacements
+        truncations, counts = plan_degradations(
+            entry.message, cap, count, entry.block_tokens, entry.truncations
+        )
+        if sum(counts) < sum(entry.block_tokens):
+            reshown.append(ReshownMessage(entry.position, truncations, counts))
+    return tuple(reshown)

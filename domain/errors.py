@@ -118,6 +118,11 @@ class SessionDeletedError(UnknownSessionError):
     """The session was deleted: it takes no more commands (its audit trail may remain)."""
 
 
+class SessionErasedError(UnknownSessionError):
+    """The session was erased (`delete_session(..., erase=True)`): the store refuses any
+    later write of it, so a command that loaded it before the erase saved nothing."""
+
+
 class InvalidMetadataError(SessionError, ValueError):
     """Session metadata or tags are not short strings (see `abridged.domain.metadata`)."""
 
@@ -147,6 +152,11 @@ class UnencodableContentError(MalformedBlockError):
 
 class InvalidToolDefinitionError(SessionError, ValueError):
     """A tool definition the Messages API would refuse: a bad `name` or `input_schema`."""
+
+
+class InvalidUsageError(SessionError, ValueError):
+    """Token counts a caller reported (a reply's usage, a request's estimate) that cannot be
+    true: negative, not whole numbers, or beyond any model's window. Nothing is recorded."""
 
 
 class InvalidArgumentError(SessionError, TypeError):

@@ -19,6 +19,7 @@ from eventsourcing.domain import Aggregate
 
 from abridged.domain.capabilities import capabilities_for
 from abridged.domain.context import Entry, SummaryChunk
+from abridged.domain.degradation import ReshownMessage
 from abridged.domain.indexes import (
     recompute,
 )
@@ -456,6 +457,18 @@ class CompactionRequested(Aggregate.Event):
     """Compaction was asked for mid-turn; it runs when the turn has ended."""
 
     reason: str
+
+
+class MessagesReshown(Aggregate.Event):
+    """The window shrank (a smaller one the provider enforces, or a reconfigure): retained
+    messages shown larger than one message may now be shown are reduced again, to `cap`."""
+
+    messages: tuple[ReshownMessage, ...]
+    cap: int
+    reason: str
+
+    def apply(self, session: Session) -> None:
+        session.reshow_entries(self.messages)
 
 
 class OverflowReported(Aggregate.Event):

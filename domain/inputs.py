@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from abridged.domain.errors import (
     InvalidMessageError,
     InvalidToolDefinitionError,
+    InvalidUsageError,
     MessageTooLargeError,
     UnencodableContentError,
 )
@@ -25,8 +26,14 @@ DEFAULT_MAX_MESSAGE_BYTES = 6_000_000
 takes at most 32 MB per request and 5 MB per image; a single message larger than this is
 almost always a runaway tool output, and one of 8 MB stalls some PostgreSQL set-ups."""
 
-MAX_JSON_DEPTH = 500
-"""The deepest nesting of a tool input (or definition) serialized; deeper is refused."""
+MAX_JSON_DEPTH = 128
+"""The deepest nesting of a tool input (or definition) serialized; deeper is refused
+(`UnencodableContentError`). Real tool inputs nest a few levels; every walk of a message
+stays far from Python's recursion limit below this."""
+
+MAX_TOKEN_COUNT = 100_000_000
+"""The largest token count accepted from a caller (usage, a request's estimate): above any
+model's window by far; a larger one is a bug that would skew every later estimate."""
 
 
 def encoded_size(value: JSON, where: str) -> int:
@@ -38,7 +45,9 @@ def encoded_size(value: JSON, where: str) -> int:
             f"{where} is nested {depth} levels deep; at most {MAX_JSON_DEPTH} are accepted"
         )
     try:
-        return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+        # `allow_nan=False`: NaN and infinities are not JSON; the API refuses a request
+        # holding them, so a message holding them would poison every later request.
+        return len(json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8"))
     except UnicodeEncodeError as error:
         raise UnencodableContentError(
             f"{where} holds a character UTF-8 cannot encode (a lone surrogate at "
@@ -128,3 +137,16 @@ def _depth(value: JSON) -> int:
             deepest = max(deepest, depth)
             stack.extend((v, depth + 1) for v in item)
     return deepest
+
+
+def check_token_count(value: object, what: str, *, zero: bool = True) -> int:
+    """`value` as a token count a caller reported; raises `InvalidUsageError` when it is not
+    a whole number between 0 (1 without `zero`) and `MAX_TOKEN_COUNT`."""
+    low = 0 if zero else 1
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidUsageError(f"{what} must be a whole number, got {value!r:.40}")
+    if not low <= value <= MAX_TOKEN_COUNT:
+        raise InvalidUsageError(
+            f"{what} must be between {low} and {MAX_TOKEN_COUNT:,}, got {value:,}"[:200]
+        )
+    return value

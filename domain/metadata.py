@@ -38,6 +38,7 @@ def checked_metadata(metadata: Mapping[str, str] | None) -> dict[str, str]:
             raise InvalidMetadataError(
                 f"metadata value for {key!r} is longer than {MAX_VALUE_LENGTH} characters"
             )
+        _check_encodable(value, f"metadata value for {key!r}")
         checked[key] = value
     return checked
 
@@ -66,3 +67,14 @@ def _check_word(word: object, what: str) -> None:
         raise InvalidMetadataError(f"a {what} cannot be empty")
     if len(word) > MAX_KEY_LENGTH:
         raise InvalidMetadataError(f"the {what} {word[:20]!r}… is over {MAX_KEY_LENGTH} characters")
+    _check_encodable(word, f"the {what} {word[:20]!r}")
+
+
+def _check_encodable(text: str, what: str) -> None:
+    # A lone surrogate is a str but no UTF-8: the store could not write it.
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise InvalidMetadataError(
+            f"{what} holds a character UTF-8 cannot encode (a lone surrogate at {error.start})"
+        ) from None

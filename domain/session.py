@@ -23,6 +23,7 @@ from eventsourcing.domain import Aggregate, event
 from abridged.domain import events
 from abridged.domain.capabilities import capabilities_for
 from abridged.domain.context import Entry, SummaryChunk, leads_with_compaction, raw_estimate
+from abridged.domain.degradation import ReshownMessage
 from abridged.domain.ledger import LedgerUpdate, changes, check_update
 from abridged.domain.messages import Message, WireBlock
 from abridged.domain.planner import CompactionOutcome, Decision
@@ -376,6 +377,13 @@ class Session(SessionState, Aggregate):
     @event(CompactionRequested)
     def request_compaction(self, reason: str) -> None:
         self.compaction_requested = reason
+
+    MessagesReshown: TypeAlias = events.MessagesReshown
+
+    def reshow(self, messages: tuple[ReshownMessage, ...], cap: int, reason: str) -> None:
+        """Shows retained messages reduced again (`degradation.plan_reshowing`)."""
+        if messages:
+            self.trigger_event(self.MessagesReshown, messages=messages, cap=cap, reason=reason)
 
     OverflowReported: TypeAlias = events.OverflowReported
 

@@ -98,6 +98,18 @@ def _at_least(name: str, value: int | None, low: int) -> None:
         raise InvalidSettingsError(f"{name} must be at least {low}, got {value!r}")
 
 
+MAX_WINDOW = 100_000_000
+"""The largest context window (and token, byte or character setting) accepted: far above any
+model's, so a larger one is a typo (an extra digit) that would never compact."""
+MAX_TURNS = 1_000_000
+"""The largest count of turns or messages a setting may name."""
+
+
+def _at_most(name: str, value: int | None, high: int) -> None:
+    if value is not None and value > high:
+        raise InvalidSettingsError(f"{name} must be at most {high:,}, got {value:,}")
+
+
 @attrs.frozen
 class CompactionSettings:
     """How a session decides to compact, what it keeps, and how large things may grow.
@@ -232,6 +244,18 @@ class CompactionSettings:
             _at_least(name, getattr(self, name), 0)
         _at_least("threshold_reserve_tokens", self.threshold_reserve_tokens, 1)
         _at_least("keep_recent_tokens", self.keep_recent_tokens, 1)
+        for name in ("keep_recent_turns", "cooldown_messages", "reasoning_keep_turns"):
+            _at_most(name, getattr(self, name), MAX_TURNS)
+        for name in (
+            "threshold_floor_tokens",
+            "threshold_reserve_tokens",
+            "keep_recent_tokens",
+            "prune_head_bytes",
+            "prune_tail_bytes",
+            "prune_salient_chars",
+            "salient_chars",
+        ):
+            _at_most(name, getattr(self, name), MAX_WINDOW)
 
     def tool_policy(self, tool_name: str) -> ToolPolicy:
         return self.tool_policies.get(tool_name, "prune")
@@ -289,6 +313,7 @@ class Limits:
     def __attrs_post_init__(self) -> None:
         if self.window <= 0:
             raise InvalidSettingsError(f"the context window must be positive, got {self.window}")
+        _at_most("the context window", self.window, MAX_WINDOW)
         if not (0 < self.reserved_output < self.window):
             raise InvalidSettingsError(
                 f"reserved output tokens must be between 1 and the window ({self.window}), "

@@ -17,8 +17,11 @@ from bisect import bisect_left
 from collections.abc import Iterable, MutableSequence
 from typing import Any
 
+import attrs
+
 from abridged.domain.capabilities import capabilities_for
 from abridged.domain.context import Entry, SummaryChunk, calibrated, raw_estimate
+from abridged.domain.degradation import ReshownMessage
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.indexes import (
     TailIndexes,
@@ -321,6 +324,27 @@ class SessionState(TailIndexes):
             self.tail_tokens += self.entries[k].shown_tokens - before.shown_tokens
             self.shown_messages[k] = self.entries[k].shown_message
             changed.add(k)
+        self._entries_changed(changed)
+
+    def reshow_entries(self, messages: Iterable[ReshownMessage]) -> None:
+        """Shows retained messages with other truncations (reduced for a smaller window)."""
+        first = self.retained_from
+        changed: set[int] = set()
+        for reshown in messages:
+            k = reshown.position - first
+            if not 0 <= k < len(self.entries):
+                continue
+            before = self.entries[k]
+            self.entries[k] = attrs.evolve(
+                before, truncations=reshown.truncations, block_tokens=reshown.block_tokens
+            )
+            self.tail_tokens += self.entries[k].shown_tokens - before.shown_tokens
+            self.shown_messages[k] = self.entries[k].shown_message
+            changed.add(k)
+        self._entries_changed(changed)
+
+    def _entries_changed(self, changed: set[int]) -> None:
+        """Rebuilds the indexes after the entries at `changed` are shown otherwise."""
         if not changed:
             return
         self.prefix_revision += 1

@@ -7,7 +7,7 @@ tell a bad message from a bad request and nothing half-valid is ever recorded.
 from __future__ import annotations
 
 from base64 import b64decode
-from collections.abc import Callable, Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 
 from abridged.domain.errors import (
     DuplicateToolIdError,
@@ -251,9 +251,40 @@ def _has_signature(raw: bytes, media_type: str) -> bool:
     return raw.startswith(_IMAGE_SIGNATURES.get(media_type, (b"",)))
 
 
+MAX_TOOL_ID_LENGTH = 256
+"""The longest tool id accepted (the API's are about 30 characters); every later request
+carries each id in view, so a huge one would weigh on all of them."""
+
+
 def _check_tool_id(tool_id: str, where: str) -> None:
+    if len(tool_id) > MAX_TOOL_ID_LENGTH:
+        raise MalformedToolIdError(
+            f"{where}: a tool id is at most {MAX_TOOL_ID_LENGTH} characters, got "
+            f"{len(tool_id):,} ({tool_id[:20]!r}…)"
+        )
     if not TOOL_ID_PATTERN.fullmatch(tool_id):
-        raise MalformedToolIdError(f"{where}: tool id {tool_id!r} must match ^[a-zA-Z0-9_-]+$")
+        raise MalformedToolIdError(f"{where}: tool id {tool_id!r:.80} must match ^[a-zA-Z0-9_-]+$")
+
+
+CACHE_TTLS = frozenset({"5m", "1h"})
+
+
+def check_cache_control(wire: Mapping[str, object], where: str) -> None:
+    """A block's `cache_control`, kept with the block and sent with every later request,
+    must be one the API accepts: `{"type": "ephemeral"}`, with an optional `ttl`."""
+    if "cache_control" not in wire or wire["cache_control"] is None:
+        return
+    control = wire["cache_control"]
+    if (
+        not isinstance(control, dict)
+        or control.get("type") != "ephemeral"
+        or set(control) - {"type", "ttl"}
+        or ("ttl" in control and control["ttl"] not in CACHE_TTLS)
+    ):
+        raise MalformedBlockError(
+            f"{where}: cache_control must be {{'type': 'ephemeral'}} with an optional ttl of "
+            f"'5m' or '1h', got {control!r:.80}"
+        )
 
 
 def _check_unique(uses: tuple[ToolUseBlock, ...]) -> None:
@@ -270,9 +301,10 @@ _DOCUMENT_SOURCES = frozenset({"base64", "text", "content", "url", "file"})
 
 def _check_wire(block: WireBlock, where: str, *, role: Role | None) -> None:
     """Checks a block kept as JSON; `role` is `None` inside a tool_result's content."""
+    wire = block.to_wire()
+    check_cache_control(wire, where)
     if not block.known:
         return  # a type not known yet: passed on unchanged, for the API to judge
-    wire = block.to_wire()
     kind = block.type
     if role is None:
         if kind not in _USER_SIDE - {"container_upload"} and kind not in NESTED_ONLY_TYPES:

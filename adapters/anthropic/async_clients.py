@@ -7,7 +7,7 @@ loop, so no thread waits for the provider.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import anthropic
 
@@ -15,12 +15,17 @@ from abridged.adapters.anthropic.calls import (
     COUNT_UNREADABLE,
     STREAM_UNREADABLE,
     AnthropicClientModel,
+    StreamCheck,
     count_body,
     counted_tokens,
+    destreamed_reply,
+    is_json,
     read_reply,
     split_body,
     translated_errors,
+    unsendable,
 )
+from abridged.adapters.anthropic.errors import MalformedResponseError
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.anthropic.summarizer import ClientSummarizer, FailedModels
 from abridged.application.ports import (
@@ -68,10 +73,22 @@ class AsyncAnthropicChatModel(AnthropicClientModel[anthropic.AsyncAnthropic]):
         `on_text` receives its text as it streams. Raises `PromptTooLongError`,
         `ProviderError`."""
         required, rest = split_body(body, self._context_management)
-        with translated_errors(STREAM_UNREADABLE):
-            async with self._stream(required, rest) as stream:
-                await _relay(stream.text_stream, on_text)
-                message = await stream.get_final_message()
+        try:
+            with translated_errors(STREAM_UNREADABLE):
+                async with self._stream(required, rest) as stream:
+                    if is_json(stream.response):
+                        raw = await stream.response.aread()
+                        return read_reply(destreamed_reply(raw, bool(self._betas)))
+                    watch = StreamCheck(on_text)
+                    async for event in stream:
+                        watch.see(event)
+                    watch.check()
+                    message = await stream.get_final_message()
+        except MalformedResponseError:
+            refused = unsendable(body)
+            if refused is not None:
+                raise refused from None
+            raise
         return read_reply(message)
 
     async def count_tokens(self, context: Context, *, model: str) -> int:
@@ -82,14 +99,6 @@ class AsyncAnthropicChatModel(AnthropicClientModel[anthropic.AsyncAnthropic]):
                 model=model, messages=body["messages"], extra_body=rest
             )
         return counted_tokens(counted)
-
-
-async def _relay(pieces: AsyncIterable[str], on_text: TextCallback | None) -> None:
-    # Without a callback the stream is left to `get_final_message`, which reads it anyway.
-    if on_text is None:
-        return
-    async for piece in pieces:
-        on_text(piece)
 
 
 class AsyncAnthropicSummarizer(ClientSummarizer[anthropic.AsyncAnthropic, AsyncAnthropicChatModel]):

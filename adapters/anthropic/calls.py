@@ -8,6 +8,7 @@ bodies they send, how they read the replies and counts, and how they translate f
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import MappingProxyType
@@ -20,7 +21,7 @@ from abridged.adapters.anthropic.request import COUNT_TOKENS_FIELDS, render_requ
 from abridged.application.inputs import plain, reply_usage
 from abridged.application.ports import ModelReply, ProviderError
 from abridged.domain.context import Context
-from abridged.domain.errors import InvalidMessageError
+from abridged.domain.errors import InvalidMessageError, UnencodableContentError
 from abridged.domain.messages import JSON, Message
 from abridged.domain.usage import Usage
 from abridged.domain.validation import check_server_tool_pairs
@@ -29,14 +30,18 @@ __all__ = [
     "CONTEXT_MANAGEMENT_BETA",
     "AnthropicClientModel",
     "ClientT",
+    "StreamCheck",
     "checked_context_management",
     "chosen_betas",
     "count_body",
     "counted_tokens",
+    "destreamed_reply",
+    "is_json",
     "read_reply",
     "reply_from_message",
     "split_body",
     "translated_errors",
+    "unsendable",
 ]
 
 CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
@@ -269,3 +274,87 @@ def checked_context_management(value: Mapping[str, JSON] | None) -> dict[str, JS
                 "cannot combine with its own; use context editing (clear_tool_uses_20250919)"
             )
     return copy.deepcopy(dict(value))
+
+
+class StreamCheck:
+    """Watches a reply's stream event by event: relays its text, and at the end says whether it
+    was a finished reply. A stream that closes without `message_stop` (a proxy or connection
+    that ends the body cleanly half way) is not one, nor is a tool call whose streamed input
+    is not complete JSON: the SDK would make them a reply cut short, or a call with `{}` as
+    its input, recorded as if the model had said so."""
+
+    def __init__(self, on_text: Any = None) -> None:
+        self.on_text = on_text
+        self.stopped = False
+        self.inputs: dict[int, list[str]] = {}
+
+    def see(self, event: Any) -> None:
+        """Takes one event of the SDK's stream."""
+        kind = getattr(event, "type", None)
+        if kind == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta" and self.on_text is not None:
+                self.on_text(delta.text)
+            elif delta.type == "input_json_delta":
+                self.inputs.setdefault(event.index, []).append(delta.partial_json)
+        elif kind == "message_stop":
+            self.stopped = True
+
+    def check(self) -> None:
+        """Raises `MalformedResponseError` unless the stream was a finished reply."""
+        if not self.stopped:
+            raise MalformedResponseError(
+                f"{STREAM_UNREADABLE}: the stream ended before the reply was complete "
+                "(no message_stop); nothing was recorded"
+            )
+        for index, pieces in self.inputs.items():
+            text = "".join(pieces)
+            try:
+                value = json.loads(text) if text else {}
+            except ValueError:
+                value = None
+            if not isinstance(value, dict):
+                raise MalformedResponseError(
+                    f"{STREAM_UNREADABLE}: the input of tool call {index} is not a complete "
+                    f"JSON object ({text[:80]!r}); nothing was recorded"
+                )
+
+
+def destreamed_reply(raw: bytes, betas: bool) -> Any:
+    """The SDK's message from a 200 `application/json` body: the reply of a proxy that waited
+    for the whole stream and answered it as one JSON message. Raises `MalformedResponseError`
+    when it is not a message."""
+    try:
+        data = json.loads(raw)
+    except ValueError as error:
+        raise MalformedResponseError(f"{STREAM_UNREADABLE}: {error}") from error
+    if not isinstance(data, dict) or data.get("type") != "message":
+        raise MalformedResponseError(
+            f"{STREAM_UNREADABLE}: a 200 application/json body that is not a message"
+        )
+    with translated_errors(REPLY_UNREADABLE):
+        if betas:
+            from anthropic.types.beta import BetaMessage
+
+            return BetaMessage.model_validate(data)
+        return anthropic.types.Message.model_validate(data)
+
+
+def is_json(response: Any) -> bool:
+    """Whether a reply came as one JSON body instead of an event stream."""
+    content_type = str(response.headers.get("content-type", ""))
+    return content_type.split(";", maxsplit=1)[0].strip().lower() == "application/json"
+
+
+def unsendable(body: Mapping[str, JSON]) -> UnencodableContentError | None:
+    """The error of a request body JSON cannot carry (NaN, infinities: a session stored before
+    they were refused at input), or `None`. Not a provider error: sending again cannot help."""
+    try:
+        json.dumps(body, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        return UnencodableContentError(
+            f"the request cannot be sent: the session holds a value JSON cannot carry ({error}); "
+            "it was stored before such values were refused: start a new session from it "
+            "(resume_session) without that message"
+        )
+    return None

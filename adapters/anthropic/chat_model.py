@@ -12,7 +12,7 @@ after it started is not retried: that surfaces as `ProviderUnavailableError`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 import anthropic
 
@@ -21,15 +21,20 @@ from abridged.adapters.anthropic.calls import (
     COUNT_UNREADABLE,
     STREAM_UNREADABLE,
     AnthropicClientModel,
+    StreamCheck,
     checked_context_management,
     chosen_betas,
     count_body,
     counted_tokens,
+    destreamed_reply,
+    is_json,
     read_reply,
     reply_from_message,
     split_body,
     translated_errors,
+    unsendable,
 )
+from abridged.adapters.anthropic.errors import MalformedResponseError
 from abridged.adapters.anthropic.request import COUNT_TOKENS_FIELDS, render_request
 from abridged.application.ports import ModelReply, RequestOptions, TextCallback
 from abridged.domain.context import Context
@@ -80,9 +85,20 @@ class AnthropicChatModel(AnthropicClientModel[anthropic.Anthropic]):
         and returns the reply; `on_text` receives its text as it streams. Raises
         `PromptTooLongError`, `ProviderError`."""
         required, rest = split_body(body, self._context_management)
-        with translated_errors(STREAM_UNREADABLE), self._stream(required, rest) as stream:
-            _relay(stream.text_stream, on_text)
-            message = stream.get_final_message()
+        try:
+            with translated_errors(STREAM_UNREADABLE), self._stream(required, rest) as stream:
+                if is_json(stream.response):
+                    return read_reply(destreamed_reply(stream.response.read(), bool(self._betas)))
+                watch = StreamCheck(on_text)
+                for event in stream:
+                    watch.see(event)
+                watch.check()
+                message = stream.get_final_message()
+        except MalformedResponseError:
+            refused = unsendable(body)
+            if refused is not None:
+                raise refused from None
+            raise
         return read_reply(message)
 
     def count_tokens(self, context: Context, *, model: str) -> int:
@@ -94,11 +110,3 @@ class AnthropicChatModel(AnthropicClientModel[anthropic.Anthropic]):
                 model=model, messages=body["messages"], extra_body=rest
             )
         return counted_tokens(counted)
-
-
-def _relay(pieces: Iterable[str], on_text: TextCallback | None) -> None:
-    # Without a callback the stream is left to `get_final_message`, which reads it anyway.
-    if on_text is None:
-        return
-    for piece in pieces:
-        on_text(piece)

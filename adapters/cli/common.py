@@ -16,7 +16,7 @@ import click
 import structlog
 from click.decorators import FC
 
-from abridged.adapters.bootstrap import MEMORY, bootstrap
+from abridged.adapters.bootstrap import MEMORY, bootstrap, redact_passwords
 from abridged.adapters.importers import FORMATS
 from abridged.application.service import Sessions
 from abridged.domain.errors import InvalidSettingsError, SessionError
@@ -89,7 +89,7 @@ class _Commands(click.Group):
 
 def one_line(error: BaseException) -> str:
     """An error as one readable line: what went wrong, without a traceback."""
-    text = " ".join(str(error).split()) or "no details"
+    text = redact_passwords(" ".join(str(error).split())) or "no details"
     if isinstance(error, SessionError | OSError):
         return text[:2000]
     return f"{type(error).__name__}: {text}"[:2000]
@@ -181,8 +181,15 @@ def _check_sqlite_store(path: Path) -> None:
             sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         ) as db:
             tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
-    except sqlite3.Error as error:
-        raise click.ClickException(f"{path} is not a session store: {error}") from None
+    except sqlite3.DatabaseError as error:
+        if "not a database" in str(error) or "malformed" in str(error):
+            raise click.ClickException(f"{path} is not a session store: {error}") from None
+        # Not the file's content: its folder or disk (SQLite in WAL mode writes a `-shm`
+        # file beside the store even to read it).
+        raise click.ClickException(
+            f"cannot read the session store {path}: {error}; check that you may write to "
+            f"its folder ({path.parent}) and that the disk is not full"
+        ) from None
     if "stored_events" not in tables:
         raise click.ClickException(f"{path} is a SQLite database but holds no abridged sessions")
 

@@ -13,6 +13,7 @@ import click
 from eventsourcing.domain import Aggregate
 
 from abridged.adapters.cli.common import db_option, main, open_store
+from abridged.adapters.cli.terminal import safe_echo
 from abridged.application.audit import event_facts
 from abridged.application.redaction import DefaultRedactor, redact_value
 from abridged.domain.errors import SessionError
@@ -41,7 +42,10 @@ class Since(click.ParamType):  # type: ignore[type-arg]
         ago = _AGO.match(text)
         if ago:
             amount, unit = int(ago.group(1)), _UNITS[ago.group(2)]
-            return datetime.now(UTC) - timedelta(**{unit: amount})
+            try:
+                return datetime.now(UTC) - timedelta(**{unit: amount})
+            except OverflowError:
+                self.fail(f"{text!r} is further back than any date (year 1)", param, ctx)
         try:
             moment = datetime.fromisoformat(text)
         except ValueError:
@@ -83,13 +87,13 @@ def history(
         # What a store holds may predate redaction, or its host may have turned it off.
         facts = cast(dict[str, Any], redact_value(redactor, event_facts(e)))
         if as_json:
-            click.echo(json.dumps(facts, ensure_ascii=False, default=str))
+            safe_echo(json.dumps(facts, ensure_ascii=False, default=str), json_line=True)
             continue
         summary = facts.pop("summary", None)
         detail = "  ".join(
             f"{k}={v}" for k, v in facts.items() if k not in {"version", "event", "time"}
         )
         time = e.timestamp.strftime("%Y-%m-%d %H:%M:%S")
-        click.echo(f"{facts['version']:>6}  {time}  {facts['event']:<24} {detail}")
+        safe_echo(f"{facts['version']:>6}  {time}  {facts['event']:<24} {detail}", one_line=True)
         if summary is not None:
-            click.echo(textwrap.indent(summary, " " * 8))
+            safe_echo(textwrap.indent(summary, " " * 8))

@@ -13,7 +13,7 @@ import attrs
 import click
 
 from abridged.adapters.anthropic.request import render_request
-from abridged.adapters.bootstrap import MEMORY
+from abridged.adapters.bootstrap import MEMORY, redacted
 from abridged.adapters.cli.common import (
     DEFAULT_MODEL,
     db_option,
@@ -25,6 +25,7 @@ from abridged.adapters.cli.common import (
     stacked,
     transcript_format_option,
 )
+from abridged.adapters.cli.files import private_folder, write_private
 from abridged.adapters.cli.progress import progress
 from abridged.adapters.transcripts import (
     Transcript,
@@ -176,9 +177,10 @@ def _run(
     except SessionError as error:
         raise click.ClickException(f"{transcript.source}: {error}") from None
     if dump_requests is not None:
-        dump_requests.mkdir(parents=True, exist_ok=True)
+        private_folder(dump_requests)
     result = _feed(app, session_id, transcript, dump_requests, as_json)
-    summary = attrs.asdict(result) | {"session_id": str(result.session_id), "db": db}
+    shown_db = redacted(db)  # never a PostgreSQL password on the screen or in a log
+    summary = attrs.asdict(result) | {"session_id": str(result.session_id), "db": shown_db}
     summary["peak_percent"] = round(100 * result.peak_tokens / window, 1)
     if as_json:
         click.echo(json.dumps({"summary": summary}))
@@ -186,10 +188,10 @@ def _run(
         click.echo(
             f"session {result.session_id}: {result.messages} messages, {result.requests} "
             f"requests, {result.compactions} compactions, peak {result.peak_tokens:,} tokens "
-            f"({summary['peak_percent']}% of {window:,}); events in {db}"
+            f"({summary['peak_percent']}% of {window:,}); events in {shown_db}"
         )
         if db != MEMORY:
-            click.echo(f"audit it: abridged history {result.session_id} --db {db}")
+            click.echo(f"audit it: abridged history {result.session_id} --db {shown_db}")
     if result.overflows:
         raise SystemExit(EXIT_OVERFLOW)
 
@@ -252,9 +254,7 @@ def _report(
     context = prepared.context
     if dump is not None:
         body = render_request(context, model=prepared.model, max_tokens=prepared.max_tokens)
-        (dump / f"{number:04d}.json").write_text(
-            json.dumps(body, ensure_ascii=False, indent=1), encoding="utf-8"
-        )
+        write_private(dump / f"{number:04d}.json", json.dumps(body, ensure_ascii=False, indent=1))
     percent = round(100 * context.estimate / context.window, 1)
     compaction = prepared.compaction
     if as_json:

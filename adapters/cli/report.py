@@ -8,6 +8,7 @@ from uuid import UUID
 import click
 
 from abridged.adapters.cli.common import db_option, main, open_store
+from abridged.adapters.cli.files import write_private
 from abridged.adapters.report import report_html
 from abridged.application.auditing import audit_session
 from abridged.domain.errors import SessionError
@@ -19,8 +20,8 @@ from abridged.domain.errors import SessionError
 @click.option(
     "--out",
     required=True,
-    type=click.Path(dir_okay=False, writable=True, path_type=Path),
-    help="The HTML file to write.",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The HTML file to write (0600; never a link, a SQLite file or the store).",
 )
 def report(session_id: UUID, db: str, out: Path) -> None:
     """Write an HTML report of a session: context tokens per request (window, threshold,
@@ -32,10 +33,7 @@ def report(session_id: UUID, db: str, out: Path) -> None:
         audited = audit_session(app, session_id)
     except SessionError as error:
         raise click.ClickException(str(error)) from None
-    try:
-        out.write_text(report_html(audited), encoding="utf-8")
-    except OSError as error:
-        raise click.ClickException(f"cannot write {out}: {error}") from None
+    write_private(out, report_html(audited), store=db)
     verdict = "every decision matches" if audited.ok else f"{len(audited.mismatches)} mismatch(es)"
     click.echo(
         f"wrote {out}: {len(audited.requests)} requests, {len(audited.compactions)} "

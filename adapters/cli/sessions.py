@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from abridged.adapters.cli.common import db_option, main, open_store
+from abridged.adapters.cli.terminal import safe_echo
 from abridged.application.management import SessionInfo
 from abridged.application.service import Sessions
 from abridged.domain.errors import SessionError
@@ -65,7 +66,7 @@ def sessions(
         raise click.ClickException(str(error)) from None
     for row in rows:
         if as_json:
-            click.echo(json.dumps(row, ensure_ascii=False))
+            safe_echo(json.dumps(row, ensure_ascii=False), json_line=True)
         else:
             labels = " ".join(
                 [*(f"#{t}" for t in row["tags"]), *(f"{k}={v}" for k, v in row["metadata"].items())]
@@ -74,6 +75,6 @@ def sessions(
                 f"{row['id']}  {row['model']:<20} {row['messages']:>6} messages "
                 f"{row['compactions']:>4} compactions  {row['last_activity'][:19]}  {labels}"
             )
-            click.echo(line.rstrip())
+            safe_echo(line.rstrip(), one_line=True)
     if page.next_cursor is not None:
         click.echo(f"more: --cursor {page.next_cursor}", err=True)

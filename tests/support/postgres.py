@@ -42,8 +42,9 @@ def _free_port() -> int:
 
 
 @contextmanager
-def temporary_server() -> Iterator[str]:
-    """Starts a server; yields a `postgresql://` URL of its `postgres` database."""
+def temporary_server(*settings: str) -> Iterator[str]:
+    """Starts a server (with `settings` as `name=value` server settings); yields a
+    `postgresql://` URL of its `postgres` database."""
     binaries = server_binaries()
     if binaries is None:
         raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql)")
@@ -61,6 +62,7 @@ def temporary_server() -> Iterator[str]:
     try:
         run(initdb, "-D", str(data), "-U", USER, "--auth=trust", "-E", "UTF8", "--no-sync")
         options = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off"
+        options += "".join(f" -c {setting}" for setting in settings)
         run(pg_ctl, "-D", str(data), "-o", options, "-l", str(log), "-w", "start")
         try:
             yield f"postgresql://{USER}@127.0.0.1:{port}/postgres"

@@ -76,9 +76,12 @@ def test_a_postgresql_url() -> None:
         "POSTGRES_PORT": "6543",
         "POSTGRES_USER": "es",
         "POSTGRES_PASSWORD": "p@ss",
+        "POSTGRES_POOL_SIZE": "1",
+        "POSTGRES_MAX_OVERFLOW": "9",
         "POSTGRES_SCHEMA": "agents",
     }
-    assert persistence_env("postgres://localhost/x")["POSTGRES_PORT"] == "5432"
+    # Left out of the URL: libpq's default applies (PGPORT, else 5432).
+    assert persistence_env("postgres://localhost/x")["POSTGRES_PORT"] == ""
 
 
 def test_a_postgresql_url_without_a_database_is_a_clear_error() -> None:

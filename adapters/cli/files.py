@@ -1,0 +1,61 @@
+"""Files the command line writes (a report, request dumps): readable by their owner only,
+never through a symbolic link, and never over a session store.
+
+What they hold is a session's content, as private as the store it comes from (0600, like the
+store itself). A link at the output path could send the write anywhere the user may write;
+an output path mistyped as the store's would destroy every session in it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+import click
+
+__all__ = ["private_folder", "write_private"]
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def write_private(path: Path, text: str, *, store: str | None = None) -> None:
+    """Writes `text` (UTF-8) to `path`, created 0600; raises `click.ClickException`, writing
+    nothing, when `path` is a symbolic link, a SQLite database or the store `store`."""
+    _check_target(path, store)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        descriptor = os.open(path, flags, 0o600)
+    except OSError as error:
+        raise click.ClickException(f"cannot write {path}: {error.strerror or error}") from None
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(text)
+
+
+def private_folder(path: Path) -> None:
+    """Creates the folder `path` (0700) if it does not exist; refuses a symbolic link."""
+    if path.is_symlink():
+        raise click.ClickException(f"{path} is a symbolic link: give the folder itself")
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as error:
+        raise click.ClickException(f"cannot create {path}: {error.strerror or error}") from None
+
+
+def _check_target(path: Path, store: str | None) -> None:
+    if path.is_symlink():
+        raise click.ClickException(
+            f"{path} is a symbolic link; not followed: give the file's own path"
+        )
+    if not path.exists():
+        return
+    if store is not None and not store.startswith(("postgresql://", "postgres://")):
+        with contextlib.suppress(OSError):
+            if path.samefile(Path(store).expanduser()):
+                raise click.ClickException(f"{path} is the session store (--db); not overwritten")
+    with contextlib.suppress(OSError), path.open("rb") as existing:
+        if existing.read(len(SQLITE_HEADER)) == SQLITE_HEADER:
+            raise click.ClickException(
+                f"{path} is a SQLite database (a session store?); not overwritten: remove it "
+                "first or write elsewhere"
+            )
