@@ -11,12 +11,11 @@ re-summarized) and bounded by its own token budget.
 
 When the budget is short, entries are dropped by priority, lowest first:
 
-1. numbers named in prose,
-2. files read (oldest first) and names the agent wrote in backticks or flags,
-3. commands that succeeded,
-4. error lines, failed commands and URLs,
-5. files modified or created,
-6. the user's requests, constraints and decisions.
+1. files read,
+2. commands that succeeded, and the names (in backticks, flags) and numbers written in prose,
+3. error lines, failed commands and URLs,
+4. files modified or created,
+5. the user's requests, constraints and decisions.
 
 Within a class, the entries seen least recently go first. Every dropped entry is named in the
 `Session.LedgerUpdated` event that drops it.
@@ -69,9 +68,9 @@ KINDS: tuple[LedgerKind, ...] = (
     "number",
 )
 PRIORITY: Mapping[LedgerKind, int] = {
-    "number": -1,
+    "number": 1,
     "file-read": 0,
-    "identifier": 0,
+    "identifier": 1,
     "command": 1,
     "error": 2,
     "command-failed": 2,
@@ -83,7 +82,7 @@ PRIORITY: Mapping[LedgerKind, int] = {
 }
 """Higher stays longer when the ledger's budget is short."""
 
-REQUEST_CHARS = 2_000
+REQUEST_CHARS = 1_500
 """A prompt is kept whole up to this many characters (the task is in it), its head beyond."""
 CONSTRAINT_CHARS = 300
 NAME_CHARS = 120
@@ -186,14 +185,15 @@ def _prompt_entries(message: Message, position: int) -> Iterable[LedgerEntry]:
     text = "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
     if not text:
         return
-    yield LedgerEntry("request", text[:REQUEST_CHARS], position, position)
-    rest = text[REQUEST_CHARS:]
-    if not rest:
+    head = text[:REQUEST_CHARS]
+    yield LedgerEntry("request", head, position, position)
+    if len(text) <= REQUEST_CHARS:
         return
-    for sentence in SENTENCE_END.split(rest):
-        if CONSTRAINT.search(sentence) and len(sentence.strip()) > 3:
-            yield LedgerEntry("constraint", sentence.strip()[:CONSTRAINT_CHARS], position, position)
-    yield from _named(rest, position, backticks=False)
+    for sentence in SENTENCE_END.split(text):
+        sentence = sentence.strip()[:CONSTRAINT_CHARS]
+        if len(sentence) > 3 and sentence not in head and CONSTRAINT.search(sentence):
+            yield LedgerEntry("constraint", sentence, position, position)
+    yield from (e for e in _named(text, position, backticks=False) if e.text not in head)
 
 
 def _named(text: str, position: int, *, backticks: bool) -> Iterable[LedgerEntry]:

@@ -134,7 +134,7 @@ class CompactionSettings:
     """Turns kept verbatim after a compaction; fewer when they alone do not fit."""
     keep_recent_tokens: int | None = attrs.field(default=None, validator=_optional_int)
     """When set, keep the most recent exchanges up to this many tokens instead of by turns."""
-    retained_share: float = attrs.field(default=0.4, validator=_float)
+    retained_share: float = attrs.field(default=0.15, validator=_float)
     """At most this share of the window is kept verbatim after a compaction."""
     keep_recent_share: float | None = attrs.field(default=0.08, validator=_optional_float)
     """The recent tail a compaction keeps verbatim: the most recent messages up to this

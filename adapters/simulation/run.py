@@ -18,6 +18,7 @@ from abridged.adapters.simulation.facts import Fact, extract_facts, kept_share, 
 from abridged.adapters.simulation.strategies import Setup, Strategy
 from abridged.adapters.transcripts import Transcript
 from abridged.domain.messages import Message, Role
+from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.tokens import request_tokens
 
 DEPTH_CAP = 60
@@ -107,13 +108,14 @@ def measure(
     final_text = ""
     final_position = 0
     wires: list[dict[str, Any] | None] = [None] * len(transcript.messages)
+    cap = Limits(setup.window, setup.reserved_output, CompactionSettings()).tool_output_tokens
     depths: list[int] = []
     short = 0
     for index, body in enumerate(strategy.requests(transcript)):
         if body is None:
             continue
         depth, whole_tokens, turns = recent_depth(
-            body, transcript.messages, positions[index], wires, count
+            body, transcript.messages, positions[index], wires, count, cap
         )
         if depth < min(positions[index], DEPTH_CAP):
             depths.append(depth)
@@ -167,9 +169,14 @@ def recent_depth(
     position: int,
     wires: list[dict[str, Any] | None],
     count: Callable[[str], int],
+    cap: int,
 ) -> tuple[int, int, int]:
     """How many of the last messages before `position` `body` sends whole (at most
-    `DEPTH_CAP`), their tokens, and how many of them are user prompts (turns)."""
+    `DEPTH_CAP`), their tokens, and how many of them are user prompts (turns).
+
+    Whole means as recorded, but for what every strategy must change: thinking, which only
+    the turn in progress must carry back, and a tool output over `cap` tokens (one
+    message's share of the budget), which is sent head and tail."""
     sent = body.get("messages", ())
     depth = tokens = turns = 0
     while depth < min(len(sent), position, DEPTH_CAP):
@@ -177,13 +184,41 @@ def recent_depth(
         wire = wires[original]
         if wire is None:
             wire = wires[original] = messages[original].to_wire()
-        shown = sent[len(sent) - 1 - depth]
-        if _plain(shown) != wire:
+        at = len(sent) - 1 - depth
+        shown = _plain(sent[at])
+        if at == 0:
+            # The first message may lead with the summary (and ledger) blocks.
+            shown["content"] = shown["content"][-len(wire["content"]) :]  # type: ignore[arg-type]
+        if shown != wire and not _whole(shown, wire, cap, count):
             break
         tokens += sum(count(block_text(b)) for b in wire["content"])  # type: ignore[union-attr]
         turns += messages[original].is_user_prompt
         depth += 1
     return depth, tokens, turns
+
+
+def _whole(
+    shown: dict[str, Any], wire: dict[str, Any], cap: int, count: Callable[[str], int]
+) -> bool:
+    def visible(message: dict[str, Any]) -> list[dict[str, Any]]:
+        return [b for b in message["content"] if b["type"] not in THINKING_TYPES]
+
+    sent, original = visible(shown), visible(wire)
+    if shown["role"] != wire["role"] or len(sent) != len(original):
+        return False
+    for a, b in zip(sent, original, strict=True):
+        if a == b:
+            continue
+        if not (
+            a["type"] == b["type"] == "tool_result"
+            and a.get("tool_use_id") == b.get("tool_use_id")
+            and count(block_text(b)) > cap
+        ):
+            return False
+    return True
+
+
+THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 
 
 def _plain(message: Mapping[str, Any]) -> dict[str, Any]:
