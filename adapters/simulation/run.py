@@ -24,9 +24,9 @@ from abridged.domain.tokens import request_tokens
 DEPTH_CAP = 60
 """Last messages compared, at most, for the recent-context depth."""
 RECENT_TURNS = 2
-RECENT_SHARE = 0.1
-"""The working context a request should keep whole (issue: the last two turns, or about a
-tenth of the window of recent messages)."""
+RECENT_SHARE = 0.08
+"""The working context the README promises a request keeps whole: the last two turns, or the
+recent messages that fit in this share of the window (the default `keep_recent_share`)."""
 AVERAGE_SAMPLES = 40
 """Requests sampled (evenly) for the average facts kept: looking every fact up in every
 request of a long session costs more than the rest of the run."""
@@ -65,8 +65,9 @@ class Outcome:
     recent_depth_min: int = 0
     """The fewest last messages sent whole by any such request."""
     short_tails: int = 0
-    """Such requests whose whole last messages hold fewer than `RECENT_TURNS` turns and
-    fewer than half the recent room (`RECENT_SHARE` of the window) in tokens."""
+    """Such requests whose whole last messages hold fewer than `RECENT_TURNS` turns when one
+    more step back (a message, with the call its results answer) would still have fit in
+    `RECENT_SHARE` of the window: a tail shorter than the working-context rule."""
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -114,12 +115,13 @@ def measure(
     for index, body in enumerate(strategy.requests(transcript)):
         if body is None:
             continue
-        depth, whole_tokens, turns = recent_depth(
+        depth, whole_tokens, turns, back = recent_depth(
             body, transcript.messages, positions[index], wires, count, cap
         )
         if depth < min(positions[index], DEPTH_CAP):
             depths.append(depth)
-            if turns < RECENT_TURNS and whole_tokens < RECENT_SHARE * setup.window / 2:
+            room = RECENT_SHARE * setup.window
+            if turns < RECENT_TURNS and back is not None and whole_tokens + back <= room:
                 short += 1
         billing = cache.bill(request_blocks(body, count))
         sizes.append(billing.total)
@@ -170,13 +172,16 @@ def recent_depth(
     wires: list[dict[str, Any] | None],
     count: Callable[[str], int],
     cap: int,
-) -> tuple[int, int, int]:
+) -> tuple[int, int, int, int | None]:
     """How many of the last messages before `position` `body` sends whole (at most
-    `DEPTH_CAP`), their tokens, and how many of them are user prompts (turns).
+    `DEPTH_CAP`), their tokens, how many of them are user prompts (turns), and the tokens
+    one more step back would add (a message, with the call its results answer; `None` when
+    there is none).
 
     Whole means as recorded, but for what every strategy must change: thinking, which only
     the turn in progress must carry back, and a tool output over `cap` tokens (one
-    message's share of the budget), which is sent head and tail."""
+    message's share of the budget, all its outputs together), which is sent head and
+    tail."""
     sent = body.get("messages", ())
     depth = tokens = turns = 0
     while depth < min(len(sent), position, DEPTH_CAP):
@@ -191,10 +196,21 @@ def recent_depth(
             shown["content"] = shown["content"][-len(wire["content"]) :]  # type: ignore[arg-type]
         if shown != wire and not _whole(shown, wire, cap, count):
             break
-        tokens += sum(count(block_text(b)) for b in wire["content"])  # type: ignore[union-attr]
+        tokens += _tokens(wire, count)
         turns += messages[original].is_user_prompt
         depth += 1
-    return depth, tokens, turns
+    # What one more step back would have added: a message, with the call its results answer.
+    more = position - 1 - depth
+    if more >= 1 and depth < DEPTH_CAP:
+        step = _tokens(messages[more].to_wire(), count)
+        if messages[more].tool_results:
+            step += _tokens(messages[more - 1].to_wire(), count)
+        return depth, tokens, turns, step
+    return depth, tokens, turns, None
+
+
+def _tokens(wire: Mapping[str, Any], count: Callable[[str], int]) -> int:
+    return sum(count(block_text(b)) for b in wire["content"])
 
 
 def _whole(
@@ -206,13 +222,14 @@ def _whole(
     sent, original = visible(shown), visible(wire)
     if shown["role"] != wire["role"] or len(sent) != len(original):
         return False
+    outputs = sum(count(block_text(b)) for b in original if b["type"] == "tool_result")
     for a, b in zip(sent, original, strict=True):
         if a == b:
             continue
         if not (
             a["type"] == b["type"] == "tool_result"
             and a.get("tool_use_id") == b.get("tool_use_id")
-            and count(block_text(b)) > cap
+            and outputs > cap
         ):
             return False
     return True
