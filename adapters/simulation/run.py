@@ -19,7 +19,7 @@ from abridged.adapters.simulation.strategies import Setup, Strategy
 from abridged.adapters.transcripts import Transcript
 from abridged.domain.messages import Message, Role
 from abridged.domain.settings import CompactionSettings, Limits
-from abridged.domain.tokens import request_tokens
+from abridged.domain.tokens import message_tokens, request_tokens
 
 DEPTH_CAP = 60
 """Last messages compared, at most, for the recent-context depth."""
@@ -196,21 +196,17 @@ def recent_depth(
             shown["content"] = shown["content"][-len(wire["content"]) :]  # type: ignore[arg-type]
         if shown != wire and not _whole(shown, wire, cap, count):
             break
-        tokens += _tokens(wire, count)
+        tokens += message_tokens(messages[original], count)
         turns += messages[original].is_user_prompt
         depth += 1
     # What one more step back would have added: a message, with the call its results answer.
     more = position - 1 - depth
     if more >= 1 and depth < DEPTH_CAP:
-        step = _tokens(messages[more].to_wire(), count)
+        step = message_tokens(messages[more], count)
         if messages[more].tool_results:
-            step += _tokens(messages[more - 1].to_wire(), count)
+            step += message_tokens(messages[more - 1], count)
         return depth, tokens, turns, step
     return depth, tokens, turns, None
-
-
-def _tokens(wire: Mapping[str, Any], count: Callable[[str], int]) -> int:
-    return sum(count(block_text(b)) for b in wire["content"])
 
 
 def _whole(
