@@ -189,8 +189,8 @@ def _prompt_entries(message: Message, position: int) -> Iterable[LedgerEntry]:
     yield LedgerEntry("request", head, position, position)
     if len(text) <= REQUEST_CHARS:
         return
-    for sentence in SENTENCE_END.split(text):
-        sentence = sentence.strip()[:CONSTRAINT_CHARS]
+    for part in SENTENCE_END.split(text):
+        sentence = part.strip()[:CONSTRAINT_CHARS]
         if len(sentence) > 3 and sentence not in head and CONSTRAINT.search(sentence):
             yield LedgerEntry("constraint", sentence, position, position)
     yield from (e for e in _named(text, position, backticks=False) if e.text not in head)

@@ -193,7 +193,7 @@ def recent_depth(
         shown = _plain(sent[at])
         if at == 0:
             # The first message may lead with the summary (and ledger) blocks.
-            shown["content"] = shown["content"][-len(wire["content"]) :]  # type: ignore[arg-type]
+            shown["content"] = shown["content"][-len(wire["content"]) :]
         if shown != wire and not _whole(shown, wire, cap, count):
             break
         tokens += message_tokens(messages[original], count)

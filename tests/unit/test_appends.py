@@ -260,4 +260,4 @@ def test_a_document_the_api_produced_with_an_empty_text_is_taken_and_sent_unchan
 
     sent = app.prepare_request(session_id).context.messages[-1].to_wire()
 
-    assert sent["content"][-1] == document  # type: ignore[index]
+    assert sent["content"][-1] == document
