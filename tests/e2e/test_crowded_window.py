@@ -1,7 +1,8 @@
 """A small window crowded by a full facts ledger and a turn of large outputs.
 
-A coding session at 16k fills its ledger (at most 6,000 tokens with `ledger_share=0.5`) with paths, commands and
-errors, then comes to turns whose tool outputs alone take most of the budget. The request must
+A coding session at 16k fills its ledger (at most 6,000 tokens with `ledger_share=0.5`) with
+paths, commands and errors, then comes to turns whose tool outputs alone take most of the
+budget. The request must
 still be built: the compaction keeps the current exchange, gives the ledger what is left and
 records the entries it drops, rather than refusing to send anything.
 """
