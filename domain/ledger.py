@@ -1,19 +1,21 @@
 """The facts ledger: the exact strings an agent needs to carry on, kept through compactions.
 
 Prose summaries paraphrase paths, commands and error messages away. The ledger records them
-verbatim from the messages a compaction summarizes: the user's requests (the head of each
-prompt), files read, modified or created, commands run (failures marked) and distinct error
-lines, each with the range of messages it came from. It is deterministic (the same messages
+verbatim from the messages a compaction summarizes: the user's requests (each prompt whole,
+up to `REQUEST_CHARS`), the constraints and decisions a longer prompt states past that, files
+read, modified or created, commands run (failures marked), distinct error lines, and the
+names, flags, URLs and numbers the agent or the user wrote, each with the range of messages
+it came from. It is deterministic (the same messages
 give the same ledger), carried from one compaction to the next (entries are merged, never
 re-summarized) and bounded by its own token budget.
 
 When the budget is short, entries are dropped by priority, lowest first:
 
-1. files read (oldest first),
-2. commands that succeeded,
-3. error lines and failed commands,
+1. files read,
+2. commands that succeeded, and the names (in backticks, flags) and numbers written in prose,
+3. error lines, failed commands and URLs,
 4. files modified or created,
-5. the user's requests.
+5. the user's requests, constraints and decisions.
 
 Within a class, the entries seen least recently go first. Every dropped entry is named in the
 `Session.LedgerUpdated` event that drops it.
@@ -38,34 +40,53 @@ from collections.abc import Iterable, Mapping, Sequence
 import attrs
 
 from abridged.domain.framing import escape_framing
-from abridged.domain.messages import JSON, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from abridged.domain.messages import (
+    JSON,
+    Message,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from abridged.domain.tokens import BLOCK_OVERHEAD, CountText, text_block_tokens
 
 LedgerKind = str
-"""`request`, `file-read`, `file-modified`, `file-created`, `command`, `command-failed` or
-`error`."""
+"""`request`, `constraint`, `file-read`, `file-modified`, `file-created`, `command`,
+`command-failed`, `error`, `identifier`, `url` or `number`."""
 
 KINDS: tuple[LedgerKind, ...] = (
     "request",
+    "constraint",
     "file-modified",
     "file-created",
     "file-read",
     "command-failed",
     "command",
     "error",
+    "identifier",
+    "url",
+    "number",
 )
 PRIORITY: Mapping[LedgerKind, int] = {
+    "number": 1,
     "file-read": 0,
+    "identifier": 1,
     "command": 1,
     "error": 2,
     "command-failed": 2,
+    "url": 2,
     "file-modified": 3,
     "file-created": 3,
     "request": 4,
+    "constraint": 4,
 }
 """Higher stays longer when the ledger's budget is short."""
 
-REQUEST_CHARS = 200
+REQUEST_CHARS = 1_500
+"""A prompt is kept whole up to this many characters (the task is in it), its head beyond."""
+CONSTRAINT_CHARS = 300
+NAME_CHARS = 120
 COMMAND_CHARS = 240
 ERROR_CHARS = 200
 PATH_CHARS = 300
@@ -84,6 +105,18 @@ ERROR_LINE = re.compile(
     r"|\bFAILED\b|\bfatal:|\bpanic:|^Traceback \(most recent call last\)"
 )
 """A line that reports a failure: an exception, a compiler or tool `error:`, a failed test."""
+CONSTRAINT = re.compile(
+    r"\b(?:never|always|don'?t|do not|must|mustn'?t|only|avoid|make sure|should ?n[o']t"
+    r"|instead of|prefer|no longer|keep using|stick to)\b",
+    re.IGNORECASE,
+)
+"""A sentence of the user's that states a rule or a decision."""
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+BACKTICKED = re.compile(r"`([^`\n]{3,80})`")
+FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
+URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
+NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?")
+"""A number of two or more digits with the word before it: `port 8080`, `timeout: 30`."""
 
 
 @attrs.frozen
@@ -124,11 +157,19 @@ def extract(messages: Sequence[tuple[int, Message]]) -> tuple[LedgerEntry, ...]:
     found: list[LedgerEntry] = []
     for position, message in messages:
         if message.is_user_prompt:
-            text = "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
-            head = next((line.strip() for line in text.splitlines() if line.strip()), "")
-            if head:
-                found.append(LedgerEntry("request", head[:REQUEST_CHARS], position, position))
+            found.extend(_prompt_entries(message, position))
+        elif message.role is Role.ASSISTANT:
+            for block in message.content:
+                if isinstance(block, TextBlock):
+                    found.extend(_named(block.text, position, backticks=True))
+                elif isinstance(block, ThinkingBlock):
+                    found.extend(_backticked(block.thinking, position))
         for call in message.tool_uses:
+            found.extend(
+                LedgerEntry("url", url, position, position)
+                for value in _strings(call.input)
+                for url in _urls(value)
+            )
             found.extend(_call_entries(call, results.get(call.id), position))
         for block in message.content:
             if isinstance(block, ToolResultBlock):
@@ -137,6 +178,57 @@ def extract(messages: Sequence[tuple[int, Message]]) -> tuple[LedgerEntry, ...]:
                     for line in error_lines(block.text, block.is_error)
                 )
     return merge((), found)
+
+
+def _prompt_entries(message: Message, position: int) -> Iterable[LedgerEntry]:
+    """A user prompt: whole when it fits `REQUEST_CHARS`; else its head, and what the rest
+    states that an agent must not lose (constraints, names, links, numbers)."""
+    text = "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
+    if not text:
+        return
+    head = text[:REQUEST_CHARS]
+    yield LedgerEntry("request", head, position, position)
+    if len(text) <= REQUEST_CHARS:
+        return
+    for part in SENTENCE_END.split(text):
+        sentence = part.strip()[:CONSTRAINT_CHARS]
+        if len(sentence) > 3 and sentence not in head and CONSTRAINT.search(sentence):
+            yield LedgerEntry("constraint", sentence, position, position)
+    yield from (e for e in _named(text, position, backticks=False) if e.text not in head)
+
+
+def _named(text: str, position: int, *, backticks: bool) -> Iterable[LedgerEntry]:
+    """The names (in backticks, flags), URLs and numbers a piece of prose gives."""
+    if backticks:
+        yield from _backticked(text, position)
+    for flag in FLAG.findall(text):
+        yield LedgerEntry("identifier", flag[:NAME_CHARS], position, position)
+    for url in _urls(text):
+        yield LedgerEntry("url", url, position, position)
+    for number in NUMBER.findall(text):
+        yield LedgerEntry("number", number[:NAME_CHARS], position, position)
+
+
+def _backticked(text: str, position: int) -> Iterable[LedgerEntry]:
+    for name in BACKTICKED.findall(text):
+        if len(name.strip()) >= 3:
+            yield LedgerEntry("identifier", name.strip(), position, position)
+
+
+def _urls(text: str) -> Iterable[str]:
+    for url in URL.findall(text):
+        yield url.rstrip(".,;:!?")[:PATH_CHARS]
+
+
+def _strings(value: JSON) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
 def _call_entries(
@@ -236,10 +328,13 @@ def bounded(
 
 SECTIONS: tuple[tuple[str, tuple[LedgerKind, ...]], ...] = (
     ("User requests", ("request",)),
+    ("User constraints and decisions", ("constraint",)),
     ("Files modified or created", ("file-modified", "file-created")),
     ("Files read", ("file-read",)),
     ("Commands run (✗ failed)", ("command-failed", "command")),
     ("Error lines, quoted from tool outputs", ("error",)),
+    ("Names and values", ("identifier", "number")),
+    ("Links", ("url",)),
 )
 
 

@@ -217,6 +217,21 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
         )
 
     turn_starts = [k for k in cuts if entries[k].message.is_user_prompt]
+    if settings.keep_recent_share is not None:
+        # The recent tail first, the ledger in what is left (docs/settings.md#sharing-the-budget).
+        fixed_calibrated = calibrated(view, fixed)
+        room = limits.budget - fixed_calibrated
+        tail_room = min(recent_room(view, entries, suffix, turn_starts), room)
+        cut = next((k for k in cuts if calibrated(view, suffix[k]) <= tail_room), cuts[-1])
+        tail = calibrated(view, suffix[cut])
+        left = room - tail
+        if left <= 0:
+            raise overflow_error(view, entries[cut:])
+        # The ledger takes its share of what the tail leaves: when they do not both fit, the
+        # ledger drops entries (by priority, named in its event), never the tail.
+        ledger = min(limits.ledger_tokens, int(left / view.calibration))
+        reason = "recent tokens" if tail <= tail_room else "minimal tail"
+        return choose(cut, turns_from(entries, cut), reason, ledger)
     if settings.keep_recent_tokens is not None:
         for cut in cuts:
             if fits(cut, soft):
@@ -237,6 +252,26 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
     if ledger_room and left > 0:
         return choose(cut, turns_from(entries, cut), "minimal tail, smaller ledger", left)
     raise overflow_error(view, entries[cut:])
+
+
+def recent_room(
+    view: PlannerView, entries: Sequence[Entry], suffix: Sequence[int], turn_starts: list[int]
+) -> int:
+    """The tokens the recent tail may take: `keep_recent_tokens` (or `keep_recent_share` of
+    the window), raised to hold the last `keep_recent_turns` turns whole when they fit in
+    `retained_share` of the window."""
+    limits = view.limits
+    settings = view.settings
+    share = settings.keep_recent_share or 0.0
+    room = settings.keep_recent_tokens or int(share * limits.window)
+    cap = int(settings.retained_share * limits.window)
+    room = min(room, cap)
+    turns = min(settings.keep_recent_turns, len(turn_starts))
+    if turns:
+        wanted = calibrated(view, suffix[turn_starts[-turns]])
+        if wanted <= cap:
+            room = max(room, wanted)
+    return room
 
 
 def held_back(view: PlannerView, estimate: int) -> bool:

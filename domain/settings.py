@@ -118,7 +118,7 @@ class CompactionSettings:
     """
 
     # Triggers.
-    threshold_ratio: float = attrs.field(default=0.3, validator=_float)
+    threshold_ratio: float = attrs.field(default=0.4, validator=_float)
     """Compact when the next request's estimate reaches this fraction of the window."""
     threshold_floor_tokens: int = attrs.field(default=2_000, validator=_int)
     """Never compact a context smaller than this, whatever the ratio says."""
@@ -142,12 +142,19 @@ class CompactionSettings:
     compaction in the background, so the request that would reach the threshold finds it done."""
 
     # What stays verbatim.
-    keep_recent_turns: int = attrs.field(default=4, validator=_int)
+    keep_recent_turns: int = attrs.field(default=2, validator=_int)
     """Turns kept verbatim after a compaction; fewer when they alone do not fit."""
     keep_recent_tokens: int | None = attrs.field(default=None, validator=_optional_int)
     """When set, keep the most recent exchanges up to this many tokens instead of by turns."""
-    retained_share: float = attrs.field(default=0.4, validator=_float)
+    retained_share: float = attrs.field(default=0.15, validator=_float)
     """At most this share of the window is kept verbatim after a compaction."""
+    keep_recent_share: float | None = attrs.field(default=0.08, validator=_optional_float)
+    """The recent tail a compaction keeps verbatim: the most recent messages up to this
+    share of the window (or `keep_recent_tokens` when set), and the last `keep_recent_turns`
+    turns whole when they fit in `retained_share`. The tail is chosen first; the facts ledger
+    and the summaries share what is left (docs/settings.md#sharing-the-budget). `None`: the
+    earlier rule, where the ledger's whole share is counted first and the tail shrinks to
+    the target."""
 
     # Summaries.
     summary_share: float = attrs.field(default=0.02, validator=_float)
@@ -160,7 +167,7 @@ class CompactionSettings:
     """`additive`: one chunk per compaction; `update`: the summary so far and the new
     messages are summarized into one chunk every time."""
 
-    ledger_share: float = attrs.field(default=0.5, validator=_float)
+    ledger_share: float = attrs.field(default=0.3, validator=_float)
     """The facts ledger (paths, commands, errors, requests kept verbatim through every
     compaction) may take at most this share of the budget; past it, entries are dropped by
     priority (`abridged.domain.ledger`). A compaction appends to the ledger rather than
@@ -256,6 +263,8 @@ class CompactionSettings:
             "salient_chars",
         ):
             _at_most(name, getattr(self, name), MAX_WINDOW)
+        if self.keep_recent_share is not None:
+            _share("keep_recent_share", self.keep_recent_share)
 
     def tool_policy(self, tool_name: str) -> ToolPolicy:
         return self.tool_policies.get(tool_name, "prune")
@@ -296,10 +305,11 @@ ADDED_SETTINGS: dict[str, Any] = {
     "ledger_share": 0.0,
     "prune_salient_chars": 0,
     "salient_chars": 0,
+    "keep_recent_share": None,
 }
 """Settings added after sessions were first stored, each with the value that behaves as if
 it did not exist (no earlier mark, no target below the threshold, no growth guard, no
-ledger, no salient lines)."""
+ledger, no salient lines, the ledger's share counted before the recent tail)."""
 
 
 @attrs.frozen

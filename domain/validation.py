@@ -351,7 +351,12 @@ def _check_document(wire: dict[str, object], where: str) -> None:
         )
     kind = source["type"]
     needed = {"base64": "data", "text": "data", "url": "url", "file": "file_id"}.get(kind)
-    if needed is not None and not (isinstance(source.get(needed), str) and source[needed]):
+    # A text source may be empty: the API itself returns such documents (a web fetch of an
+    # empty page), so a session must take them back as they came.
+    empty_ok = kind == "text"
+    if needed is not None and not (
+        isinstance(source.get(needed), str) and (source[needed] or empty_ok)
+    ):
         raise MalformedBlockError(f"{where}: a {kind} document source needs its {needed!r}")
     if kind == "base64" and source.get("media_type") != "application/pdf":
         raise MalformedBlockError(f"{where}: a base64 document must be application/pdf")

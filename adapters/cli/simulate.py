@@ -22,6 +22,7 @@ from abridged.adapters.simulation import (
     CacheRates,
     Outcome,
     Setup,
+    Total,
     simulate,
     totals,
 )
@@ -80,7 +81,9 @@ def simulate_command(
     summarizer calls and tokens, peak and mean context, billed input token-equivalents under
     prompt caching (cache write WRITE_RATE x, read READ_RATE x) and the share of the
     transcript's facts (paths, commands, error lines, user requests) the final request and
-    the average request still hold verbatim. See docs/evaluation.md.
+    the average request still hold verbatim (and, below, by kind: paths, commands, errors,
+    requests, constraints, names, URLs, numbers), and the recent-context depth: how many of
+    the last messages a compacted request sends whole. See docs/evaluation.md.
     """
     loaded = []
     for path in transcripts:
@@ -146,8 +149,18 @@ def _comparison(item: str) -> tuple[str, CompactionSettings]:
 HEADER = (
     f"{'transcript':<34} {'strategy':<15} {'req':>5} {'prn':>4} {'cmp':>4} {'sum':>4} "
     f"{'sum tok':>8} {'peak':>7} {'mean':>7} {'written':>9} {'billed':>10} {'x ref':>6} "
-    f"{'facts':>6} {'avg':>6}"
+    f"{'facts':>6} {'avg':>6} {'depth':>5} {'min':>3} {'short':>5}"
 )
+KIND_LABELS = {
+    "paths": "path",
+    "commands": "cmd",
+    "errors": "err",
+    "requests": "req",
+    "constraints": "rule",
+    "identifiers": "name",
+    "urls": "url",
+    "numbers": "num",
+}
 
 
 def render_table(outcomes: Sequence[Outcome], window: int) -> str:
@@ -166,7 +179,8 @@ def render_table(outcomes: Sequence[Outcome], window: int) -> str:
             f"{o.summarizer_calls:>4} "
             f"{o.summarizer_input_tokens + o.summarizer_output_tokens:>8,} "
             f"{o.peak_tokens:>7,} {o.mean_tokens:>7,.0f} {o.cache_written:>9,} "
-            f"{o.billed:>10,.0f} {ratio} {o.facts_final:>6.2f} {o.facts_mean:>6.2f}"
+            f"{o.billed:>10,.0f} {ratio} {o.facts_final:>6.2f} {o.facts_mean:>6.2f} "
+            f"{o.recent_depth_mean:>5.1f} {o.recent_depth_min:>3} {o.short_tails:>5}"
         )
     lines.append("-" * len(HEADER))
     totals_rows = totals(outcomes)
@@ -178,6 +192,30 @@ def render_table(outcomes: Sequence[Outcome], window: int) -> str:
             f"{t.prunes:>4} {t.compactions:>4} {t.summarizer_calls:>4} "
             f"{t.summarizer_tokens:>8,} {t.peak_tokens:>7,} {t.mean_tokens:>7,.0f} "
             f"{t.cache_written:>9,} {t.billed:>10,.0f} {ratio} {t.facts_final_mean:>6.2f} "
-            f"{t.facts_mean:>6.2f}  (min facts {t.facts_final_min:.2f})"
+            f"{t.facts_mean:>6.2f}  (min facts {t.facts_final_min:.2f}; recent depth min "
+            f"{t.recent_depth_min}, short tails {t.short_tails})"
         )
+    lines.extend(["", *render_kinds(outcomes, totals_rows)])
     return "\n".join(lines)
+
+
+def render_kinds(outcomes: Sequence[Outcome], totals_rows: Sequence[Total]) -> list[str]:
+    """Facts kept by the final request, per kind (a blank where a transcript has none)."""
+    kinds = [k for k in KIND_LABELS if any(k in o.facts_final_by_kind for o in outcomes)]
+    header = f"{'facts kept, by kind':<34} {'strategy':<15} " + " ".join(
+        f"{KIND_LABELS[k]:>5}" for k in kinds
+    )
+    lines = [header, "-" * len(header)]
+
+    def cells(by_kind: dict[str, float]) -> str:
+        return " ".join(f"{by_kind[k]:>5.2f}" if k in by_kind else f"{'':>5}" for k in kinds)
+
+    for o in outcomes:
+        if o.applicable:
+            name = Path(o.transcript).stem[:34]
+            lines.append(f"{name:<34} {o.strategy:<15} {cells(o.facts_final_by_kind)}")
+    lines.append("-" * len(header))
+    for t in totals_rows:
+        label = f"ALL ({t.transcripts})"
+        lines.append(f"{label:<34} {t.strategy:<15} {cells(t.facts_by_kind)}")
+    return lines

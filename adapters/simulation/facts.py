@@ -11,8 +11,16 @@ task would need again, verbatim:
 - **errors**: distinct error lines of tool outputs (a line reporting an `…Error:`/`…Exception:`,
   `error:`/`error[E…]:`, `FAILED`, `fatal:`, `panic:`, `Traceback`, or the first line of an
   output the tool marked as an error), stripped, at most 160 characters;
-- **requests**: the head of each user prompt (its first non-blank line, at most 120
-  characters).
+- **requests**: each user prompt, whole (stripped; its first 1,000 characters when longer).
+  Only a real prompt counts: a user message that answers tool calls is not one, even with a
+  text block beside its results (a page or a note a host attached);
+- **constraints**: each sentence of a user prompt that states a rule or a decision (never,
+  always, don't, must, only, avoid, make sure, instead of, ...), at most 300 characters;
+- **identifiers**: names and values the agent wrote in backticks in its text or thinking
+  (3 to 80 characters), and command-line flags (`--name`) in its text or the user's prompts;
+- **urls**: `http(s)://` addresses in user prompts, the agent's text and tool inputs;
+- **numbers**: a number of two or more digits with the word before it (`port 8080`,
+  `timeout: 30`), in user prompts and the agent's text.
 
 A fact counts as kept by a request when its exact string occurs in the text of the request's
 messages (not the system prompt or tool definitions). This is deliberately strict: a
@@ -22,13 +30,13 @@ paraphrase does not count.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from abridged.adapters.simulation.cache import block_text
-from abridged.domain.messages import Message, TextBlock, ToolResultBlock
+from abridged.domain.messages import Message, Role, TextBlock, ThinkingBlock, ToolResultBlock
 
 PATH_INPUTS = ("path", "file_path", "filepath", "filename", "file", "target_file", "notebook_path")
 SHELL_TOOL = re.compile(r"bash|shell|terminal|exec|run|cmd|command", re.IGNORECASE)
@@ -38,7 +46,18 @@ ERROR_LINE = re.compile(
 )
 COMMAND_CHARS = 200
 ERROR_CHARS = 160
-REQUEST_CHARS = 120
+REQUEST_CHARS = 1_000
+CONSTRAINT_CHARS = 300
+CONSTRAINT = re.compile(
+    r"\b(?:never|always|don'?t|do not|must|mustn'?t|only|avoid|make sure|should ?n[o']t"
+    r"|instead of|prefer|no longer|keep using|stick to)\b",
+    re.IGNORECASE,
+)
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+BACKTICKED = re.compile(r"`([^`\n]{3,80})`")
+FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
+URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
+NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?")
 MIN_FACT_CHARS = 4
 CONTENT_INPUTS = frozenset(
     {"content", "old_string", "new_string", "file_text", "text", "old_str", "new_str"}
@@ -84,11 +103,40 @@ def extract_facts(messages: Sequence[Message]) -> tuple[Fact, ...]:
             if isinstance(block, ToolResultBlock):
                 for line in _error_lines(block.text, block.is_error):
                     add("errors", line, position)
+        for call in message.tool_uses:
+            for value in _strings(call.input):
+                for url in URL.findall(value):
+                    add("urls", url.rstrip(".,;:!?"), position)
         if message.is_user_prompt:
             text = "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
-            head = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-            add("requests", head[:REQUEST_CHARS], position)
+            add("requests", text.strip()[:REQUEST_CHARS], position)
+            for sentence in SENTENCE_END.split(text):
+                if CONSTRAINT.search(sentence):
+                    add("constraints", sentence.strip()[:CONSTRAINT_CHARS], position)
+            _named(text, position, add, backticks=False)
+        elif message.role is Role.ASSISTANT:
+            for block in message.content:
+                if isinstance(block, TextBlock):
+                    _named(block.text, position, add, backticks=True)
+                elif isinstance(block, ThinkingBlock):
+                    for name in BACKTICKED.findall(block.thinking):
+                        add("identifiers", name, position)
     return tuple(seen.values())
+
+
+def _named(
+    text: str, position: int, add: Callable[[str, str, int], None], *, backticks: bool
+) -> None:
+    """The identifiers, flags, URLs and numbers a piece of prose names."""
+    if backticks:
+        for name in BACKTICKED.findall(text):
+            add("identifiers", name, position)
+    for flag in FLAG.findall(text):
+        add("identifiers", flag, position)
+    for url in URL.findall(text):
+        add("urls", url.rstrip(".,;:!?"), position)
+    for number in NUMBER.findall(text):
+        add("numbers", number, position)
 
 
 def _error_lines(text: str, is_error: bool) -> Iterable[str]:

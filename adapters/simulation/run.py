@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from abridged.adapters.simulation.cache import CacheRates, PromptCache, request_blocks
+from abridged.adapters.simulation.cache import (
+    CacheRates,
+    PromptCache,
+    block_text,
+    request_blocks,
+)
 from abridged.adapters.simulation.facts import Fact, extract_facts, kept_share, request_text
 from abridged.adapters.simulation.strategies import Setup, Strategy
 from abridged.adapters.transcripts import Transcript
-from abridged.domain.messages import Role
-from abridged.domain.tokens import request_tokens
+from abridged.domain.messages import Message, Role
+from abridged.domain.settings import CompactionSettings, Limits
+from abridged.domain.tokens import message_tokens, request_tokens
 
+DEPTH_CAP = 60
+"""Last messages compared, at most, for the recent-context depth."""
+RECENT_TURNS = 2
+RECENT_SHARE = 0.08
+"""The working context the README promises a request keeps whole: the last two turns, or the
+recent messages that fit in this share of the window (the default `keep_recent_share`)."""
 AVERAGE_SAMPLES = 40
 """Requests sampled (evenly) for the average facts kept: looking every fact up in every
 request of a long session costs more than the rest of the run."""
@@ -45,6 +58,16 @@ class Outcome:
     facts_final: float = 0.0
     facts_mean: float = 0.0
     facts_final_by_kind: dict[str, float] = attrs.field(factory=dict)
+    facts_by_kind_count: dict[str, int] = attrs.field(factory=dict)
+    recent_depth_mean: float = 0.0
+    """Over the requests that do not send every message whole: the mean number of the last
+    messages sent whole (at most `DEPTH_CAP`)."""
+    recent_depth_min: int = 0
+    """The fewest last messages sent whole by any such request."""
+    short_tails: int = 0
+    """Such requests whose whole last messages hold fewer than `RECENT_TURNS` turns when one
+    more step back (a message, with the call its results answer) would still have fit in
+    `RECENT_SHARE` of the window: a tail shorter than the working-context rule."""
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -85,9 +108,21 @@ def measure(
     sampled: list[float] = []
     final_text = ""
     final_position = 0
+    wires: list[dict[str, Any] | None] = [None] * len(transcript.messages)
+    cap = Limits(setup.window, setup.reserved_output, CompactionSettings()).tool_output_tokens
+    depths: list[int] = []
+    short = 0
     for index, body in enumerate(strategy.requests(transcript)):
         if body is None:
             continue
+        depth, whole_tokens, turns, back = recent_depth(
+            body, transcript.messages, positions[index], wires, count, cap
+        )
+        if depth < min(positions[index], DEPTH_CAP):
+            depths.append(depth)
+            room = RECENT_SHARE * setup.window
+            if turns < RECENT_TURNS and back is not None and whole_tokens + back <= room:
+                short += 1
         billing = cache.bill(request_blocks(body, count))
         sizes.append(billing.total)
         read += billing.read
@@ -123,7 +158,90 @@ def measure(
         facts_final=kept_share(final_facts, final_text),
         facts_mean=sum(sampled) / len(sampled) if sampled else 1.0,
         facts_final_by_kind=_by_kind(final_facts, final_text),
+        facts_by_kind_count=dict(Counter(f.kind for f in final_facts)),
+        recent_depth_mean=sum(depths) / len(depths) if depths else float(DEPTH_CAP),
+        recent_depth_min=min(depths, default=DEPTH_CAP),
+        short_tails=short,
     )
+
+
+def recent_depth(
+    body: Mapping[str, Any],
+    messages: Sequence[Message],
+    position: int,
+    wires: list[dict[str, Any] | None],
+    count: Callable[[str], int],
+    cap: int,
+) -> tuple[int, int, int, int | None]:
+    """How many of the last messages before `position` `body` sends whole (at most
+    `DEPTH_CAP`), their tokens, how many of them are user prompts (turns), and the tokens
+    one more step back would add (a message, with the call its results answer; `None` when
+    there is none).
+
+    Whole means as recorded, but for what every strategy must change: thinking, which only
+    the turn in progress must carry back, and a tool output over `cap` tokens (one
+    message's share of the budget, all its outputs together), which is sent head and
+    tail."""
+    sent = body.get("messages", ())
+    depth = tokens = turns = 0
+    while depth < min(len(sent), position, DEPTH_CAP):
+        original = position - 1 - depth
+        wire = wires[original]
+        if wire is None:
+            wire = wires[original] = messages[original].to_wire()
+        at = len(sent) - 1 - depth
+        shown = _plain(sent[at])
+        if at == 0:
+            # The first message may lead with the summary (and ledger) blocks.
+            shown["content"] = shown["content"][-len(wire["content"]) :]
+        if shown != wire and not _whole(shown, wire, cap, count):
+            break
+        tokens += message_tokens(messages[original], count)
+        turns += messages[original].is_user_prompt
+        depth += 1
+    # What one more step back would have added: a message, with the call its results answer.
+    more = position - 1 - depth
+    if more >= 1 and depth < DEPTH_CAP:
+        step = message_tokens(messages[more], count)
+        if messages[more].tool_results:
+            step += message_tokens(messages[more - 1], count)
+        return depth, tokens, turns, step
+    return depth, tokens, turns, None
+
+
+def _whole(
+    shown: dict[str, Any], wire: dict[str, Any], cap: int, count: Callable[[str], int]
+) -> bool:
+    def visible(message: dict[str, Any]) -> list[dict[str, Any]]:
+        return [b for b in message["content"] if b["type"] not in THINKING_TYPES]
+
+    sent, original = visible(shown), visible(wire)
+    if shown["role"] != wire["role"] or len(sent) != len(original):
+        return False
+    outputs = sum(count(block_text(b)) for b in original if b["type"] == "tool_result")
+    for a, b in zip(sent, original, strict=True):
+        if a == b:
+            continue
+        if not (
+            a["type"] == b["type"] == "tool_result"
+            and a.get("tool_use_id") == b.get("tool_use_id")
+            and outputs > cap
+        ):
+            return False
+    return True
+
+
+THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+
+
+def _plain(message: Mapping[str, Any]) -> dict[str, Any]:
+    content = message["content"]
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    return {
+        "role": message["role"],
+        "content": [{k: v for k, v in b.items() if k != "cache_control"} for b in content],
+    }
 
 
 def _by_kind(facts: Sequence[Fact], text: str) -> dict[str, float]:
@@ -151,6 +269,11 @@ class Total:
     facts_final_mean: float
     facts_final_min: float
     facts_mean: float
+    facts_by_kind: dict[str, float] = attrs.field(factory=dict)
+    """Per kind, the share of facts the final requests keep, over every transcript's facts
+    of that kind."""
+    recent_depth_min: int = 0
+    short_tails: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -184,9 +307,23 @@ def totals(outcomes: Sequence[Outcome]) -> list[Total]:
                 facts_final_mean=sum(o.facts_final for o in rows) / n,
                 facts_final_min=min((o.facts_final for o in rows), default=1.0),
                 facts_mean=sum(o.facts_mean for o in rows) / n,
+                facts_by_kind=_pooled_kinds(rows),
+                recent_depth_min=min((o.recent_depth_min for o in rows), default=0),
+                short_tails=sum(o.short_tails for o in rows),
             )
         )
     return result
+
+
+def _pooled_kinds(rows: Sequence[Outcome]) -> dict[str, float]:
+    kept: dict[str, float] = {}
+    seen: dict[str, int] = {}
+    for o in rows:
+        for kind, share in o.facts_final_by_kind.items():
+            n = o.facts_by_kind_count.get(kind, 0)
+            kept[kind] = kept.get(kind, 0.0) + share * n
+            seen[kind] = seen.get(kind, 0) + n
+    return {k: round(kept[k] / seen[k], 4) for k in sorted(kept) if seen[k]}
 
 
 def simulate(

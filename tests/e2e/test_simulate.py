@@ -78,6 +78,22 @@ def test_abridged_keeps_the_facts_of_sessions_unlike_the_shared_ones(
         assert ours["not_sent"] == 0
 
 
+def test_facts_are_kept_by_kind_at_least_as_the_references_keep_them_with_a_recent_tail(
+    at_16k: dict[str, Any],
+) -> None:
+    by = {(Path(o["transcript"]).stem, o["strategy"]): o for o in at_16k["outcomes"]}
+    for name in ("coding", "research", "openai", "parallel", "support"):
+        ours = by[name, "abridged"]
+        assert ours["facts_final_by_kind"], "every strategy reports its facts by kind"
+        for reference in ("langchain", "claude-code", "sliding-window"):
+            theirs = by[name, reference]["facts_final_by_kind"]
+            for kind, share in theirs.items():
+                assert ours["facts_final_by_kind"][kind] >= share, (name, reference, kind)
+        # The working context: never fewer last messages whole than the rule keeps.
+        assert ours["short_tails"] == 0, name
+        assert ours["recent_depth_min"] >= 1
+
+
 def test_abridged_is_billed_less_than_the_summarizing_references(at_16k: dict[str, Any]) -> None:
     totals = {t["strategy"]: t for t in at_16k["totals"]}
     for reference in ("langchain", "claude-code", "sliding-window"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -105,3 +106,60 @@ def text(value: str) -> dict[str, Any]:
 
 def tool_use(tool_id: str, name: str, **tool_input: Any) -> dict[str, Any]:
     return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
+
+
+def long_claude_code_log(seed: int, turns: int = 40) -> Log:
+    """A Claude Code log of long assistant messages (signed thinking, 1,500 to 2,800 words of
+    text and a command each, then another long answer), a prompt with a constraint every
+    four turns, and beside it a `document` block as a web fetch returns an empty page (a
+    text source with empty `data`, a field this version does not know)."""
+    rng = random.Random(seed)
+    vocabulary = [
+        "the",
+        "parser",
+        "reads",
+        "each",
+        "token",
+        "and",
+        "the",
+        "scanner",
+        "keeps",
+        "`state_machine`",
+        "with",
+        "--strict",
+        "mode",
+        "port",
+        "8080",
+        "timeout",
+        "30",
+        "see",
+        "https://example.org/docs/page",
+    ]
+
+    def prose(n: int) -> str:
+        return " ".join(rng.choice(vocabulary) for _ in range(n))
+
+    log = Log()
+    log.user("Refactor the config loader. Never touch the migrations folder and only use tabs.")
+    for k in range(turns):
+        call = f"toolu_{k:04d}a"
+        log.assistant(
+            thinking(prose(rng.randint(200, 1500)), f"sig{k}"),
+            text(prose(rng.randint(1500, 2800))),
+            tool_use(call, "Bash", command=f"pytest tests/test_{k}.py -q"),
+        )
+        failure = f"\nE   ValueError: bad key {k}" if k % 3 == 0 else ""
+        log.results((call, prose(rng.randint(100, 900)) + failure))
+        log.assistant(text(prose(rng.randint(800, 2500))))
+        if k % 4 == 3:
+            ask = f"Next: step {k}, keep `load_config` stable, don't rename it. {prose(60)}"
+            empty_page = {
+                "type": "document",
+                "source": {"type": "text", "media_type": "text/plain", "data": ""},
+                "title": "empty page",
+                "citations": {"enabled": True},
+                "retrieved_at": "2026-11-20T10:15:00Z",
+            }
+            log.user([{"type": "text", "text": ask}, empty_page])
+    log.assistant(text("Done."))
+    return log

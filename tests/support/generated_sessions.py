@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from abridged.domain.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from tests.support.claude_code_logs import long_claude_code_log
 
 
 def _listing(rng: random.Random, count: int) -> str:
@@ -388,16 +389,28 @@ EVALUATION_SET: dict[str, Callable[[], list[Record]]] = {
 }
 """The generated sessions of docs/evaluation.md, by file name."""
 
+CHECK_SET: dict[str, Callable[[], list[Record]]] = {
+    "research-201": lambda: openai_research_records(seed=201, questions=40),
+    "coding-202": lambda: parallel_coding_records(seed=202, tasks=40),
+    "support-203": lambda: support_records(seed=203, tickets=60),
+}
+"""Sessions the defaults of issue 21 were checked on and never tuned on (docs/evaluation.md):
+`python -m tests.support.generated_sessions DIR --check`."""
+
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    check = "--check" in args
+    args = [a for a in args if a != "--check"]
     if len(args) != 1:
-        print("usage: python -m tests.support.generated_sessions DIR", file=sys.stderr)
+        print("usage: python -m tests.support.generated_sessions DIR [--check]", file=sys.stderr)
         return 2
     folder = Path(args[0])
     folder.mkdir(parents=True, exist_ok=True)
-    for name, make in EVALUATION_SET.items():
+    for name, make in (CHECK_SET if check else EVALUATION_SET).items():
         print(write_records(make(), folder / f"{name}.jsonl"))
+    if check:
+        print(long_claude_code_log(7).write(folder / "claude-code-long.log.jsonl"))
     return 0
 
 

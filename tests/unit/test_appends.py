@@ -239,3 +239,25 @@ def test_valid_parallel_results_are_accepted(started: tuple[Sessions, object]) -
         ),
     )
     assert position == 2
+
+
+def test_a_document_the_api_produced_with_an_empty_text_is_taken_and_sent_unchanged(
+    app: Sessions,
+) -> None:
+    # A web fetch of an empty page comes back as a text document with empty data, and a
+    # field this version does not know: the session keeps both as they came.
+    document = {
+        "type": "document",
+        "source": {"type": "text", "media_type": "text/plain", "data": ""},
+        "title": "https://example.org/empty",
+        "citations": {"enabled": True},
+        "retrieved_at": "2026-11-20T10:15:00Z",
+    }
+    session_id = app.start_session(model="m", context_window=10_000, max_output_tokens=1_000)
+    app.append_message(
+        session_id, {"role": "user", "content": [{"type": "text", "text": "Read it."}, document]}
+    )
+
+    sent = app.prepare_request(session_id).context.messages[-1].to_wire()
+
+    assert sent["content"][-1] == document

@@ -19,6 +19,7 @@ from abridged.domain.ledger import (
     KINDS,
     MAX_SEGMENTS,
     PRIORITY,
+    REQUEST_CHARS,
     LedgerEntry,
     LedgerUpdate,
     advance,
@@ -27,7 +28,7 @@ from abridged.domain.ledger import (
     merge,
     render_ledger,
 )
-from abridged.domain.messages import Message, Role, ToolResultBlock, ToolUseBlock
+from abridged.domain.messages import Message, Role, TextBlock, ToolResultBlock, ToolUseBlock
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.tokens import text_block_tokens
@@ -80,7 +81,10 @@ def coding_session() -> list[Message]:
 def test_the_ledger_records_requests_files_commands_and_errors_verbatim_with_ranges() -> None:
     entries = {(e.kind, e.text): e for e in extract(list(enumerate(coding_session())))}
 
-    request = entries["request", "Fix the parser crash on empty input."]
+    # The prompt whole: the task is in all of it, not only its first line.
+    request = entries[
+        "request", "Fix the parser crash on empty input.\nIt started after the refactor."
+    ]
     assert (request.first_position, request.last_position) == (0, 0)
     # Read first, edited later: one entry, modified, spanning both calls.
     parser = entries["file-modified", "src/app/parser.py"]
@@ -397,3 +401,49 @@ def test_a_compaction_that_appends_reads_the_earlier_segments_from_the_prompt_ca
                 assert billing.read >= prefix
             app.record_reply(session_id, message)
     assert appended >= 2
+
+
+def test_the_ledger_keeps_the_users_constraints_and_the_names_numbers_and_links_given() -> None:
+    long_prompt = (
+        "Port the loader. " + "Context line about the project. " * 60 + "Never touch the "
+        "migrations folder. Use the `--strict` flag and keep the timeout at 30 seconds. See "
+        "https://example.org/spec for the format."
+    )
+    assert len(long_prompt) > REQUEST_CHARS
+    messages = [
+        Message.user(long_prompt),
+        Message.assistant("I will change `load_config` and pass --dry-run; port 8080 stays."),
+        Message.user("Only use tabs."),
+    ]
+    entries = {(e.kind, e.text) for e in extract(list(enumerate(messages)))}
+
+    assert ("request", long_prompt[:REQUEST_CHARS]) in entries
+    assert ("request", "Only use tabs.") in entries  # short: whole, and nothing repeated
+    assert ("constraint", "Never touch the migrations folder.") in entries
+    assert ("identifier", "--strict") in entries
+    assert ("url", "https://example.org/spec") in entries
+    assert ("identifier", "load_config") in entries
+    assert ("identifier", "--dry-run") in entries
+    assert ("number", "port 8080") in entries
+    assert not any(kind == "constraint" and "tabs" in text for kind, text in entries)
+
+
+def test_text_beside_tool_results_is_not_taken_for_a_request() -> None:
+    call = ToolUseBlock(id="toolu_1", name="web_fetch", input={"url": "https://example.org/a"})
+    messages = [
+        Message.user("Summarise the page."),
+        Message(Role.ASSISTANT, (call,)),
+        Message(
+            Role.USER,
+            (
+                ToolResultBlock(tool_use_id="toolu_1", content="page body"),
+                TextBlock("Retrieved page attached by the host: never cache it."),
+            ),
+        ),
+    ]
+    entries = {(e.kind, e.text) for e in extract(list(enumerate(messages)))}
+
+    assert {text for kind, text in entries if kind in {"request", "constraint"}} == {
+        "Summarise the page."
+    }
+    assert ("url", "https://example.org/a") in entries

@@ -1,0 +1,137 @@
+"""The working context a default compaction keeps: the recent tail first, the ledger after.
+
+The rule (docs/settings.md#sharing-the-budget): a compaction keeps verbatim the most recent
+messages up to `keep_recent_share` of the window, and the last `keep_recent_turns` turns
+whole when they fit in `retained_share` of the window; the ledger and the summaries share
+what is left, and the ledger gives way first.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from abridged.application.service import Sessions
+from abridged.domain.messages import Message, Role
+from abridged.domain.settings import CompactionSettings
+from abridged.domain.tokens import message_tokens
+from tests.support.builders import TOOLS, exchange, turn, words
+from tests.support.fakes import FakeTokenCounter
+
+COUNTER = FakeTokenCounter()
+WINDOW = 32_000
+RESERVE = 8_000
+DEFAULTS = CompactionSettings()
+
+
+def start(app: Sessions) -> UUID:
+    return app.start_session(
+        model="claude-test",
+        context_window=WINDOW,
+        max_output_tokens=RESERVE,
+        system="You are a careful coding agent.",
+        tools=TOOLS,
+    )
+
+
+def expected_tail(history: list[Message]) -> int:
+    """Where the rule says the verbatim tail starts in `history` (which ends with the user
+    message the request answers)."""
+    assert DEFAULTS.keep_recent_share is not None
+    room = int(DEFAULTS.keep_recent_share * WINDOW)
+    cap = int(DEFAULTS.retained_share * WINDOW)
+    sizes = [message_tokens(m, COUNTER.count) for m in history]
+    prompts = [k for k, m in enumerate(history) if m.is_user_prompt and k > 0]
+    turns = prompts[-DEFAULTS.keep_recent_turns :] if DEFAULTS.keep_recent_turns else []
+    if turns and sum(sizes[turns[0] :]) <= cap:
+        room = max(room, sum(sizes[turns[0] :]))
+    last = len(history) - 1 - (1 if history[-1].tool_results else 0)
+    starts = [
+        k
+        for k in range(1, last + 1)
+        if history[k].is_user_prompt or history[k].role is Role.ASSISTANT
+    ]
+    return next((k for k in starts if sum(sizes[k:]) <= room), starts[-1])
+
+
+def sent_whole(request: list[Message], history: list[Message], start: int) -> bool:
+    """Whether the request ends with `history[start:]`, each message as it was (the first
+    may lead with the ledger and summary blocks)."""
+    wanted = history[start:]
+    if len(request) < len(wanted):
+        return False
+    tail = request[len(request) - len(wanted) :]
+    first, *rest = tail
+    n = len(wanted[0].content)
+    return first.content[-n:] == wanted[0].content and rest == wanted[1:]
+
+
+Seen = list[tuple[list[Message], list[Message], int]]
+
+
+def replay(app: Sessions, messages: list[Message]) -> Seen:
+    """Each compacted request with the history it was made from, and where the rule says
+    its tail starts."""
+    session_id = start(app)
+    history: list[Message] = []
+    seen: Seen = []
+    for message in messages:
+        if message.role is Role.ASSISTANT:
+            prepared = app.prepare_request(session_id)
+            if prepared.compaction is not None:
+                seen.append(
+                    (list(prepared.context.messages), list(history), expected_tail(history))
+                )
+            app.record_reply(session_id, message)
+        else:
+            app.append_message(session_id, message)
+        history.append(message)
+    return seen
+
+
+def chat(turns: int) -> list[Message]:
+    """Short turns: a prompt, two tool exchanges of 250 tokens, an answer."""
+    messages: list[Message] = []
+    for k in range(turns):
+        messages += turn(f"Task {k}: {words(40)}", [words(250), words(250)], words(60))
+    return messages
+
+
+def agent(exchanges: int) -> list[Message]:
+    """One long turn: a prompt, then tool exchanges of 700 tokens."""
+    messages: list[Message] = [Message.user("Port the loader; never touch the migrations.")]
+    for _ in range(exchanges):
+        messages += exchange([words(700)], text=words(30))
+    messages.append(Message.assistant("Done."))
+    return messages
+
+
+def test_a_default_compaction_keeps_the_last_two_turns_verbatim(app: Sessions) -> None:
+    messages = chat(40)
+    compacted = replay(app, messages)
+
+    assert compacted, "the session should have compacted"
+    for request, history, start in compacted:
+        assert sent_whole(request, history, start)
+        prompts = [m for m in request if m.is_user_prompt and m.text.startswith("Task")]
+        assert len(prompts) >= DEFAULTS.keep_recent_turns
+
+
+def test_a_default_compaction_inside_one_long_turn_keeps_the_recent_tokens(
+    app: Sessions,
+) -> None:
+    messages = agent(60)
+    compacted = replay(app, messages)
+
+    assert compacted, "the session should have compacted"
+    for request, history, start in compacted:
+        assert sent_whole(request, history, start)
+        # Several exchanges, not only the one in progress.
+        assert sum(1 for m in request if m.tool_results) >= 3
+
+
+def test_the_default_threshold_leaves_a_session_that_fits_whole(app: Sessions) -> None:
+    # About a third of the window: the whole session is sent, nothing is summarized.
+    messages = chat(14)
+    assert sum(message_tokens(m, COUNTER.count) for m in messages) < WINDOW * 0.36
+
+    assert replay(app, messages) == []
