@@ -262,10 +262,8 @@ def recent_room(
     `retained_share` of the window."""
     limits = view.limits
     settings = view.settings
-    share = settings.keep_recent_share or 0.0
-    room = settings.keep_recent_tokens or int(share * limits.window)
+    room = limits.recent_tokens
     cap = int(settings.retained_share * limits.window)
-    room = min(room, cap)
     turns = min(settings.keep_recent_turns, len(turn_starts))
     if turns:
         wanted = calibrated(view, suffix[turn_starts[-turns]])

@@ -107,7 +107,7 @@ MAX_TURNS = 1_000_000
 
 def _at_most(name: str, value: int | None, high: int) -> None:
     if value is not None and value > high:
-        raise InvalidSettingsError(f"{name} must be at most {high:,}, got {value:,}")
+        raise InvalidSettingsError(f"{name} must be at most {high}, got {value}")
 
 
 @attrs.frozen
@@ -371,6 +371,15 @@ class Limits:
         return int(self.settings.prune_min_share * self.budget)
 
     @property
+    def recent_tokens(self) -> int:
+        """The recent tail's room before it grows to hold the last `keep_recent_turns` turns:
+        `keep_recent_tokens`, else `keep_recent_share` of the window, at most
+        `retained_share` of it."""
+        share = self.settings.keep_recent_share or 0.0
+        room = self.settings.keep_recent_tokens or int(share * self.window)
+        return min(room, int(self.settings.retained_share * self.window))
+
+    @property
     def retained_tokens(self) -> int:
         share = int(self.settings.retained_share * self.window)
         by_tokens = self.settings.keep_recent_tokens
@@ -418,8 +427,7 @@ PRESETS: dict[str, CompactionSettings] = {
     "aggressive": CompactionSettings(
         threshold_ratio=0.25,
         target_ratio=0.1,
-        keep_recent_turns=2,
-        retained_share=0.25,
+        retained_share=0.1,
         prune_strategy="name-only",
         prune_protect_share=0.1,
         prune_min_share=0.1,

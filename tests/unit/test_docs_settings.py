@@ -119,6 +119,7 @@ def probe(field: str, value: object) -> str | None:
 def check_range(field: str, check: str) -> None:
     low_high = re.search(r"in ([(\[])([\d.]+), ([\d.]+)([)\]])", check)
     at_least = re.search(r"≥ (\d+)", check)
+    at_most = re.search(r"≤ (\d+)", check)
     one_of = re.search(r"one of ((?:`[^`]+`(?:, )?)+)", check)
     if low_high:
         opening, low, high, closing = low_high.groups()
@@ -132,6 +133,10 @@ def check_range(field: str, check: str) -> None:
         least = int(at_least.group(1))
         assert probe(field, least) is None, (field, check)
         assert probe(field, least - 1) is not None, (field, check)
+    elif at_most:
+        most = int(at_most.group(1))
+        assert probe(field, most) is None, (field, check)
+        assert probe(field, most + 1) is not None, (field, check)
     elif one_of:
         allowed = re.findall(r"`([^`]+)`", one_of.group(1))
         if field == "tool_policies":
@@ -214,11 +219,11 @@ def test_the_presets_table_lists_what_each_preset_changes() -> None:
 DERIVED = {
     "budget": "budget",
     "threshold": "threshold",
-    "compaction target": "target",
+    "recent tail's room": "recent_tokens",
     "kept verbatim at most": "retained_tokens",
     "one summary chunk": "summary_tokens",
     "all summary chunks": "summaries_tokens",
-    "facts ledger": "ledger_tokens",
+    "facts ledger, at most": "ledger_tokens",
     "one message's tool outputs": "tool_output_tokens",
     "protected recent outputs": "prune_protect_tokens",
     "smallest prune move": "prune_min_tokens",
