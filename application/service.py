@@ -171,7 +171,7 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-CONFLICT_RETRIES = 5
+CONFLICT_RETRIES = 8
 CONFLICT_PAUSE = 0.005
 """Seconds: the longest pause before the first retry after a conflict; it doubles per try."""
 COUNT_TOKENS_SHARE = 0.9
