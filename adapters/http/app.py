@@ -56,6 +56,7 @@ def create_app(config: ServeConfig, sessions: Sessions | None = None) -> FastAPI
         lifespan=lifespan,
     )
     app.state.sessions = service
+    app.state.config = config
     app.state.metrics = metrics
 
     @app.post("/v1/messages", tags=["messages"])
@@ -82,7 +83,7 @@ def create_app(config: ServeConfig, sessions: Sessions | None = None) -> FastAPI
         """This worker's counters, in the Prometheus text format."""
         return PlainTextResponse(metrics.text())
 
-    app.include_router(sessions_router(service, config))
+    app.include_router(sessions_router(service))
     return app
 
 

@@ -24,7 +24,7 @@ import attrs
 from abridged.application.inputs import as_message
 from abridged.application.service import Sessions
 from abridged.domain.errors import UnknownSessionError
-from abridged.domain.events import MessageAppended
+from abridged.domain.events import MessageAppended, Started
 from abridged.domain.messages import Message
 
 NAMESPACE = UUID("5b0b7c1e-3f0e-5d43-9c51-6a1d2f0e8a77")
@@ -115,6 +115,8 @@ class Stored:
 
     version: int
     digests: tuple[str, ...]
+    metadata: Mapping[str, str] = attrs.field(factory=dict)
+    """The metadata the session was started with (its tenant, for one)."""
 
 
 class StoredDigests:
@@ -133,14 +135,17 @@ class StoredDigests:
             known = self._cache.get(session_id)
         version = known.version if known else 0
         digests = list(known.digests) if known else []
+        metadata = dict(known.metadata) if known else {}
         events = list(self._sessions.events.get(session_id, gt=version or None))
         if not events and known is None:
             return None
         for event in events:
             if isinstance(event, MessageAppended):
                 digests.append(message_digest(event.message))
+            elif isinstance(event, Started):
+                metadata = dict(event.metadata)
             version = event.originator_version
-        stored = Stored(version, tuple(digests))
+        stored = Stored(version, tuple(digests), metadata)
         with self._lock:
             self._cache[session_id] = stored
             self._cache.move_to_end(session_id)
@@ -169,14 +174,19 @@ class Route:
 MAX_HOPS = 64
 
 
-def route(stored: StoredDigests, root: UUID, history: ClientHistory) -> Route:
+def route(
+    stored: StoredDigests, root: UUID, history: ClientHistory, owner: Mapping[str, str]
+) -> Route:
     """The session for `history`, starting from the name's `root` and following branches
-    at each point of divergence."""
+    at each point of divergence. A session whose metadata does not have every `owner` item
+    (another tenant's) is unknown: `UnknownSessionError`."""
     session_id, parent = root, None
     for _ in range(MAX_HOPS):
         known = stored.get(session_id)
         if known is None:
             return Route(session_id, 0, False, parent, 0)
+        if any(known.metadata.get(key, "") != value for key, value in owner.items()):
+            raise UnknownSessionError(f"no session {root}")
         common = _common_prefix(known.digests, history.digests)
         if common == len(known.digests):
             return Route(session_id, common, True, parent, known.version)

@@ -193,7 +193,10 @@ class MessagesProxy:
             raise from_session_error(error) from None
         root = root_id(tenant, name)
         for _ in range(ROUTE_ATTEMPTS):
-            found = route(self.stored, root, history)
+            try:
+                found = route(self.stored, root, history, {TENANT_KEY: tenant})
+            except UnknownSessionError as error:
+                raise from_session_error(error) from None
             with self.locks.held(found.session_id):
                 known = self.stored.get(found.session_id)
                 if (known.version if known else 0) != found.version:
@@ -238,9 +241,7 @@ class MessagesProxy:
                 "abridged.serve.sessions", attributes={"kind": "branch" if found.parent else "new"}
             )
         else:
-            session = sessions.session(session_id)
-            if session.metadata.get(TENANT_KEY, DEFAULT_TENANT) != tenant:
-                raise UnknownSessionError(f"no session {name!r}")
+            session = sessions.session(session_id)  # `route` checked the tenant
             changes: dict[str, Any] = {}
             if session.system != system:
                 changes["system"] = system

@@ -104,20 +104,25 @@ def _default(value: Any) -> Any:
     return str(value)
 
 
+def _tenant(request: Request) -> str:
+    """The tenant of the request's bearer token (`config.tokens` of the application)."""
+    config: ServeConfig = request.app.state.config
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and given:
+        for token, name in config.tokens.items():
+            if hmac.compare_digest(given.encode(), token.encode()):
+                return name
+    raise HTTPException(401, "a valid bearer token is needed", {"WWW-Authenticate": "Bearer"})
+
+
+Tenant = Annotated[str, Depends(_tenant)]
+
+
 # One closure per route is how FastAPI binds routes to the service they serve.
-def sessions_router(sessions: Sessions, config: ServeConfig) -> APIRouter:  # noqa: PLR0915
-    """The `/v1/sessions` routes over `sessions`, for the tenants of `config.tokens`."""
+def sessions_router(sessions: Sessions) -> APIRouter:  # noqa: PLR0915
+    """The `/v1/sessions` routes over `sessions`, for the tenants of the application's
+    `config.tokens` (`app.state.config`)."""
     router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
-
-    def tenant(request: Request) -> str:
-        scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "bearer" and given:
-            for token, name in config.tokens.items():
-                if hmac.compare_digest(given.encode(), token.encode()):
-                    return name
-        raise HTTPException(401, "a valid bearer token is needed", {"WWW-Authenticate": "Bearer"})
-
-    Tenant = Annotated[str, Depends(tenant)]  # noqa: N806 (a type, named as one)
 
     async def call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         try:
