@@ -41,9 +41,18 @@ def stripped(value: Any) -> Any:
     return value
 
 
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(item) for item in value]
+    return value
+
+
 def message_digest(message: Message) -> str:
-    """The digest of a message as abridged stores and sends it."""
-    wire = json.dumps(message.to_wire(), ensure_ascii=False, separators=(",", ":"))
+    """The digest of a message as abridged stores and sends it. A field set to null counts
+    as absent: an SDK writes back a reply's optional fields as nulls the API left out."""
+    wire = json.dumps(_without_nulls(message.to_wire()), ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(wire.encode()).hexdigest()
 
 
@@ -115,6 +124,8 @@ class Stored:
 
     version: int
     digests: tuple[str, ...]
+    versions: tuple[int, ...] = ()
+    """The version of each message's event."""
     metadata: Mapping[str, str] = attrs.field(factory=dict)
     """The metadata the session was started with (its tenant, for one)."""
 
@@ -135,6 +146,7 @@ class StoredDigests:
             known = self._cache.get(session_id)
         version = known.version if known else 0
         digests = list(known.digests) if known else []
+        versions = list(known.versions) if known else []
         metadata = dict(known.metadata) if known else {}
         events = list(self._sessions.events.get(session_id, gt=version or None))
         if not events and known is None:
@@ -142,10 +154,11 @@ class StoredDigests:
         for event in events:
             if isinstance(event, MessageAppended):
                 digests.append(message_digest(event.message))
+                versions.append(event.originator_version)
             elif isinstance(event, Started):
                 metadata = dict(event.metadata)
             version = event.originator_version
-        stored = Stored(version, tuple(digests), metadata)
+        stored = Stored(version, tuple(digests), tuple(versions), metadata)
         with self._lock:
             self._cache[session_id] = stored
             self._cache.move_to_end(session_id)
@@ -168,7 +181,11 @@ class Route:
     start: int
     exists: bool
     parent: UUID | None
-    version: int
+    stored: int
+    """How many messages the session held when the route was taken."""
+    replay: int | None = None
+    """For a request sent again whose reply is recorded already: the session's version
+    before that reply, whose request is sent again (no branch, nothing appended)."""
 
 
 MAX_HOPS = 64
@@ -189,7 +206,12 @@ def route(
             raise UnknownSessionError(f"no session {root}")
         common = _common_prefix(known.digests, history.digests)
         if common == len(known.digests):
-            return Route(session_id, common, True, parent, known.version)
+            return Route(session_id, common, True, parent, len(known.digests))
+        if common == len(history) and len(known.digests) == common + 1:
+            # The same request again, answered and recorded already (a client that lost the
+            # answer, or several sending at once): the same request goes again.
+            before = known.versions[common] - 1
+            return Route(session_id, common, True, parent, len(known.digests), before)
         # Diverged: the client's message at `common` differs, or the client has fewer.
         if common < len(history):
             point = chain(history.digests[: common + 1])

@@ -43,6 +43,7 @@ from abridged.adapters.http.metrics import ServeMetrics
 from abridged.adapters.http.sse import ReplyAccumulator
 from abridged.application.ports import PromptTooLongError
 from abridged.application.service import PreparedRequest, Sessions
+from abridged.domain.context import build_context
 from abridged.domain.errors import (
     InvalidMessageError,
     SessionError,
@@ -199,8 +200,10 @@ class MessagesProxy:
                 raise from_session_error(error) from None
             with self.locks.held(found.session_id):
                 known = self.stored.get(found.session_id)
-                if (known.version if known else 0) != found.version:
-                    continue  # another request wrote meanwhile: route again
+                if (known is not None) != found.exists or (
+                    known is not None and len(known.digests) != found.stored
+                ):
+                    continue  # another request appended meanwhile: route again
                 try:
                     prepared = self._append_and_prepare(tenant, name, body, history, found)
                 except SessionExistsError:
@@ -221,6 +224,8 @@ class MessagesProxy:
         found: Route,
     ) -> PreparedRequest:
         sessions, session_id = self.sessions, found.session_id
+        if found.replay is not None:
+            return self._replayed(session_id, found.replay)
         system, tools = session_system(body), [stripped(tool) for tool in body.get("tools") or []]
         if not found.exists:
             metadata = {TENANT_KEY: tenant, NAME_KEY: name[:MAX_NAME_LENGTH]}
@@ -263,6 +268,18 @@ class MessagesProxy:
             if not found.exists:
                 self._discard(session_id)
             raise
+
+    def _replayed(self, session_id: UUID, version: int) -> PreparedRequest:
+        """The request the session made at `version` (before its last reply), built again."""
+        session = self.sessions.session(session_id, version=version)
+        return PreparedRequest(
+            session_id=session_id,
+            model=session.model,
+            max_tokens=session.reserved_output,
+            context=build_context(session),
+            compaction=None,
+            compactions_so_far=session.generation,
+        )
 
     def _discard(self, session_id: UUID) -> None:
         """Removes a session this request started and could not fill: a refused request

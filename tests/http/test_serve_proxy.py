@@ -212,13 +212,36 @@ def test_a_request_sent_again_is_never_appended_twice(
     headers = {"x-api-key": TEST_API_KEY, "x-abridged-session": "retried"}
     for _ in range(3):
         assert httpx2.post(f"{proxy}/v1/messages", json=body, headers=headers).status_code == 200
-    # The first answer is recorded; a second request for the same history wants another
-    # answer (a regeneration, or a retry whose answer was lost): it gets a branch of its own.
-    sessions = store.list_sessions().sessions
-    assert len(sessions) == 3
-    for info in sessions:
-        assert [m["role"] for m in stored_messages(store, info.id)] == ["user", "assistant"]
-    assert sum(BRANCH_KEY in info.metadata for info in sessions) == 2
+    # The first answer is recorded; the same request again (a retry whose answer was lost, a
+    # regeneration) goes upstream as it went the first time, and its answer is not recorded.
+    assert [m["role"] for m in stored_messages(store, only_session(store))] == ["user", "assistant"]
+    sent = [r.body["messages"] for r in fake_anthropic.requests_to()]
+    assert sent[0] == sent[1] == sent[2]
+
+
+def test_a_regenerated_answer_the_client_keeps_becomes_a_branch(
+    proxy: str, fake_anthropic: FakeAnthropic, store: Sessions
+) -> None:
+    headers = {"x-api-key": TEST_API_KEY, "x-abridged-session": "regenerated"}
+    first = [{"role": "user", "content": "Name a colour."}]
+    fake_anthropic.enqueue(fake.message("Red."), fake.message("Blue."))
+    for _ in range(2):
+        body = {"model": MODEL, "max_tokens": 20, "messages": first}
+        httpx2.post(f"{proxy}/v1/messages", json=body, headers=headers)
+    kept = [*first, {"role": "assistant", "content": "Blue."}, {"role": "user", "content": "Why?"}]
+    body = {"model": MODEL, "max_tokens": 20, "messages": kept}
+    assert httpx2.post(f"{proxy}/v1/messages", json=body, headers=headers).status_code == 200
+
+    sessions = {info.id: info for info in store.list_sessions().sessions}
+    assert len(sessions) == 2
+    branch = next(i for i, info in sessions.items() if BRANCH_KEY in info.metadata)
+    texts = [m["content"][0]["text"] for m in stored_messages(store, branch)]
+    assert texts[:3] == ["Name a colour.", "Blue.", "Why?"]
+    root = next(i for i in sessions if i != branch)
+    assert [m["content"][0]["text"] for m in stored_messages(store, root)] == [
+        "Name a colour.",
+        "Red.",
+    ]
 
 
 def test_an_upstream_overflow_compacts_and_the_next_request_fits(
