@@ -37,7 +37,7 @@ def workers(postgres_server: str, fake_anthropic: FakeAnthropic) -> Iterator[tup
         "--upstream", fake_anthropic.base_url, "--port", str(port), "--workers", "2",
         "--context-window", "4000",
     ]  # fmt: skip
-    server = subprocess.Popen(command, stderr=subprocess.PIPE, env={**os.environ})
+    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env={**os.environ})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
