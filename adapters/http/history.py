@@ -24,7 +24,13 @@ import attrs
 from abridged.application.inputs import as_message
 from abridged.application.service import Sessions
 from abridged.domain.errors import UnknownSessionError
-from abridged.domain.events import MessageAppended, Started
+from abridged.domain.events import (
+    MessageAppended,
+    ModelChanged,
+    Started,
+    SystemPromptChanged,
+    ToolsChanged,
+)
 from abridged.domain.messages import Message
 
 NAMESPACE = UUID("5b0b7c1e-3f0e-5d43-9c51-6a1d2f0e8a77")
@@ -128,6 +134,18 @@ class Stored:
     """The version of each message's event."""
     metadata: Mapping[str, str] = attrs.field(factory=dict)
     """The metadata the session was started with (its tenant, for one)."""
+    shape: Shape | None = None
+    """The model, output reservation, system prompt and tools it has now."""
+
+
+@attrs.frozen
+class Shape:
+    """What of a session a request sets besides its messages."""
+
+    model: str
+    reserved_output: int
+    system: str
+    tools: tuple[Any, ...]
 
 
 class StoredDigests:
@@ -148,6 +166,7 @@ class StoredDigests:
         digests = list(known.digests) if known else []
         versions = list(known.versions) if known else []
         metadata = dict(known.metadata) if known else {}
+        shape = known.shape if known else None
         events = list(self._sessions.events.get(session_id, gt=version or None))
         if not events and known is None:
             return None
@@ -157,8 +176,18 @@ class StoredDigests:
                 versions.append(event.originator_version)
             elif isinstance(event, Started):
                 metadata = dict(event.metadata)
+                tools = tuple(event.tools)
+                shape = Shape(event.model, event.reserved_output, event.system, tools)
+            elif shape is not None and isinstance(event, SystemPromptChanged):
+                shape = attrs.evolve(shape, system=event.system)
+            elif shape is not None and isinstance(event, ToolsChanged):
+                shape = attrs.evolve(shape, tools=tuple(event.tools))
+            elif shape is not None and isinstance(event, ModelChanged):
+                shape = attrs.evolve(
+                    shape, model=event.model, reserved_output=event.reserved_output
+                )
             version = event.originator_version
-        stored = Stored(version, tuple(digests), tuple(versions), metadata)
+        stored = Stored(version, tuple(digests), tuple(versions), metadata, shape)
         with self._lock:
             self._cache[session_id] = stored
             self._cache.move_to_end(session_id)
@@ -183,6 +212,7 @@ class Route:
     parent: UUID | None
     stored: int
     """How many messages the session held when the route was taken."""
+    shape: Shape | None = None
     replay: int | None = None
     """For a request sent again whose reply is recorded already: the session's version
     before that reply, whose request is sent again (no branch, nothing appended)."""
@@ -206,12 +236,12 @@ def route(
             raise UnknownSessionError(f"no session {root}")
         common = _common_prefix(known.digests, history.digests)
         if common == len(known.digests):
-            return Route(session_id, common, True, parent, len(known.digests))
+            return Route(session_id, common, True, parent, len(known.digests), known.shape)
         if common == len(history) and len(known.digests) == common + 1:
             # The same request again, answered and recorded already (a client that lost the
             # answer, or several sending at once): the same request goes again.
             before = known.versions[common] - 1
-            return Route(session_id, common, True, parent, len(known.digests), before)
+            return Route(session_id, common, True, parent, len(known.digests), known.shape, before)
         # Diverged: the client's message at `common` differs, or the client has fewer.
         if common < len(history):
             point = chain(history.digests[: common + 1])

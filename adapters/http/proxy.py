@@ -15,6 +15,8 @@ import hmac
 import json
 import logging
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from uuid import UUID
@@ -62,6 +64,7 @@ DEFAULT_TENANT = "default"
 MAX_NAME_LENGTH = 256
 MAX_BREAKPOINTS = 4
 ROUTE_ATTEMPTS = 5
+ROUTES_KEPT = 4_096
 
 # Not passed upstream: hop-by-hop headers, the body's framing (re-made), the proxy's own.
 _DROPPED_REQUEST_HEADERS = frozenset(
@@ -117,6 +120,8 @@ class MessagesProxy:
         self.metrics = metrics
         self.parser = Parser()
         self.stored = StoredDigests(sessions)
+        self._routes: OrderedDict[UUID, UUID] = OrderedDict()
+        self._routes_lock = threading.Lock()
 
     # Endpoints.
 
@@ -193,27 +198,34 @@ class MessagesProxy:
         except InvalidMessageError as error:
             raise from_session_error(error) from None
         root = root_id(tenant, name)
+        # The route is taken holding the lock of the session it is expected to end at (the
+        # one this name reached last time): in the usual case, one lock and one read.
+        guess = self._routes.get(root, root)
         for _ in range(ROUTE_ATTEMPTS):
-            try:
-                found = route(self.stored, root, history, {TENANT_KEY: tenant})
-            except UnknownSessionError as error:
-                raise from_session_error(error) from None
-            with self.locks.held(found.session_id):
-                known = self.stored.get(found.session_id)
-                if (known is not None) != found.exists or (
-                    known is not None and len(known.digests) != found.stored
-                ):
-                    continue  # another request appended meanwhile: route again
+            with self.locks.held(guess):
                 try:
-                    prepared = self._append_and_prepare(tenant, name, body, history, found)
-                except SessionExistsError:
-                    continue
-                except SessionError as error:
+                    found = route(self.stored, root, history, {TENANT_KEY: tenant})
+                except UnknownSessionError as error:
                     raise from_session_error(error) from None
-            return Prepared(
-                found.session_id, self._outgoing(body, prepared), prepared, len(history)
-            )
+                if found.session_id == guess:
+                    try:
+                        prepared = self._append_and_prepare(tenant, name, body, history, found)
+                    except SessionExistsError:
+                        continue
+                    except SessionError as error:
+                        raise from_session_error(error) from None
+                    self._remember(root, guess)
+                    outgoing = self._outgoing(body, prepared)
+                    return Prepared(found.session_id, outgoing, prepared, len(history))
+            guess = found.session_id
         raise from_session_error(SessionError("the session kept changing; try again"))
+
+    def _remember(self, root: UUID, session_id: UUID) -> None:
+        with self._routes_lock:
+            self._routes[root] = session_id
+            self._routes.move_to_end(root)
+            if len(self._routes) > ROUTES_KEPT:
+                self._routes.popitem(last=False)
 
     def _append_and_prepare(
         self,
@@ -245,16 +257,15 @@ class MessagesProxy:
             self.metrics.add(
                 "abridged.serve.sessions", attributes={"kind": "branch" if found.parent else "new"}
             )
-        else:
-            session = sessions.session(session_id)  # `route` checked the tenant
-            changes: dict[str, Any] = {}
-            if session.system != system:
+        elif found.shape is not None:  # `route` checked the tenant
+            shape, changes = found.shape, dict[str, Any]()
+            if shape.system != system:
                 changes["system"] = system
-            if list(session.tools) != tools:
+            if list(shape.tools) != tools:
                 changes["tools"] = tools
-            if session.model != body["model"]:
+            if shape.model != body["model"]:
                 changes["model"] = body["model"]
-            if body["max_tokens"] > session.limits.reserved_output:
+            if body["max_tokens"] > shape.reserved_output:
                 changes["max_output_tokens"] = body["max_tokens"]
             if changes:
                 sessions.reconfigure(session_id, **changes)

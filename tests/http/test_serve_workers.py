@@ -27,7 +27,9 @@ TURNS = 5
 
 
 @pytest.fixture
-def workers(postgres_server: str, fake_anthropic: FakeAnthropic) -> Iterator[tuple[str, str]]:
+def workers(
+    postgres_server: str, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> Iterator[tuple[str, str]]:
     """Two uvicorn worker processes of `abridged serve` on a fresh database: (url, db)."""
     db = fresh_database(postgres_server)
     bootstrap(db).close()  # the tables exist before two workers race to create them
@@ -37,7 +39,9 @@ def workers(postgres_server: str, fake_anthropic: FakeAnthropic) -> Iterator[tup
         "--upstream", fake_anthropic.base_url, "--port", str(port), "--workers", "2",
         "--context-window", "4000",
     ]  # fmt: skip
-    server = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env={**os.environ})
+    log = tmp_path / "serve.log"
+    with log.open("w") as stderr:  # the server's own copy stays open
+        server = subprocess.Popen(command, stderr=stderr, env={**os.environ})
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -48,9 +52,7 @@ def workers(postgres_server: str, fake_anthropic: FakeAnthropic) -> Iterator[tup
             pass
         if time.monotonic() > deadline or server.poll() is not None:
             server.kill()
-            raise RuntimeError(
-                f"serve did not start: {server.stderr.read() if server.stderr else ''}"
-            )
+            raise RuntimeError(f"serve did not start: {log.read_text()}")
         time.sleep(0.1)
     try:
         yield url, db
