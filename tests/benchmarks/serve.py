@@ -6,6 +6,8 @@ scenario, requests per second, latency p50 / p99 through the proxy, the same req
 straight to the fake API, the difference (the latency the proxy adds), and the requests
 lost, duplicated or invalid (checked against the store afterwards). Scenarios:
 
+- one at a time: one conversation, 16 turns, one request at a time (the proxy's own cost,
+  without queueing); and the same, 8 turns, with a 1 MB first message;
 - many sessions: 16 conversations at once, 8 turns each, ~2 KB per new message;
 - one hot session: one conversation whose every request is sent by 8 clients at once;
 - 1 MB bodies: 4 conversations at once whose history starts with a 1 MB tool output.
@@ -50,6 +52,8 @@ class Scenario:
 
 
 SCENARIOS = (
+    Scenario("one at a time", 1, 16, 1, 2_000, 2_000),
+    Scenario("1 MB, one at a time", 1, 8, 1, 1_000_000, 2_000),
     Scenario("many sessions", 16, 8, 1, 2_000, 2_000),
     Scenario("one hot session", 1, 8, 8, 2_000, 2_000),
     Scenario("1 MB bodies", 4, 4, 1, 1_000_000, 2_000),
@@ -193,7 +197,7 @@ def main(worker_counts: list[int]) -> None:
     print(f"{os.cpu_count()} cores; fake API at {upstream}; PostgreSQL starting", flush=True)
     direct = {s.name: run(upstream, s, "direct", proxied=False) for s in SCENARIOS}
     header = (
-        f"{'workers':>7}  {'scenario':<16} {'requests':>8} {'req/s':>7} {'p50 ms':>8} "
+        f"{'workers':>7}  {'scenario':<20} {'requests':>8} {'req/s':>7} {'p50 ms':>8} "
         f"{'p99 ms':>8} {'direct p50':>10} {'direct p99':>10} {'added p50':>9} {'added p99':>9} "
         f"{'lost':>4} {'dup':>4} {'invalid':>7}"
     )
@@ -215,7 +219,7 @@ def main(worker_counts: list[int]) -> None:
                     )
                     d50, d99 = percentile(base, 0.5), percentile(base, 0.99)
                     row = (
-                        f"{workers:>7}  {scenario.name:<16} {len(outcome.latencies):>8} "
+                        f"{workers:>7}  {scenario.name:<20} {len(outcome.latencies):>8} "
                         f"{len(outcome.latencies) / outcome.seconds:>7.1f} {p50:>8.1f} {p99:>8.1f} "
                         f"{d50:>10.1f} {d99:>10.1f} {p50 - d50:>9.1f} {p99 - d99:>9.1f} "
                         f"{lost:>4} {duplicated:>4} {outcome.failures:>7}"
