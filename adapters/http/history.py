@@ -93,32 +93,39 @@ class ClientHistory:
         return len(self.messages)
 
 
+PARSED_BYTES_KEPT = 256 * 1024 * 1024
+"""The parsed messages a worker keeps, by the size of their JSON: a conversation's earlier
+messages are parsed once, and a few huge ones cannot take all the memory."""
+
+
 class Parser:
     """Parses a client's messages into `Message`s; `InvalidMessageError` for a bad one."""
 
-    def __init__(self, cache_size: int = 50_000) -> None:
-        self._cache: OrderedDict[str, tuple[Message, str]] = OrderedDict()
-        self._size = cache_size
+    def __init__(self, bytes_kept: int = PARSED_BYTES_KEPT) -> None:
+        self._cache: OrderedDict[str, tuple[Message, str, int]] = OrderedDict()
+        self._bytes = 0
+        self._budget = bytes_kept
         self._lock = threading.Lock()
 
     def parse(self, messages: Sequence[Any]) -> ClientHistory:
         parsed: list[Message] = []
         digests: list[str] = []
         for raw in messages:
-            key = hashlib.sha256(
-                json.dumps(raw, ensure_ascii=False, separators=(",", ":")).encode()
-            ).hexdigest()
+            encoded = json.dumps(raw, ensure_ascii=False, separators=(",", ":")).encode()
+            key = hashlib.sha256(encoded).hexdigest()
             with self._lock:
                 hit = self._cache.get(key)
                 if hit is not None:
                     self._cache.move_to_end(key)
             if hit is None:
                 message = as_message(stripped(raw))
-                hit = (message, message_digest(message))
+                hit = (message, message_digest(message), len(encoded))
                 with self._lock:
-                    self._cache[key] = hit
-                    if len(self._cache) > self._size:
-                        self._cache.popitem(last=False)
+                    if key not in self._cache:
+                        self._cache[key] = hit
+                        self._bytes += hit[2]
+                    while self._bytes > self._budget and self._cache:
+                        self._bytes -= self._cache.popitem(last=False)[1][2]
             parsed.append(hit[0])
             digests.append(hit[1])
         return ClientHistory(parsed, digests)

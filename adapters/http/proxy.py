@@ -135,6 +135,12 @@ class MessagesProxy:
         except ApiError as refused:
             self.metrics.add("abridged.serve.refused", attributes={"type": refused.kind})
             return error_response(refused.status, refused.kind, refused.message)
+        except Exception:
+            # The store failing underneath, or a bug: the client gets the API's shape (and
+            # retries a 500), the log gets the traceback (never a header).
+            logger.exception("a proxied request failed before it was sent upstream")
+            self.metrics.add("abridged.serve.refused", attributes={"type": "api_error"})
+            return error_response(500, "api_error", "abridged: the request failed; try again")
         self.metrics.add("abridged.serve.requests", attributes={"path": "messages"})
         return await self._forward(request, ready)
 
