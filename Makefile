@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck bench stress clean
+.PHONY: demo serve-demo test lint typecheck bench stress clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "abridged needs Python >= 3.11")'
@@ -16,6 +16,11 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/abridged demo
+
+# `abridged serve` on SQLite in front of a local fake Messages API, with a generated
+# coding-agent session replayed through it by the anthropic SDK (examples/serve_demo.py).
+serve-demo: $(STAMP)
+	$(BIN)/python -m examples.serve_demo
 
 test: $(STAMP) lint typecheck
 	$(BIN)/python -m pytest

@@ -1,0 +1,128 @@
+"""`abridged serve`: the Messages proxy and the sessions API on uvicorn."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from abridged.adapters.cli.common import db_option, main, settings_option_values, settings_options
+from abridged.adapters.http.config import (
+    CONFIG_VARIABLE,
+    DEFAULT_HOST,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_PORT,
+    DEFAULT_UPSTREAM,
+    DEFAULT_UPSTREAM_TIMEOUT,
+    TOKENS_VARIABLE,
+    ServeConfig,
+    parse_tokens,
+)
+
+
+@main.command()
+@db_option("The session store: a SQLite file or a postgresql:// URL (several workers need one).")
+@click.option(
+    "--upstream",
+    envvar="ABRIDGED_UPSTREAM",
+    default=DEFAULT_UPSTREAM,
+    show_default=True,
+    help="The Messages API requests are forwarded to ($ABRIDGED_UPSTREAM).",
+)
+@click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--upstream-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_UPSTREAM_TIMEOUT,
+    show_default=True,
+    help="Seconds one upstream request may take, its streamed reply included.",
+)
+@click.option(
+    "--max-body-bytes",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_BODY_BYTES,
+    show_default=True,
+    help="Larger request bodies are refused (413).",
+)
+@click.option(
+    "--context-window",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Every session's context window (default: the model's).",
+)
+@click.option(
+    "--token",
+    "tokens",
+    multiple=True,
+    metavar="TENANT=TOKEN",
+    help=f"A tenant's bearer token (repeatable; or ${TOKENS_VARIABLE}=t=tok,...).",
+)
+@settings_options(
+    "Compaction settings of the sessions the proxy starts.", "Override one setting (repeatable)."
+)
+def serve(
+    db: str,
+    upstream: str,
+    host: str,
+    port: int,
+    workers: int,
+    upstream_timeout: float,
+    max_body_bytes: int,
+    context_window: int | None,
+    tokens: tuple[str, ...],
+    preset: str,
+    overrides: tuple[str, ...],
+) -> None:
+    """Serve the Messages proxy (point ANTHROPIC_BASE_URL here) and the sessions API.
+
+    Listens on loopback unless --host says otherwise. Several --workers need a PostgreSQL
+    store. See docs/serving.md."""
+    import uvicorn
+
+    settings_option_values(preset, overrides)  # checked here, before any worker starts
+    try:
+        token_map = parse_tokens(list(tokens) or os.environ.get(TOKENS_VARIABLE, "").split(","))
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--token") from None
+    if workers > 1 and not db.startswith(("postgresql://", "postgres://")):
+        raise click.UsageError("several workers need a PostgreSQL store (--db postgresql://...)")
+    values: dict[str, Any] = {"preset": preset, "overrides": _overrides(overrides)}
+    config = ServeConfig(
+        db=db,
+        upstream=upstream,
+        upstream_timeout=upstream_timeout,
+        max_body_bytes=max_body_bytes,
+        tokens=token_map,
+        context_window=context_window,
+        **values,
+    )
+    os.environ[CONFIG_VARIABLE] = config.to_env()
+    click.echo(
+        f"abridged serve on http://{host}:{port} -> {upstream} ({workers} worker(s))", err=True
+    )
+    uvicorn.run(
+        "abridged.adapters.http.app:app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="warning",
+        # Headers (the client's key among them) are never logged: no access log.
+        access_log=False,
+    )
+
+
+def _overrides(items: tuple[str, ...]) -> dict[str, Any]:
+    import json
+
+    values: dict[str, Any] = {}
+    for item in items:
+        key, _, raw = item.partition("=")
+        try:
+            values[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            values[key.strip()] = raw
+    return values

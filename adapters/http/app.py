@@ -1,0 +1,92 @@
+"""The ASGI application of `abridged serve`: the Messages proxy, the sessions API, health
+and metrics, over one `Sessions` service per worker process."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import httpx2
+from fastapi import FastAPI
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+
+from abridged.adapters.bootstrap import bootstrap, persistence_env
+from abridged.adapters.http.config import ServeConfig
+from abridged.adapters.http.locks import RequestLocks
+from abridged.adapters.http.metrics import ServeMetrics
+from abridged.adapters.http.proxy import MessagesProxy
+from abridged.adapters.http.sessions_api import sessions_router
+from abridged.application.service import Sessions
+from abridged.domain.errors import SessionError
+
+WORKER_THREADS = 64
+"""Threads a worker runs store work and token counting on (the event loop never blocks)."""
+
+
+def create_app(config: ServeConfig, sessions: Sessions | None = None) -> FastAPI:
+    """The application for `config`; it opens its own service on `config.db` at startup
+    unless `sessions` is given (then it is used as it is, and not closed)."""
+    metrics = ServeMetrics()
+    service = sessions or bootstrap(config.db, metrics=metrics)
+    locks = RequestLocks(persistence_env(config.db) if sessions is None else {})
+    upstream = httpx2.AsyncClient(
+        base_url=config.upstream,
+        timeout=httpx2.Timeout(config.upstream_timeout, connect=10.0),
+        limits=httpx2.Limits(max_connections=512, max_keepalive_connections=64),
+    )
+    proxy = MessagesProxy(service, config, upstream, locks, metrics)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = WORKER_THREADS
+        try:
+            yield
+        finally:
+            await upstream.aclose()
+            locks.close()
+            if sessions is None:
+                service.close()
+
+    app = FastAPI(
+        title="abridged serve",
+        summary="A Messages API proxy that keeps conversations inside the context window, "
+        "and the sessions it records.",
+        lifespan=lifespan,
+    )
+    app.state.sessions = service
+    app.state.config = config
+    app.state.metrics = metrics
+
+    @app.post("/v1/messages", tags=["messages"])
+    async def messages(request: Request) -> Response:
+        """The Messages API: the session's compacted request goes upstream."""
+        return await proxy.messages(request)
+
+    @app.post("/v1/messages/count_tokens", tags=["messages"])
+    async def count_tokens(request: Request) -> Response:
+        """Forwarded unchanged; nothing is stored."""
+        return await proxy.count_tokens(request)
+
+    @app.get("/healthz", tags=["operations"])
+    async def healthz() -> Response:
+        """200 when the session store answers."""
+        try:
+            await anyio.to_thread.run_sync(lambda: service.list_sessions(limit=1))
+        except SessionError as error:
+            return JSONResponse({"status": "unavailable", "error": str(error)}, 503)
+        return JSONResponse({"status": "ok"})
+
+    @app.get("/metrics", tags=["operations"])
+    async def metrics_text() -> Response:
+        """This worker's counters, in the Prometheus text format."""
+        return PlainTextResponse(metrics.text())
+
+    app.include_router(sessions_router(service))
+    return app
+
+
+def app_from_env() -> FastAPI:
+    """The application as a worker process builds it (`uvicorn --factory`)."""
+    return create_app(ServeConfig.from_env())

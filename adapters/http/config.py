@@ -1,0 +1,76 @@
+"""How `abridged serve` is configured: flags, or the environment of each worker process."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from abridged.domain.settings import CompactionSettings, settings_from
+
+DEFAULT_UPSTREAM = "https://api.anthropic.com"
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8787
+DEFAULT_UPSTREAM_TIMEOUT = 600.0
+"""Seconds one upstream request may take, its streamed reply included."""
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+"""The Messages API's own limit on a request body (32 MB)."""
+CONFIG_VARIABLE = "ABRIDGED_SERVE_CONFIG"
+"""The environment variable through which the command hands its configuration to workers."""
+TOKENS_VARIABLE = "ABRIDGED_SERVE_TOKENS"
+"""`tenant=token,tenant=token`: the bearer tokens of the sessions API, and the proxy's."""
+
+
+@attrs.frozen
+class ServeConfig:
+    """What a worker needs: the store, the upstream, limits, tenants and compaction settings.
+
+    `tokens` maps a token to its tenant. Without tokens the proxy is open (tenant
+    `default`) and the sessions API refuses every request."""
+
+    db: str = "abridged.sqlite3"
+    upstream: str = DEFAULT_UPSTREAM
+    upstream_timeout: float = DEFAULT_UPSTREAM_TIMEOUT
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    tokens: Mapping[str, str] = attrs.field(factory=dict)
+    preset: str = "default"
+    overrides: Mapping[str, Any] = attrs.field(factory=dict)
+    context_window: int | None = None
+    """Every proxied session's window; by default the model's."""
+
+    @property
+    def settings(self) -> CompactionSettings:
+        return settings_from(self.preset, dict(self.overrides))
+
+    def to_env(self) -> str:
+        return json.dumps(attrs.asdict(self))
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ServeConfig:
+        """The configuration the `serve` command put in the environment (and tokens from
+        `ABRIDGED_SERVE_TOKENS` when it names none)."""
+        environ = os.environ if environ is None else environ
+        values = json.loads(environ.get(CONFIG_VARIABLE) or "{}")
+        config = cls(**values)
+        if not config.tokens and environ.get(TOKENS_VARIABLE):
+            config = attrs.evolve(config, tokens=parse_tokens(environ[TOKENS_VARIABLE].split(",")))
+        return config
+
+
+def parse_tokens(items: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """`TENANT=TOKEN` items as a token → tenant map; `ValueError` for a malformed one."""
+    tokens: dict[str, str] = {}
+    for item in items:
+        if not item.strip():
+            continue
+        tenant, sep, token = item.strip().partition("=")
+        if not sep or not tenant or len(token) < 16:
+            raise ValueError(
+                "a token is TENANT=TOKEN with a token of at least 16 characters, "
+                f"got {tenant or item[:8]!r}"
+            )
+        tokens[token] = tenant
+    return tokens

@@ -1,0 +1,500 @@
+"""The Messages proxy: `POST /v1/messages` and `POST /v1/messages/count_tokens`.
+
+Each request names a session (the `x-abridged-session` header, or `metadata.user_id` and the
+system prompt's fingerprint). The proxy appends what is new in the client's history to that
+session (or to a branch of it when the history diverged: `abridged.adapters.http.history`),
+prepares the compacted request with the service, sends it upstream with the client's own
+credentials and headers, passes the answer back unchanged (streamed or not) and records the
+reply with its usage. Nothing of the client's credentials is stored or logged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+from uuid import UUID
+
+import anyio
+import attrs
+import httpx2
+from starlette.background import BackgroundTask
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from abridged.adapters.anthropic.request import render_request
+from abridged.adapters.http.config import ServeConfig
+from abridged.adapters.http.errors import ApiError, error_response, from_session_error
+from abridged.adapters.http.history import (
+    ClientHistory,
+    Parser,
+    Route,
+    StoredDigests,
+    root_id,
+    route,
+    stripped,
+)
+from abridged.adapters.http.locks import RequestLocks
+from abridged.adapters.http.metrics import ServeMetrics
+from abridged.adapters.http.sse import ReplyAccumulator
+from abridged.application.ports import PromptTooLongError
+from abridged.application.service import PreparedRequest, Sessions
+from abridged.domain.context import build_context
+from abridged.domain.errors import (
+    InvalidMessageError,
+    SessionError,
+    SessionExistsError,
+    UnknownSessionError,
+)
+
+logger = logging.getLogger(__name__)
+
+SESSION_HEADER = "x-abridged-session"
+TOKEN_HEADER = "x-abridged-token"
+TENANT_KEY = "abridged.tenant"
+NAME_KEY = "abridged.name"
+BRANCH_KEY = "abridged.branch_of"
+DEFAULT_TENANT = "default"
+MAX_NAME_LENGTH = 256
+MAX_BREAKPOINTS = 4
+ROUTE_ATTEMPTS = 5
+ROUTES_KEPT = 4_096
+
+# Not passed upstream: hop-by-hop headers, the body's framing (re-made), the proxy's own.
+_DROPPED_REQUEST_HEADERS = frozenset(
+    {
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "accept-encoding",
+        "upgrade",
+        "te",
+        "trailer",
+        "proxy-authorization",
+        SESSION_HEADER,
+        TOKEN_HEADER,
+    }
+)
+_DROPPED_RESPONSE_HEADERS = frozenset(
+    {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"}
+)
+PROMPT_TOO_LONG = re.compile(
+    r"prompt is too long:\s*(?P<tokens>\d+)\s*tokens\s*>\s*(?P<maximum>\d+)\s*maximum", re.I
+)
+
+
+@attrs.frozen
+class Prepared:
+    """A request ready to go upstream, and what recording its reply needs."""
+
+    session_id: UUID
+    body: dict[str, Any]
+    prepared: PreparedRequest
+    messages: int
+    """How many messages the session holds once this request's are appended."""
+
+
+class MessagesProxy:
+    """The proxy's two endpoints, over one `Sessions` service and one upstream client."""
+
+    def __init__(
+        self,
+        sessions: Sessions,
+        config: ServeConfig,
+        upstream: httpx2.AsyncClient,
+        locks: RequestLocks,
+        metrics: ServeMetrics,
+    ) -> None:
+        self.sessions = sessions
+        self.config = config
+        self.upstream = upstream
+        self.locks = locks
+        self.metrics = metrics
+        self.parser = Parser()
+        self.stored = StoredDigests(sessions)
+        self._routes: OrderedDict[UUID, UUID] = OrderedDict()
+        self._routes_lock = threading.Lock()
+
+    # Endpoints.
+
+    async def messages(self, request: Request) -> Response:
+        try:
+            tenant = self._tenant(request)
+            body = await self._json_body(request)
+            _check_messages_request(body)
+            name = session_name(request.headers, body)
+            ready = await anyio.to_thread.run_sync(self._prepare, tenant, name, body)
+        except ApiError as refused:
+            self.metrics.add("abridged.serve.refused", attributes={"type": refused.kind})
+            return error_response(refused.status, refused.kind, refused.message)
+        except Exception:
+            # The store failing underneath, or a bug: the client gets the API's shape (and
+            # retries a 500), the log gets the traceback (never a header).
+            logger.exception("a proxied request failed before it was sent upstream")
+            self.metrics.add("abridged.serve.refused", attributes={"type": "api_error"})
+            return error_response(500, "api_error", "abridged: the request failed; try again")
+        self.metrics.add("abridged.serve.requests", attributes={"path": "messages"})
+        return await self._forward(request, ready)
+
+    async def count_tokens(self, request: Request) -> Response:
+        """Forwarded as the client sent it: a count stores nothing."""
+        try:
+            self._tenant(request)
+            body = await self._json_body(request)
+        except ApiError as refused:
+            return error_response(refused.status, refused.kind, refused.message)
+        self.metrics.add("abridged.serve.requests", attributes={"path": "count_tokens"})
+        try:
+            answer = await self.upstream.post(
+                "/v1/messages/count_tokens",
+                content=json.dumps(body).encode(),
+                headers=_upstream_headers(request.headers),
+            )
+        except httpx2.TimeoutException:
+            return error_response(504, "timeout_error", "abridged: the upstream did not answer")
+        except httpx2.HTTPError as error:
+            return error_response(502, "api_error", f"abridged: upstream unreachable: {error}")
+        return Response(answer.content, answer.status_code, _response_headers(answer.headers))
+
+    # Before the upstream.
+
+    def _tenant(self, request: Request) -> str:
+        if not self.config.tokens:
+            return DEFAULT_TENANT
+        given = request.headers.get(TOKEN_HEADER, "")
+        for token, tenant in self.config.tokens.items():
+            if given and hmac.compare_digest(given.encode(), token.encode()):
+                return tenant
+        raise ApiError(401, "authentication_error", f"abridged: a valid {TOKEN_HEADER} is needed")
+
+    async def _json_body(self, request: Request) -> dict[str, Any]:
+        limit = self.config.max_body_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise ApiError(413, "request_too_large", f"the request is over {limit} bytes")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise ApiError(413, "request_too_large", f"the request is over {limit} bytes")
+            chunks.append(chunk)
+        try:
+            body = json.loads(b"".join(chunks))
+        except ValueError:
+            raise ApiError(
+                400, "invalid_request_error", "the request body is not valid JSON"
+            ) from None
+        if not isinstance(body, dict):
+            raise ApiError(400, "invalid_request_error", "the request body must be a JSON object")
+        return body
+
+    def _prepare(self, tenant: str, name: str, body: dict[str, Any]) -> Prepared:
+        """Appends what is new to the session (or a branch) and prepares its request."""
+        try:
+            history = self.parser.parse(body["messages"])
+        except InvalidMessageError as error:
+            raise from_session_error(error) from None
+        root = root_id(tenant, name)
+        # The route is taken holding the lock of the session it is expected to end at (the
+        # one this name reached last time): in the usual case, one lock and one read.
+        guess = self._routes.get(root, root)
+        for _ in range(ROUTE_ATTEMPTS):
+            with self.locks.held(guess):
+                try:
+                    found = route(self.stored, root, history, {TENANT_KEY: tenant})
+                except UnknownSessionError as error:
+                    raise from_session_error(error) from None
+                if found.session_id == guess:
+                    try:
+                        prepared = self._append_and_prepare(tenant, name, body, history, found)
+                    except SessionExistsError:
+                        continue
+                    except SessionError as error:
+                        raise from_session_error(error) from None
+                    self._remember(root, guess)
+                    outgoing = self._outgoing(body, prepared)
+                    return Prepared(found.session_id, outgoing, prepared, len(history))
+            guess = found.session_id
+        raise from_session_error(SessionError("the session kept changing; try again"))
+
+    def _remember(self, root: UUID, session_id: UUID) -> None:
+        with self._routes_lock:
+            self._routes[root] = session_id
+            self._routes.move_to_end(root)
+            if len(self._routes) > ROUTES_KEPT:
+                self._routes.popitem(last=False)
+
+    def _append_and_prepare(
+        self,
+        tenant: str,
+        name: str,
+        body: dict[str, Any],
+        history: ClientHistory,
+        found: Route,
+    ) -> PreparedRequest:
+        sessions, session_id = self.sessions, found.session_id
+        if found.replay is not None:
+            return self._replayed(session_id, found.replay)
+        system, tools = session_system(body), [stripped(tool) for tool in body.get("tools") or []]
+        if not found.exists:
+            metadata = {TENANT_KEY: tenant, NAME_KEY: name[:MAX_NAME_LENGTH]}
+            if found.parent is not None:
+                metadata[BRANCH_KEY] = str(found.parent)
+            sessions.start_session(
+                session_id=session_id,
+                model=body["model"],
+                max_output_tokens=body["max_tokens"],
+                context_window=self.config.context_window,
+                system=system,
+                tools=tools,
+                settings=self.config.settings,
+                metadata=metadata,
+                tags=["serve"],
+            )
+            self.metrics.add(
+                "abridged.serve.sessions", attributes={"kind": "branch" if found.parent else "new"}
+            )
+        elif found.shape is not None:  # `route` checked the tenant
+            shape, changes = found.shape, dict[str, Any]()
+            if shape.system != system:
+                changes["system"] = system
+            if list(shape.tools) != tools:
+                changes["tools"] = tools
+            if shape.model != body["model"]:
+                changes["model"] = body["model"]
+            if body["max_tokens"] > shape.reserved_output:
+                changes["max_output_tokens"] = body["max_tokens"]
+            if changes:
+                sessions.reconfigure(session_id, **changes)
+        try:
+            for message in history.messages[found.start : -1]:
+                sessions.append_message(session_id, message)
+            if found.start < len(history):
+                return sessions.append_and_prepare(session_id, history.messages[-1])
+            return sessions.prepare_request(session_id)
+        except SessionError:
+            if not found.exists:
+                self._discard(session_id)
+            raise
+
+    def _replayed(self, session_id: UUID, version: int) -> PreparedRequest:
+        """The request the session made at `version` (before its last reply), built again."""
+        session = self.sessions.session(session_id, version=version)
+        return PreparedRequest(
+            session_id=session_id,
+            model=session.model,
+            max_tokens=session.reserved_output,
+            context=build_context(session),
+            compaction=None,
+            compactions_so_far=session.generation,
+        )
+
+    def _discard(self, session_id: UUID) -> None:
+        """Removes a session this request started and could not fill: a refused request
+        leaves nothing behind."""
+        self.stored.forget(session_id)
+        try:
+            self.sessions.delete_session(session_id, "the request was refused", erase=True)
+        except SessionError:
+            self.sessions.delete_session(session_id, "the request was refused")
+
+    def _outgoing(self, body: dict[str, Any], prepared: PreparedRequest) -> dict[str, Any]:
+        """The client's body with the compacted messages; its system, tools and every other
+        field as it sent them."""
+        rendered = render_request(
+            prepared.context, model=prepared.model, max_tokens=prepared.max_tokens
+        )
+        messages = rendered["messages"]
+        room = MAX_BREAKPOINTS - _breakpoints(
+            [body.get("system"), body.get("tools"), body.get("cache_control")]
+        )
+        _keep_last_breakpoints(messages, max(room, 0))
+        return {**body, "messages": messages}
+
+    # The upstream.
+
+    async def _forward(self, request: Request, ready: Prepared) -> Response:
+        headers = _upstream_headers(request.headers)
+        content = json.dumps(ready.body, ensure_ascii=False).encode()
+        sent = self.upstream.build_request("POST", "/v1/messages", content=content, headers=headers)
+        try:
+            answer = await self.upstream.send(sent, stream=True)
+        except httpx2.TimeoutException:
+            self.metrics.add("abridged.serve.upstream_errors", attributes={"type": "timeout"})
+            return error_response(504, "timeout_error", "abridged: the upstream did not answer")
+        except httpx2.HTTPError as error:
+            self.metrics.add("abridged.serve.upstream_errors", attributes={"type": "connection"})
+            return error_response(502, "api_error", f"abridged: upstream unreachable: {error}")
+        reply_headers = _response_headers(answer.headers)
+        reply_headers[SESSION_HEADER] = str(ready.session_id)
+        streamed = answer.headers.get("content-type", "").startswith("text/event-stream")
+        if answer.status_code != 200 or not streamed:
+            try:
+                payload = await answer.aread()
+            except httpx2.HTTPError:
+                await answer.aclose()
+                return error_response(502, "api_error", "abridged: the upstream's answer broke off")
+            await answer.aclose()
+            await anyio.to_thread.run_sync(self._learn, ready, answer.status_code, payload)
+            return Response(payload, answer.status_code, reply_headers)
+        return StreamingResponse(
+            self._relay(answer, ready),
+            status_code=200,
+            headers=reply_headers,
+            background=BackgroundTask(answer.aclose),
+        )
+
+    async def _relay(self, answer: httpx2.Response, ready: Prepared) -> AsyncIterator[bytes]:
+        accumulator = ReplyAccumulator()
+        try:
+            async for chunk in answer.aiter_bytes():
+                accumulator.feed(chunk)
+                yield chunk
+        except httpx2.HTTPError:
+            self.metrics.add("abridged.serve.upstream_errors", attributes={"type": "stream"})
+            return  # the client sees the stream end early, as it would from the API
+        reply = accumulator.message
+        if reply is not None:
+            await anyio.to_thread.run_sync(self._record, ready, reply)
+
+    def _learn(self, ready: Prepared, status: int, payload: bytes) -> None:
+        """Records a reply, or what an error teaches (an overflow compacts the session)."""
+        try:
+            answer = json.loads(payload)
+        except ValueError:
+            return
+        if status == 200 and isinstance(answer, dict) and answer.get("type") == "message":
+            self._record(ready, answer)
+            return
+        self.metrics.add("abridged.serve.upstream_errors", attributes={"type": str(status)})
+        error = answer.get("error") if isinstance(answer, dict) else None
+        text = error.get("message", "") if isinstance(error, dict) else ""
+        overflow = PROMPT_TOO_LONG.search(text) if status == 400 else None
+        if overflow is None:
+            return
+        tokens, maximum = int(overflow["tokens"]), int(overflow["maximum"])
+        with self.locks.held(ready.session_id):
+            try:
+                self.sessions.report_overflow(
+                    ready.session_id,
+                    PromptTooLongError(text, tokens=tokens, maximum=maximum),
+                )
+            except SessionError as failure:
+                logger.warning("session %s: overflow not recovered: %s", ready.session_id, failure)
+
+    def _record(self, ready: Prepared, reply: dict[str, Any]) -> None:
+        with self.locks.held(ready.session_id):
+            known = self.stored.get(ready.session_id)
+            if known is None or len(known.digests) != ready.messages:
+                # Another request on this session was answered first: its reply stands, and
+                # the client's next request says which one it kept.
+                self.metrics.add("abridged.serve.replies", attributes={"outcome": "superseded"})
+                return
+            try:
+                self.sessions.record_reply(
+                    ready.session_id,
+                    reply,
+                    request_estimate=ready.prepared.context.raw_estimate,
+                )
+            except SessionError as error:
+                self.metrics.add("abridged.serve.replies", attributes={"outcome": "refused"})
+                logger.warning("session %s: reply not recorded: %s", ready.session_id, error)
+                return
+        self.metrics.add("abridged.serve.replies", attributes={"outcome": "recorded"})
+
+
+def session_name(headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
+    """The `x-abridged-session` header, else `metadata.user_id` and the fingerprint of the
+    system prompt (cache markers left out): `user:<id>|system:<16 hex digits>`."""
+    named = headers.get(SESSION_HEADER, "").strip()
+    if named:
+        if len(named) > MAX_NAME_LENGTH:
+            raise ApiError(
+                400, "invalid_request_error", f"{SESSION_HEADER} is over {MAX_NAME_LENGTH} chars"
+            )
+        return named
+    metadata = body.get("metadata")
+    user = metadata.get("user_id") if isinstance(metadata, dict) else None
+    system = json.dumps(stripped(body.get("system", "")), ensure_ascii=False, sort_keys=True)
+    fingerprint = hashlib.sha256(system.encode()).hexdigest()[:16]
+    return f"user:{user or ''}|system:{fingerprint}"
+
+
+def session_system(body: Mapping[str, Any]) -> str:
+    """The system prompt's text, as the session counts it (the client's own `system` is what
+    goes upstream)."""
+    system = body.get("system", "")
+    if isinstance(system, str):
+        return system
+    if isinstance(system, list):
+        return "\n\n".join(
+            str(block.get("text", "")) for block in system if isinstance(block, dict)
+        )
+    raise ApiError(400, "invalid_request_error", "system: a string or a list of text blocks")
+
+
+def _check_messages_request(body: Mapping[str, Any]) -> None:
+    for field in ("model", "max_tokens", "messages"):
+        if field not in body:
+            raise ApiError(400, "invalid_request_error", f"{field}: Field required")
+    if not isinstance(body["model"], str) or not body["model"]:
+        raise ApiError(400, "invalid_request_error", "model: a model name is required")
+    max_tokens = body["max_tokens"]
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ApiError(400, "invalid_request_error", "max_tokens: a positive integer")
+    messages = body["messages"]
+    if not isinstance(messages, list) or not messages:
+        raise ApiError(400, "invalid_request_error", "messages: at least one message")
+    last = messages[-1]
+    if not isinstance(last, dict) or last.get("role") != "user":
+        raise ApiError(
+            400,
+            "invalid_request_error",
+            "abridged: the last message must be the user's (a prefilled assistant turn is "
+            "not supported by the proxy)",
+        )
+
+
+def _upstream_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    passed = {k: v for k, v in headers.items() if k.lower() not in _DROPPED_REQUEST_HEADERS}
+    passed["content-type"] = "application/json"
+    passed["accept-encoding"] = "identity"
+    return passed
+
+
+def _response_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in headers.items() if k.lower() not in _DROPPED_RESPONSE_HEADERS}
+
+
+def _breakpoints(values: list[Any]) -> int:
+    """How many cache breakpoints the client set outside the messages."""
+    found = 0
+    for value in values:
+        if isinstance(value, dict):
+            found += 1 if "cache_control" in value or value.get("type") == "ephemeral" else 0
+            found += sum(_breakpoints([v]) for k, v in value.items() if k != "cache_control")
+        elif isinstance(value, list):
+            found += _breakpoints(value)
+    return found
+
+
+def _keep_last_breakpoints(messages: list[dict[str, Any]], room: int) -> None:
+    """Drops the earliest message breakpoints beyond `room` (the API allows four in all)."""
+    marked = [
+        block
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and "cache_control" in block
+    ]
+    for block in marked[: max(len(marked) - room, 0)]:
+        del block["cache_control"]

@@ -1,0 +1,96 @@
+"""Reading a streamed Messages reply while passing its bytes on unchanged."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+class ReplyAccumulator:
+    """Builds the reply message from the server-sent events of `POST /v1/messages` with
+    `stream: true`. `message` is the whole reply once `message_stop` arrived, else `None`
+    (a stream cut short, an `error` event, an event it cannot read)."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._message: dict[str, Any] | None = None
+        self._partial: dict[int, str] = {}
+        self._done = False
+        self._broken = False
+
+    @property
+    def message(self) -> dict[str, Any] | None:
+        return self._message if self._done and not self._broken else None
+
+    def feed(self, chunk: bytes) -> None:
+        """Reads the complete events in `chunk` (with what earlier chunks left over)."""
+        if self._broken:
+            return
+        self._buffer += chunk.replace(b"\r\n", b"\n")
+        while b"\n\n" in self._buffer:
+            raw, self._buffer = self._buffer.split(b"\n\n", 1)
+            data = b"\n".join(
+                line[5:].lstrip(b" ") for line in raw.split(b"\n") if line.startswith(b"data:")
+            )
+            if not data:
+                continue
+            try:
+                self._event(json.loads(data))
+            except (ValueError, KeyError, TypeError, IndexError):
+                self._broken = True
+                return
+
+    def _event(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if kind == "message_start":
+            self._message = dict(event["message"])
+            self._message["content"] = []
+        elif kind == "content_block_start":
+            block = dict(event["content_block"])
+            if block.get("type") in {"tool_use", "server_tool_use", "mcp_tool_use"}:
+                self._partial[event["index"]] = ""
+            self._content().append(block)
+        elif kind == "content_block_delta":
+            self._delta(event["index"], event["delta"])
+        elif kind == "content_block_stop":
+            index = event["index"]
+            if index in self._partial:
+                text = self._partial.pop(index)
+                self._content()[index]["input"] = json.loads(text) if text else {}
+        elif kind == "message_delta":
+            message = self._whole()
+            message.update(event.get("delta") or {})
+            usage = dict(message.get("usage") or {})
+            usage.update({k: v for k, v in (event.get("usage") or {}).items() if v is not None})
+            message["usage"] = usage
+        elif kind == "message_stop":
+            self._done = True
+        elif kind == "error":
+            self._broken = True
+        # "ping" and event types added later carry nothing the reply is made of.
+
+    def _delta(self, index: int, delta: dict[str, Any]) -> None:
+        block = self._content()[index]
+        kind = delta["type"]
+        if kind == "text_delta":
+            block["text"] = block.get("text", "") + delta["text"]
+        elif kind == "input_json_delta":
+            self._partial[index] = self._partial.get(index, "") + delta["partial_json"]
+        elif kind == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + delta["thinking"]
+        elif kind == "signature_delta":
+            block["signature"] = delta["signature"]
+        elif kind == "citations_delta":
+            block["citations"] = [*(block.get("citations") or []), delta["citation"]]
+        else:
+            # A delta this version cannot apply: the reply is passed on, not recorded.
+            self._broken = True
+
+    def _whole(self) -> dict[str, Any]:
+        if self._message is None:
+            raise KeyError("an event before message_start")
+        return self._message
+
+    def _content(self) -> list[dict[str, Any]]:
+        content: list[dict[str, Any]] = self._whole()["content"]
+        return content

@@ -1,0 +1,245 @@
+"""Load on `abridged serve`: 1, 2 and 4 uvicorn workers over one PostgreSQL, in front of the
+local fake Messages API.
+
+Run with `python -m tests.benchmarks.serve [WORKERS ...]`; prints, per worker count and
+scenario, requests per second, latency p50 / p99 through the proxy, the same requests sent
+straight to the fake API, the difference (the latency the proxy adds), and the requests
+lost, duplicated or invalid (checked against the store afterwards). Scenarios:
+
+- one at a time: one conversation, 16 turns, one request at a time (the proxy's own cost,
+  without queueing); and the same, 8 turns, with a 1 MB first message;
+- many sessions: 16 conversations at once, 8 turns each, ~2 KB per new message;
+- one hot session: one conversation whose every request is sent by 8 clients at once;
+- 1 MB bodies: 4 conversations at once whose history starts with a 1 MB tool output.
+
+The fake API runs in a process of its own; clients are threads of this process. Everything
+(PostgreSQL, the workers, the fake API, the clients) shares this machine's cores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import attrs
+import httpx2
+
+from abridged.adapters.bootstrap import bootstrap
+from abridged.domain.events import MessageAppended
+from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
+from tests.support.postgres import fresh_database, temporary_server
+from tests.support.serve import free_port
+
+MODEL = "claude-sonnet-4-6"
+MAX_TOKENS = 64
+
+
+@attrs.frozen
+class Scenario:
+    name: str
+    conversations: int
+    turns: int
+    copies: int
+    first_bytes: int
+    """Size of the conversation's first message (a tool output pasted in)."""
+    turn_bytes: int
+
+
+SCENARIOS = (
+    Scenario("one at a time", 1, 16, 1, 2_000, 2_000),
+    Scenario("1 MB, one at a time", 1, 8, 1, 1_000_000, 2_000),
+    Scenario("many sessions", 16, 8, 1, 2_000, 2_000),
+    Scenario("one hot session", 1, 8, 8, 2_000, 2_000),
+    Scenario("1 MB bodies", 4, 4, 1, 1_000_000, 2_000),
+)
+
+
+@attrs.define
+class Outcome:
+    latencies: list[float] = attrs.field(factory=list)
+    failures: int = 0
+    histories: dict[str, list[Any]] = attrs.field(factory=dict)
+    seconds: float = 0.0
+
+
+def fake_process() -> None:
+    """The fake API on its own (`--fake`): prints its URL, serves until stdin closes, then
+    prints how many requests it received and how many broke a Messages API rule."""
+    with FakeAnthropic() as fake:
+        print(fake.base_url, flush=True)
+        sys.stdin.read()
+        print(json.dumps({"requests": len(fake.requests), "violations": len(fake.violations)}))
+
+
+def text(size: int, seed: str) -> str:
+    line = f"{seed}: 2026-11-25 06:00:00 INFO worker processed item, all fine\n"
+    return (line * (size // len(line) + 1))[:size]
+
+
+def run(url: str, scenario: Scenario, tag: str, proxied: bool) -> Outcome:
+    outcome = Outcome()
+
+    def send(client: httpx2.Client, name: str, history: list[Any]) -> dict[str, Any] | None:
+        headers = {"x-api-key": TEST_API_KEY}
+        if proxied:
+            headers["x-abridged-session"] = name
+        started = time.perf_counter()
+        answer = client.post(
+            "/v1/messages",
+            json={"model": MODEL, "max_tokens": MAX_TOKENS, "messages": history},
+            headers=headers,
+        )
+        outcome.latencies.append(time.perf_counter() - started)
+        if answer.status_code != 200:
+            outcome.failures += 1
+            return None
+        return dict(answer.json())
+
+    def conversation(name: str) -> None:
+        history: list[Any] = []
+        with (
+            httpx2.Client(base_url=url, timeout=120) as client,
+            ThreadPoolExecutor(scenario.copies) as pool,
+        ):
+            for turn in range(scenario.turns):
+                size = scenario.first_bytes if turn == 0 else scenario.turn_bytes
+                history.append({"role": "user", "content": text(size, f"{name} turn {turn}")})
+                snapshots = [list(history)] * scenario.copies
+                replies = list(pool.map(lambda h: send(client, name, h), snapshots))
+                reply = next((r for r in replies if r is not None), None)
+                if reply is None:
+                    break
+                history.append({"role": "assistant", "content": reply["content"]})
+        outcome.histories[name] = history
+
+    names = [f"{tag}-{scenario.name}-{n}" for n in range(scenario.conversations)]
+    started = time.perf_counter()
+    with ThreadPoolExecutor(len(names)) as pool:
+        list(pool.map(conversation, names))
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def check(db: str, outcome: Outcome) -> tuple[int, int]:
+    """(lost, duplicated) messages: each conversation's stored messages against its client's
+    history (the last reply included)."""
+    lost = duplicated = 0
+    store = bootstrap(db)
+    try:
+        by_name = {info.metadata.get("abridged.name"): info.id for info in _all_sessions(store)}
+        for name, history in outcome.histories.items():
+            session_id = by_name.get(name)
+            if session_id is None:
+                lost += len(history)
+                continue
+            stored = [
+                e.message.to_wire() for e in store.history(session_id)
+                if isinstance(e, MessageAppended)
+            ]  # fmt: skip
+            sent = [m["content"] for m in history if m["role"] == "user"]
+            kept = [m["content"][0]["text"] for m in stored if m["role"] == "user"]
+            lost += sum(1 for content in sent if content not in kept)
+            duplicated += max(len(stored) - len(history), 0)
+            duplicated += len(kept) - len(set(kept))
+    finally:
+        store.close()
+    return lost, duplicated
+
+
+def _all_sessions(store: Any) -> list[Any]:
+    found, cursor = [], None
+    while True:
+        page = store.list_sessions(limit=500, cursor=cursor)
+        found += page.sessions
+        cursor = page.next_cursor
+        if cursor is None:
+            return found
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000
+
+
+def start_serve(db: str, upstream: str, workers: int) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    command = [
+        str(Path(sys.executable).parent / "abridged"), "serve", f"--db={db}",
+        f"--upstream={upstream}", f"--port={port}", f"--workers={workers}",
+    ]  # fmt: skip
+    server = subprocess.Popen(command, env={**os.environ}, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx2.get(f"{url}/healthz", timeout=2).status_code == 200:
+                return server, url
+        except httpx2.HTTPError:
+            time.sleep(0.2)
+    server.kill()
+    raise SystemExit("abridged serve did not start")
+
+
+def main(worker_counts: list[int]) -> None:
+    fake = subprocess.Popen(
+        [sys.executable, "-m", "tests.benchmarks.serve", "--fake"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert fake.stdout is not None
+    assert fake.stdin is not None
+    upstream = fake.stdout.readline().strip()
+    print(f"{os.cpu_count()} cores; fake API at {upstream}; PostgreSQL starting", flush=True)
+    direct = {s.name: run(upstream, s, "direct", proxied=False) for s in SCENARIOS}
+    header = (
+        f"{'workers':>7}  {'scenario':<20} {'requests':>8} {'req/s':>7} {'p50 ms':>8} "
+        f"{'p99 ms':>8} {'direct p50':>10} {'direct p99':>10} {'added p50':>9} {'added p99':>9} "
+        f"{'lost':>4} {'dup':>4} {'invalid':>7}"
+    )
+    rows = []
+    with temporary_server() as server_url:
+        for workers in worker_counts:
+            db = fresh_database(server_url)
+            bootstrap(db).close()
+            serve, url = start_serve(db, upstream, workers)
+            try:
+                run(url, Scenario("warm-up", 2, 2, 1, 2_000, 2_000), f"warm{workers}", True)
+                for scenario in SCENARIOS:
+                    outcome = run(url, scenario, f"w{workers}", proxied=True)
+                    lost, duplicated = check(db, outcome)
+                    base = direct[scenario.name].latencies
+                    p50, p99 = (
+                        percentile(outcome.latencies, 0.5),
+                        percentile(outcome.latencies, 0.99),
+                    )
+                    d50, d99 = percentile(base, 0.5), percentile(base, 0.99)
+                    row = (
+                        f"{workers:>7}  {scenario.name:<20} {len(outcome.latencies):>8} "
+                        f"{len(outcome.latencies) / outcome.seconds:>7.1f} {p50:>8.1f} {p99:>8.1f} "
+                        f"{d50:>10.1f} {d99:>10.1f} {p50 - d50:>9.1f} {p99 - d99:>9.1f} "
+                        f"{lost:>4} {duplicated:>4} {outcome.failures:>7}"
+                    )
+                    rows.append(row)
+                    print(row if len(rows) > 1 else f"{header}\n{row}", flush=True)
+            finally:
+                serve.terminate()
+                serve.wait(timeout=60)
+    fake.stdin.close()
+    counts = json.loads(fake.stdout.readline())
+    fake.wait(timeout=30)
+    print(
+        f"\nThe fake API received {counts['requests']} requests; "
+        f"{counts['violations']} broke a rule."
+    )
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--fake"]:
+        fake_process()
+    else:
+        main([int(a) for a in sys.argv[1:]] or [1, 2, 4])

@@ -1,0 +1,82 @@
+"""Routing a client's whole-history requests to sessions: whatever a client sends (carrying
+on, editing an earlier prompt, rewinding, sending the same request again), the session a
+request goes to holds exactly that history, and no session ever holds two."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import httpx2
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from abridged.adapters.bootstrap import bootstrap
+from abridged.adapters.http.config import ServeConfig
+from abridged.adapters.http.locks import RequestLocks
+from abridged.adapters.http.metrics import ServeMetrics
+from abridged.adapters.http.proxy import MessagesProxy
+from abridged.domain.events import MessageAppended
+
+# (which earlier request's history to start from, how many of its turns to keep, a reply?)
+STEPS = st.lists(
+    st.tuples(st.integers(0, 20), st.integers(0, 6), st.booleans()), min_size=1, max_size=12
+)
+
+
+def stored(proxy: MessagesProxy, session_id: Any) -> list[Any]:
+    return [
+        e.message.to_wire()
+        for e in proxy.sessions.history(session_id)
+        if isinstance(e, MessageAppended)
+    ]
+
+
+def wire(history: list[dict[str, str]]) -> list[Any]:
+    return [
+        {"role": m["role"], "content": [{"type": "text", "text": m["content"]}]} for m in history
+    ]
+
+
+@settings(max_examples=20, deadline=None)
+@given(STEPS)
+def test_each_request_reaches_a_session_holding_exactly_its_history(
+    steps: list[tuple[int, int, bool]],
+) -> None:
+    sessions = bootstrap()
+    upstream = httpx2.AsyncClient()  # never used: requests are routed, not sent
+    proxy = MessagesProxy(
+        sessions, ServeConfig(db=":memory:"), upstream, RequestLocks({}), ServeMetrics()
+    )
+    sent: list[list[dict[str, str]]] = [[]]
+    try:
+        for number, (start, keep, replied) in enumerate(steps):
+            base = sent[start % len(sent)]
+            # Keep whole turns of an earlier history (a rewind or an edit), then a new prompt.
+            history = [
+                *base[: 2 * min(keep, len(base) // 2)],
+                {"role": "user", "content": f"prompt {number}"},
+            ]
+            if number % 5 == 4:
+                history = list(sent[-1]) if sent[-1] and sent[-1][-1]["role"] == "user" else history
+            body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": history}
+            ready = proxy._prepare("default", "routing", body)
+            assert stored(proxy, ready.session_id)[: len(history)] == wire(history)
+            if replied:
+                reply = {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": f"reply {number}"}],
+                }
+                proxy._record(ready, reply)
+                messages = stored(proxy, ready.session_id)
+                if len(messages) == len(history) + 1:
+                    assert messages[-1] == reply
+                    history = [*history, {"role": "assistant", "content": f"reply {number}"}]
+            sent.append(history)
+        for info in sessions.list_sessions(limit=500).sessions:
+            roles = [m["role"] for m in stored(proxy, info.id)]
+            assert all(a != b for a, b in itertools.pairwise(roles))  # never mixed
+            texts = [m["content"][0]["text"] for m in stored(proxy, info.id)]
+            assert len(texts) == len(set(texts))  # nothing appended twice
+    finally:
+        sessions.close()
