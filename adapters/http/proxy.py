@@ -454,7 +454,10 @@ def _check_messages_request(body: Mapping[str, Any]) -> None:
     messages = body["messages"]
     if not isinstance(messages, list) or not messages:
         raise ApiError(400, "invalid_request_error", "messages: at least one message")
-    last = messages[-1]
+    # Trailing system messages follow the user's turn they belong to (the API takes them
+    # there); what must not end the request is a prefilled assistant turn.
+    turns = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
+    last = turns[-1] if turns else None
     if not isinstance(last, dict) or last.get("role") != "user":
         raise ApiError(
             400,

@@ -258,7 +258,8 @@ def test_an_upstream_overflow_compacts_and_the_next_request_fits(
     reply = client.messages.create(model=MODEL, max_tokens=400, system=SYSTEM, messages=history)
     assert reply.content
     last = fake_anthropic.requests_to()[-1].body
-    assert len(last["messages"]) < len(history)  # the compacted request, not the client's
+    # The compacted request, not the client's: it leads with the summary of what was cut.
+    assert "conversation-summary" in json.dumps(last["messages"][0])
     assert fake_anthropic.violations == []
 
 
@@ -357,7 +358,9 @@ def test_a_long_conversation_goes_upstream_compacted(
     session_id = only_session(store)
     assert store.compactions(session_id)  # compacted on the way
     last = fake_anthropic.requests_to()[-1].body
-    assert len(json.dumps(last)) < len(json.dumps(history)) / 2
+    # Smaller than what the client sent, though its prompts, kept whole in the facts ledger,
+    # are most of it.
+    assert len(json.dumps(last)) < len(json.dumps(history))
     assert fake_anthropic.violations == []
     assert len(stored_messages(store, session_id)) == len(history)  # all kept in the history
 
@@ -478,24 +481,23 @@ def test_a_claude_code_shaped_request_goes_through(
     assert info.metadata[TENANT_KEY] == "default"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the service refuses role 'system' messages until the core accepts them",
-)
 def test_role_system_messages_pass_through(proxy: str, fake_anthropic: FakeAnthropic) -> None:
+    # Where the API takes one: after a user turn, before the reply.
     messages = [
         {"role": "user", "content": "Fix the export."},
+        {"role": "assistant", "content": "Which one?"},
+        {"role": "user", "content": "The CSV one."},
         {"role": "system", "content": "The user switched to plan mode."},
-        {"role": "user", "content": "Go on."},
     ]
     answer = httpx2.post(
         f"{proxy}/v1/messages",
-        json=claude_code_request(messages),
+        # A model that takes system messages inside `messages` (older ones get them folded
+        # into the user turn as marked text).
+        json={**claude_code_request(messages), "model": "claude-opus-4-8"},
         headers={"x-api-key": TEST_API_KEY},
     )
-    assert answer.status_code == 200
+    assert answer.status_code == 200, answer.text
     sent = fake_anthropic.requests_to()[-1].body
-    assert sent["messages"][1] == {
-        "role": "system",
-        "content": [{"type": "text", "text": "The user switched to plan mode."}],
-    }
+    system = sent["messages"][3]
+    assert system["role"] == "system"
+    assert [b["text"] for b in system["content"]] == ["The user switched to plan mode."]
