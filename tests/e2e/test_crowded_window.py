@@ -35,7 +35,7 @@ def test_a_full_ledger_gives_way_to_the_current_exchange(tmp_path: Path) -> None
         env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
     )
     session_id = app.start_session(
-        model="claude-test",
+        model="claude-sonnet-4-5",  # thinking not bound: the ledger, not the loop, decides
         context_window=16_000,
         max_output_tokens=4_000,
         system=transcript.system,

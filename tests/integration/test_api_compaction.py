@@ -60,7 +60,9 @@ def start(app: Sessions, model: str = MODEL) -> UUID:
         max_output_tokens=400,
         system="You are a careful coding agent.",
         tools=TOOLS,
-        settings=CompactionSettings(threshold_floor_tokens=0),
+        # Cuts at turn starts (the turns rule): the API compacts only ranges that end on a
+        # finished assistant turn, and the default rule may cut inside one.
+        settings=CompactionSettings(threshold_floor_tokens=0, keep_recent_share=None),
     )
 
 

@@ -115,7 +115,8 @@ def test_attacker_text_in_a_tool_output_never_frames_itself_as_the_user(
 ) -> None:
     counter = FakeTokenCounter()
     app = make_app(summarizer=ExtractiveSummarizer(counter))
-    session_id = start(app)
+    # A recent tail of the last turn only, so that the compaction summarizes the fetch.
+    session_id = start(app, keep_recent_tokens=1)
     feed(app, session_id, [*fetch_turn(), Message.user("Thanks, next task.")])
     app.compact(session_id)
 
