@@ -145,7 +145,7 @@ def report(db: str) -> None:
             stats = sessions.stats(info.id)
             audit = audit_session(sessions, info.id)
             print(
-                f"  {info.id} {info.metadata.get('abridged.name')}: {stats.messages} messages, "
+                f"  {info.id} {info.metadata.get('abridged:name')}: {stats.messages} messages, "
                 f"{stats.requests} replies recorded, {stats.compactions} compactions, "
                 f"audit {'ok' if audit.ok else 'MISMATCH'}"
             )

@@ -57,9 +57,9 @@ logger = logging.getLogger(__name__)
 
 SESSION_HEADER = "x-abridged-session"
 TOKEN_HEADER = "x-abridged-token"
-TENANT_KEY = "abridged.tenant"
-NAME_KEY = "abridged.name"
-BRANCH_KEY = "abridged.branch_of"
+TENANT_KEY = "abridged:tenant"
+NAME_KEY = "abridged:name"
+BRANCH_KEY = "abridged:branch_of"
 DEFAULT_TENANT = "default"
 MAX_NAME_LENGTH = 256
 MAX_BREAKPOINTS = 4

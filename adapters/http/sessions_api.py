@@ -1,7 +1,7 @@
 """The sessions API: the `Sessions` operations a host needs, as JSON over HTTP.
 
 Every route needs `Authorization: Bearer <token>`; the token names a tenant. A session
-started here is tagged with its tenant (metadata `abridged.tenant`), and a tenant sees,
+started here is tagged with its tenant (metadata `abridged:tenant`), and a tenant sees,
 lists and changes only its own: another tenant's session answers 404, as an unknown one.
 The schema is at `/openapi.json` (and browsable at `/docs`).
 """
@@ -144,8 +144,8 @@ def sessions_router(sessions: Sessions) -> APIRouter:  # noqa: PLR0915
 
     @router.post("", status_code=201, response_model=Started)
     async def start(body: StartSession, tenant: Tenant) -> Started:
-        if any(key.startswith("abridged.") for key in body.metadata):
-            raise HTTPException(422, "metadata keys starting with 'abridged.' are reserved")
+        if any(key.startswith("abridged:") for key in body.metadata):
+            raise HTTPException(422, "metadata keys starting with 'abridged:' are reserved")
         session_id = await call(
             sessions.start_session,
             model=body.model,

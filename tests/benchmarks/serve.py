@@ -132,7 +132,7 @@ def check(db: str, outcome: Outcome) -> tuple[int, int]:
     lost = duplicated = 0
     store = bootstrap(db)
     try:
-        by_name = {info.metadata.get("abridged.name"): info.id for info in _all_sessions(store)}
+        by_name = {info.metadata.get("abridged:name"): info.id for info in _all_sessions(store)}
         for name, history in outcome.histories.items():
             session_id = by_name.get(name)
             if session_id is None:

@@ -477,7 +477,7 @@ def test_a_claude_code_shaped_request_goes_through(
     assert marks <= 4
     assert fake_anthropic.violations == []
     info = store.list_sessions().sessions[0]
-    assert info.metadata["abridged.name"].startswith("user:user_abc_account_def_session_0123|")
+    assert info.metadata["abridged:name"].startswith("user:user_abc_account_def_session_0123|")
     assert info.metadata[TENANT_KEY] == "default"
 
 

@@ -149,7 +149,7 @@ def test_tenants_cannot_see_each_others_sessions(secured: str) -> None:
         # A tenant cannot claim another's tag either.
         tagged = bob.post(
             "/v1/sessions",
-            json={"model": "m", "max_output_tokens": 5, "metadata": {"abridged.tenant": "a"}},
+            json={"model": "m", "max_output_tokens": 5, "metadata": {"abridged:tenant": "a"}},
         )
         assert tagged.status_code == 422
 

@@ -96,7 +96,7 @@ def test_workers_on_one_postgres_lose_and_duplicate_nothing(
     store = bootstrap(db)
     try:
         listed = {
-            info.metadata["abridged.name"]: info.id for info in store.list_sessions().sessions
+            info.metadata["abridged:name"]: info.id for info in store.list_sessions().sessions
         }
         assert set(listed) == set(histories)  # one session each: no branch, no stray session
         for name, history in histories.items():
