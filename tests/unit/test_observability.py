@@ -15,12 +15,12 @@ from uuid import UUID
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 
 from abridged.adapters.opentelemetry import OpenTelemetryMetrics
 from abridged.application.ports import CompactionReport, HookVerdict, MetricNames
 from abridged.application.service import Sessions
-from abridged.domain.errors import CompactionFailedError
+from abridged.domain.errors import CompactionFailedError, InvalidArgumentError
 from abridged.domain.messages import Message, Role
 from abridged.domain.planner import Decision
 from abridged.domain.settings import CompactionSettings
@@ -253,7 +253,7 @@ def test_the_default_opentelemetry_meter_is_the_global_one() -> None:
         """
         from opentelemetry import metrics as api
         from opentelemetry.sdk.metrics import MeterProvider
-        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+        from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
         from abridged.adapters.opentelemetry import OpenTelemetryMetrics
         from abridged.application.ports import MetricNames
 
@@ -285,3 +285,59 @@ def test_the_default_opentelemetry_meter_is_the_global_one() -> None:
             f"abridged {MetricNames.ESTIMATE_ERROR} 0.1",
         ]
     )
+
+
+def test_the_opentelemetry_adapter_carries_the_correlation_id_when_asked(
+    make_app: MakeApp,
+) -> None:
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    metrics = OpenTelemetryMetrics(
+        provider.get_meter("abridged"), correlation_attribute="abridged.correlation_id"
+    )
+    app = make_app(metrics=metrics)
+    session_id = start(app)
+    with app.correlation("req-7f3a"):
+        talk(app, session_id, turns=12)
+    talk(app, session_id, turns=2)
+
+    data = reader.get_metrics_data()
+    assert data is not None
+    ids: list[object] = []
+    for resource in data.resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name == MetricNames.ESTIMATE_ERROR:
+                    for point in metric.data.data_points:
+                        assert isinstance(point, HistogramDataPoint)
+                        named = point.attributes or {}
+                        ids += [named.get("abridged.correlation_id")] * point.count
+    # Each reply recorded with usage is measured once: 24 inside the block carry its id, the
+    # 4 after it carry none.
+    assert sorted(ids, key=str) == sorted(["req-7f3a"] * 24 + [None] * 4, key=str)
+    provider.shutdown()
+
+
+def test_the_opentelemetry_adapter_leaves_correlation_ids_out_by_default(
+    make_app: MakeApp,
+) -> None:
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    app = make_app(metrics=OpenTelemetryMetrics(provider.get_meter("abridged")))
+    session_id = start(app)
+    with app.correlation("req-7f3a"):
+        talk(app, session_id, turns=4)
+    data = reader.get_metrics_data()
+    assert data is not None
+    attributes = [
+        dict(point.attributes or {})
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        for point in metric.data.data_points
+    ]
+    assert attributes
+    assert all("req-7f3a" not in a.values() for a in attributes)
+    with pytest.raises(InvalidArgumentError):
+        OpenTelemetryMetrics(provider.get_meter("abridged"), correlation_attribute=" ")
+    provider.shutdown()
