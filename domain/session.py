@@ -23,15 +23,14 @@ from eventsourcing.domain import Aggregate, event
 from abridged.domain import events
 from abridged.domain.capabilities import capabilities_for
 from abridged.domain.context import Entry, SummaryChunk, leads_with_compaction, raw_estimate
-from abridged.domain.degradation import ReshownMessage
+from abridged.domain.degradation import ReshownMessage, shaped
 from abridged.domain.ledger import LedgerUpdate, changes, check_update
-from abridged.domain.messages import Message, WireBlock
+from abridged.domain.messages import Message, Role, WireBlock
 from abridged.domain.planner import CompactionOutcome, Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.state import SessionState
-from abridged.domain.tokens import REQUEST_OVERHEAD
-from abridged.domain.truncation import Truncation
+from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, CountText, block_tokens
 from abridged.domain.usage import Usage
 from abridged.domain.validation import (
     check_counts,
@@ -91,32 +90,54 @@ class Session(SessionState, Aggregate):
     def append(
         self,
         message: Message,
+        counts: Sequence[int],
+        count: CountText,
         *,
-        tokens: int,
-        block_tokens: tuple[int, ...],
-        truncations: tuple[Truncation, ...] = (),
         usage: Usage | None = None,
         request_estimate: int | None = None,
         reply: bool = False,
     ) -> None:
-        """Validates and appends a message; nothing is recorded when it is invalid.
+        """Appends a message whose blocks count `counts` tokens, shown as the settings and
+        the window allow (`degradation.shaped`; `count` counts what is shown reduced).
+        Nothing is recorded when it is invalid or cannot fit (`ContextTooSmallError`).
 
-        `block_tokens` are the counts of the blocks as shown (after `truncations`); `reply`
-        marks a model reply, which may be incomplete (see `check_append`)."""
+        `reply` marks a model reply, which may be incomplete (see `check_append`); one that
+        starts with the API's own compaction moves the view to it. A user message brings the
+        system messages queued for it (a reconfiguration after the last reply) after it."""
+        truncations, shown = shaped(
+            message,
+            counts,
+            count,
+            limits=self.limits,
+            fixed=(self.system_tokens, self.tools_tokens),
+            calibration=self.calibration,
+            previous=self.entries[-1] if self.entries else None,
+        )
+        tokens = MESSAGE_OVERHEAD + sum(counts)
         self.check_append(message, reply=reply)
-        check_counts(message, tokens, block_tokens, usage is not None)
-        entry = Entry(self.message_count, message, tokens, tuple(block_tokens), truncations)
+        check_counts(message, tokens, shown, usage is not None)
+        estimate = (request_estimate or self.raw_estimate()) if usage is not None else None
+        entry = Entry(self.message_count, message, tokens, shown, truncations)
         self.trigger_event(
             self.MessageAppended,
             message=message,
             tokens=tokens,
-            block_tokens=tuple(block_tokens),
+            block_tokens=shown,
             truncations=truncations,
             usage=usage,
-            request_estimate=request_estimate,
+            request_estimate=estimate,
             saving=self.saving_of_next(entry),
             prefix_revision=self.prefix_revision if reply else None,
         )
+        if reply and leads_with_compaction(message):
+            # The API compacted on its own (`compact_20260112`): it drops what came before.
+            self.adopt_api_compaction()
+        if message.role is Role.USER and self.queued_system:
+            queued = self.queued_system
+            for instruction in queued:
+                counted = tuple(block_tokens(b, count) for b in instruction.content)
+                self.append(instruction, counted, count)
+            self.trigger_event(self.QueuedSystemMessagesAppended, count=len(queued))
 
     # Compacting.
 
@@ -350,10 +371,6 @@ class Session(SessionState, Aggregate):
             message=message,
         )
         return True, None if queued else message
-
-    def appended_queued_system(self, count: int) -> None:
-        """Records that the first `count` queued system messages were appended."""
-        self.trigger_event(self.QueuedSystemMessagesAppended, count=count)
 
     CompactionDiscarded: TypeAlias = events.CompactionDiscarded
 
