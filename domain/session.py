@@ -5,11 +5,12 @@ tools, summary chunks, the retained tail) and records every decision as an event
 decisions themselves are made by pure functions: `abridged.domain.planner` (compaction),
 `abridged.domain.pruning` (tool outputs and reasoning), `abridged.domain.context` (the view).
 
-Here are the commands: each checks, then records. What the session holds and the queries
-and index maintenance its mutators use are `abridged.domain.state.SessionState`; the events,
-with their fields, versions and `apply` mutators, are declared in `abridged.domain.events`
-and listed on `Session`, which makes each one its own (`Session.MessageAppended`, topic
-`abridged.domain.session:Session.MessageAppended`). Decisions are not made here.
+Here are the commands: each checks, then records one event with `trigger_event`. The events
+are declared in `abridged.domain.events`, each with its fields, versions and `apply` (the
+whole change it makes to the state), and listed here under their own names: `Session.X` is
+`events.X`, stored under the topic `abridged.domain.session:Session.X`. What the session holds,
+its queries and the upkeep of the retained tail's indexes that `apply` methods call are
+`abridged.domain.state.SessionState`. Decisions are not made here.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any, TypeAlias
 from uuid import UUID
 
-from eventsourcing.domain import Aggregate, event
+from eventsourcing.domain import Aggregate
 
 from abridged.domain import events
 from abridged.domain.capabilities import capabilities_for
@@ -45,9 +46,9 @@ class Session(SessionState, Aggregate):
 
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
 
+    Event: TypeAlias = events.SessionEvent
     Started: TypeAlias = events.Started
 
-    @event(Started)
     def __init__(
         self,
         model: str,
@@ -67,21 +68,8 @@ class Session(SessionState, Aggregate):
         parent_summary: SummaryChunk | None = None,
         thinking_bound: bool = False,
     ) -> None:
-        self.model = model
-        self.thinking_bound = thinking_bound
-        self.context_window = context_window
-        self.reserved_output = reserved_output
-        self.settings = settings
-        self.system = system
-        # Lists, not tuples: snapshots store state as JSON, which has no tuples.
-        self.tools = list(tools)
-        self.system_tokens = system_tokens
-        self.tools_tokens = tools_tokens
-        self.token_counter = token_counter
-        self.metadata = dict(metadata)
-        self.tags = list(tags)
-        # A session continuing another from its summary starts with that summary in view.
-        self.start_empty(parent_summary)
+        """Starts a session (`Started`): `Session(...)` records the event with these fields,
+        and `Started.apply` sets the state, as it does for every later replay."""
 
     # Appending messages.
 
@@ -143,15 +131,18 @@ class Session(SessionState, Aggregate):
 
     CompactionThresholdHit: TypeAlias = events.CompactionThresholdHit
 
-    @event(CompactionThresholdHit)
     def hit_threshold(self, decision: Decision) -> None:
-        pass
+        """Records the decision to compact (the estimate crossed the threshold, or a
+        compaction was asked for)."""
+        self.trigger_event(self.CompactionThresholdHit, decision=decision)
 
     CompactionFailed: TypeAlias = events.CompactionFailed
 
-    @event(CompactionFailed)
     def fail_compaction(self, summarizer: str, error: str, fallback: Fallback) -> None:
-        pass
+        """Records that the summarizer failed, and the fallback taken."""
+        self.trigger_event(
+            self.CompactionFailed, summarizer=summarizer, error=error, fallback=fallback
+        )
 
     CompactionCompleted: TypeAlias = events.CompactionCompleted
 
@@ -241,9 +232,9 @@ class Session(SessionState, Aggregate):
 
     ReasoningDowngraded: TypeAlias = events.ReasoningDowngraded
 
-    @event(ReasoningDowngraded)
     def downgrade_reasoning(self, blocks: tuple[DowngradedThinking, ...], reason: str) -> None:
-        self.replace_blocks((b.position, b.block_index, b.text, b.tokens_after) for b in blocks)
+        """Shows older thinking blocks dropped or as plain text from now on."""
+        self.trigger_event(self.ReasoningDowngraded, blocks=blocks, reason=reason)
 
     # Lifecycle: what the next request is made with may change mid-session.
 
@@ -374,9 +365,14 @@ class Session(SessionState, Aggregate):
 
     CompactionDiscarded: TypeAlias = events.CompactionDiscarded
 
-    @event(CompactionDiscarded)
     def discard_compaction(self, generation: int, retained_from: int, reason: str) -> None:
-        pass
+        """Records that a summary written off the user's turn was not applied."""
+        self.trigger_event(
+            self.CompactionDiscarded,
+            generation=generation,
+            retained_from=retained_from,
+            reason=reason,
+        )
 
     # Guards, requests and warnings.
 
@@ -391,9 +387,9 @@ class Session(SessionState, Aggregate):
 
     CompactionRequested: TypeAlias = events.CompactionRequested
 
-    @event(CompactionRequested)
     def request_compaction(self, reason: str) -> None:
-        self.compaction_requested = reason
+        """Asks for a compaction when the turn has ended."""
+        self.trigger_event(self.CompactionRequested, reason=reason)
 
     MessagesReshown: TypeAlias = events.MessagesReshown
 
@@ -414,13 +410,12 @@ class Session(SessionState, Aggregate):
 
     DoubleCompactionConfigured: TypeAlias = events.DoubleCompactionConfigured
 
-    @event(DoubleCompactionConfigured)
     def warn_double_compaction(self, provider: str, detail: str) -> None:
-        pass
+        """Records that the provider's own context management is on as well."""
+        self.trigger_event(self.DoubleCompactionConfigured, provider=provider, detail=detail)
 
     Deleted: TypeAlias = events.Deleted
 
-    @event(Deleted)
     def delete(self, reason: str) -> None:
         """Marks the session deleted; the service refuses every later command."""
-        self.deleted = reason
+        self.trigger_event(self.Deleted, reason=reason)
