@@ -24,8 +24,10 @@ def register_legacy_topics() -> None:
     named: list[tuple[str, type]] = [("Session", Session)]
     named += [
         (f"Session.{name}", value)
-        for name, value in vars(Session).items()
-        if isinstance(value, type) and issubclass(value, Aggregate.Event) and name != "Event"
+        for name in dir(Session)
+        if isinstance(value := getattr(Session, name), type)
+        and issubclass(value, Aggregate.Event)
+        and name != "Event"
     ]
     for module in LEGACY_MODULES:
         for qualname, cls in named:

@@ -13,7 +13,7 @@ fact and changes nothing. Every class says, in its docstring, what it records;
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
@@ -21,11 +21,8 @@ from eventsourcing.domain import Aggregate
 from abridged.domain.capabilities import capabilities_for
 from abridged.domain.context import Entry, SummaryChunk
 from abridged.domain.degradation import ReshownMessage
-from abridged.domain.indexes import (
-    recompute,
-)
 from abridged.domain.ledger import LedgerEntry, patched
-from abridged.domain.messages import Message, Role, WireBlock
+from abridged.domain.messages import Message
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput
 from abridged.domain.settings import CompactionSettings
@@ -44,6 +41,8 @@ the aggregate's own (`Session.MessageAppended`), wherever their classes are defi
 
 class SessionEvent(Aggregate.Event):
     """An event of the `Session` aggregate: the base its events share (`Session.Event`)."""
+
+    TOPIC: ClassVar[str]
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
@@ -332,143 +331,6 @@ class ReasoningDowngraded(SessionEvent):
         session.replace_blocks(
             (b.position, b.block_index, b.text, b.tokens_after) for b in self.blocks
         )
-
-
-class SystemPromptChanged(SessionEvent):
-    """The system prompt changed; the next request sends the new one."""
-
-    system: str
-    system_tokens: int
-
-    def apply(self, session: Session) -> None:
-        session.system = self.system
-        session.system_tokens = self.system_tokens
-        session.prefix_revision += 1
-
-
-class SystemPromptInstructed(SessionEvent):
-    """The system prompt changed for a model that takes `role: "system"` messages: instead of
-    rewriting the top of the prompt (which would invalidate the cache and every thinking
-    block), the new prompt goes as a system message after a user turn. `queued`: the turn had
-    ended, so the message waits for the next user message (`queued_system`)."""
-
-    system: str
-    queued: bool
-
-    def apply(self, session: Session) -> None:
-        session.instructed_system = self.system
-        if self.queued:
-            session.queued_system = (*session.queued_system, instruction_message(self.system))
-
-
-class ToolsInstructed(SessionEvent):
-    """The tools changed for a model that takes tool changes mid-conversation: instead of
-    rewriting the top-level `tools`, a system message adds (`tool_addition`, defined inline)
-    and withdraws (`tool_removal`) tools from that point on. `tools` is the tool set in effect
-    after it; `queued` as for `SystemPromptInstructed`."""
-
-    tools: tuple[dict[str, Any], ...]
-    queued: bool
-    message: Message
-
-    def apply(self, session: Session) -> None:
-        session.instructed_tools = tuple(self.tools)
-        if self.queued:
-            session.queued_system = (*session.queued_system, self.message)
-
-
-class QueuedSystemMessagesAppended(SessionEvent):
-    """The queued system messages were appended after the user message that followed them."""
-
-    count: int
-
-    def apply(self, session: Session) -> None:
-        session.queued_system = session.queued_system[self.count :]
-
-
-def tool_change_message(
-    before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]]
-) -> Message | None:
-    """The system message that takes the tool set `before` to `after` by additions and
-    removals; `None` when a tool keeps its name but changes its definition (a change the
-    blocks cannot say) or when nothing changes."""
-    old = {t.get("name"): t for t in before}
-    new = {t.get("name"): t for t in after}
-    if any(old[name] != new[name] for name in old.keys() & new.keys()):
-        return None
-    blocks = [
-        WireBlock.of({"type": "tool_removal", "tool": {"type": "tool_reference", "name": name}})
-        for name in old
-        if name not in new
-    ] + [
-        WireBlock.of(
-            {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": tool}}
-        )
-        for name, tool in new.items()
-        if name not in old
-    ]
-    return Message(Role.SYSTEM, tuple(blocks)) if blocks else None
-
-
-def instruction_message(system: str) -> Message:
-    """The system message that stands for a new system prompt mid-conversation."""
-    return Message.system(
-        "The system prompt changes here. From now on, follow these instructions instead of "
-        f"the system prompt at the start of the conversation:\n\n{system}"
-    )
-
-
-class ToolsChanged(SessionEvent):
-    """The tool definitions changed; the next request sends the new ones."""
-
-    tools: tuple[dict[str, Any], ...]
-    tools_tokens: int
-
-    def apply(self, session: Session) -> None:
-        session.tools = list(self.tools)
-        session.tools_tokens = self.tools_tokens
-        session.prefix_revision += 1
-
-
-class ModelChanged(SessionEvent):
-    """The conversation moved to another model, with its window and output reservation, and
-    whether that model binds thinking blocks to their prefix."""
-
-    class_version = 2
-
-    @staticmethod
-    def upcast_v1_v2(state: dict[str, Any]) -> None:
-        """Changes stored before thinking could be bound: the table's row for the model."""
-        state["thinking_bound"] = capabilities_for(state["model"]).prefix_bound_thinking
-
-    model: str
-    context_window: int
-    reserved_output: int
-    thinking_bound: bool
-
-    def apply(self, session: Session) -> None:
-        session.thinking_bound = self.thinking_bound
-        session.model = self.model
-        session.context_window = self.context_window
-        session.reserved_output = self.reserved_output
-        # A window the old model's provider enforced says nothing about the new model.
-        session.provider_window = None
-
-
-class SettingsChanged(SessionEvent):
-    """The compaction settings changed; later decisions use the new ones."""
-
-    settings: CompactionSettings
-    settings_fingerprint: str
-
-    def apply(self, session: Session) -> None:
-        session.settings = self.settings
-        # The loop guards judged the old limits; the new ones start afresh.
-        session.stalled_estimate = None
-        session.suppressed = None
-        # What pruning could save depends on the settings (tool policies): a rare event,
-        # so the indexes are derived again from the retained tail.
-        session.__dict__.update(recompute(session.entries, self.settings).index_state())
 
 
 class CompactionDiscarded(SessionEvent):

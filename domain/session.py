@@ -22,25 +22,23 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate
 
 from abridged.domain import events
-from abridged.domain.capabilities import capabilities_for
 from abridged.domain.context import Entry, SummaryChunk, leads_with_compaction, raw_estimate
 from abridged.domain.degradation import ReshownMessage, shaped
 from abridged.domain.ledger import LedgerUpdate, changes, check_update
 from abridged.domain.messages import Message, Role, WireBlock
 from abridged.domain.planner import CompactionOutcome, Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
-from abridged.domain.settings import CompactionSettings, Limits
-from abridged.domain.state import SessionState
-from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, CountText, block_tokens
+from abridged.domain.reconfiguration import Reconfiguring
+from abridged.domain.settings import CompactionSettings
+from abridged.domain.tokens import MESSAGE_OVERHEAD, CountText, block_tokens
 from abridged.domain.usage import Usage
 from abridged.domain.validation import (
     check_counts,
-    check_reconfiguration,
 )
 from abridged.domain.vocabulary import CompactionStrategy, Fallback, SessionOrigin, Trigger
 
 
-class Session(SessionState, Aggregate):
+class Session(Reconfiguring, Aggregate):
     """One conversation thread; every change to it is an event (its state and indexes:
     `abridged.domain.state.SessionState`)."""
 
@@ -236,72 +234,19 @@ class Session(SessionState, Aggregate):
         """Shows older thinking blocks dropped or as plain text from now on."""
         self.trigger_event(self.ReasoningDowngraded, blocks=blocks, reason=reason)
 
-    # Lifecycle: what the next request is made with may change mid-session.
+    # Reconfiguring (`abridged.domain.reconfiguration`); listed here so that eventsourcing takes
+    # each as the aggregate's own event instead of defining another class for it.
+    SystemPromptChanged: TypeAlias = Reconfiguring.SystemPromptChanged
+    SystemPromptInstructed: TypeAlias = Reconfiguring.SystemPromptInstructed
+    ToolsInstructed: TypeAlias = Reconfiguring.ToolsInstructed
+    QueuedSystemMessagesAppended: TypeAlias = Reconfiguring.QueuedSystemMessagesAppended
+    ToolsChanged: TypeAlias = Reconfiguring.ToolsChanged
+    ModelChanged: TypeAlias = Reconfiguring.ModelChanged
+    SettingsChanged: TypeAlias = Reconfiguring.SettingsChanged
 
-    SystemPromptChanged: TypeAlias = events.SystemPromptChanged
-    SystemPromptInstructed: TypeAlias = events.SystemPromptInstructed
-    ToolsInstructed: TypeAlias = events.ToolsInstructed
+    # The API's own compaction.
+
     ApiCompacted: TypeAlias = events.ApiCompacted
-    QueuedSystemMessagesAppended: TypeAlias = events.QueuedSystemMessagesAppended
-
-    ToolsChanged: TypeAlias = events.ToolsChanged
-
-    ModelChanged: TypeAlias = events.ModelChanged
-
-    SettingsChanged: TypeAlias = events.SettingsChanged
-
-    def reconfigure(
-        self,
-        *,
-        system: tuple[str, int] | None = None,
-        tools: tuple[Sequence[dict[str, Any]], int] | None = None,
-        model: tuple[str, int, int] | None = None,
-        settings: CompactionSettings | None = None,
-        thinking_bound: bool | None = None,
-    ) -> None:
-        """Changes the system prompt (text, tokens), tools (definitions, tokens), model
-        (name, window, reserved output; `thinking_bound` as the new model's capabilities say,
-        by default its row of the built-in table) or settings; one event for each that
-        differs.
-
-        Checks everything first: `InvalidSettingsError` when the new limits are inconsistent
-        or the system prompt and tools alone would not fit, `InvalidMessageError` when tools
-        would go while the context still holds tool calls. Nothing is recorded on an error."""
-        name, window, reserved = model or (self.model, self.context_window, self.reserved_output)
-        new_settings = settings or self.settings
-        limits = Limits(window, reserved, new_settings)  # raises InvalidSettingsError
-        system_text, system_tokens = system or (self.system, self.system_tokens)
-        tool_list, tools_tokens = tools or (self.tools, self.tools_tokens)
-        fixed = REQUEST_OVERHEAD + system_tokens + tools_tokens
-        messages = (e.message for e in self.entries)
-        check_reconfiguration(limits.budget, fixed, bool(tool_list), messages)
-        if system is not None and system_text != self.system:
-            self.trigger_event(
-                self.SystemPromptChanged, system=system_text, system_tokens=system_tokens
-            )
-        if tools is not None and list(tool_list) != self.tools:
-            self.trigger_event(
-                self.ToolsChanged,
-                tools=tuple(dict(t) for t in tool_list),
-                tools_tokens=tools_tokens,
-            )
-        if model is not None and model != (self.model, self.context_window, self.reserved_output):
-            bound = thinking_bound
-            if bound is None:
-                bound = capabilities_for(name).prefix_bound_thinking
-            self.trigger_event(
-                self.ModelChanged,
-                model=name,
-                context_window=window,
-                reserved_output=reserved,
-                thinking_bound=bound,
-            )
-        if settings is not None and settings != self.settings:
-            self.trigger_event(
-                self.SettingsChanged,
-                settings=settings,
-                settings_fingerprint=settings.fingerprint,
-            )
 
     def adopt_api_compaction(self) -> None:
         """Records that the API compacted on its own: the last message, a model reply that
@@ -333,35 +278,6 @@ class Session(SessionState, Aggregate):
             tokens_before=self.estimate(),
             tokens_after=after,
         )
-
-    def instruct_system_prompt(self, system: str) -> Message | None:
-        """Records a new system prompt as a system message (for a model that takes them),
-        leaving the top of the prompt as it is. Returns the message to append now, after the
-        user turn awaiting a reply, or `None` when it waits for the next user message."""
-        queued = not self.awaiting_reply
-        self.trigger_event(self.SystemPromptInstructed, system=system, queued=queued)
-        return None if queued else events.instruction_message(system)
-
-    def instruct_tools(self, tools: Sequence[dict[str, Any]]) -> tuple[bool, Message | None]:
-        """Records new tools as a tool-change system message (for a model that takes them),
-        leaving the top-level `tools` as they are (`ToolsInstructed`). Returns whether the
-        change is given so (`False` when a tool keeps its name but changes its definition:
-        the caller rewrites `tools` instead), and the message to append now (`None` when it
-        waits for the next user message, or nothing differs)."""
-        current = self.instructed_tools if self.instructed_tools is not None else self.tools
-        if {t.get("name"): t for t in current} == {t.get("name"): t for t in tools}:
-            return True, None
-        message = events.tool_change_message(current, tools)
-        if message is None:
-            return False, None
-        queued = not self.awaiting_reply
-        self.trigger_event(
-            self.ToolsInstructed,
-            tools=tuple(dict(t) for t in tools),
-            queued=queued,
-            message=message,
-        )
-        return True, None if queued else message
 
     CompactionDiscarded: TypeAlias = events.CompactionDiscarded
 
