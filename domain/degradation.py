@@ -36,7 +36,13 @@ from abridged.domain.messages import (
     WireBlock,
 )
 from abridged.domain.settings import Limits
-from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, CountText, block_tokens
+from abridged.domain.tokens import (
+    MESSAGE_OVERHEAD,
+    REQUEST_OVERHEAD,
+    CountedEntry,
+    CountText,
+    block_tokens,
+)
 from abridged.domain.truncation import Truncation, fair_shares, plan_truncations, shown
 
 MIN_BLOCK_TOKENS = 48
@@ -46,15 +52,9 @@ SAFETY = 0.9
 _REDUCIBLE_WIRE = frozenset({"document", "search_result"}) | SERVER_TOOL_RESULT_TYPES
 
 
-class ShownEntry(Protocol):
+class ShownEntry(CountedEntry, Protocol):
     """A retained message as the view shows it (`abridged.domain.context.Entry`)."""
 
-    @property
-    def position(self) -> int: ...
-    @property
-    def message(self) -> Message: ...
-    @property
-    def block_tokens(self) -> tuple[int, ...]: ...
     @property
     def truncations(self) -> tuple[Truncation, ...]: ...
     @property
