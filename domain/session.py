@@ -8,9 +8,11 @@ decisions themselves are made by pure functions: `abridged.domain.planner` (comp
 Here are the commands: each checks, then records one event with `trigger_event`. The events
 are declared in `abridged.domain.events`, each with its fields, versions and `apply` (the
 whole change it makes to the state), and listed here under their own names: `Session.X` is
-`events.X`, stored under the topic `abridged.domain.session:Session.X`. What the session holds,
-its queries and the upkeep of the retained tail's indexes that `apply` methods call are
-`abridged.domain.state.SessionState`. Decisions are not made here.
+`events.X`, stored under the topic `abridged.domain.session:Session.X`. The commands that
+reconfigure a session sit with their events in `abridged.domain.reconfiguration`, which
+`Session` inherits. What the session holds, its queries and the upkeep of the retained tail's
+indexes that `apply` methods call are `abridged.domain.state.SessionState`. Decisions are not
+made here.
 """
 
 from __future__ import annotations
@@ -32,9 +34,7 @@ from abridged.domain.reconfiguration import Reconfiguring
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.tokens import MESSAGE_OVERHEAD, CountText, block_tokens
 from abridged.domain.usage import Usage
-from abridged.domain.validation import (
-    check_counts,
-)
+from abridged.domain.validation import check_counts
 from abridged.domain.vocabulary import CompactionStrategy, Fallback, SessionOrigin, Trigger
 
 
