@@ -14,10 +14,9 @@ from typing import Any
 from uuid import UUID
 
 import attrs
-from eventsourcing.utils import get_topic
 
 from abridged.application.service import Sessions
-from abridged.application.topics import LEGACY_MODULES
+from abridged.application.topics import stored_topics
 from abridged.domain.errors import SessionError
 from abridged.domain.session import Session
 
@@ -30,13 +29,8 @@ __all__ = [
 ]
 
 
-def _topics(cls: type) -> list[str]:
-    # Stores written before the `abridged` package name the same classes by older topics.
-    return [get_topic(cls), *(f"{m}:{cls.__qualname__}" for m in LEGACY_MODULES)]
-
-
-COMPLETED_TOPICS = _topics(Session.CompactionCompleted)
-STARTED_TOPICS = _topics(Session.Started)
+COMPLETED_TOPICS = stored_topics(Session.CompactionCompleted)
+STARTED_TOPICS = stored_topics(Session.Started)
 LOOKBACK = 8
 """Events before a completion that may belong to its compaction (a decision, a failure,
 a suppression cannot come between them; a small margin costs nothing)."""

@@ -18,10 +18,9 @@ from uuid import UUID
 import attrs
 from eventsourcing.application import Application
 from eventsourcing.domain import Aggregate
-from eventsourcing.utils import get_topic
 
 from abridged.application.cache_misses import by_cause, cache_misses
-from abridged.application.topics import LEGACY_MODULES
+from abridged.application.topics import stored_topics
 from abridged.domain.errors import SessionError
 from abridged.domain.metadata import checked_metadata, checked_tags
 from abridged.domain.session import Session
@@ -130,11 +129,6 @@ class CompactionRecord:
     """The summarizer's error when the summary is a fallback note, else None."""
 
 
-def _topics(cls: type) -> list[str]:
-    topic = get_topic(cls)
-    return [topic, *(f"{module}:{cls.__qualname__}" for module in LEGACY_MODULES)]
-
-
 def _notifications(app: Application[UUID], topics: Sequence[str]) -> Iterator[Any]:
     start = 1
     while True:
@@ -174,8 +168,8 @@ def list_sessions(
     before = _cursor(cursor)
     started: list[tuple[int, Any]] = []
     deleted: set[UUID] = set()
-    topics = _topics(Session.Started) + _topics(Session.Deleted)
-    deleted_topics = set(_topics(Session.Deleted))
+    topics = stored_topics(Session.Started) + stored_topics(Session.Deleted)
+    deleted_topics = set(stored_topics(Session.Deleted))
     for notification in _notifications(app, topics):
         if notification.topic in deleted_topics:
             deleted.add(notification.originator_id)
@@ -203,7 +197,7 @@ def derived_sessions(app: Application[UUID], session_id: UUID) -> tuple[UUID, ..
     """The sessions started from `session_id` (their `Started` names it as parent), and from
     those in turn, in the order they were started. See `Sessions.derived_sessions`."""
     children: dict[UUID, list[UUID]] = {}
-    for notification in _notifications(app, _topics(Session.Started)):
+    for notification in _notifications(app, stored_topics(Session.Started)):
         event = app.mapper.to_domain_event(notification)
         parent = getattr(event, "parent_id", None)
         if parent is not None:

@@ -106,13 +106,10 @@ from abridged.domain.context import (
     Context,
     SummaryChunk,
     build_context,
-    leads_with_compaction,
 )
 from abridged.domain.degradation import (
     check_room,
-    exchange_irreducible,
     message_cap,
-    plan_degradations,
     plan_reshowing,
 )
 from abridged.domain.errors import (
@@ -153,13 +150,11 @@ from abridged.domain.settings import (
     parse_model_windows,
 )
 from abridged.domain.tokens import (
-    MESSAGE_OVERHEAD,
     block_tokens,
     system_tokens,
     text_block_tokens,
     tools_tokens,
 )
-from abridged.domain.truncation import plan_truncations
 from abridged.domain.usage import Usage
 from abridged.domain.vocabulary import SessionOrigin, Trigger
 
@@ -978,59 +973,16 @@ class Sessions(Application[UUID]):
         save: bool = True,
         reply: bool = False,
     ) -> int:
-        limits = session.limits
-        truncations, shown = plan_truncations(
-            message,
-            limits.tool_output_tokens,
-            self.counter.count,
-            counts,
-            session.settings.salient_chars,
-        )
         estimate = (request_estimate or session.raw_estimate()) if usage is not None else None
         predicted = session.calibrated(estimate) if estimate else None
-        previous = session.entries[-1] if session.entries else None
-        check_room(
-            limits,
-            session.system_tokens,
-            session.tools_tokens,
-            exchange_irreducible(
-                message,
-                counts,
-                previous.message if previous else None,
-                previous.block_tokens if previous else (),
-            ),
-            calibration=session.calibration,
-            what="the blocks of this exchange that are sent unchanged (thinking, server tools)",
-        )
-        answers = previous is not None and bool(message.tool_results)
-        cap = message_cap(
-            limits,
-            session.system_tokens,
-            session.tools_tokens,
-            session.calibration,
-            previous.shown_tokens if previous is not None and answers else None,
-        )
-        truncations, shown = plan_degradations(message, cap, self.counter.count, shown, truncations)
         session.append(
             message,
-            tokens=MESSAGE_OVERHEAD + sum(counts),
-            block_tokens=shown,
-            truncations=truncations,
+            counts,
+            self.counter.count,
             usage=usage,
-            request_estimate=estimate,
+            request_estimate=request_estimate,
             reply=reply,
         )
-        if reply and leads_with_compaction(message):
-            # The API compacted on its own (`compact_20260112`): it drops what came before.
-            session.adopt_api_compaction()
-        if message.role is Role.USER and session.queued_system:
-            # Instructions that waited for a user turn (a reconfiguration after the last
-            # reply) follow it now, in the same transaction.
-            queued = session.queued_system
-            for instruction in queued:
-                counted = tuple(block_tokens(b, self.counter.count) for b in instruction.content)
-                self._append_counted(session, instruction, counted, None, None, save=False)
-            session.appended_queued_system(len(queued))
         if save:
             self.save(session)
             if message.role is Role.ASSISTANT:

@@ -11,7 +11,7 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import Mapper, StoredEvent
-from eventsourcing.utils import register_topic
+from eventsourcing.utils import get_topic, register_topic
 
 from abridged.domain.errors import StoreError
 from abridged.domain.session import Session
@@ -21,17 +21,25 @@ LEGACY_MODULES = ("domain.session",)
 
 def register_legacy_topics() -> None:
     """Makes every earlier topic of the session and its events resolve (idempotent)."""
-    classes: list[type] = [Session]
-    classes += [
-        value
-        for value in vars(Session).values()
-        if isinstance(value, type)
+    named: list[tuple[str, type]] = [("Session", Session)]
+    named += [
+        (f"Session.{name}", value)
+        for name in dir(Session)
+        if isinstance(value := getattr(Session, name), type)
         and issubclass(value, Aggregate.Event)
-        and value.__qualname__.startswith("Session.")
+        and name != "Event"
     ]
     for module in LEGACY_MODULES:
-        for cls in classes:
-            register_topic(f"{module}:{cls.__qualname__}", cls)
+        for qualname, cls in named:
+            register_topic(f"{module}:{qualname}", cls)
+
+
+def stored_topics(cls: type) -> list[str]:
+    """Every topic a store may hold `cls`'s events under: today's, and the earlier ones of
+    stores written before the code moved under the `abridged` package."""
+    topic = get_topic(cls)
+    qualname = topic.partition(":")[2]
+    return [topic, *(f"{module}:{qualname}" for module in LEGACY_MODULES)]
 
 
 PACKAGE = "abridged"

@@ -36,8 +36,14 @@ from abridged.domain.messages import (
     WireBlock,
 )
 from abridged.domain.settings import Limits
-from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, CountText, block_tokens
-from abridged.domain.truncation import Truncation, fair_shares, shown
+from abridged.domain.tokens import (
+    MESSAGE_OVERHEAD,
+    REQUEST_OVERHEAD,
+    CountedEntry,
+    CountText,
+    block_tokens,
+)
+from abridged.domain.truncation import Truncation, fair_shares, plan_truncations, shown
 
 MIN_BLOCK_TOKENS = 48
 """The least a reduced block is aimed at: a marker and a little of each end."""
@@ -46,15 +52,9 @@ SAFETY = 0.9
 _REDUCIBLE_WIRE = frozenset({"document", "search_result"}) | SERVER_TOOL_RESULT_TYPES
 
 
-class ShownEntry(Protocol):
+class ShownEntry(CountedEntry, Protocol):
     """A retained message as the view shows it (`abridged.domain.context.Entry`)."""
 
-    @property
-    def position(self) -> int: ...
-    @property
-    def message(self) -> Message: ...
-    @property
-    def block_tokens(self) -> tuple[int, ...]: ...
     @property
     def truncations(self) -> tuple[Truncation, ...]: ...
     @property
@@ -143,6 +143,44 @@ def check_room(
         irreducible_tokens=irreducible,
         budget=limits.budget,
     )
+
+
+def shaped(
+    message: Message,
+    counts: Sequence[int],
+    count: CountText,
+    *,
+    limits: Limits,
+    fixed: tuple[int, int],
+    calibration: float,
+    previous: ShownEntry | None,
+) -> tuple[tuple[Truncation, ...], tuple[int, ...]]:
+    """How `message`, whose blocks count `counts`, is shown when it follows `previous`:
+    its tool outputs truncated to the settings' share (`plan_truncations`), then every
+    reducible block within `message_cap`. `fixed` is the system prompt's and the tools'
+    tokens. Raises `ContextTooSmallError` when what the exchange must send unchanged does not
+    fit (`check_room`). Returns the truncations and the per-block counts as shown."""
+    system_tokens, tools_tokens = fixed
+    truncations, shown_counts = plan_truncations(
+        message, limits.tool_output_tokens, count, counts, limits.settings.salient_chars
+    )
+    check_room(
+        limits,
+        system_tokens,
+        tools_tokens,
+        exchange_irreducible(
+            message,
+            counts,
+            previous.message if previous else None,
+            previous.block_tokens if previous else (),
+        ),
+        calibration=calibration,
+        what="the blocks of this exchange that are sent unchanged (thinking, server tools)",
+    )
+    answers = previous is not None and bool(message.tool_results)
+    partner = previous.shown_tokens if previous is not None and answers else None
+    cap = message_cap(limits, system_tokens, tools_tokens, calibration, partner)
+    return plan_degradations(message, cap, count, shown_counts, truncations)
 
 
 def plan_degradations(

@@ -1,18 +1,19 @@
 """The events a session records: the audit trail's vocabulary, with the way each one changes
 the state.
 
-Each class here is listed on `abridged.domain.session.Session` (`Session.MessageAppended` and
-so on), where eventsourcing makes it the aggregate's own event: its topic, what the store
-records and replays read, is `abridged.domain.session:Session.<Name>`. The `apply` of an
-event is its mutator; an event whose command is an `@event` method has that method's body as
-its mutator instead. Every class says, in its docstring, what it records; `class_version`
-and the `upcast_v*` methods read events stored by earlier shapes.
+Each class here is listed on `abridged.domain.session.Session` under its own name
+(`Session.MessageAppended is MessageAppended`), and stored under the topic
+`abridged.domain.session:Session.<Name>` (`SessionEvent`). The command that records an event
+is the `Session` method that names it; the event's `apply` is its whole change to the state
+(through `SessionState`'s tail upkeep when messages move); an event with no `apply` records a
+fact and changes nothing. Every class says, in its docstring, what it records;
+`class_version` and the `upcast_v*` methods read events stored by earlier shapes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
@@ -20,11 +21,8 @@ from eventsourcing.domain import Aggregate
 from abridged.domain.capabilities import capabilities_for
 from abridged.domain.context import Entry, SummaryChunk
 from abridged.domain.degradation import ReshownMessage
-from abridged.domain.indexes import (
-    recompute,
-)
 from abridged.domain.ledger import LedgerEntry, patched
-from abridged.domain.messages import Message, Role, WireBlock
+from abridged.domain.messages import Message
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput
 from abridged.domain.settings import CompactionSettings
@@ -36,7 +34,24 @@ if TYPE_CHECKING:
     from abridged.domain.session import Session
 
 
-class Started(Aggregate.Created):
+STORED_AS = "abridged.domain.session:Session."
+"""What each event's stored topic starts with: events are stored, and found in the store, as
+the aggregate's own (`Session.MessageAppended`), wherever their classes are defined."""
+
+
+class SessionEvent(Aggregate.Event):
+    """An event of the `Session` aggregate: the base its events share (`Session.Event`)."""
+
+    TOPIC: ClassVar[str]
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        # An explicit topic: the one every store already holds, which a class that moves or
+        # is renamed must keep (`eventsourcing.utils.get_topic` reads `TOPIC` first).
+        cls.TOPIC = STORED_AS + cls.__name__
+
+
+class Started(SessionEvent, Aggregate.Created):
     """A session began, with its model, window, settings, system prompt and tools, and
     the host's metadata and tags (for listing and filtering sessions); a session
     continuing another names its parent, how it began, and the parent's summary it
@@ -82,8 +97,25 @@ class Started(Aggregate.Created):
     """Whether the model binds each thinking block to the prefix it was produced under
     (`abridged.domain.capabilities`): requests then only append between compactions."""
 
+    def apply(self, session: Session) -> None:
+        session.model = self.model
+        session.thinking_bound = self.thinking_bound
+        session.context_window = self.context_window
+        session.reserved_output = self.reserved_output
+        session.settings = self.settings
+        session.system = self.system
+        # Lists, not tuples: snapshots store state as JSON, which has no tuples.
+        session.tools = list(self.tools)
+        session.system_tokens = self.system_tokens
+        session.tools_tokens = self.tools_tokens
+        session.token_counter = self.token_counter
+        session.metadata = dict(self.metadata)
+        session.tags = list(self.tags)
+        # A session continuing another from its summary starts with that summary in view.
+        session.start_empty(self.parent_summary)
 
-class MessageAppended(Aggregate.Event):
+
+class MessageAppended(SessionEvent):
     """A message joined the history, counted once; a model reply carries its usage."""
 
     class_version = 3
@@ -129,13 +161,13 @@ class MessageAppended(Aggregate.Event):
             )
 
 
-class CompactionThresholdHit(Aggregate.Event):
+class CompactionThresholdHit(SessionEvent):
     """The estimate crossed the threshold (or a compaction was asked for): the decision."""
 
     decision: Decision
 
 
-class CompactionFailed(Aggregate.Event):
+class CompactionFailed(SessionEvent):
     """The summarizer failed; the compaction falls back and says so."""
 
     summarizer: str
@@ -143,7 +175,7 @@ class CompactionFailed(Aggregate.Event):
     fallback: Fallback
 
 
-class CompactionCompleted(Aggregate.Event):
+class CompactionCompleted(SessionEvent):
     """Older messages were replaced in the context by a summary chunk."""
 
     generation: int
@@ -176,7 +208,7 @@ class CompactionCompleted(Aggregate.Event):
         session.suppressed = None
 
 
-class ApiCompacted(Aggregate.Event):
+class ApiCompacted(SessionEvent):
     """The API compacted the conversation itself (threshold compaction, `compact_20260112`):
     the model reply at `position` starts with its `compaction` block and the API drops
     everything sent before it, so the view starts at that reply. `summary` stands for the
@@ -200,7 +232,7 @@ class ApiCompacted(Aggregate.Event):
         session.suppressed = None
 
 
-class LedgerUpdated(Aggregate.Event):
+class LedgerUpdated(SessionEvent):
     """The facts ledger changed at a compaction: the entries new or changed since the last
     update (`changed`; with `whole`, every entry it holds), how many it holds now, the
     segment appended after the earlier ones (or, `consolidated`, the one segment that
@@ -272,7 +304,7 @@ def held_ledgers(events: Iterable[object]) -> None:
             event.__dict__["_held"] = tuple(held)
 
 
-class ToolsPruned(Aggregate.Event):
+class ToolsPruned(SessionEvent):
     """The prune boundary moved: older tool outputs are shown pruned from now on."""
 
     boundary: int
@@ -289,151 +321,19 @@ class ToolsPruned(Aggregate.Event):
         )
 
 
-class ReasoningDowngraded(Aggregate.Event):
+class ReasoningDowngraded(SessionEvent):
     """Older thinking blocks were dropped from requests or shown as plain text."""
 
     blocks: tuple[DowngradedThinking, ...]
     reason: str
 
-
-class SystemPromptChanged(Aggregate.Event):
-    """The system prompt changed; the next request sends the new one."""
-
-    system: str
-    system_tokens: int
-
     def apply(self, session: Session) -> None:
-        session.system = self.system
-        session.system_tokens = self.system_tokens
-        session.prefix_revision += 1
-
-
-class SystemPromptInstructed(Aggregate.Event):
-    """The system prompt changed for a model that takes `role: "system"` messages: instead of
-    rewriting the top of the prompt (which would invalidate the cache and every thinking
-    block), the new prompt goes as a system message after a user turn. `queued`: the turn had
-    ended, so the message waits for the next user message (`queued_system`)."""
-
-    system: str
-    queued: bool
-
-    def apply(self, session: Session) -> None:
-        session.instructed_system = self.system
-        if self.queued:
-            session.queued_system = (*session.queued_system, instruction_message(self.system))
-
-
-class ToolsInstructed(Aggregate.Event):
-    """The tools changed for a model that takes tool changes mid-conversation: instead of
-    rewriting the top-level `tools`, a system message adds (`tool_addition`, defined inline)
-    and withdraws (`tool_removal`) tools from that point on. `tools` is the tool set in effect
-    after it; `queued` as for `SystemPromptInstructed`."""
-
-    tools: tuple[dict[str, Any], ...]
-    queued: bool
-    message: Message
-
-    def apply(self, session: Session) -> None:
-        session.instructed_tools = tuple(self.tools)
-        if self.queued:
-            session.queued_system = (*session.queued_system, self.message)
-
-
-class QueuedSystemMessagesAppended(Aggregate.Event):
-    """The queued system messages were appended after the user message that followed them."""
-
-    count: int
-
-    def apply(self, session: Session) -> None:
-        session.queued_system = session.queued_system[self.count :]
-
-
-def tool_change_message(
-    before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]]
-) -> Message | None:
-    """The system message that takes the tool set `before` to `after` by additions and
-    removals; `None` when a tool keeps its name but changes its definition (a change the
-    blocks cannot say) or when nothing changes."""
-    old = {t.get("name"): t for t in before}
-    new = {t.get("name"): t for t in after}
-    if any(old[name] != new[name] for name in old.keys() & new.keys()):
-        return None
-    blocks = [
-        WireBlock.of({"type": "tool_removal", "tool": {"type": "tool_reference", "name": name}})
-        for name in old
-        if name not in new
-    ] + [
-        WireBlock.of(
-            {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": tool}}
+        session.replace_blocks(
+            (b.position, b.block_index, b.text, b.tokens_after) for b in self.blocks
         )
-        for name, tool in new.items()
-        if name not in old
-    ]
-    return Message(Role.SYSTEM, tuple(blocks)) if blocks else None
 
 
-def instruction_message(system: str) -> Message:
-    """The system message that stands for a new system prompt mid-conversation."""
-    return Message.system(
-        "The system prompt changes here. From now on, follow these instructions instead of "
-        f"the system prompt at the start of the conversation:\n\n{system}"
-    )
-
-
-class ToolsChanged(Aggregate.Event):
-    """The tool definitions changed; the next request sends the new ones."""
-
-    tools: tuple[dict[str, Any], ...]
-    tools_tokens: int
-
-    def apply(self, session: Session) -> None:
-        session.tools = list(self.tools)
-        session.tools_tokens = self.tools_tokens
-        session.prefix_revision += 1
-
-
-class ModelChanged(Aggregate.Event):
-    """The conversation moved to another model, with its window and output reservation, and
-    whether that model binds thinking blocks to their prefix."""
-
-    class_version = 2
-
-    @staticmethod
-    def upcast_v1_v2(state: dict[str, Any]) -> None:
-        """Changes stored before thinking could be bound: the table's row for the model."""
-        state["thinking_bound"] = capabilities_for(state["model"]).prefix_bound_thinking
-
-    model: str
-    context_window: int
-    reserved_output: int
-    thinking_bound: bool
-
-    def apply(self, session: Session) -> None:
-        session.thinking_bound = self.thinking_bound
-        session.model = self.model
-        session.context_window = self.context_window
-        session.reserved_output = self.reserved_output
-        # A window the old model's provider enforced says nothing about the new model.
-        session.provider_window = None
-
-
-class SettingsChanged(Aggregate.Event):
-    """The compaction settings changed; later decisions use the new ones."""
-
-    settings: CompactionSettings
-    settings_fingerprint: str
-
-    def apply(self, session: Session) -> None:
-        session.settings = self.settings
-        # The loop guards judged the old limits; the new ones start afresh.
-        session.stalled_estimate = None
-        session.suppressed = None
-        # What pruning could save depends on the settings (tool policies): a rare event,
-        # so the indexes are derived again from the retained tail.
-        session.__dict__.update(recompute(session.entries, self.settings).index_state())
-
-
-class CompactionDiscarded(Aggregate.Event):
+class CompactionDiscarded(SessionEvent):
     """A summary written off the user's turn was not applied: what it covered changed
     while it was written (another compaction won, or the session was reconfigured)."""
 
@@ -442,7 +342,7 @@ class CompactionDiscarded(Aggregate.Event):
     reason: str
 
 
-class CompactionSuppressed(Aggregate.Event):
+class CompactionSuppressed(SessionEvent):
     """A compaction was due but did not run: a loop guard, or a hook cancelled it."""
 
     trigger: Trigger
@@ -453,13 +353,16 @@ class CompactionSuppressed(Aggregate.Event):
         session.suppressed = self.reason
 
 
-class CompactionRequested(Aggregate.Event):
+class CompactionRequested(SessionEvent):
     """Compaction was asked for mid-turn; it runs when the turn has ended."""
 
     reason: str
 
+    def apply(self, session: Session) -> None:
+        session.compaction_requested = self.reason
 
-class MessagesReshown(Aggregate.Event):
+
+class MessagesReshown(SessionEvent):
     """The window shrank (a smaller one the provider enforces, or a reconfigure): retained
     messages shown larger than one message may now be shown are reduced again, to `cap`."""
 
@@ -471,7 +374,7 @@ class MessagesReshown(Aggregate.Event):
         session.reshow_entries(self.messages)
 
 
-class OverflowReported(Aggregate.Event):
+class OverflowReported(SessionEvent):
     """The provider rejected a request as too long: its count recalibrates the estimate."""
 
     provider_tokens: int | None
@@ -487,15 +390,18 @@ class OverflowReported(Aggregate.Event):
             session.provider_window = self.maximum
 
 
-class DoubleCompactionConfigured(Aggregate.Event):
+class DoubleCompactionConfigured(SessionEvent):
     """A warning: the provider's own context management is on as well as this session's."""
 
     provider: str
     detail: str
 
 
-class Deleted(Aggregate.Event):
+class Deleted(SessionEvent):
     """The host deleted the session: it takes no more commands and is no longer listed.
     Its earlier events stay in the store (see docs/embedding.md, "Deleting")."""
 
     reason: str
+
+    def apply(self, session: Session) -> None:
+        session.deleted = self.reason

@@ -22,7 +22,7 @@ from abridged.domain.messages import (
 )
 from abridged.domain.salience import salient_lines
 from abridged.domain.settings import CompactionSettings, Limits
-from abridged.domain.tokens import TOOL_OVERHEAD
+from abridged.domain.tokens import TOOL_OVERHEAD, CountedEntry
 
 PRUNE_MARKER = "…truncated {cut:,} bytes…"
 NAME_ONLY_TOKENS = 40
@@ -58,17 +58,8 @@ class DowngradedThinking:
     tokens_after: int
 
 
-class EntryView(Protocol):
+class EntryView(CountedEntry, Protocol):
     """What the planners read of a retained message (a session's `Entry` is one)."""
-
-    @property
-    def position(self) -> int: ...
-
-    @property
-    def message(self) -> Message: ...
-
-    @property
-    def block_tokens(self) -> tuple[int, ...]: ...
 
     @property
     def replaced_blocks(self) -> frozenset[int]: ...

@@ -5,11 +5,14 @@ tools, summary chunks, the retained tail) and records every decision as an event
 decisions themselves are made by pure functions: `abridged.domain.planner` (compaction),
 `abridged.domain.pruning` (tool outputs and reasoning), `abridged.domain.context` (the view).
 
-Here are the commands: each checks, then records. What the session holds and the queries
-and index maintenance its mutators use are `abridged.domain.state.SessionState`; the events,
-with their fields, versions and `apply` mutators, are declared in `abridged.domain.events`
-and listed on `Session`, which makes each one its own (`Session.MessageAppended`, topic
-`abridged.domain.session:Session.MessageAppended`). Decisions are not made here.
+Here are the commands: each checks, then records one event with `trigger_event`. The events
+are declared in `abridged.domain.events`, each with its fields, versions and `apply` (the
+whole change it makes to the state), and listed here under their own names: `Session.X` is
+`events.X`, stored under the topic `abridged.domain.session:Session.X`. The commands that
+reconfigure a session sit with their events in `abridged.domain.reconfiguration`, which
+`Session` inherits. What the session holds, its queries and the upkeep of the retained tail's
+indexes that `apply` methods call are `abridged.domain.state.SessionState`. Decisions are not
+made here.
 """
 
 from __future__ import annotations
@@ -18,37 +21,32 @@ from collections.abc import Sequence
 from typing import Any, TypeAlias
 from uuid import UUID
 
-from eventsourcing.domain import Aggregate, event
+from eventsourcing.domain import Aggregate
 
 from abridged.domain import events
-from abridged.domain.capabilities import capabilities_for
 from abridged.domain.context import Entry, SummaryChunk, leads_with_compaction, raw_estimate
-from abridged.domain.degradation import ReshownMessage
+from abridged.domain.degradation import ReshownMessage, shaped
 from abridged.domain.ledger import LedgerUpdate, changes, check_update
-from abridged.domain.messages import Message, WireBlock
+from abridged.domain.messages import Message, Role, WireBlock
 from abridged.domain.planner import CompactionOutcome, Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
-from abridged.domain.settings import CompactionSettings, Limits
-from abridged.domain.state import SessionState
-from abridged.domain.tokens import REQUEST_OVERHEAD
-from abridged.domain.truncation import Truncation
+from abridged.domain.reconfiguration import Reconfiguring
+from abridged.domain.settings import CompactionSettings
+from abridged.domain.tokens import MESSAGE_OVERHEAD, CountText, block_tokens
 from abridged.domain.usage import Usage
-from abridged.domain.validation import (
-    check_counts,
-    check_reconfiguration,
-)
+from abridged.domain.validation import check_counts
 from abridged.domain.vocabulary import CompactionStrategy, Fallback, SessionOrigin, Trigger
 
 
-class Session(SessionState, Aggregate):
+class Session(Reconfiguring, Aggregate):
     """One conversation thread; every change to it is an event (its state and indexes:
     `abridged.domain.state.SessionState`)."""
 
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
 
+    Event: TypeAlias = events.SessionEvent
     Started: TypeAlias = events.Started
 
-    @event(Started)
     def __init__(
         self,
         model: str,
@@ -68,21 +66,8 @@ class Session(SessionState, Aggregate):
         parent_summary: SummaryChunk | None = None,
         thinking_bound: bool = False,
     ) -> None:
-        self.model = model
-        self.thinking_bound = thinking_bound
-        self.context_window = context_window
-        self.reserved_output = reserved_output
-        self.settings = settings
-        self.system = system
-        # Lists, not tuples: snapshots store state as JSON, which has no tuples.
-        self.tools = list(tools)
-        self.system_tokens = system_tokens
-        self.tools_tokens = tools_tokens
-        self.token_counter = token_counter
-        self.metadata = dict(metadata)
-        self.tags = list(tags)
-        # A session continuing another from its summary starts with that summary in view.
-        self.start_empty(parent_summary)
+        """Starts a session (`Started`): `Session(...)` records the event with these fields,
+        and `Started.apply` sets the state, as it does for every later replay."""
 
     # Appending messages.
 
@@ -91,46 +76,71 @@ class Session(SessionState, Aggregate):
     def append(
         self,
         message: Message,
+        counts: Sequence[int],
+        count: CountText,
         *,
-        tokens: int,
-        block_tokens: tuple[int, ...],
-        truncations: tuple[Truncation, ...] = (),
         usage: Usage | None = None,
         request_estimate: int | None = None,
         reply: bool = False,
     ) -> None:
-        """Validates and appends a message; nothing is recorded when it is invalid.
+        """Appends a message whose blocks count `counts` tokens, shown as the settings and
+        the window allow (`degradation.shaped`; `count` counts what is shown reduced).
+        Nothing is recorded when it is invalid or cannot fit (`ContextTooSmallError`).
 
-        `block_tokens` are the counts of the blocks as shown (after `truncations`); `reply`
-        marks a model reply, which may be incomplete (see `check_append`)."""
+        `reply` marks a model reply, which may be incomplete (see `check_append`); one that
+        starts with the API's own compaction moves the view to it. A user message brings the
+        system messages queued for it (a reconfiguration after the last reply) after it."""
+        truncations, shown = shaped(
+            message,
+            counts,
+            count,
+            limits=self.limits,
+            fixed=(self.system_tokens, self.tools_tokens),
+            calibration=self.calibration,
+            previous=self.entries[-1] if self.entries else None,
+        )
+        tokens = MESSAGE_OVERHEAD + sum(counts)
         self.check_append(message, reply=reply)
-        check_counts(message, tokens, block_tokens, usage is not None)
-        entry = Entry(self.message_count, message, tokens, tuple(block_tokens), truncations)
+        check_counts(message, tokens, shown, usage is not None)
+        estimate = (request_estimate or self.raw_estimate()) if usage is not None else None
+        entry = Entry(self.message_count, message, tokens, shown, truncations)
         self.trigger_event(
             self.MessageAppended,
             message=message,
             tokens=tokens,
-            block_tokens=tuple(block_tokens),
+            block_tokens=shown,
             truncations=truncations,
             usage=usage,
-            request_estimate=request_estimate,
+            request_estimate=estimate,
             saving=self.saving_of_next(entry),
             prefix_revision=self.prefix_revision if reply else None,
         )
+        if reply and leads_with_compaction(message):
+            # The API compacted on its own (`compact_20260112`): it drops what came before.
+            self.adopt_api_compaction()
+        if message.role is Role.USER and self.queued_system:
+            queued = self.queued_system
+            for instruction in queued:
+                counted = tuple(block_tokens(b, count) for b in instruction.content)
+                self.append(instruction, counted, count)
+            self.trigger_event(self.QueuedSystemMessagesAppended, count=len(queued))
 
     # Compacting.
 
     CompactionThresholdHit: TypeAlias = events.CompactionThresholdHit
 
-    @event(CompactionThresholdHit)
     def hit_threshold(self, decision: Decision) -> None:
-        pass
+        """Records the decision to compact (the estimate crossed the threshold, or a
+        compaction was asked for)."""
+        self.trigger_event(self.CompactionThresholdHit, decision=decision)
 
     CompactionFailed: TypeAlias = events.CompactionFailed
 
-    @event(CompactionFailed)
     def fail_compaction(self, summarizer: str, error: str, fallback: Fallback) -> None:
-        pass
+        """Records that the summarizer failed, and the fallback taken."""
+        self.trigger_event(
+            self.CompactionFailed, summarizer=summarizer, error=error, fallback=fallback
+        )
 
     CompactionCompleted: TypeAlias = events.CompactionCompleted
 
@@ -220,76 +230,23 @@ class Session(SessionState, Aggregate):
 
     ReasoningDowngraded: TypeAlias = events.ReasoningDowngraded
 
-    @event(ReasoningDowngraded)
     def downgrade_reasoning(self, blocks: tuple[DowngradedThinking, ...], reason: str) -> None:
-        self.replace_blocks((b.position, b.block_index, b.text, b.tokens_after) for b in blocks)
+        """Shows older thinking blocks dropped or as plain text from now on."""
+        self.trigger_event(self.ReasoningDowngraded, blocks=blocks, reason=reason)
 
-    # Lifecycle: what the next request is made with may change mid-session.
+    # Reconfiguring (`abridged.domain.reconfiguration`); listed here so that eventsourcing takes
+    # each as the aggregate's own event instead of defining another class for it.
+    SystemPromptChanged: TypeAlias = Reconfiguring.SystemPromptChanged
+    SystemPromptInstructed: TypeAlias = Reconfiguring.SystemPromptInstructed
+    ToolsInstructed: TypeAlias = Reconfiguring.ToolsInstructed
+    QueuedSystemMessagesAppended: TypeAlias = Reconfiguring.QueuedSystemMessagesAppended
+    ToolsChanged: TypeAlias = Reconfiguring.ToolsChanged
+    ModelChanged: TypeAlias = Reconfiguring.ModelChanged
+    SettingsChanged: TypeAlias = Reconfiguring.SettingsChanged
 
-    SystemPromptChanged: TypeAlias = events.SystemPromptChanged
-    SystemPromptInstructed: TypeAlias = events.SystemPromptInstructed
-    ToolsInstructed: TypeAlias = events.ToolsInstructed
+    # The API's own compaction.
+
     ApiCompacted: TypeAlias = events.ApiCompacted
-    QueuedSystemMessagesAppended: TypeAlias = events.QueuedSystemMessagesAppended
-
-    ToolsChanged: TypeAlias = events.ToolsChanged
-
-    ModelChanged: TypeAlias = events.ModelChanged
-
-    SettingsChanged: TypeAlias = events.SettingsChanged
-
-    def reconfigure(
-        self,
-        *,
-        system: tuple[str, int] | None = None,
-        tools: tuple[Sequence[dict[str, Any]], int] | None = None,
-        model: tuple[str, int, int] | None = None,
-        settings: CompactionSettings | None = None,
-        thinking_bound: bool | None = None,
-    ) -> None:
-        """Changes the system prompt (text, tokens), tools (definitions, tokens), model
-        (name, window, reserved output; `thinking_bound` as the new model's capabilities say,
-        by default its row of the built-in table) or settings; one event for each that
-        differs.
-
-        Checks everything first: `InvalidSettingsError` when the new limits are inconsistent
-        or the system prompt and tools alone would not fit, `InvalidMessageError` when tools
-        would go while the context still holds tool calls. Nothing is recorded on an error."""
-        name, window, reserved = model or (self.model, self.context_window, self.reserved_output)
-        new_settings = settings or self.settings
-        limits = Limits(window, reserved, new_settings)  # raises InvalidSettingsError
-        system_text, system_tokens = system or (self.system, self.system_tokens)
-        tool_list, tools_tokens = tools or (self.tools, self.tools_tokens)
-        fixed = REQUEST_OVERHEAD + system_tokens + tools_tokens
-        messages = (e.message for e in self.entries)
-        check_reconfiguration(limits.budget, fixed, bool(tool_list), messages)
-        if system is not None and system_text != self.system:
-            self.trigger_event(
-                self.SystemPromptChanged, system=system_text, system_tokens=system_tokens
-            )
-        if tools is not None and list(tool_list) != self.tools:
-            self.trigger_event(
-                self.ToolsChanged,
-                tools=tuple(dict(t) for t in tool_list),
-                tools_tokens=tools_tokens,
-            )
-        if model is not None and model != (self.model, self.context_window, self.reserved_output):
-            bound = thinking_bound
-            if bound is None:
-                bound = capabilities_for(name).prefix_bound_thinking
-            self.trigger_event(
-                self.ModelChanged,
-                model=name,
-                context_window=window,
-                reserved_output=reserved,
-                thinking_bound=bound,
-            )
-        if settings is not None and settings != self.settings:
-            self.trigger_event(
-                self.SettingsChanged,
-                settings=settings,
-                settings_fingerprint=settings.fingerprint,
-            )
 
     def adopt_api_compaction(self) -> None:
         """Records that the API compacted on its own: the last message, a model reply that
@@ -322,44 +279,16 @@ class Session(SessionState, Aggregate):
             tokens_after=after,
         )
 
-    def instruct_system_prompt(self, system: str) -> Message | None:
-        """Records a new system prompt as a system message (for a model that takes them),
-        leaving the top of the prompt as it is. Returns the message to append now, after the
-        user turn awaiting a reply, or `None` when it waits for the next user message."""
-        queued = not self.awaiting_reply
-        self.trigger_event(self.SystemPromptInstructed, system=system, queued=queued)
-        return None if queued else events.instruction_message(system)
-
-    def instruct_tools(self, tools: Sequence[dict[str, Any]]) -> tuple[bool, Message | None]:
-        """Records new tools as a tool-change system message (for a model that takes them),
-        leaving the top-level `tools` as they are (`ToolsInstructed`). Returns whether the
-        change is given so (`False` when a tool keeps its name but changes its definition:
-        the caller rewrites `tools` instead), and the message to append now (`None` when it
-        waits for the next user message, or nothing differs)."""
-        current = self.instructed_tools if self.instructed_tools is not None else self.tools
-        if {t.get("name"): t for t in current} == {t.get("name"): t for t in tools}:
-            return True, None
-        message = events.tool_change_message(current, tools)
-        if message is None:
-            return False, None
-        queued = not self.awaiting_reply
-        self.trigger_event(
-            self.ToolsInstructed,
-            tools=tuple(dict(t) for t in tools),
-            queued=queued,
-            message=message,
-        )
-        return True, None if queued else message
-
-    def appended_queued_system(self, count: int) -> None:
-        """Records that the first `count` queued system messages were appended."""
-        self.trigger_event(self.QueuedSystemMessagesAppended, count=count)
-
     CompactionDiscarded: TypeAlias = events.CompactionDiscarded
 
-    @event(CompactionDiscarded)
     def discard_compaction(self, generation: int, retained_from: int, reason: str) -> None:
-        pass
+        """Records that a summary written off the user's turn was not applied."""
+        self.trigger_event(
+            self.CompactionDiscarded,
+            generation=generation,
+            retained_from=retained_from,
+            reason=reason,
+        )
 
     # Guards, requests and warnings.
 
@@ -374,9 +303,9 @@ class Session(SessionState, Aggregate):
 
     CompactionRequested: TypeAlias = events.CompactionRequested
 
-    @event(CompactionRequested)
     def request_compaction(self, reason: str) -> None:
-        self.compaction_requested = reason
+        """Asks for a compaction when the turn has ended."""
+        self.trigger_event(self.CompactionRequested, reason=reason)
 
     MessagesReshown: TypeAlias = events.MessagesReshown
 
@@ -397,13 +326,12 @@ class Session(SessionState, Aggregate):
 
     DoubleCompactionConfigured: TypeAlias = events.DoubleCompactionConfigured
 
-    @event(DoubleCompactionConfigured)
     def warn_double_compaction(self, provider: str, detail: str) -> None:
-        pass
+        """Records that the provider's own context management is on as well."""
+        self.trigger_event(self.DoubleCompactionConfigured, provider=provider, detail=detail)
 
     Deleted: TypeAlias = events.Deleted
 
-    @event(Deleted)
     def delete(self, reason: str) -> None:
         """Marks the session deleted; the service refuses every later command."""
-        self.deleted = reason
+        self.trigger_event(self.Deleted, reason=reason)

@@ -1,7 +1,9 @@
 """Compaction settings: every knob, its default, and the checks that keep them consistent.
 
 Why this module is long: each setting is documented where it is declared, next to its
-default and its validator; presets and the model windows table come with them.
+default and its validator; the presets come with them. The limits the settings give one
+window (`abridged.domain.limits`) and the model windows table (`abridged.domain.windows`)
+have modules of their own; their names stay importable from here (`__all__`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 import attrs
 
 from abridged.domain.errors import InvalidSettingsError
+from abridged.domain.limits import MAX_WINDOW, Limits
 from abridged.domain.vocabulary import (
     PruneStrategy,
     ReasoningPolicy,
@@ -21,6 +24,13 @@ from abridged.domain.vocabulary import (
     ToolOutputMode,
     ToolPolicy,
     choices,
+)
+from abridged.domain.windows import (
+    DEFAULT_WINDOW,
+    MODEL_WINDOWS,
+    check_model_windows,
+    context_window_for,
+    parse_model_windows,
 )
 
 
@@ -38,12 +48,21 @@ def _int(_: object, field: attrs.Attribute[Any], value: object) -> None:
         raise InvalidSettingsError(f"{field.name} must be int, got {value!r}")
 
 
-def _optional_int(instance: object, field: attrs.Attribute[Any], value: object) -> None:
-    if value is not None:
-        try:
-            _int(instance, field, value)
-        except InvalidSettingsError:
-            raise InvalidSettingsError(f"{field.name} must be int or null, got {value!r}") from None
+def _optional(
+    check: Callable[[object, attrs.Attribute[Any], object], None], kind: str
+) -> Callable[[object, attrs.Attribute[Any], object], None]:
+    """`check`, or `None`."""
+
+    def optional(instance: object, field: attrs.Attribute[Any], value: object) -> None:
+        if value is not None:
+            try:
+                check(instance, field, value)
+            except InvalidSettingsError:
+                raise InvalidSettingsError(
+                    f"{field.name} must be {kind} or null, got {value!r}"
+                ) from None
+
+    return optional
 
 
 def _float(_: object, field: attrs.Attribute[Any], value: object) -> None:
@@ -57,14 +76,8 @@ def _float_at_least_zero(instance: object, field: attrs.Attribute[Any], value: o
         raise InvalidSettingsError(f"{field.name} must be in [0, 1], got {value!r}")
 
 
-def _optional_float(instance: object, field: attrs.Attribute[Any], value: object) -> None:
-    if value is not None:
-        try:
-            _float(instance, field, value)
-        except InvalidSettingsError:
-            raise InvalidSettingsError(
-                f"{field.name} must be float or null, got {value!r}"
-            ) from None
+_optional_int = _optional(_int, "int")
+_optional_float = _optional(_float, "float")
 
 
 def _bool(_: object, field: attrs.Attribute[Any], value: object) -> None:
@@ -98,9 +111,6 @@ def _at_least(name: str, value: int | None, low: int) -> None:
         raise InvalidSettingsError(f"{name} must be at least {low}, got {value!r}")
 
 
-MAX_WINDOW = 100_000_000
-"""The largest context window (and token, byte or character setting) accepted: far above any
-model's, so a larger one is a typo (an extra digit) that would never compact."""
 MAX_TURNS = 1_000_000
 """The largest count of turns or messages a setting may name."""
 
@@ -312,97 +322,6 @@ it did not exist (no earlier mark, no target below the threshold, no growth guar
 ledger, no salient lines, the ledger's share counted before the recent tail)."""
 
 
-@attrs.frozen
-class Limits:
-    """The token limits of one session's requests, derived once from window and settings."""
-
-    window: int
-    reserved_output: int
-    settings: CompactionSettings
-
-    def __attrs_post_init__(self) -> None:
-        if self.window <= 0:
-            raise InvalidSettingsError(f"the context window must be positive, got {self.window}")
-        _at_most("the context window", self.window, MAX_WINDOW)
-        if not (0 < self.reserved_output < self.window):
-            raise InvalidSettingsError(
-                f"reserved output tokens must be between 1 and the window ({self.window}), "
-                f"got {self.reserved_output}"
-            )
-
-    @property
-    def budget(self) -> int:
-        """Input tokens a request may hold: the window minus the output reservation."""
-        return self.window - self.reserved_output
-
-    @property
-    def threshold(self) -> int:
-        """The estimate at which compaction triggers; never above the budget."""
-        reserve = self.settings.threshold_reserve_tokens
-        if reserve is not None:
-            by_setting = self.window - reserve
-        else:
-            by_setting = int(self.settings.threshold_ratio * self.window)
-        return min(self.budget, max(by_setting, self.settings.threshold_floor_tokens))
-
-    @property
-    def target(self) -> int:
-        """The estimate a compaction aims to bring the next request under."""
-        return int(self.settings.target_ratio * self.window)
-
-    @property
-    def background_threshold(self) -> int | None:
-        """The earlier mark at which a compaction may start in the background, or `None`."""
-        ratio = self.settings.background_threshold_ratio
-        if ratio is None:
-            return None
-        return min(self.threshold, int(ratio * self.window))
-
-    @property
-    def min_reduction(self) -> int:
-        return int(self.settings.min_reduction_share * self.budget)
-
-    @property
-    def prune_protect_tokens(self) -> int:
-        return int(self.settings.prune_protect_share * self.budget)
-
-    @property
-    def prune_min_tokens(self) -> int:
-        return int(self.settings.prune_min_share * self.budget)
-
-    @property
-    def recent_tokens(self) -> int:
-        """The recent tail's room before it grows to hold the last `keep_recent_turns` turns:
-        `keep_recent_tokens`, else `keep_recent_share` of the window, at most
-        `retained_share` of it."""
-        share = self.settings.keep_recent_share or 0.0
-        room = self.settings.keep_recent_tokens or int(share * self.window)
-        return min(room, int(self.settings.retained_share * self.window))
-
-    @property
-    def retained_tokens(self) -> int:
-        share = int(self.settings.retained_share * self.window)
-        by_tokens = self.settings.keep_recent_tokens
-        return share if by_tokens is None else min(share, by_tokens)
-
-    @property
-    def summary_tokens(self) -> int:
-        return max(64, int(self.settings.summary_share * self.budget))
-
-    @property
-    def summaries_tokens(self) -> int:
-        return max(128, int(self.settings.summaries_share * self.budget))
-
-    @property
-    def ledger_tokens(self) -> int:
-        """The facts ledger's budget (0 when the ledger is off)."""
-        return int(self.settings.ledger_share * self.budget)
-
-    @property
-    def tool_output_tokens(self) -> int:
-        return max(64, int(self.settings.tool_output_share * self.budget))
-
-
 PRESETS: dict[str, CompactionSettings] = {
     # Nothing is pruned or summarized until the next request would not fit the budget.
     "off": CompactionSettings(
@@ -451,81 +370,17 @@ def settings_from(
     return CompactionSettings.from_dict({**base.to_dict(), **overrides})
 
 
-MODEL_WINDOWS: tuple[tuple[str, int], ...] = (
-    # Current models by their API names (a dated name starts with its alias). Where a
-    # larger window is an option of the account or a beta, the table has the standard one:
-    # a window set too small compacts early, one set too large fails at the provider.
-    ("claude-fable-5", 1_000_000),
-    ("claude-opus-4-8", 1_000_000),
-    ("claude-opus-4-7", 1_000_000),
-    ("claude-opus-5", 200_000),
-    ("claude-sonnet-5", 200_000),
-    ("claude-haiku-5", 200_000),
-    ("claude-mythos", 200_000),
-    ("claude-opus-4-6", 200_000),
-    ("claude-sonnet-4-6", 200_000),
-    ("claude-opus-4-5", 200_000),
-    ("claude-sonnet-4-5", 200_000),
-    ("claude-haiku-4-5", 200_000),
-    # Earlier models.
-    ("claude-opus-4", 200_000),
-    ("claude-sonnet-4", 200_000),
-    ("claude-3-7-sonnet", 200_000),
-    ("claude-3-5-sonnet", 200_000),
-    ("claude-3-5-haiku", 200_000),
-    ("claude-3-opus", 200_000),
-    ("claude-3-haiku", 200_000),
-)
-"""Context windows by model-name prefix; the longest matching prefix wins, and unknown
-models get `DEFAULT_WINDOW`. A host adds or overrides entries with `model_windows`
-(`Sessions(model_windows=...)`, or `ABRIDGED_MODEL_WINDOWS="name=tokens,..."`); an explicit
-window per session overrides both. Where the provider enforces a smaller window, its
-"prompt is too long" answer makes that the session's window (`OverflowReported`)."""
-DEFAULT_WINDOW = 200_000
-
-
-def parse_model_windows(text: str) -> dict[str, int]:
-    """`name=tokens` pairs separated by commas (or new lines), as in
-    `ABRIDGED_MODEL_WINDOWS`; raises `InvalidSettingsError` naming a bad pair."""
-    windows: dict[str, int] = {}
-    for pair in text.replace("\n", ",").split(","):
-        if not pair.strip():
-            continue
-        name, sep, tokens = pair.partition("=")
-        try:
-            window = int(tokens.strip().replace("_", ""))
-        except ValueError:
-            window = 0
-        if not sep or not name.strip() or window <= 0:
-            raise InvalidSettingsError(
-                f"model windows are name=tokens pairs with a positive whole number of tokens, "
-                f"got {pair.strip()!r}"
-            )
-        windows[name.strip()] = window
-    return windows
-
-
-def check_model_windows(windows: dict[str, int]) -> dict[str, int]:
-    """The entries a host adds to the window table, checked."""
-    for name, window in windows.items():
-        if not isinstance(name, str) or not name.strip():
-            raise InvalidSettingsError(f"a model window needs a model name, got {name!r}")
-        if isinstance(window, bool) or not isinstance(window, int) or window <= 0:
-            raise InvalidSettingsError(
-                f"the window of {name!r} must be a positive whole number, got {window!r}"
-            )
-    return dict(windows)
-
-
-def context_window_for(
-    model: str, override: int | None = None, windows: dict[str, int] | None = None
-) -> int:
-    """The context window for `model`: the override when given, else the longest prefix of
-    `model` among the host's `windows` and the table (the host's entry wins a tie)."""
-    if override is not None:
-        if override <= 0:
-            raise InvalidSettingsError(f"the context window must be positive, got {override}")
-        return override
-    table = {**dict(MODEL_WINDOWS), **(windows or {})}
-    matches = [prefix for prefix in table if model.startswith(prefix)]
-    return table[max(matches, key=len)] if matches else DEFAULT_WINDOW
+__all__ = [
+    "ADDED_SETTINGS",
+    "DEFAULT_WINDOW",
+    "MAX_TURNS",
+    "MAX_WINDOW",
+    "MODEL_WINDOWS",
+    "PRESETS",
+    "CompactionSettings",
+    "Limits",
+    "check_model_windows",
+    "context_window_for",
+    "parse_model_windows",
+    "settings_from",
+]

@@ -1,12 +1,12 @@
-"""What a `Session` holds, and the indexes its mutators keep over the retained tail.
+"""What a `Session` holds, and the indexes its events keep over the retained tail.
 
 `SessionState` is the aggregate's state without its commands and events: the attributes (and
 the upcasters of snapshots taken before some of them existed), the queries the planners and
 the service read (`estimate`, `limits`, `awaiting_reply`, ...), and the index maintenance the
-mutators call when a message joins the tail (`add_entry`), when blocks are shown otherwise
-(`replace_blocks`) and when a compaction leaves older messages out (`drop_before`). Each keeps
-the indexes of `abridged.domain.indexes` in time proportional to what changed; `recompute` in
-that module is their definition from scratch.
+events' `apply` methods call when a message joins the tail (`add_entry`), when blocks are
+shown otherwise (`replace_blocks`) and when a compaction leaves older messages out
+(`drop_before`). Each keeps the indexes of `abridged.domain.indexes` in time proportional to
+what changed; `recompute` in that module is their definition from scratch.
 
 `abridged.domain.session.Session` inherits it; nothing here records an event.
 """

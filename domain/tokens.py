@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
 
 from abridged.domain.messages import (
     JSON,
@@ -111,3 +112,15 @@ def request_tokens(
         + tools_tokens(tools, count)
         + sum(message_tokens(m, count) for m in messages)
     )
+
+
+class CountedEntry(Protocol):
+    """A retained message with its blocks' counts as shown (a session's `Entry` is one): what
+    the planners and the degradation read of every message."""
+
+    @property
+    def position(self) -> int: ...
+    @property
+    def message(self) -> Message: ...
+    @property
+    def block_tokens(self) -> tuple[int, ...]: ...

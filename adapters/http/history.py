@@ -24,14 +24,9 @@ import attrs
 from abridged.application.inputs import as_message
 from abridged.application.service import Sessions
 from abridged.domain.errors import UnknownSessionError
-from abridged.domain.events import (
-    MessageAppended,
-    ModelChanged,
-    Started,
-    SystemPromptChanged,
-    ToolsChanged,
-)
+from abridged.domain.events import MessageAppended, Started
 from abridged.domain.messages import Message
+from abridged.domain.session import Session
 
 NAMESPACE = UUID("5b0b7c1e-3f0e-5d43-9c51-6a1d2f0e8a77")
 """The uuid5 namespace of session ids the proxy derives from names."""
@@ -185,11 +180,11 @@ class StoredDigests:
                 metadata = dict(event.metadata)
                 tools = tuple(event.tools)
                 shape = Shape(event.model, event.reserved_output, event.system, tools)
-            elif shape is not None and isinstance(event, SystemPromptChanged):
+            elif shape is not None and isinstance(event, Session.SystemPromptChanged):
                 shape = attrs.evolve(shape, system=event.system)
-            elif shape is not None and isinstance(event, ToolsChanged):
+            elif shape is not None and isinstance(event, Session.ToolsChanged):
                 shape = attrs.evolve(shape, tools=tuple(event.tools))
-            elif shape is not None and isinstance(event, ModelChanged):
+            elif shape is not None and isinstance(event, Session.ModelChanged):
                 shape = attrs.evolve(
                     shape, model=event.model, reserved_output=event.reserved_output
                 )

@@ -16,10 +16,9 @@ import pytest
 from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.erasure import erase_stored_events
 from abridged.application.service import Sessions
+from abridged.application.snapshot_columns import EntryTable, LedgerTable
 from abridged.application.snapshots import (
     READS_THE_TAIL,
-    EntryTable,
-    LedgerTable,
     SessionRepository,
     SessionSnapshot,
     StoredMessagesUnavailableError,

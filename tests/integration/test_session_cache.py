@@ -101,7 +101,7 @@ def test_a_session_handed_to_a_reader_is_a_copy(tmp_path: Path) -> None:
     session_id = started(app)
     app.append_message(session_id, Message.user("Hello"))
     copy = app.session(session_id)
-    copy.append(Message.assistant("Changed by a reader"), tokens=9, block_tokens=(5,))
+    copy.append(Message.assistant("Changed by a reader"), (5,), FakeTokenCounter().count)
 
     assert app.session(session_id).message_count == 1
     app.record_reply(session_id, Message.assistant("Hi"))

@@ -12,7 +12,8 @@ import pytest
 from abridged.adapters.bootstrap import bootstrap
 from abridged.application import snapshots
 from abridged.application.service import Sessions
-from abridged.application.snapshots import bodiless, snapshot_interval
+from abridged.application.snapshot_columns import bodiless
+from abridged.application.snapshots import snapshot_interval
 from abridged.domain.messages import Role
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings

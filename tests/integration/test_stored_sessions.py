@@ -17,9 +17,13 @@ from eventsourcing.persistence import StoredEvent
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import bootstrap
 from abridged.application.service import Sessions
+from abridged.domain import events
 from abridged.domain.indexes import recompute
 from abridged.domain.ledger import LedgerEntry
+from abridged.domain.messages import Message
+from abridged.domain.reconfiguration import Reconfiguring
 from abridged.domain.session import Session
+from abridged.domain.settings import CompactionSettings
 from tests.support.anthropic_rules import violations
 from tests.support.builders import exchange, words
 
@@ -222,3 +226,24 @@ def test_a_stored_whole_ledger_is_patched_by_the_next_compactions(tmp_path: Path
     assert isinstance(replayed, Session)
     assert replayed.ledger == live.ledger
     assert replayed.ledger_segments == live.ledger_segments
+
+
+def test_events_recorded_now_keep_the_topics_stores_hold(tmp_path: Path) -> None:
+    # Stores are read, and filtered, by topic: an event recorded today is stored under the
+    # topic its kind always had, wherever its class is declared, and resolves to that class.
+    app = bootstrap(tmp_path / "new.sqlite3")
+    session_id = app.start_session(model="claude-sonnet-4-6", max_output_tokens=500, system="s")
+    app.append_message(session_id, Message.user("Hello"))
+    app.reconfigure(
+        session_id, system="Answer briefly.", settings=CompactionSettings(cooldown_messages=3)
+    )
+
+    rows = app.recorder.select_events(session_id)
+    topics = [row.topic for row in rows]
+    assert topics[0] == "abridged.domain.session:Session.Started"
+    assert "abridged.domain.session:Session.MessageAppended" in topics
+    assert "abridged.domain.session:Session.SettingsChanged" in topics
+    for row, event in zip(rows, app.history(session_id), strict=True):
+        kind = row.topic.removeprefix("abridged.domain.session:Session.")
+        assert type(event) is getattr(Session, kind)
+        assert type(event) in (getattr(events, kind, None), getattr(Reconfiguring, kind, None))

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.application.service import Sessions
-from abridged.application.snapshots import bodiless
+from abridged.application.snapshot_columns import bodiless
 from abridged.domain import planner
 from abridged.domain.indexes import INDEX_NAMES, has_thinking, protected_index, recompute
 from abridged.domain.messages import Message, Role

@@ -61,3 +61,30 @@ def test_every_import_goes_through_the_abridged_package() -> None:
         for path, names in imports(package).items():
             bare = {n for n in names if n.split(".")[0] in {"domain", "application", "adapters"}}
             assert not bare, f"{path} imports {sorted(bare)} outside the abridged package"
+
+
+MODULE_LINES = 450
+SERVICE_LINES = 400
+SESSION_LINES = 300
+
+
+def test_modules_stay_small_enough_to_read() -> None:
+    # A module (or the aggregate) past its size is split by concern, not left to grow: a
+    # newcomer reads one concern in one place.
+    too_long = {
+        str(path.relative_to(ROOT)): lines
+        for package in ("domain", "application", "adapters")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINES
+    }
+    assert not too_long, f"modules over {MODULE_LINES} lines: {too_long}"
+    service = ROOT / "application" / "service.py"
+    service_lines = len(service.read_text(encoding="utf-8").splitlines())
+    assert service_lines <= SERVICE_LINES, f"application/service.py has {service_lines} lines"
+    session = ast.parse((ROOT / "domain" / "session.py").read_text(encoding="utf-8"))
+    aggregate = next(
+        node for node in session.body if isinstance(node, ast.ClassDef) and node.name == "Session"
+    )
+    assert aggregate.end_lineno is not None
+    session_lines = aggregate.end_lineno - aggregate.lineno + 1
+    assert session_lines <= SESSION_LINES, f"the Session class has {session_lines} lines"

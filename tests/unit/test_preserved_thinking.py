@@ -22,6 +22,7 @@ from abridged.domain.settings import CompactionSettings
 from tests.conftest import MakeApp
 from tests.support.anthropic_rules import violations
 from tests.support.builders import TOOLS, thinking_exchange, words
+from tests.support.fakes import FakeTokenCounter
 from tests.support.thinking_binding import sign_reply
 
 BOUND = "claude-fable-5-1"
@@ -227,13 +228,13 @@ def test_the_audit_finds_thinking_sent_under_a_changed_prefix() -> None:
         thinking_bound=True,
     )
     call, result = thinking_exchange(words(50))
-    session.append(Message.user("Go"), tokens=5, block_tokens=(1,))
-    session.append(call, tokens=20, block_tokens=(5, 5), reply=True)
-    session.append(result, tokens=60, block_tokens=(50,))
+    session.append(Message.user("Go"), (1,), FakeTokenCounter().count)
+    session.append(call, (5, 5), FakeTokenCounter().count, reply=True)
+    session.append(result, (50,), FakeTokenCounter().count)
     tool_id = call.content[1].id  # type: ignore[union-attr]
     pruned = PrunedOutput(2, 0, tool_id, "read_file", "prune", "[pruned]", 50, 3)
     session.prune(PrunePlan(3, (pruned,), "test"), (pruned,))
-    session.append(Message.assistant("next"), tokens=5, block_tokens=(1,), reply=True)
+    session.append(Message.assistant("next"), (1,), FakeTokenCounter().count, reply=True)
 
     findings = audit_events(session.collect_events()).findings
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from abridged.application.snapshots import pack_ints, unpack_ints
+from abridged.application.snapshot_columns import pack_ints, unpack_ints
 
 integers = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 
