@@ -95,6 +95,21 @@ class CompactionRecord:
     ledger_tokens: int
 
 
+_AS_RECORDED = (
+    "generation",
+    "strategy",
+    "messages_summarized",
+    "replaced_chunks",
+    "retained_from",
+    "tokens_before",
+    "tokens_after",
+    "summarizer",
+    "summarizer_input_tokens",
+    "summarizer_output_tokens",
+)
+"""The record's fields that are the `CompactionCompleted` event's, under the same names."""
+
+
 class CompactionProjection:
     """Folds one session's events, oldest first, into its compactions."""
 
@@ -122,27 +137,18 @@ class CompactionProjection:
         self._decision, self._failure, self._ledger = None, None, None
         chunk = event.summary
         return CompactionRecord(
+            **{name: getattr(event, name) for name in _AS_RECORDED},
             session_id=event.originator_id,
             version=event.originator_version,
-            generation=event.generation,
             at=event.timestamp,
             trigger=decision.trigger if decision else "unknown",
             reason=decision.reason if decision else "",
-            strategy=event.strategy,
+            turns_kept=decision.turns_kept if decision else 0,
+            summary_max_tokens=decision.summary_max_tokens if decision else 0,
             first_position=chunk.first_position,
             last_position=chunk.last_position,
-            messages_summarized=event.messages_summarized,
-            replaced_chunks=event.replaced_chunks,
-            retained_from=event.retained_from,
-            turns_kept=decision.turns_kept if decision else 0,
-            tokens_before=event.tokens_before,
-            tokens_after=event.tokens_after,
             summary=chunk.text,
             summary_tokens=chunk.tokens,
-            summary_max_tokens=decision.summary_max_tokens if decision else 0,
-            summarizer=event.summarizer,
-            summarizer_input_tokens=event.summarizer_input_tokens,
-            summarizer_output_tokens=event.summarizer_output_tokens,
             failure=failure.error if failure else None,
             fallback=failure.fallback if failure else None,
             ledger_entries=ledger.count if ledger else 0,
