@@ -21,9 +21,8 @@ from uuid import UUID
 
 import attrs
 from eventsourcing.application import Application
-from eventsourcing.utils import get_topic
 
-from abridged.application.topics import LEGACY_MODULES
+from abridged.application.topics import topics_of
 from abridged.domain.errors import SessionError
 from abridged.domain.planner import Decision
 from abridged.domain.session import Session
@@ -38,13 +37,8 @@ __all__ = [
 ]
 
 
-def _topics(cls: type) -> list[str]:
-    # Stores written before the `abridged` package name the same classes by older topics.
-    return [get_topic(cls), *(f"{m}:{cls.__qualname__}" for m in LEGACY_MODULES)]
-
-
-COMPLETED_TOPICS = _topics(Session.CompactionCompleted)
-STARTED_TOPICS = _topics(Session.Started)
+COMPLETED_TOPICS = topics_of(Session.CompactionCompleted)
+STARTED_TOPICS = topics_of(Session.Started)
 LOOKBACK = 8
 """Events before a completion that may belong to its compaction (its decision, a failure and
 a ledger update come in the same command, just before it; a small margin costs nothing)."""

@@ -18,13 +18,12 @@ from uuid import UUID
 import attrs
 from eventsourcing.application import Application
 from eventsourcing.domain import Aggregate
-from eventsourcing.utils import get_topic
 
 from abridged.application.cache_misses import by_cause, cache_misses
 
 # The service reads a session's compactions through this module, with its other totals.
 from abridged.application.compactions import CompactionRecord, compaction_records
-from abridged.application.topics import LEGACY_MODULES
+from abridged.application.topics import topics_of
 from abridged.domain.errors import SessionError
 from abridged.domain.metadata import checked_metadata, checked_tags
 from abridged.domain.session import Session
@@ -108,11 +107,6 @@ class SessionStats:
         return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
 
 
-def _topics(cls: type) -> list[str]:
-    topic = get_topic(cls)
-    return [topic, *(f"{module}:{cls.__qualname__}" for module in LEGACY_MODULES)]
-
-
 def _notifications(app: Application[UUID], topics: Sequence[str]) -> Iterator[Any]:
     start = 1
     while True:
@@ -152,8 +146,8 @@ def list_sessions(
     before = _cursor(cursor)
     started: list[tuple[int, Any]] = []
     deleted: set[UUID] = set()
-    topics = _topics(Session.Started) + _topics(Session.Deleted)
-    deleted_topics = set(_topics(Session.Deleted))
+    topics = topics_of(Session.Started) + topics_of(Session.Deleted)
+    deleted_topics = set(topics_of(Session.Deleted))
     for notification in _notifications(app, topics):
         if notification.topic in deleted_topics:
             deleted.add(notification.originator_id)
@@ -181,7 +175,7 @@ def derived_sessions(app: Application[UUID], session_id: UUID) -> tuple[UUID, ..
     """The sessions started from `session_id` (their `Started` names it as parent), and from
     those in turn, in the order they were started. See `Sessions.derived_sessions`."""
     children: dict[UUID, list[UUID]] = {}
-    for notification in _notifications(app, _topics(Session.Started)):
+    for notification in _notifications(app, topics_of(Session.Started)):
         event = app.mapper.to_domain_event(notification)
         parent = getattr(event, "parent_id", None)
         if parent is not None:

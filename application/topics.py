@@ -11,12 +11,18 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import Mapper, StoredEvent
-from eventsourcing.utils import register_topic
+from eventsourcing.utils import get_topic, register_topic
 
 from abridged.domain.errors import StoreError
 from abridged.domain.session import Session
 
 LEGACY_MODULES = ("domain.session",)
+
+
+def topics_of(cls: type) -> list[str]:
+    """Every topic a stored event of class `cls` may carry: today's and the earlier ones (to
+    select its notifications by topic in any store)."""
+    return [get_topic(cls), *(f"{module}:{cls.__qualname__}" for module in LEGACY_MODULES)]
 
 
 def register_legacy_topics() -> None:
