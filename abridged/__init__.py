@@ -13,13 +13,9 @@ from abridged.adapters.bootstrap import bootstrap, bootstrap_async
 from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
 from abridged.application.async_service import AsyncSessions
 from abridged.application.auditing import SessionAudit, audit_session
+from abridged.application.compactions import CompactionRecord
 from abridged.application.guard import BreakerSettings
-from abridged.application.management import (
-    CompactionRecord,
-    SessionInfo,
-    SessionPage,
-    SessionStats,
-)
+from abridged.application.management import SessionInfo, SessionPage, SessionStats
 from abridged.application.notices import Notice, TokenBreakdown
 from abridged.application.ports import (
     ChatModel,

@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote
 
-import attrs
 import sqlalchemy as sa
 
 from abridged.adapters.bootstrap import redact_passwords
-from abridged.application.compactions import CompactionRow, compaction_pages
+from abridged.application.compactions import CompactionRecord, compaction_pages
 from abridged.application.service import Sessions
 from abridged.domain.errors import SessionError
 
@@ -120,7 +119,7 @@ class CompactionsReadModel:
         for position, rows in compaction_pages(app, self.position(), page_size):
             with self.engine.begin() as connection:
                 if rows:
-                    connection.execute(compactions.insert(), [_values(r) for r in rows])
+                    connection.execute(compactions.insert(), [_values(*r) for r in rows])
                 self._move(connection, position)
             stored += len(rows)
             if after_page is not None:
@@ -164,7 +163,14 @@ class CompactionsReadModel:
             connection.execute(tracking.insert().values(name=PROJECTION, position=position))
 
 
-def _values(row: CompactionRow) -> dict[str, Any]:
-    values = attrs.asdict(row)
-    values["session_id"] = str(row.session_id)
+def _values(notification_id: int, record: CompactionRecord) -> dict[str, Any]:
+    """The table's row of one compaction: the columns it keeps of the record."""
+    values = {
+        column.name: getattr(record, column.name)
+        for column in compactions.columns
+        if column.name not in ("notification_id", "occurred_at")
+    }
+    values.update(
+        session_id=str(record.session_id), notification_id=notification_id, occurred_at=record.at
+    )
     return values

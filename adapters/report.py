@@ -18,8 +18,9 @@ from typing import Any
 import attrs
 import plotly.graph_objects as go
 
-from abridged.application.auditing import CompactionLine, RequestPoint, SessionAudit
+from abridged.application.auditing import RequestPoint, SessionAudit
 from abridged.application.cache_misses import CacheMiss, by_cause
+from abridged.application.compactions import CompactionRecord
 from abridged.application.ports import Redactor
 from abridged.application.redaction import DefaultRedactor
 
@@ -178,7 +179,7 @@ def _redacted(audit: SessionAudit, redactor: Redactor) -> SessionAudit:
         audit,
         findings=tuple(attrs.evolve(f, detail=redact(f.detail)) for f in audit.findings),
         compactions=tuple(
-            attrs.evolve(c, summary_text=redact(c.summary_text), reason=redact(c.reason))
+            attrs.evolve(c, summary=redact(c.summary), reason=redact(c.reason))
             for c in audit.compactions
         ),
     )
@@ -213,7 +214,7 @@ def _cache_misses(misses: Sequence[CacheMiss]) -> str:
     )
 
 
-def _compactions(lines: Sequence[CompactionLine]) -> str:
+def _compactions(lines: Sequence[CompactionRecord]) -> str:
     if not lines:
         return "<p>No compactions.</p>"
     head = (
@@ -227,7 +228,7 @@ def _compactions(lines: Sequence[CompactionLine]) -> str:
         usage = f"{c.summarizer_input_tokens:,} in / {c.summarizer_output_tokens:,} out"
         rows.append(
             f"<tr><td class='n'>{c.generation}</td>"
-            f"<td>{c.timestamp:%Y-%m-%d %H:%M:%S}</td><td>{html.escape(c.trigger)}</td>"
+            f"<td>{c.at:%Y-%m-%d %H:%M:%S}</td><td>{html.escape(c.trigger)}</td>"
             f"<td class='n'>{c.tokens_before:,} → {c.tokens_after:,}</td>"
             f"<td class='n'>{c.messages_summarized} "
             f"({c.first_position + 1}–{c.last_position + 1})</td>"
@@ -238,6 +239,6 @@ def _compactions(lines: Sequence[CompactionLine]) -> str:
             f"<td>{html.escape(c.fallback or 'none')}</td></tr>"
             f"<tr><td></td><td colspan='9'><details><summary>summary "
             f"({html.escape(c.strategy)}, {html.escape(c.reason)})</summary>"
-            f"<pre>{html.escape(c.summary_text)}</pre></details></td></tr>"
+            f"<pre>{html.escape(c.summary)}</pre></details></td></tr>"
         )
     return f"<table class='compactions'>{head}{''.join(rows)}</table>"

@@ -1,13 +1,16 @@
 """The audit view: the facts each event records, by event class.
 
-One function per event type (`functools.singledispatch`), so renaming or adding an event
-is a type-checked change here, not a string that silently stops matching in a printer.
-The CLI and reports print these facts; they never read events themselves.
+Dispatched by event class (`functools.singledispatch`), so renaming or adding an event is a
+change here, not a string that silently stops matching in a printer. Most events' facts are
+a row of `FACT_READS` naming the attributes they show (a test checks every name against the
+event's fields). The CLI and reports print these facts; they never read events themselves.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 from abridged.application.chain import CORRELATION_KEY
@@ -66,153 +69,74 @@ def _(event: Session.MessageAppended) -> Facts:
     return found
 
 
-@facts.register
-def _(event: Session.CompactionThresholdHit) -> Facts:
-    decision = event.decision
-    return {
-        "trigger": decision.trigger,
-        "estimate": decision.estimate,
-        "threshold": decision.threshold,
-        "retained_from": decision.retained_from,
-        "turns_kept": decision.turns_kept,
-        "reason": decision.reason,
-    }
+Read = str | tuple[str, str | Callable[[Any], Any]]
+"""One fact: an attribute of the event named as it is, or a fact's name with the dotted path
+of the attribute it shows, or a function of the event."""
 
 
-@facts.register
-def _(event: Session.CompactionCompleted) -> Facts:
-    return {
-        "generation": event.generation,
-        "strategy": event.strategy,
-        "summarized": event.messages_summarized,
-        "tokens_before": event.tokens_before,
-        "tokens_after": event.tokens_after,
-        "summary": event.summary.text,
-    }
+def _tool_names(event: Any) -> list[Any]:
+    return [tool.get("name") for tool in event.tools]
 
 
-@facts.register
-def _(event: Session.ToolsPruned) -> Facts:
-    return {
-        "boundary": event.boundary,
-        "outputs": len(event.outputs),
-        "tokens_before": event.tokens_before,
-        "tokens_after": event.tokens_after,
-        "reason": event.reason,
-    }
+FACT_READS: dict[type, tuple[Read, ...]] = {
+    Session.CompactionThresholdHit: tuple(
+        (name, f"decision.{name}")
+        for name in ("trigger", "estimate", "threshold", "retained_from", "turns_kept", "reason")
+    ),
+    Session.CompactionCompleted: (
+        "generation",
+        "strategy",
+        ("summarized", "messages_summarized"),
+        "tokens_before",
+        "tokens_after",
+        ("summary", "summary.text"),
+    ),
+    Session.ToolsPruned: (
+        "boundary",
+        ("outputs", lambda e: len(e.outputs)),
+        "tokens_before",
+        "tokens_after",
+        "reason",
+    ),
+    Session.ReasoningDowngraded: (("blocks", lambda e: len(e.blocks)), "reason"),
+    Session.CompactionSuppressed: ("trigger", "reason"),
+    Session.CompactionRequested: ("reason",),
+    Session.OverflowReported: ("provider_tokens", "maximum", "estimate"),
+    Session.DoubleCompactionConfigured: ("provider", "detail"),
+    Session.CompactionFailed: ("summarizer", "error", "fallback"),
+    Session.LedgerUpdated: (
+        ("entries", "count"),
+        "tokens",
+        "consolidated",
+        ("dropped", lambda e: [f"{d.kind}: {d.text}" for d in e.dropped]),
+    ),
+    Session.SystemPromptChanged: ("system_tokens",),
+    Session.ApiCompacted: ("position", "generation", "tokens_before", "tokens_after"),
+    Session.SystemPromptInstructed: (("system_chars", lambda e: len(e.system)), "queued"),
+    Session.ToolsInstructed: (("tools", _tool_names), "queued"),
+    Session.QueuedSystemMessagesAppended: ("count",),
+    Session.ToolsChanged: (("tools", _tool_names), "tools_tokens"),
+    Session.ModelChanged: ("model", ("window", "context_window"), "reserved_output"),
+    Session.MessagesReshown: (
+        "cap",
+        ("positions", lambda e: [m.position for m in e.messages]),
+        "reason",
+    ),
+    Session.SettingsChanged: (("settings", "settings_fingerprint"),),
+    Session.CompactionDiscarded: ("generation", "retained_from", "reason"),
+    Session.Deleted: ("reason",),
+}
+"""The facts of every event but `Started` and `MessageAppended` (whose facts depend on what
+they hold), in the order they are shown."""
 
 
-@facts.register
-def _(event: Session.ReasoningDowngraded) -> Facts:
-    return {"blocks": len(event.blocks), "reason": event.reason}
+def _reader(reads: tuple[Read, ...]) -> Callable[[Any], Facts]:
+    getters: list[tuple[str, Callable[[Any], Any]]] = []
+    for read in reads:
+        name, source = (read, read) if isinstance(read, str) else read
+        getters.append((name, attrgetter(source) if isinstance(source, str) else source))
+    return lambda event: {name: get(event) for name, get in getters}
 
 
-@facts.register
-def _(event: Session.CompactionSuppressed) -> Facts:
-    return {"trigger": event.trigger, "reason": event.reason}
-
-
-@facts.register
-def _(event: Session.CompactionRequested) -> Facts:
-    return {"reason": event.reason}
-
-
-@facts.register
-def _(event: Session.OverflowReported) -> Facts:
-    return {
-        "provider_tokens": event.provider_tokens,
-        "maximum": event.maximum,
-        "estimate": event.estimate,
-    }
-
-
-@facts.register
-def _(event: Session.DoubleCompactionConfigured) -> Facts:
-    return {"provider": event.provider, "detail": event.detail}
-
-
-@facts.register
-def _(event: Session.CompactionFailed) -> Facts:
-    return {"summarizer": event.summarizer, "error": event.error, "fallback": event.fallback}
-
-
-@facts.register
-def _(event: Session.LedgerUpdated) -> Facts:
-    return {
-        "entries": event.count,
-        "tokens": event.tokens,
-        "consolidated": event.consolidated,
-        "dropped": [f"{e.kind}: {e.text}" for e in event.dropped],
-    }
-
-
-@facts.register
-def _(event: Session.SystemPromptChanged) -> Facts:
-    return {"system_tokens": event.system_tokens}
-
-
-@facts.register
-def _(event: Session.ApiCompacted) -> Facts:
-    return {
-        "position": event.position,
-        "generation": event.generation,
-        "tokens_before": event.tokens_before,
-        "tokens_after": event.tokens_after,
-    }
-
-
-@facts.register
-def _(event: Session.SystemPromptInstructed) -> Facts:
-    return {"system_chars": len(event.system), "queued": event.queued}
-
-
-@facts.register
-def _(event: Session.ToolsInstructed) -> Facts:
-    return {"tools": [t.get("name") for t in event.tools], "queued": event.queued}
-
-
-@facts.register
-def _(event: Session.QueuedSystemMessagesAppended) -> Facts:
-    return {"count": event.count}
-
-
-@facts.register
-def _(event: Session.ToolsChanged) -> Facts:
-    return {"tools": [t.get("name") for t in event.tools], "tools_tokens": event.tools_tokens}
-
-
-@facts.register
-def _(event: Session.ModelChanged) -> Facts:
-    return {
-        "model": event.model,
-        "window": event.context_window,
-        "reserved_output": event.reserved_output,
-    }
-
-
-@facts.register
-def _(event: Session.MessagesReshown) -> Facts:
-    return {
-        "cap": event.cap,
-        "positions": [m.position for m in event.messages],
-        "reason": event.reason,
-    }
-
-
-@facts.register
-def _(event: Session.SettingsChanged) -> Facts:
-    return {"settings": event.settings_fingerprint}
-
-
-@facts.register
-def _(event: Session.CompactionDiscarded) -> Facts:
-    return {
-        "generation": event.generation,
-        "retained_from": event.retained_from,
-        "reason": event.reason,
-    }
-
-
-@facts.register
-def _(event: Session.Deleted) -> Facts:
-    return {"reason": event.reason}
+for _event_class, _reads in FACT_READS.items():
+    facts.register(_event_class, _reader(_reads))

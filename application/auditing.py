@@ -6,8 +6,10 @@ and the recorded settings, and the answer is compared with what the event record
 mismatch means the events were altered, or the code that wrote them decided differently from
 the code reading them; either way an operator needs to know, naming the event.
 
-The same replay yields what people read: one line per compaction, and the estimate of every
-request the model received (each model reply follows one), for the report's chart.
+With the verdicts come what people read: the session's compactions (the records of
+`abridged.application.compactions`, as `Sessions.compactions` returns them), and from the
+replay the estimate of every request the model received (each model reply follows one), for
+the report's chart.
 
 Why this module is long: one check per kind of decision (threshold hit, compaction, prune,
 reasoning downgrade, suppression, failure, overflow, start), each saying what differs.
@@ -24,6 +26,7 @@ import attrs
 
 from abridged.application.cache_misses import CacheMiss, cache_misses
 from abridged.application.chain import CORRELATION_KEY, ChainingMapper, ChainVerdict, verify_chain
+from abridged.application.compactions import CompactionRecord, compaction_records
 from abridged.application.service import Sessions
 from abridged.domain import planner
 from abridged.domain.context import calibrated, leads_with_compaction, raw_estimate
@@ -34,7 +37,6 @@ from abridged.domain.pruning import TO_FIT, plan_pruning
 from abridged.domain.session import Session
 
 __all__ = [
-    "CompactionLine",
     "Finding",
     "IncompleteHistoryError",
     "RequestPoint",
@@ -60,36 +62,6 @@ class Finding:
     timestamp: datetime
     correlation_id: str | None = None
     """The host's correlation id the event was stored with, if any."""
-
-
-@attrs.frozen
-class CompactionLine:
-    """One compaction as an operator reads it, from its decision and its completion."""
-
-    version: int
-    """The version of the `CompactionCompleted` event."""
-    generation: int
-    trigger: str
-    reason: str
-    tokens_before: int
-    tokens_after: int
-    messages_summarized: int
-    first_position: int
-    last_position: int
-    turns_kept: int
-    summary_tokens: int
-    summary_max_tokens: int
-    summary_text: str
-    strategy: str
-    summarizer: str
-    summarizer_input_tokens: int
-    summarizer_output_tokens: int
-    fallback: str | None
-    """`truncate` or `raise` when the summarizer failed; `None` when it did not."""
-    timestamp: datetime
-    ledger_entries: int = 0
-    """Entries of the facts ledger as this compaction left it (0 when the ledger is off)."""
-    ledger_tokens: int = 0
 
 
 @attrs.frozen
@@ -123,7 +95,7 @@ class SessionAudit:
     model: str
     events: int
     findings: tuple[Finding, ...]
-    compactions: tuple[CompactionLine, ...]
+    compactions: tuple[CompactionRecord, ...]
     requests: tuple[RequestPoint, ...]
     chain: ChainVerdict | None = None
     """The stored events' hash chain, checked (`None`: the audit read no store)."""
@@ -204,7 +176,6 @@ class _Auditor:
             raise IncompleteHistoryError("an audit starts from the session's Started event")
         self.events = events
         self.findings: list[Finding] = []
-        self.compactions: list[CompactionLine] = []
         self.requests: list[RequestPoint] = []
         self.decision: Decision | None = None
         self.fallback: str | None = None
@@ -245,7 +216,7 @@ class _Auditor:
             model=state.model,
             events=len(self.events),
             findings=tuple(self.findings),
-            compactions=tuple(self.compactions),
+            compactions=tuple(compaction_records(self.events)),
             requests=tuple(self.requests),
             cache_misses=misses,
         )
@@ -456,32 +427,6 @@ class _Auditor:
             "; ".join(problems)
             or f"generation {event.generation}: {event.messages_summarized} messages "
             f"summarized, {event.tokens_before:,} -> {event.tokens_after:,} tokens",
-        )
-        self.compactions.append(
-            CompactionLine(
-                version=event.originator_version,
-                generation=event.generation,
-                trigger=decision.trigger,
-                reason=decision.reason,
-                tokens_before=event.tokens_before,
-                tokens_after=event.tokens_after,
-                messages_summarized=event.messages_summarized,
-                first_position=event.summary.first_position,
-                last_position=event.summary.last_position,
-                turns_kept=decision.turns_kept,
-                summary_tokens=event.summary.tokens,
-                summary_max_tokens=decision.summary_max_tokens,
-                summary_text=event.summary.text,
-                strategy=event.strategy,
-                summarizer=event.summarizer,
-                summarizer_input_tokens=event.summarizer_input_tokens,
-                summarizer_output_tokens=event.summarizer_output_tokens,
-                fallback=self.fallback,
-                timestamp=event.timestamp,
-                # The ledger is updated just before the completion, in the same command.
-                ledger_entries=len(state.ledger),
-                ledger_tokens=state.ledger_tokens,
-            )
         )
         self.compacted = event.generation
         self.moment = True

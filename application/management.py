@@ -20,6 +20,9 @@ from eventsourcing.application import Application
 from eventsourcing.domain import Aggregate
 
 from abridged.application.cache_misses import by_cause, cache_misses
+
+# The service reads a session's compactions through this module, with its other totals.
+from abridged.application.compactions import CompactionRecord, compaction_records
 from abridged.application.topics import stored_topics
 from abridged.domain.errors import SessionError
 from abridged.domain.metadata import checked_metadata, checked_tags
@@ -102,31 +105,6 @@ class SessionStats:
     def prompt_tokens(self) -> int:
         """Every input token the provider reported, cached or not."""
         return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
-
-
-@attrs.frozen
-class CompactionRecord:
-    """One compaction, as its events recorded it."""
-
-    generation: int
-    at: datetime
-    trigger: str
-    reason: str
-    strategy: str
-    first_position: int
-    """The first message (0-based position in the history) the summary stands for."""
-    last_position: int
-    messages_summarized: int
-    """Messages newly summarized (a folding compaction also re-summarizes earlier chunks)."""
-    replaced_chunks: int
-    retained_from: int
-    tokens_before: int
-    tokens_after: int
-    summary: str
-    summary_tokens: int
-    summarizer: str
-    failure: str | None
-    """The summarizer's error when the summary is a fallback note, else None."""
 
 
 def _notifications(app: Application[UUID], topics: Sequence[str]) -> Iterator[Any]:
@@ -225,69 +203,64 @@ def _info(app: Application[UUID], started: Any) -> SessionInfo:
     )
 
 
+_USAGE = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+_COUNTED = (
+    "messages",
+    "user_messages",
+    "assistant_messages",
+    "requests",
+    *_USAGE,
+    "compaction_failures",
+    "suppressions",
+    "pruned_outputs",
+    "overflows",
+)
+"""The `SessionStats` fields that are counts of events or sums of their figures."""
+
+
 def session_stats(events: Sequence[Aggregate.Event]) -> SessionStats:
     """The totals of a session's events (oldest first, from `Sessions.history`)."""
-    kinds: Counter[str] = Counter()
-    usage = Counter[str]()
-    by_trigger: Counter[str] = Counter()
-    trigger = "threshold"
+    counts: Counter[str] = Counter()
+    api_compactions = 0
     calibration = 1.0
     errors: list[float] = []
     for event in events:
         if isinstance(event, Session.MessageAppended):
-            kinds["messages"] += 1
-            kinds[event.message.role.value] += 1
+            counts["messages"] += 1
+            counts[f"{event.message.role.value}_messages"] += 1
             if event.usage is not None:
-                kinds["requests"] += 1
-                for name in (
-                    "input_tokens",
-                    "output_tokens",
-                    "cache_read_input_tokens",
-                    "cache_creation_input_tokens",
-                ):
-                    usage[name] += getattr(event.usage, name)
+                counts["requests"] += 1
+                for name in _USAGE:
+                    counts[name] += getattr(event.usage, name)
                 reported = event.usage.prompt_tokens
                 if event.request_estimate and reported:
                     predicted = math.ceil(event.request_estimate * calibration)
                     errors.append((reported - predicted) / predicted)
                     calibration = moving_calibration(calibration, reported, event.request_estimate)
         elif isinstance(event, Session.OverflowReported):
-            kinds["overflows"] += 1
+            counts["overflows"] += 1
             if event.provider_tokens and event.estimate:
                 observed = observed_ratio(event.provider_tokens, event.estimate)
                 calibration = max(calibration, round(observed, 6))
-        elif isinstance(event, Session.CompactionThresholdHit):
-            trigger = event.decision.trigger
-        elif isinstance(event, Session.CompactionCompleted):
-            by_trigger[trigger] += 1
-            usage["summarizer_input_tokens"] += event.summarizer_input_tokens
-            usage["summarizer_output_tokens"] += event.summarizer_output_tokens
         elif isinstance(event, Session.ApiCompacted):
-            by_trigger["api"] += 1  # the API compacted at its own threshold
+            api_compactions += 1  # the API compacted at its own threshold
         elif isinstance(event, Session.CompactionFailed):
-            kinds["failures"] += 1
+            counts["compaction_failures"] += 1
         elif isinstance(event, Session.CompactionSuppressed):
-            kinds["suppressions"] += 1
+            counts["suppressions"] += 1
         elif isinstance(event, Session.ToolsPruned):
-            kinds["pruned"] += len(event.outputs)
+            counts["pruned_outputs"] += len(event.outputs)
+    compactions = compaction_records(events)
+    by_trigger = Counter(c.trigger for c in compactions)
+    if api_compactions:
+        by_trigger["api"] = api_compactions
     misses = cache_misses(events)
     return SessionStats(
-        messages=kinds["messages"],
-        user_messages=kinds["user"],
-        assistant_messages=kinds["assistant"],
-        requests=kinds["requests"],
-        input_tokens=usage["input_tokens"],
-        output_tokens=usage["output_tokens"],
-        cache_read_input_tokens=usage["cache_read_input_tokens"],
-        cache_creation_input_tokens=usage["cache_creation_input_tokens"],
+        **{name: counts[name] for name in _COUNTED},
         compactions=sum(by_trigger.values()),
         compactions_by_trigger=dict(by_trigger),
-        compaction_failures=kinds["failures"],
-        suppressions=kinds["suppressions"],
-        pruned_outputs=kinds["pruned"],
-        overflows=kinds["overflows"],
-        summarizer_input_tokens=usage["summarizer_input_tokens"],
-        summarizer_output_tokens=usage["summarizer_output_tokens"],
+        summarizer_input_tokens=sum(c.summarizer_input_tokens for c in compactions),
+        summarizer_output_tokens=sum(c.summarizer_output_tokens for c in compactions),
         estimate_error_mean=(sum(abs(e) for e in errors) / len(errors)) if errors else None,
         estimate_error_last=errors[-1] if errors else None,
         started_at=events[0].timestamp,
@@ -295,39 +268,3 @@ def session_stats(events: Sequence[Aggregate.Event]) -> SessionStats:
         cache_misses_by_cause=by_cause(misses),
         unplanned_cache_misses=sum(1 for m in misses if m.planned is False),
     )
-
-
-def compaction_records(events: Sequence[Aggregate.Event]) -> list[CompactionRecord]:
-    """Every compaction in a session's events, oldest first."""
-    records: list[CompactionRecord] = []
-    decision: Any = None
-    failure: str | None = None
-    for event in events:
-        if isinstance(event, Session.CompactionThresholdHit):
-            decision, failure = event.decision, None
-        elif isinstance(event, Session.CompactionFailed):
-            failure = event.error
-        elif isinstance(event, Session.CompactionCompleted):
-            chunk = event.summary
-            records.append(
-                CompactionRecord(
-                    generation=event.generation,
-                    at=event.timestamp,
-                    trigger=decision.trigger if decision else "threshold",
-                    reason=decision.reason if decision else "",
-                    strategy=event.strategy,
-                    first_position=chunk.first_position,
-                    last_position=chunk.last_position,
-                    messages_summarized=event.messages_summarized,
-                    replaced_chunks=event.replaced_chunks,
-                    retained_from=event.retained_from,
-                    tokens_before=event.tokens_before,
-                    tokens_after=event.tokens_after,
-                    summary=chunk.text,
-                    summary_tokens=chunk.tokens,
-                    summarizer=event.summarizer,
-                    failure=failure,
-                )
-            )
-            decision, failure = None, None
-    return records

@@ -12,7 +12,7 @@ from typing import Literal, TypeAlias
 
 import attrs
 
-from abridged.domain.context import raw_estimate
+from abridged.domain.context import leads_with_compaction, raw_estimate
 from abridged.domain.session import Session
 
 ContextStatus: TypeAlias = Literal["full", "summarized"]
@@ -31,24 +31,61 @@ NoticeKind: TypeAlias = Literal[
 
 @attrs.frozen
 class TokenBreakdown:
-    """Where a request's estimated tokens go (before calibration, except `estimate`)."""
+    """Where a request's estimated tokens go, part by part (the stored, uncalibrated counts
+    the estimate sums), their calibrated `estimate`, and the limits the session works within.
+
+    Notices carry the breakdown of the request they leave; `abridged show` prints it for the
+    next request of a stored session."""
 
     system: int
     tools: int
     summary: int
+    """The summary chunks."""
+    ledger: int
+    """The facts ledger, shown before the summaries."""
     messages: int
-    """The kept (verbatim) messages, as shown."""
+    """The kept (verbatim) messages, as shown; system messages carried through compactions
+    with them."""
     extra: int
     """Per-turn content from the context provider."""
     overhead: int
+    """What the request adds around its parts: its own framing, and a message of its own
+    for the summaries when the kept messages start with an assistant message."""
     estimate: int
     """The calibrated estimate of the whole request: what is compared with the budget."""
     budget: int
+    window: int
+    threshold: int
+    calibration: float
+    """The factor the provider's reported usage has set on the sum of the parts."""
+    summary_chunks: int
+    kept_messages: int
+    kept_from: int
+    """Position of the first message kept verbatim (0 for the first message)."""
+    pruned_blocks: int
+    """Blocks of kept messages shown pruned, truncated to text or dropped."""
+    message_count: int
+    """Messages in the whole conversation, summarized or kept."""
+    generation: int
+    """Compactions so far."""
 
     @property
     def total(self) -> int:
         """The uncalibrated sum of the parts."""
-        return self.system + self.tools + self.summary + self.messages + self.extra + self.overhead
+        return (
+            self.system
+            + self.tools
+            + self.summary
+            + self.ledger
+            + self.messages
+            + self.extra
+            + self.overhead
+        )
+
+    @property
+    def percent_of_window(self) -> float:
+        """The estimate as a share of the context window, in percent (one decimal)."""
+        return round(100 * self.estimate / self.window, 1)
 
 
 @attrs.frozen
@@ -70,23 +107,37 @@ NoticeCallback: TypeAlias = Callable[[Notice], None]
 
 
 def breakdown_of(session: Session, extra_tokens: int = 0) -> TokenBreakdown:
-    """The breakdown of the session's next request."""
-    summary = sum(chunk.tokens for chunk in session.summaries)
+    """The breakdown of the session's next request, with `extra_tokens` of per-turn content."""
+    entries = session.entries
     raw = raw_estimate(session) + extra_tokens
-    # System messages carried through compactions are messages the request shows.
-    messages = session.tail_tokens + session.carried_tokens
-    overhead = raw - (
-        session.system_tokens + session.tools_tokens + summary + messages + extra_tokens
-    )
+    if entries and leads_with_compaction(entries[0].message):
+        # The API compacted on its own: it drops what is sent before its block, so nothing is.
+        summary = ledger = carried = 0
+    else:
+        summary = sum(chunk.tokens for chunk in session.summaries)
+        ledger, carried = session.ledger_tokens, session.carried_tokens
+    messages = session.tail_tokens + carried
+    parts = session.system_tokens + session.tools_tokens + summary + ledger + messages
+    limits = session.limits
     return TokenBreakdown(
         system=session.system_tokens,
         tools=session.tools_tokens,
         summary=summary,
+        ledger=ledger,
         messages=messages,
         extra=extra_tokens,
-        overhead=overhead,
+        overhead=raw - parts - extra_tokens,
         estimate=session.calibrated(raw),
-        budget=session.limits.budget,
+        budget=limits.budget,
+        window=limits.window,
+        threshold=limits.threshold,
+        calibration=session.calibration,
+        summary_chunks=len(session.summaries),
+        kept_messages=len(entries),
+        kept_from=session.retained_from,
+        pruned_blocks=sum(len(e.replacements) for e in entries),
+        message_count=session.message_count,
+        generation=session.generation,
     )
 
 

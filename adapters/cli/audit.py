@@ -14,8 +14,8 @@ import click
 
 from abridged.adapters.cli.common import db_option, main, open_store
 from abridged.adapters.cli.progress import progress
-from abridged.application.auditing import CompactionLine, SessionAudit, audit_session
-from abridged.application.compactions import session_ids
+from abridged.application.auditing import SessionAudit, audit_session
+from abridged.application.compactions import CompactionRecord, session_ids
 from abridged.application.redaction import DefaultRedactor, redact_value
 from abridged.domain.errors import SessionError
 
@@ -110,7 +110,7 @@ def _print(result: SessionAudit, as_json: bool, checks: bool) -> None:
         click.echo(f"  {len(result.mismatches)} of {len(result.findings)} decisions DO NOT MATCH")
 
 
-def compaction_text(line: CompactionLine) -> str:
+def compaction_text(line: CompactionRecord) -> str:
     """One compaction in one line: what a person scanning an audit needs."""
     usage = (
         f"{line.summarizer_input_tokens:,} in / {line.summarizer_output_tokens:,} out"

@@ -9,7 +9,7 @@ import attrs
 import click
 
 from abridged.adapters.cli.common import db_option, main, open_store
-from abridged.application.inspection import context_breakdown
+from abridged.application.notices import breakdown_of
 from abridged.domain.errors import SessionError
 
 
@@ -25,31 +25,31 @@ def show(session_id: UUID, db: str, as_json: bool) -> None:
         session = app.session(session_id)
     except SessionError as error:
         raise click.ClickException(str(error)) from None
-    b = context_breakdown(session)
+    b = breakdown_of(session)
     if as_json:
         record = attrs.asdict(b) | {"session": str(session_id), "model": session.model}
-        record["percent_of_window"] = b.percent_of_window
+        record |= {"total": b.total, "percent_of_window": b.percent_of_window}
         click.echo(json.dumps(record))
         return
-    width = len(f"{max(b.window, b.raw_total):,}")
+    width = len(f"{max(b.window, b.total):,}")
 
     def row(label: str, tokens: int, note: str = "") -> None:
         share = 100 * tokens / b.window
         click.echo(f"  {label:<16} {tokens:>{width},} tokens  {share:5.1f}%  {note}".rstrip())
 
     click.echo(
-        f"session {session_id} ({session.model}): {b.messages} messages, "
+        f"session {session_id} ({session.model}): {b.message_count} messages, "
         f"{b.generation} compaction(s)"
     )
     row("request overhead", b.overhead)
     row("system prompt", b.system)
     row("tools", b.tools, f"{len(session.tools)} tool(s)")
-    row("summaries", b.summaries, f"{b.summary_chunks} chunk(s)")
+    row("summaries", b.summary, f"{b.summary_chunks} chunk(s)")
     row("facts ledger", b.ledger, "exact strings kept through compactions")
     kept = f"{b.kept_messages} message(s) from message {b.kept_from + 1}"
     if b.pruned_blocks:
         kept += f", {b.pruned_blocks} block(s) shown reduced"
-    row("kept messages", b.kept_tokens, kept)
+    row("kept messages", b.messages, kept)
     click.echo(
         f"  {'total':<16} {b.estimate:>{width},} tokens  {b.percent_of_window:5.1f}%  "
         f"(calibration x{b.calibration:g})"

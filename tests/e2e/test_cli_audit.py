@@ -145,9 +145,9 @@ def test_show_breaks_the_context_down_by_part(store: tuple[str, list[UUID]]) -> 
     code, out, _ = run("show", str(session_id), "--db", db, "--json")
     assert code == 0
     shown = json.loads(out)
-    parts = ("overhead", "system", "tools", "summaries", "ledger", "kept_tokens")
-    assert sum(shown[p] for p in parts) == shown["raw_total"]
-    assert shown["summaries"] > 0
+    parts = ("overhead", "system", "tools", "summary", "ledger", "messages", "extra")
+    assert sum(shown[p] for p in parts) == shown["total"]
+    assert shown["summary"] > 0
     assert shown["estimate"] <= shown["budget"]
     app = bootstrap(db, counter=COUNTER)
     session = app.session(session_id)

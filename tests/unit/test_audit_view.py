@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from eventsourcing.domain import Aggregate
 
-from abridged.application.audit import event_facts, facts
+from abridged.application.audit import FACT_READS, event_facts, facts
 from abridged.application.service import Sessions
 from abridged.domain.session import Session
 from tests.support.builders import TOOLS, turn, words
@@ -25,6 +27,19 @@ def test_every_session_event_has_its_own_facts() -> None:
     default = facts.dispatch(object)
     missing = [cls.__name__ for cls in event_classes() if facts.dispatch(cls) is default]
     assert missing == []
+
+
+def test_every_fact_read_by_name_is_a_field_of_its_event() -> None:
+    # A renamed field would otherwise only fail when an event of that kind is printed.
+    unknown = [
+        f"{cls.__name__}.{path}"
+        for cls, reads in FACT_READS.items()
+        for read in reads
+        for path in [read if isinstance(read, str) else read[1]]
+        if isinstance(path, str)
+        and path.split(".")[0] not in {f.name for f in dataclasses.fields(cls)}
+    ]
+    assert unknown == []
 
 
 def test_the_facts_of_a_session_name_each_event_and_its_version(app: Sessions) -> None:

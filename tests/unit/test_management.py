@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from uuid import UUID
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from abridged.application.auditing import audit_session
+from abridged.application.compactions import compaction_pages
 from abridged.application.management import MAX_PAGE
 from abridged.application.ports import ModelReply
 from abridged.application.service import Sessions
@@ -224,7 +227,41 @@ def test_a_failed_summary_is_a_compaction_with_its_failure(make_app: MakeApp) ->
 
     assert records
     assert all(r.strategy == "truncate" and r.failure for r in records)
+    assert all(r.fallback == "truncate" for r in records)
     assert app.stats(session_id).compaction_failures == len(records)
+
+
+def test_every_reader_sees_the_same_compactions(make_app: MakeApp) -> None:
+    """The service, the audit and the notification-log pages the read model stores read one
+    projection: the same records, figure for figure, with the ledger each compaction left."""
+    app = make_app(summarizer=FakeSummarizer(fail=1))
+    session_id = start(app)
+    other = start(app)
+    talk(app, session_id, turns=10)
+    talk(app, other, turns=6)
+    app.compact(session_id)
+
+    records = app.compactions(session_id)
+    paged = [
+        record
+        for _, page in compaction_pages(app, after=0, page_size=3)
+        for _, record in page
+        if record.session_id == session_id
+    ]
+
+    assert len(records) >= 3
+    assert audit_session(app, session_id).compactions == tuple(records) == tuple(paged)
+    assert records[0].fallback == "truncate"
+    assert records[0].failure
+    assert all(r.fallback is None for r in records[1:])
+    assert records[-1].trigger == "manual"
+    updates = [e for e in app.history(session_id) if isinstance(e, Session.LedgerUpdated)]
+    assert [(r.ledger_entries, r.ledger_tokens) for r in records] == [
+        (u.count, u.tokens) for u in updates
+    ]
+    stats = app.stats(session_id)
+    assert stats.compactions_by_trigger == dict(Counter(r.trigger for r in records))
+    assert stats.summarizer_input_tokens == sum(r.summarizer_input_tokens for r in records)
 
 
 def test_a_deleted_session_takes_no_commands_and_is_not_listed(make_app: MakeApp) -> None:

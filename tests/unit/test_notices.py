@@ -106,6 +106,11 @@ def test_a_prepared_request_carries_its_own_notices_and_breakdown(make_app: Make
     assert parts.estimate == prepared.context.estimate
     assert parts.budget == prepared.context.budget
     assert parts.summary == sum(c.tokens for c in prepared.context.summaries) > 0
+    assert parts.summary_chunks == len(prepared.context.summaries)
+    session = app.session(session_id)
+    assert parts.ledger == session.ledger_tokens > 0
+    assert parts.generation == session.generation
+    assert parts.kept_messages == len(session.entries)
     assert parts.system > 0
     assert parts.tools > 0
     assert parts.messages > 0
