@@ -16,7 +16,7 @@ import functools
 import inspect
 import logging
 from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+from typing import Any, Concatenate, Literal, ParamSpec, Protocol, TypeVar
 from uuid import UUID
 
 import attrs
@@ -35,7 +35,7 @@ from abridged.domain.context import Context
 from abridged.domain.errors import ContextOverflowError, InvalidMessageError, SessionError
 from abridged.domain.messages import JSON
 
-__all__ = ["Completion", "ModelCall", "ServiceCall", "completion", "driven", "driven_async"]
+__all__ = ["Completion", "Effect", "completion", "driven", "driven_async"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,32 +44,22 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 @attrs.frozen
-class ServiceCall:
-    """An effect: run the service's command `name` (awaited on `AsyncSessions`)."""
+class Effect:
+    """One thing the loop needs done: a command of the service (`target="service"`,
+    awaited on `AsyncSessions`) or a call to the chat model (`"model"`, awaited for an
+    `AsyncChatModel`)."""
 
+    target: Literal["service", "model"]
     name: str
     args: tuple[object, ...]
     kwargs: Mapping[str, object] = attrs.field(factory=dict)
 
     def on(self, service: object, chat: object) -> Any:
-        """The command's result (a coroutine on an asyncio service)."""
-        return getattr(service, self.name)(*self.args, **self.kwargs)
+        """The method's result (a coroutine on an asyncio service or model)."""
+        called = getattr(service if self.target == "service" else chat, self.name)
+        return called(*self.args, **self.kwargs)
 
 
-@attrs.frozen
-class ModelCall:
-    """An effect: call the chat model's method `name` (awaited for an `AsyncChatModel`)."""
-
-    name: str
-    args: tuple[object, ...]
-    kwargs: Mapping[str, object] = attrs.field(factory=dict)
-
-    def on(self, service: object, chat: object) -> Any:
-        """The model's answer (a coroutine for an asyncio model)."""
-        return getattr(chat, self.name)(*self.args, **self.kwargs)
-
-
-Effect = ServiceCall | ModelCall
 Steps = Generator[Effect, Any, ModelReply]
 """The loop: yields effects, is sent each one's result (or thrown its error), returns the
 reply."""
@@ -129,12 +119,12 @@ def completion(
         stop_sequences=stop_sequences,  # a string is refused by the converter
     )
     notices = {"on_notice": on_notice}
-    prepared: Prepared = yield ServiceCall("prepare_request", (session_id,), notices)
+    prepared: Prepared = yield Effect("service", "prepare_request", (session_id,), notices)
     options.check_for(prepared.max_tokens)
     if prepared.needs_count:
         try:
-            counted = yield ModelCall(
-                "count_tokens", (prepared.context,), {"model": prepared.model}
+            counted = yield Effect(
+                "model", "count_tokens", (prepared.context,), {"model": prepared.model}
             )
         except PromptTooLongError:
             raise
@@ -143,26 +133,25 @@ def completion(
             # overflow is still caught by the provider's answer below.
             logger.warning("count_tokens failed; sending as estimated: %s", error)
         else:
-            recounted = yield ServiceCall("check_count", (session_id, counted), notices)
+            recounted = yield Effect("service", "check_count", (session_id, counted), notices)
             prepared = recounted or prepared
 
-    def send(prepared: Prepared) -> ModelCall:
+    def send(prepared: Prepared) -> Effect:
         request = {"model": prepared.model, "max_tokens": prepared.max_tokens}
-        return ModelCall(
-            "send", (prepared.context,), {**request, "options": options, "on_text": on_text}
-        )
+        request |= {"options": options, "on_text": on_text}
+        return Effect("model", "send", (prepared.context,), request)
 
     try:
         reply: ModelReply = yield send(prepared)
     except PromptTooLongError as error:
-        prepared = yield ServiceCall("report_overflow", (session_id, error), notices)
+        prepared = yield Effect("service", "report_overflow", (session_id, error), notices)
         try:
             reply = yield send(prepared)
         except PromptTooLongError as again:
             raise still_too_long(again, prepared) from again
     estimate = {"request_estimate": prepared.context.raw_estimate}
     try:
-        yield ServiceCall("record_reply", (session_id, reply.message, reply.usage), estimate)
+        yield Effect("service", "record_reply", (session_id, reply.message, reply.usage), estimate)
     except InvalidMessageError as error:
         failure = ProviderError(f"the model's reply cannot join the session: {error}")
         failure.reply = reply  # type: ignore[attr-defined]  # paid for: the caller keeps it
