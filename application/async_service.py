@@ -53,6 +53,7 @@ from abridged.application.ports import (
     with_earlier,
 )
 from abridged.application.service import Sessions, as_session_id
+from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.context import Context
 from abridged.domain.messages import JSON, Message
 
@@ -273,6 +274,10 @@ class AsyncSessions:
         return correlation(correlation_id)
 
     # Queries.
+
+    def capabilities(self, model: str) -> ModelCapabilities:
+        """As `Sessions.capabilities` (a lookup in memory: not awaited)."""
+        return self.sync.capabilities(model)
 
     session = _awaited(Sessions.session)
     list_sessions = _awaited(Sessions.list_sessions)
