@@ -21,6 +21,7 @@ from abridged.application.management import (
     SessionStats,
 )
 from abridged.application.notices import Notice, TokenBreakdown
+from abridged.application.options import SessionsOptions
 from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
@@ -126,6 +127,7 @@ __all__ = [
     "SessionPage",
     "SessionStats",
     "Sessions",
+    "SessionsOptions",
     "StoreError",
     "Summarizer",
     "SummarizerError",

@@ -18,8 +18,10 @@ cancelled while its command runs may still complete it: the command is one trans
 saved whole or not at all, like every command of `Sessions`.
 
 Every public command and query of `Sessions` has its awaited counterpart here: most are
-`_awaited(Sessions.name)`, the same method run on a worker thread, so the two services cannot
-drift apart.
+`_awaited(Sessions.name)`, the same method run on a worker thread; `complete` is the same
+loop (`abridged.application.completion`) with each step awaited; the options are one
+`SessionsOptions`. `tests/unit/test_async_parity.py` fails when a method, a parameter or an
+option has no twin.
 """
 
 from __future__ import annotations
