@@ -65,26 +65,13 @@ Steps = Generator[Effect, Any, ModelReply]
 reply."""
 
 
-class Prepared(Protocol):
-    """What the loop reads of a `PreparedRequest`."""
-
-    @property
-    def model(self) -> str: ...
-    @property
-    def max_tokens(self) -> int: ...
-    @property
-    def context(self) -> Context: ...
-    @property
-    def needs_count(self) -> bool: ...
-
-
-def still_too_long(error: PromptTooLongError, prepared: Prepared) -> ContextOverflowError:
+def still_too_long(error: PromptTooLongError, context: Context) -> ContextOverflowError:
     """The error of a request the provider refused again after the session was compacted."""
     return ContextOverflowError(
         f"the provider still found the request too long after compacting: {error}",
         position=None,
-        tokens=error.tokens or prepared.context.estimate,
-        budget=prepared.context.budget,
+        tokens=error.tokens or context.estimate,
+        budget=context.budget,
     )
 
 
@@ -119,7 +106,9 @@ def completion(
         stop_sequences=stop_sequences,  # a string is refused by the converter
     )
     notices = {"on_notice": on_notice}
-    prepared: Prepared = yield Effect("service", "prepare_request", (session_id,), notices)
+    # What the service's commands answer is a `PreparedRequest` (`None` from `check_count`
+    # when the count is within the budget).
+    prepared = yield Effect("service", "prepare_request", (session_id,), notices)
     options.check_for(prepared.max_tokens)
     if prepared.needs_count:
         try:
@@ -136,7 +125,7 @@ def completion(
             recounted = yield Effect("service", "check_count", (session_id, counted), notices)
             prepared = recounted or prepared
 
-    def send(prepared: Prepared) -> Effect:
+    def send(prepared: Any) -> Effect:
         request = {"model": prepared.model, "max_tokens": prepared.max_tokens}
         request |= {"options": options, "on_text": on_text}
         return Effect("model", "send", (prepared.context,), request)
@@ -148,7 +137,7 @@ def completion(
         try:
             reply = yield send(prepared)
         except PromptTooLongError as again:
-            raise still_too_long(again, prepared) from again
+            raise still_too_long(again, prepared.context) from again
     estimate = {"request_estimate": prepared.context.raw_estimate}
     try:
         yield Effect("service", "record_reply", (session_id, reply.message, reply.usage), estimate)
