@@ -221,16 +221,14 @@ class Sessions(Application[UUID]):
     ) -> None:
         """The service on `counter`, `summarizer` and, for `complete`, `chat_model`.
 
-        Every other option (`hooks`, `context_provider`, `metrics`, `env`, `model_windows`,
-        `model_capabilities`, `locks`, `background`, `max_message_bytes`,
-        `summarizer_breaker`, `redactor`, `read_provider_error`, `erase_events`) is a field
-        of `SessionsOptions`, given as a keyword or in `options` (keywords win); its
-        docstrings say what each does. `ABRIDGED_MODEL_WINDOWS="name=tokens,..."` in `env`
-        adds to the window table too. Raises `InvalidArgumentError` for an unknown option."""
+        Every other option (`hooks`, `metrics`, `env`, `redactor`, ...) is a field of
+        `SessionsOptions`, whose docstrings say what each does, given as a keyword or in
+        `options` (keywords win); `AsyncSessions` takes the same. Raises
+        `InvalidArgumentError` for an option it does not have, or a value of the wrong
+        type."""
         from abridged.application.background import BackgroundCompactions
 
-        self.options = options_of("Sessions", options, keywords)
-        options = self.options
+        self.options = options = options_of("Sessions", options, keywords)
         self.counter = counter
         self.max_message_bytes = options.max_message_bytes
         self.summarizer = GuardedSummarizer(summarizer, options.summarizer_breaker)
