@@ -17,6 +17,7 @@ from abridged.application.compactions import CompactionRecord
 from abridged.application.guard import BreakerSettings
 from abridged.application.management import SessionInfo, SessionPage, SessionStats
 from abridged.application.notices import Notice, TokenBreakdown
+from abridged.application.options import SessionsOptions
 from abridged.application.ports import (
     ChatModel,
     CompactionHooks,
@@ -122,6 +123,7 @@ __all__ = [
     "SessionPage",
     "SessionStats",
     "Sessions",
+    "SessionsOptions",
     "StoreError",
     "Summarizer",
     "SummarizerError",

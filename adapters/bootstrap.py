@@ -2,35 +2,33 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
 
+import attrs
 from eventsourcing.persistence import PersistenceError
 
 from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
-from abridged.application.async_service import AsyncSessions
-from abridged.application.guard import BreakerSettings
+from abridged.application.async_service import MAX_WORKERS, AsyncSessions
 from abridged.application.locks import CompactionLocks
+from abridged.application.options import SessionsOptions, options_of
 from abridged.application.ports import (
     ChatModel,
-    CompactionHooks,
-    ContextProvider,
-    Metrics,
-    Redactor,
     Summarizer,
     TokenCounter,
 )
 from abridged.application.service import Sessions
-from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.errors import StoreError
-from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES
 
 MEMORY = ":memory:"
+
+T = TypeVar("T")
 
 
 def persistence_env(db: str | Path | None) -> dict[str, str]:
@@ -98,56 +96,23 @@ def bootstrap(
     counter: TokenCounter | None = None,
     summarizer: Summarizer | None = None,
     chat_model: ChatModel | None = None,
-    hooks: CompactionHooks | None = None,
-    context_provider: ContextProvider | None = None,
-    metrics: Metrics | None = None,
-    env: Mapping[str, str] | None = None,
-    model_windows: Mapping[str, int] | None = None,
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-    summarizer_breaker: BreakerSettings | None = None,
-    model_capabilities: Mapping[str, ModelCapabilities | Mapping[str, Any]] | None = None,
-    redactor: Redactor | None = None,
+    options: SessionsOptions | None = None,
+    **keywords: Any,
 ) -> Sessions:
-    """A ready `Sessions` service: tiktoken counts, extractive summaries (unless another
-    summarizer is given), the given store, and any chat model, hooks, context provider or
-    metrics (`abridged.adapters.opentelemetry.OpenTelemetryMetrics`). `report_overflow`
-    reads the Anthropic SDK's errors. `model_windows` adds context windows by model name to
-    the built-in table, `model_capabilities` rows to the table of what each model checks and
-    accepts (`abridged.domain.capabilities`).
+    """A ready `Sessions` service on the store at `db`: tiktoken counts, extractive summaries
+    (unless another summarizer is given), and any chat model.
 
-    `max_message_bytes` and `summarizer_breaker` bound messages and summarizer calls (see
-    `Sessions`). `redactor` replaces secrets in everything derived from the messages
-    (default `DefaultRedactor()`: add patterns with `DefaultRedactor(extra=[...])`, or pass
-    `NoRedaction()`). Raises `StoreError` when the store cannot be opened (not a database,
-    unreachable, ...)."""
-    from abridged.adapters.anthropic.errors import translate_error
-    from abridged.adapters.erasure import erase_stored_events
-    from abridged.adapters.summarizers import ExtractiveSummarizer
-    from abridged.adapters.token_counters import default_token_counter
-
-    counter = counter or default_token_counter()
-    summarizer = summarizer or ExtractiveSummarizer(counter)
-    settings = {**persistence_env(db), **(env or {})}
-    try:
-        return Sessions(
-            counter=counter,
-            summarizer=summarizer,
-            chat_model=chat_model,
-            hooks=hooks,
-            context_provider=context_provider,
-            metrics=metrics,
-            read_provider_error=translate_error,
-            erase_events=erase_stored_events,
-            env=settings,
-            model_windows=model_windows,
-            model_capabilities=model_capabilities,
-            locks=compaction_locks(settings),
-            max_message_bytes=max_message_bytes,
-            summarizer_breaker=summarizer_breaker,
-            redactor=redactor,
-        )
-    except (PersistenceError, sqlite3.Error) as error:
-        raise StoreError(f"cannot open the session store {redacted(db)}: {error}") from error
+    It wires what a store and the Anthropic SDK need: `report_overflow` reads the SDK's
+    errors, `delete_session(..., erase=True)` erases on SQLite and PostgreSQL, and compactions
+    take PostgreSQL's advisory locks on that store. Every other option is `Sessions`'s
+    (`SessionsOptions`: `hooks`, `context_provider`, `metrics`
+    (`abridged.adapters.opentelemetry.OpenTelemetryMetrics`), `env`, `model_windows`,
+    `model_capabilities`, `max_message_bytes`, `summarizer_breaker`, `redactor` (default
+    `DefaultRedactor()`: add patterns with `DefaultRedactor(extra=[...])`, or pass
+    `NoRedaction()`), ...), as keywords or `options=`. Raises `StoreError` when the store
+    cannot be opened (not a database, unreachable, ...)."""
+    service = functools.partial(Sessions, chat_model=chat_model)
+    return _bootstrapped(service, "bootstrap", db, counter, summarizer, options, keywords)
 
 
 def bootstrap_async(
@@ -156,49 +121,64 @@ def bootstrap_async(
     counter: TokenCounter | None = None,
     summarizer: AsyncSummarizer | Summarizer | None = None,
     chat_model: AsyncChatModel | None = None,
-    hooks: CompactionHooks | None = None,
-    context_provider: ContextProvider | None = None,
-    metrics: Metrics | None = None,
-    env: Mapping[str, str] | None = None,
-    model_windows: Mapping[str, int] | None = None,
-    model_capabilities: Mapping[str, ModelCapabilities | Mapping[str, Any]] | None = None,
-    redactor: Redactor | None = None,
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-    summarizer_breaker: BreakerSettings | None = None,
+    options: SessionsOptions | None = None,
+    max_workers: int = MAX_WORKERS,
+    **keywords: Any,
 ) -> AsyncSessions:
     """`bootstrap` for asyncio hosts: a ready `AsyncSessions` (pass an
     `AsyncAnthropicChatModel` and, for model-written summaries, an `AsyncAnthropicSummarizer`
-    from `abridged.adapters.anthropic.async_clients`). It takes what `bootstrap` takes and
-    wires the same: `report_overflow` reads the Anthropic SDK's errors, and
-    `delete_session(..., erase=True)` erases on SQLite and PostgreSQL. Raises `StoreError`
-    when the store cannot be opened."""
-    from abridged.adapters.anthropic.errors import translate_error
-    from abridged.adapters.erasure import erase_stored_events
+    from `abridged.adapters.anthropic.async_clients`). It takes the options `bootstrap` takes
+    and wires the same; `max_workers` bounds the service's worker threads."""
+    service = functools.partial(AsyncSessions, chat_model=chat_model, max_workers=max_workers)
+    return _bootstrapped(service, "bootstrap_async", db, counter, summarizer, options, keywords)
+
+
+def _bootstrapped(
+    service: Callable[..., T],
+    caller: str,
+    db: str | Path | None,
+    counter: TokenCounter | None,
+    summarizer: object | None,
+    options: SessionsOptions | None,
+    keywords: Mapping[str, Any],
+) -> T:
+    """`service` on the store at `db`, with the default counter and summarizer where none
+    is given, and the options `_wired` makes."""
     from abridged.adapters.summarizers import ExtractiveSummarizer
     from abridged.adapters.token_counters import default_token_counter
 
     counter = counter or default_token_counter()
-    settings = {**persistence_env(db), **(env or {})}
+    wired = _wired(caller, db, options, keywords)
     try:
-        return AsyncSessions(
+        return service(
             counter=counter,
             summarizer=summarizer or ExtractiveSummarizer(counter),
-            chat_model=chat_model,
-            hooks=hooks,
-            context_provider=context_provider,
-            metrics=metrics,
-            read_provider_error=translate_error,
-            erase_events=erase_stored_events,
-            env=settings,
-            model_windows=model_windows,
-            model_capabilities=model_capabilities,
-            locks=compaction_locks(settings),
-            redactor=redactor,
-            max_message_bytes=max_message_bytes,
-            summarizer_breaker=summarizer_breaker,
+            options=wired,
         )
     except (PersistenceError, sqlite3.Error) as error:
         raise StoreError(f"cannot open the session store {redacted(db)}: {error}") from error
+
+
+def _wired(
+    caller: str,
+    db: str | Path | None,
+    options: SessionsOptions | None,
+    keywords: Mapping[str, Any],
+) -> SessionsOptions:
+    """The host's options, with what the store and the Anthropic SDK need where the host
+    set nothing; the host's `env` over the store's settings."""
+    from abridged.adapters.anthropic.errors import translate_error
+    from abridged.adapters.erasure import erase_stored_events
+
+    given = options_of(caller, options, keywords)
+    env = {**persistence_env(db), **given.env}
+    return attrs.evolve(
+        given,
+        env=env,
+        read_provider_error=given.read_provider_error or translate_error,
+        erase_events=given.erase_events or erase_stored_events,
+        locks=given.locks if given.locks is not None else compaction_locks(env),
+    )
 
 
 def compaction_locks(env: Mapping[str, str]) -> CompactionLocks | None:

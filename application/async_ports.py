@@ -4,9 +4,9 @@ on the host's event loop. The token counter stays synchronous (offline and fast)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, Unpack
 
-from abridged.application.ports import ModelReply, RequestOptions, Summary, TextCallback
+from abridged.application.ports import ModelReply, SendParameters, Summary, SummaryParameters
 from abridged.domain.context import Context
 from abridged.domain.messages import JSON, Message
 
@@ -22,14 +22,9 @@ class AsyncSummarizer(Protocol):
         ...
 
     async def summarize(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        instructions: str | None = None,
-        session_model: str | None = None,
+        self, messages: Sequence[Message], **request: Unpack[SummaryParameters]
     ) -> Summary:
-        """A summary of `messages` of at most `max_tokens` tokens; raises `SummarizerError`."""
+        """`Summarizer.summarize`, awaited."""
         ...
 
 
@@ -46,17 +41,8 @@ class AsyncChatModel(Protocol):
         """The provider-side context management this adapter adds to requests, if any."""
         ...
 
-    async def send(
-        self,
-        context: Context,
-        *,
-        model: str,
-        max_tokens: int,
-        options: RequestOptions | None = None,
-        on_text: TextCallback | None = None,
-    ) -> ModelReply:
-        """Sends the context as one request with `options`; `on_text` receives the reply's
-        text as it streams. Raises `PromptTooLongError`, `ProviderError`."""
+    async def send(self, context: Context, **request: Unpack[SendParameters]) -> ModelReply:
+        """`ChatModel.send`, awaited."""
         ...
 
     async def count_tokens(self, context: Context, *, model: str) -> int:

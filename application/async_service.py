@@ -18,8 +18,10 @@ cancelled while its command runs may still complete it: the command is one trans
 saved whole or not at all, like every command of `Sessions`.
 
 Every public command and query of `Sessions` has its awaited counterpart here: most are
-`_awaited(Sessions.name)`, the same method run on a worker thread, so the two services cannot
-drift apart.
+`_awaited(Sessions.name)`, the same method run on a worker thread; `complete` is the same
+loop (`abridged.application.completion`) with each step awaited; the options are one
+`SessionsOptions`. `tests/unit/test_async_parity.py` fails when a method, a parameter or an
+option has no twin.
 """
 
 from __future__ import annotations
@@ -33,42 +35,28 @@ import threading
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, Unpack
 from uuid import UUID
+
+import attrs
 
 from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
 from abridged.application.chain import correlation
-from abridged.application.guard import BreakerSettings
-from abridged.application.locks import CompactionLocks
-from abridged.application.notices import NoticeCallback
-from abridged.application.overflow import ErrorReader
+from abridged.application.completion import completion, driven_async
+from abridged.application.options import SessionsOptions, options_of
 from abridged.application.ports import (
-    CompactionHooks,
     CompactionReport,
-    ContextProvider,
-    EventEraser,
-    Metrics,
     ModelReply,
-    PromptTooLongError,
-    ProviderError,
-    Redactor,
-    RequestOptions,
+    SendParameters,
     Summarizer,
     Summary,
-    TextCallback,
+    SummaryParameters,
     TokenCounter,
     with_earlier,
 )
-from abridged.application.service import (
-    PreparedRequest,
-    Sessions,
-    as_session_id,
-    still_too_long,
-)
+from abridged.application.service import Sessions, as_session_id
 from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.context import Context
-from abridged.domain.errors import InvalidMessageError, SessionError
-from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES
 from abridged.domain.messages import JSON, Message
 
 __all__ = ["AsyncSessions"]
@@ -117,68 +105,50 @@ class _HostLoop:
         return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
 
 
-class _AwaitedSummarizer:
-    """An `AsyncSummarizer` as the `Summarizer` a worker calls: awaited on the host's loop."""
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
 
-    def __init__(self, inner: AsyncSummarizer, loop: _HostLoop) -> None:
+
+Port = TypeVar("Port", bound=_Named)
+
+
+class _OnHostLoop(Generic[Port]):
+    """An awaited port, called from a worker: each call awaited on the host's loop."""
+
+    def __init__(self, inner: Port, loop: _HostLoop) -> None:
         self.inner = inner
         self.loop = loop
 
     @property
     def name(self) -> str:
         return self.inner.name
+
+
+class _AwaitedSummarizer(_OnHostLoop[AsyncSummarizer]):
+    """An `AsyncSummarizer` as the `Summarizer` a worker calls."""
 
     def summarize(
         self,
         messages: Sequence[Message],
         *,
-        max_tokens: int,
-        instructions: str | None = None,
-        session_model: str | None = None,
         earlier: Sequence[str] = (),
+        **request: Unpack[SummaryParameters],
     ) -> Summary:
         given, extra = with_earlier(self.inner.summarize, messages, earlier)
-        return self.loop.wait_for(
-            self.inner.summarize(
-                given,
-                max_tokens=max_tokens,
-                instructions=instructions,
-                session_model=session_model,
-                **extra,
-            )
-        )
+        return self.loop.wait_for(self.inner.summarize(given, **request, **extra))
 
 
-class _AwaitedChatModel:
-    """An `AsyncChatModel` as the `ChatModel` a worker calls (after an overflow, or for the
-    double-compaction warning at start); `AsyncSessions.complete` awaits it directly."""
-
-    def __init__(self, inner: AsyncChatModel, loop: _HostLoop) -> None:
-        self.inner = inner
-        self.loop = loop
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
+class _AwaitedChatModel(_OnHostLoop[AsyncChatModel]):
+    """An `AsyncChatModel` as the `ChatModel` of the synchronous service underneath (whose
+    `complete` a host may call from a thread); `AsyncSessions.complete` awaits it directly."""
 
     @property
     def context_management(self) -> Mapping[str, JSON] | None:
         return self.inner.context_management
 
-    def send(
-        self,
-        context: Context,
-        *,
-        model: str,
-        max_tokens: int,
-        options: RequestOptions | None = None,
-        on_text: TextCallback | None = None,
-    ) -> ModelReply:
-        return self.loop.wait_for(
-            self.inner.send(
-                context, model=model, max_tokens=max_tokens, options=options, on_text=on_text
-            )
-        )
+    def send(self, context: Context, **request: Unpack[SendParameters]) -> ModelReply:
+        return self.loop.wait_for(self.inner.send(context, **request))
 
     def count_tokens(self, context: Context, *, model: str) -> int:
         return self.loop.wait_for(self.inner.count_tokens(context, model=model))
@@ -188,7 +158,8 @@ class AsyncSessions:
     """Event-sourced conversation sessions for asyncio hosts; see the module docstring.
 
     `summarizer` may be an `AsyncSummarizer` or a `Summarizer`; `chat_model` an
-    `AsyncChatModel`. The other arguments are those of `Sessions`. Use it as
+    `AsyncChatModel`. The options are those of `Sessions` (`SessionsOptions`, as keywords or
+    `options=`); `max_workers` bounds the worker threads. Use it as
     `async with AsyncSessions(...) as sessions:`, or call `aclose()` at the end: it waits for
     the background compactions and closes the store.
     """
@@ -199,25 +170,15 @@ class AsyncSessions:
         counter: TokenCounter,
         summarizer: AsyncSummarizer | Summarizer,
         chat_model: AsyncChatModel | None = None,
-        hooks: CompactionHooks | None = None,
-        context_provider: ContextProvider | None = None,
-        metrics: Metrics | None = None,
-        read_provider_error: ErrorReader | None = None,
-        erase_events: EventEraser | None = None,
-        env: Mapping[str, str] | None = None,
-        model_windows: Mapping[str, int] | None = None,
-        locks: CompactionLocks | None = None,
-        background: bool = True,
+        options: SessionsOptions | None = None,
         max_workers: int = MAX_WORKERS,
-        model_capabilities: Mapping[str, ModelCapabilities | Mapping[str, Any]] | None = None,
-        redactor: Redactor | None = None,
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-        summarizer_breaker: BreakerSettings | None = None,
+        **keywords: Any,
     ) -> None:
         if max_workers < 1:
             raise ValueError(f"max_workers must be at least 1, got {max_workers}")
         self._loop = _HostLoop()
         self.chat_model = chat_model
+        self.options = options_of("AsyncSessions", options, keywords)
         sync_summarizer: Summarizer
         if inspect.iscoroutinefunction(summarizer.summarize):
             sync_summarizer = _AwaitedSummarizer(summarizer, self._loop)  # type: ignore[arg-type]
@@ -229,23 +190,12 @@ class AsyncSessions:
             chat_model=(
                 _AwaitedChatModel(chat_model, self._loop) if chat_model is not None else None
             ),
-            hooks=hooks,
-            context_provider=context_provider,
-            metrics=metrics,
-            read_provider_error=read_provider_error,
-            erase_events=erase_events,
-            env=env,
-            model_windows=model_windows,
-            model_capabilities=model_capabilities,
-            locks=locks,
-            background=False,  # this service starts them as tasks
-            redactor=redactor,
-            max_message_bytes=max_message_bytes,
-            summarizer_breaker=summarizer_breaker,
+            # This service starts background compactions itself, as tasks.
+            options=attrs.evolve(self.options, background=False),
         )
         """The synchronous service underneath (its commands block: call them from threads)."""
-        self.background = background
-        if background:
+        self.background = self.options.background
+        if self.background:
             self.sync.background.on_due = self._due_from_worker
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="abridged-async")
         self._tasks: dict[UUID, asyncio.Task[CompactionReport | None]] = {}
@@ -317,78 +267,8 @@ class AsyncSessions:
     clear_session = _awaited(Sessions.clear_session)
     resume_session = _awaited(Sessions.resume_session)
 
-    async def complete(
-        self,
-        session_id: UUID | str,
-        *,
-        thinking: Mapping[str, JSON] | None = None,
-        tool_choice: Mapping[str, JSON] | None = None,
-        temperature: float | None = None,
-        metadata: Mapping[str, JSON] | None = None,
-        stop_sequences: Sequence[str] = (),
-        on_text: TextCallback | None = None,
-        on_notice: NoticeCallback | None = None,
-    ) -> ModelReply:
-        """`Sessions.complete`, with the chat model's requests awaited on the loop (`on_notice`
-        is called from a worker thread)."""
-        if self.chat_model is None:
-            raise SessionError("this service has no chat model: pass chat_model= to AsyncSessions")
-        chat = self.chat_model
-        options = RequestOptions(
-            thinking=thinking,
-            tool_choice=tool_choice,
-            temperature=temperature,
-            metadata=metadata,
-            stop_sequences=stop_sequences,
-        )
-        session_id = as_session_id(session_id)
-        prepared = await self.prepare_request(session_id, on_notice=on_notice)
-        options.check_for(prepared.max_tokens)
-        if prepared.needs_count:
-            try:
-                counted = await chat.count_tokens(prepared.context, model=prepared.model)
-            except PromptTooLongError:
-                raise
-            except ProviderError as error:
-                # As `Sessions.complete`: counting is a precaution, its outage blocks nothing.
-                logger.warning("count_tokens failed; sending as estimated: %s", error)
-            else:
-                recounted = await self._run(
-                    self.sync.check_count, session_id, counted, on_notice=on_notice
-                )
-                prepared = recounted or prepared
-
-        async def send(prepared: PreparedRequest) -> ModelReply:
-            return await chat.send(
-                prepared.context,
-                model=prepared.model,
-                max_tokens=prepared.max_tokens,
-                options=options,
-                on_text=on_text,
-            )
-
-        try:
-            reply = await send(prepared)
-        except PromptTooLongError as error:
-            prepared = await self._run(
-                self.sync.report_overflow, session_id, error, on_notice=on_notice
-            )
-            try:
-                reply = await send(prepared)
-            except PromptTooLongError as again:
-                raise still_too_long(again, prepared) from again
-        try:
-            await self.record_reply(
-                session_id,
-                reply.message,
-                reply.usage,
-                request_estimate=prepared.context.raw_estimate,
-            )
-        except InvalidMessageError as error:
-            failure = ProviderError(f"the model's reply cannot join the session: {error}")
-            failure.reply = reply  # type: ignore[attr-defined]  # paid for: the caller keeps it
-            raise failure from error
-        return reply
+    complete = driven_async(completion)
+    """`Sessions.complete`, awaited: the same loop (`abridged.application.completion`)."""
 
     def correlation(self, correlation_id: str | None) -> AbstractContextManager[None]:
         """As `Sessions.correlation`: the events the block's awaited commands store record
@@ -396,6 +276,10 @@ class AsyncSessions:
         return correlation(correlation_id)
 
     # Queries.
+
+    def capabilities(self, model: str) -> ModelCapabilities:
+        """As `Sessions.capabilities` (a lookup in memory: not awaited)."""
+        return self.sync.capabilities(model)
 
     session = _awaited(Sessions.session)
     list_sessions = _awaited(Sessions.list_sessions)

@@ -15,10 +15,17 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
+from typing import Unpack
 
 import attrs
 
-from abridged.application.ports import Summarizer, SummarizerError, Summary, with_earlier
+from abridged.application.ports import (
+    Summarizer,
+    SummarizerError,
+    Summary,
+    SummaryParameters,
+    with_earlier,
+)
 from abridged.domain.messages import Message
 
 __all__ = ["BreakerSettings", "GuardedSummarizer"]
@@ -82,10 +89,8 @@ class GuardedSummarizer:
         self,
         messages: Sequence[Message],
         *,
-        max_tokens: int,
-        instructions: str | None = None,
-        session_model: str | None = None,
         earlier: Sequence[str] = (),
+        **request: Unpack[SummaryParameters],
     ) -> Summary:
         """The wrapped summarizer's summary; raises `SummarizerError` when it fails, takes
         longer than the budget, or the breaker is open. `earlier` reaches the wrapped
@@ -100,13 +105,7 @@ class GuardedSummarizer:
         given, extra = with_earlier(self.inner.summarize, messages, earlier)
 
         def call() -> Summary:
-            return self.inner.summarize(
-                given,
-                max_tokens=max_tokens,
-                instructions=instructions,
-                session_model=session_model,
-                **extra,
-            )
+            return self.inner.summarize(given, **request, **extra)
 
         try:
             summary = self._bounded(call)

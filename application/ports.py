@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, Required, TypedDict, Unpack, runtime_checkable
 from uuid import UUID
 
 import attrs
@@ -60,6 +60,17 @@ class Summary:
     summarized: the summary is then sent as this block, unchanged, and `text` is its content."""
 
 
+class SummaryParameters(TypedDict, total=False):
+    """The keywords a summarizer is called with (`Summarizer.summarize`)."""
+
+    max_tokens: Required[int]
+    """The longest summary wanted, in tokens."""
+    instructions: str | None
+    """The caller's focus (from a manual compaction)."""
+    session_model: str | None
+    """The conversation's model, for summarizers that fall back to it."""
+
+
 class Summarizer(Protocol):
     """Writes the text that stands for a range of messages in later requests."""
 
@@ -69,19 +80,13 @@ class Summarizer(Protocol):
         ...
 
     def summarize(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        instructions: str | None = None,
-        session_model: str | None = None,
+        self, messages: Sequence[Message], **request: Unpack[SummaryParameters]
     ) -> Summary:
         """A summary of `messages` of at most `max_tokens` tokens; raises `SummarizerError`.
 
-        `instructions` are the caller's focus (from a manual compaction); `session_model` is
-        the conversation's model, for summarizers that fall back to it.
-
-        A summarizer that also accepts `earlier: Sequence[str] = ()` (every summarizer of
+        The keywords are `SummaryParameters`: an implementation names them
+        (`*, max_tokens: int, instructions: str | None = None, session_model: str | None =
+        None`). A summarizer that also accepts `earlier: Sequence[str] = ()` (every summarizer of
         abridged does) receives the texts of the earlier summary chunks being folded there,
         out of band, instead of as leading messages (`with_earlier`).
         """
@@ -219,6 +224,19 @@ TextCallback = Callable[[str], None]
 """Called with each piece of the reply's text as it streams in."""
 
 
+class SendParameters(TypedDict, total=False):
+    """The keywords a chat model's `send` is called with."""
+
+    model: Required[str]
+    """The model the request names."""
+    max_tokens: Required[int]
+    """The output tokens the request reserves."""
+    options: RequestOptions | None
+    """The host's request parameters (`thinking`, `tool_choice`, ...)."""
+    on_text: TextCallback | None
+    """Receives the reply's text as it streams."""
+
+
 class ChatModel(Protocol):
     """The conversation's model provider."""
 
@@ -232,17 +250,9 @@ class ChatModel(Protocol):
         """The provider-side context management this adapter adds to requests, if any."""
         ...
 
-    def send(
-        self,
-        context: Context,
-        *,
-        model: str,
-        max_tokens: int,
-        options: RequestOptions | None = None,
-        on_text: TextCallback | None = None,
-    ) -> ModelReply:
-        """Sends the context as one request with `options`; `on_text` receives the reply's
-        text as it streams. Raises `PromptTooLongError`, `ProviderError`."""
+    def send(self, context: Context, **request: Unpack[SendParameters]) -> ModelReply:
+        """Sends the context as one request (the keywords are `SendParameters`, which an
+        implementation names); raises `PromptTooLongError`, `ProviderError`."""
         ...
 
     def count_tokens(self, context: Context, *, model: str) -> int:

@@ -45,7 +45,8 @@ from eventsourcing.persistence import (
 from abridged.application import lifecycle
 from abridged.application.chain import ChainingMapper, correlation
 from abridged.application.compactor import Compactor
-from abridged.application.guard import BreakerSettings, GuardedSummarizer
+from abridged.application.completion import completion, driven
+from abridged.application.guard import GuardedSummarizer
 from abridged.application.inputs import as_message, as_usage, reply_usage
 from abridged.application.loading import SessionLoader
 from abridged.application.locks import CommandLocks, CompactionLocks, ProcessLocks
@@ -66,27 +67,18 @@ from abridged.application.notices import (
     breakdown_of,
     context_status,
 )
-from abridged.application.overflow import ErrorReader, overflow_figures
+from abridged.application.options import SessionsOptions, options_of
+from abridged.application.overflow import overflow_figures
 from abridged.application.ports import (
     ERASED_MARK,
     ChatModel,
-    CompactionHooks,
     CompactionReport,
-    ContextProvider,
-    EventEraser,
     MetricNames,
     Metrics,
-    ModelReply,
-    NoMetrics,
-    PromptTooLongError,
-    ProviderError,
     Redactor,
-    RequestOptions,
     Summarizer,
-    TextCallback,
     TokenCounter,
 )
-from abridged.application.redaction import DefaultRedactor
 from abridged.application.snapshots import (
     SessionRepository,
     SessionSnapshot,
@@ -100,7 +92,6 @@ from abridged.domain import planner
 from abridged.domain.capabilities import (
     ModelCapabilities,
     capabilities_for,
-    check_model_capabilities,
 )
 from abridged.domain.context import (
     Context,
@@ -117,7 +108,6 @@ from abridged.domain.errors import (
     ContextOverflowError,
     ContextTooSmallError,
     InvalidArgumentError,
-    InvalidMessageError,
     NotAnOverflowError,
     NothingToCompactError,
     RoleOrderError,
@@ -130,7 +120,6 @@ from abridged.domain.errors import (
 )
 from abridged.domain.events import held_ledgers
 from abridged.domain.inputs import (
-    DEFAULT_MAX_MESSAGE_BYTES,
     check_message_size,
     check_token_count,
     check_tool_definitions,
@@ -145,7 +134,6 @@ from abridged.domain.session import Session
 from abridged.domain.settings import (
     CompactionSettings,
     Limits,
-    check_model_windows,
     context_window_for,
     parse_model_windows,
 )
@@ -171,16 +159,6 @@ CONFLICT_PAUSE = 0.005
 """Seconds: the longest pause before the first retry after a conflict; it doubles per try."""
 COUNT_TOKENS_SHARE = 0.9
 """Above this share of the budget, `complete` asks the provider to count before sending."""
-
-
-def still_too_long(error: PromptTooLongError, prepared: PreparedRequest) -> ContextOverflowError:
-    """The error of a request the provider refused again after the session was compacted."""
-    return ContextOverflowError(
-        f"the provider still found the request too long after compacting: {error}",
-        position=None,
-        tokens=error.tokens or prepared.context.estimate,
-        budget=prepared.context.budget,
-    )
 
 
 class _CompactionDueError(Exception):
@@ -233,68 +211,38 @@ class Sessions(Application[UUID]):
         counter: TokenCounter,
         summarizer: Summarizer,
         chat_model: ChatModel | None = None,
-        hooks: CompactionHooks | None = None,
-        context_provider: ContextProvider | None = None,
-        metrics: Metrics | None = None,
-        read_provider_error: ErrorReader | None = None,
-        erase_events: EventEraser | None = None,
-        env: Mapping[str, str] | None = None,
-        model_windows: Mapping[str, int] | None = None,
-        locks: CompactionLocks | None = None,
-        background: bool = True,
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-        summarizer_breaker: BreakerSettings | None = None,
-        model_capabilities: Mapping[str, ModelCapabilities | Mapping[str, Any]] | None = None,
-        redactor: Redactor | None = None,
+        options: SessionsOptions | None = None,
+        **keywords: Any,
     ) -> None:
-        """`metrics` receives the service's counters (default: none are reported);
-        `read_provider_error` turns a provider SDK's exception into a `ProviderError`, so
-        `report_overflow` accepts the SDK's own errors (`bootstrap` wires Anthropic's);
-        `erase_events` lets `delete_session(..., erase=True)` remove a session's rows from
-        the store (`bootstrap` wires it for SQLite and PostgreSQL). `model_windows` adds to
-        (or overrides) the table of context windows by model name, as does
-        `ABRIDGED_MODEL_WINDOWS="name=tokens,..."` in `env`. `model_capabilities` adds to
-        (or overrides) the table of what each model checks and accepts
-        (`abridged.domain.capabilities`: rows by model-name prefix, each a
-        `ModelCapabilities` or a mapping of some of its fields, the rest the strictest).
+        """The service on `counter`, `summarizer` and, for `complete`, `chat_model`.
 
-        `locks` keep one compaction at a time per session (by default among this process's
-        threads; `bootstrap` adds PostgreSQL's advisory locks for a shared server). With
-        `background`, a reply past a session's `background_threshold_ratio` starts its
-        compaction on a worker thread (`compact_soon`); without it, only the host starts one.
-
-        `max_message_bytes` bounds one message (its JSON, in bytes); `summarizer_breaker`
-        bounds each summarizer call in time and stops calling a summarizer that keeps failing
-        (see `abridged.application.guard`).
-
-        `redactor` replaces secrets in whatever the service derives from messages (summarizer
-        input, summaries, the facts ledger); default `DefaultRedactor()`, `NoRedaction()` for
-        none. The stored messages are kept as appended (see docs/security.md)."""
+        Every other option (`hooks`, `metrics`, `env`, `redactor`, ...) is a field of
+        `SessionsOptions`, whose docstrings say what each does, given as a keyword or in
+        `options` (keywords win); `AsyncSessions` takes the same. Raises
+        `InvalidArgumentError` for an option it does not have, or a value of the wrong
+        type."""
         from abridged.application.background import BackgroundCompactions
 
-        if isinstance(max_message_bytes, bool) or not isinstance(max_message_bytes, int):
-            raise InvalidArgumentError("max_message_bytes must be an int")
-        if max_message_bytes < 1:
-            raise InvalidArgumentError("max_message_bytes must be at least 1")
+        self.options = options = options_of("Sessions", options, keywords)
         self.counter = counter
-        self.max_message_bytes = max_message_bytes
-        self.summarizer = GuardedSummarizer(summarizer, summarizer_breaker)
-        self.redactor: Redactor = redactor if redactor is not None else DefaultRedactor()
+        self.max_message_bytes = options.max_message_bytes
+        self.summarizer = GuardedSummarizer(summarizer, options.summarizer_breaker)
+        self.redactor: Redactor = options.redactor
         self.writer = SummaryWriter(counter, self.summarizer, self.redactor)
         self.chat_model = chat_model
-        self.hooks = hooks
-        self.context_provider = context_provider
-        self.metrics: Metrics = metrics or NoMetrics()
-        self.read_provider_error = read_provider_error
-        self.erase_events = erase_events
-        self.locks: CompactionLocks = locks if locks is not None else ProcessLocks()
+        self.hooks = options.hooks
+        self.context_provider = options.context_provider
+        self.metrics: Metrics = options.metrics
+        self.read_provider_error = options.read_provider_error
+        self.erase_events = options.erase_events
+        self.locks: CompactionLocks = options.locks if options.locks is not None else ProcessLocks()
         self.command_locks = CommandLocks()
         self.compactor = Compactor(self)
-        self.background = BackgroundCompactions(self, automatic=background)
+        self.background = BackgroundCompactions(self, automatic=options.background)
         # Recently used sessions stay in memory and are fast-forwarded from the store, so a
         # command decodes only the events it has not seen. eventsourcing reads a size of "0"
         # as "no limit"; here it turns the cache off, as a user would expect.
-        settings = {"AGGREGATE_CACHE_MAXSIZE": "256", **(env or {})}
+        settings = {"AGGREGATE_CACHE_MAXSIZE": "256", **options.env}
         if settings["AGGREGATE_CACHE_MAXSIZE"].strip() == "0":
             settings["AGGREGATE_CACHE_MAXSIZE"] = ""
         register_legacy_topics()
@@ -302,9 +250,9 @@ class Sessions(Application[UUID]):
         self.loader = SessionLoader(self.repository)
         self.model_windows = {
             **parse_model_windows(self.env.get("ABRIDGED_MODEL_WINDOWS") or ""),
-            **check_model_windows(dict(model_windows or {})),
+            **options.model_windows,
         }
-        self.model_capabilities = check_model_capabilities(dict(model_capabilities or {}))
+        self.model_capabilities = dict(options.model_capabilities)
 
     def capabilities(self, model: str) -> ModelCapabilities:
         """What `model` checks and accepts: the host's rows, then the built-in table
@@ -727,84 +675,10 @@ class Sessions(Application[UUID]):
 
         self._retrying(session_id, command)
 
-    def complete(
-        self,
-        session_id: UUID | str,
-        *,
-        thinking: Mapping[str, JSON] | None = None,
-        tool_choice: Mapping[str, JSON] | None = None,
-        temperature: float | None = None,
-        metadata: Mapping[str, JSON] | None = None,
-        stop_sequences: Sequence[str] = (),
-        on_text: TextCallback | None = None,
-        on_notice: NoticeCallback | None = None,
-    ) -> ModelReply:
-        """Prepares the request, sends it through the chat model and records the reply.
-
-        `thinking`, `tool_choice`, `temperature`, `metadata` (the API's, e.g. `user_id`) and
-        `stop_sequences` go into the request as the Messages API spells them
-        (`InvalidRequestOptionsError`, before anything is sent, for values it would refuse);
-        `on_text` receives the reply's text as it streams, `on_notice` the context notices.
-
-        Near the limit the provider counts the request first (when counting fails, the request
-        goes as estimated). When the provider answers that the prompt is too long, the session
-        is compacted (trigger `overflow`) and the request sent once more. Every reply the
-        provider returns is recorded, even one cut short or empty; a reply no session can keep
-        raises `ProviderError` with the reply as its `reply`."""
-        if self.chat_model is None:
-            raise SessionError("this service has no chat model: pass chat_model= to Sessions")
-        session_id = as_session_id(session_id)
-        options = RequestOptions(
-            thinking=thinking,
-            tool_choice=tool_choice,
-            temperature=temperature,
-            metadata=metadata,
-            stop_sequences=stop_sequences,  # a string is refused by the converter
-        )
-        chat = self.chat_model
-        prepared = self.prepare_request(session_id, on_notice=on_notice)
-        options.check_for(prepared.max_tokens)
-        if prepared.needs_count:
-            try:
-                counted = chat.count_tokens(prepared.context, model=prepared.model)
-            except PromptTooLongError:
-                raise
-            except ProviderError as error:
-                # Counting is a precaution: an outage of it must not block the request, and
-                # an overflow is still caught by the provider's answer below.
-                logger.warning("count_tokens failed; sending as estimated: %s", error)
-            else:
-                prepared = self.check_count(session_id, counted, on_notice=on_notice) or prepared
-
-        def send(prepared: PreparedRequest) -> ModelReply:
-            return chat.send(
-                prepared.context,
-                model=prepared.model,
-                max_tokens=prepared.max_tokens,
-                options=options,
-                on_text=on_text,
-            )
-
-        try:
-            reply = send(prepared)
-        except PromptTooLongError as error:
-            prepared = self.report_overflow(session_id, error, on_notice=on_notice)
-            try:
-                reply = send(prepared)
-            except PromptTooLongError as again:
-                raise still_too_long(again, prepared) from again
-        try:
-            self.record_reply(
-                session_id,
-                reply.message,
-                reply.usage,
-                request_estimate=prepared.context.raw_estimate,
-            )
-        except InvalidMessageError as error:
-            failure = ProviderError(f"the model's reply cannot join the session: {error}")
-            failure.reply = reply  # type: ignore[attr-defined]  # paid for: the caller keeps it
-            raise failure from error
-        return reply
+    complete = driven(completion)
+    """Prepares the request, sends it through the chat model and records the reply: the
+    loop of `abridged.application.completion.completion`, whose docstring says what it
+    takes and decides (`AsyncSessions.complete` runs the very same loop, awaited)."""
 
     # Queries.
 
