@@ -102,8 +102,14 @@ def test_the_ledger_records_requests_files_commands_and_errors_verbatim_with_ran
 def test_rendering_names_each_entry_with_its_messages_and_marks_failures() -> None:
     text = render_ledger(extract(list(enumerate(coding_session()))))
 
-    assert "m1 Fix the parser crash on empty input." in text
+    # A prompt of two lines is quoted whole, its layout kept, fenced under its range.
+    assert (
+        "\nm1\n```\nFix the parser crash on empty input.\nIt started after the refactor.\n```\n"
+        in text
+    )
     assert "m2-6 src/app/parser.py" in text
+    # An error line names the tool whose output it was quoted from.
+    assert "m5 [Bash] E   IndexError: string index out of range" in text
     assert "m4 ✗ pytest tests/test_parser.py -q" in text
     assert text.index("User requests:") < text.index("Files modified") < text.index("Commands")
     assert render_ledger(()) == ""
