@@ -34,7 +34,7 @@ listed again; a consolidation shows the widened ranges.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
@@ -58,6 +58,7 @@ __all__ = [
     "MAX_SEGMENTS",
     "PATH_WORD",
     "PRIORITY",
+    "RECENT_PER_KIND",
     "REQUEST_CHARS",
     "SECTIONS",
     "LedgerEntry",
@@ -78,19 +79,24 @@ __all__ = [
 ]
 
 
+RECENT_PER_KIND = 6
+"""When the ledger must drop entries, the most recent this many of each kind (requests,
+files, commands, errors, ...) go last: whatever its priority, every kind keeps its latest
+facts, the ones an agent is most likely to need next."""
+
+
 def bounded(
     entries: Sequence[LedgerEntry], max_tokens: int, count: CountText
 ) -> tuple[tuple[LedgerEntry, ...], tuple[LedgerEntry, ...]]:
-    """The entries whose rendering fits `max_tokens`, and those dropped, by priority.
+    """The entries whose rendering fits `max_tokens`, and those dropped: the most recent
+    `RECENT_PER_KIND` of each kind last; before them, and among them, by priority, the
+    least recently seen first.
 
     Lines are counted one by one (a rendering is about the sum of its lines and headings),
-    then the rendering is counted and trimmed further, lowest priority first, until it fits."""
+    then the rendering is counted and trimmed further, in the same order, until it fits."""
     if not entries:
         return (), ()
-    order = sorted(
-        range(len(entries)),
-        key=lambda i: (PRIORITY[entries[i].kind], entries[i].last_position, i),
-    )
+    order = sorted(range(len(entries)), key=_drop_order(entries))
     # A first pass by the lines' own counts (the section titles are left to the exact
     # check below, so this pass never drops more than it must).
     sizes = {i: count(render_line(entries[i])) + 1 for i in order}
@@ -102,14 +108,28 @@ def bounded(
             break
         dropped.add(i)
         total -= sizes[i]
+    remaining = [i for i in order if i not in dropped]
+    while remaining and count(render_ledger([entries[i] for i in sorted(remaining)])) > max_tokens:
+        dropped.add(remaining.pop(0))
     kept = tuple(e for i, e in enumerate(entries) if i not in dropped)
-    while kept and count(render_ledger(kept)) > max_tokens:
-        victim = min(
-            range(len(kept)), key=lambda i: (PRIORITY[kept[i].kind], kept[i].last_position, i)
-        )
-        dropped.add(entries.index(kept[victim]))
-        kept = kept[:victim] + kept[victim + 1 :]
     return kept, tuple(e for i, e in enumerate(entries) if i in dropped)
+
+
+def _drop_order(entries: Sequence[LedgerEntry]) -> Callable[[int], tuple[int, int, int, int]]:
+    """The key that orders `entries` (by index) from the first to drop to the last."""
+    recent: set[int] = set()
+    seen: dict[str, int] = {}
+    for i in sorted(range(len(entries)), key=lambda i: -entries[i].last_position):
+        family = entries[i].key[0]
+        if seen.get(family, 0) < RECENT_PER_KIND:
+            recent.add(i)
+            seen[family] = seen.get(family, 0) + 1
+
+    def key(i: int) -> tuple[int, int, int, int]:
+        entry = entries[i]
+        return (i in recent, PRIORITY[entry.kind], entry.last_position, i)
+
+    return key
 
 
 SECTIONS: tuple[tuple[str, tuple[LedgerKind, ...]], ...] = (
