@@ -162,6 +162,9 @@ class LedgerTable:
     texts: list[str]
     firsts: list[int]
     lasts: list[int]
+    sources: list[str] = attrs.field(factory=list)
+    """The tools entries were read from (empty in snapshots taken before sources were
+    recorded: every entry's source is then "")."""
 
     @classmethod
     def of(cls, entries: Sequence[LedgerEntry]) -> LedgerTable:
@@ -170,13 +173,15 @@ class LedgerTable:
             texts=[e.text for e in entries],
             firsts=[e.first_position for e in entries],
             lasts=[e.last_position for e in entries],
+            sources=[e.source for e in entries] if any(e.source for e in entries) else [],
         )
 
     def entries(self) -> list[LedgerEntry]:
+        sources = self.sources or [""] * len(self.kinds)
         return [
-            LedgerEntry(kind, text, first, last)
-            for kind, text, first, last in zip(
-                self.kinds, self.texts, self.firsts, self.lasts, strict=True
+            LedgerEntry(kind, text, first, last, source)
+            for kind, text, first, last, source in zip(
+                self.kinds, self.texts, self.firsts, self.lasts, sources, strict=True
             )
         ]
 
@@ -245,16 +250,24 @@ class EntryTableAsDict(Transcoding):
 
 
 class LedgerTableAsDict(Transcoding):
-    """A `LedgerTable` as JSON: four columns."""
+    """A `LedgerTable` as JSON: five columns (four in snapshots older than `sources`)."""
 
     type = LedgerTable
     name = "ledger_table"
 
     def encode(self, obj: LedgerTable) -> dict[str, Any]:
-        return {"kinds": obj.kinds, "texts": obj.texts, "firsts": obj.firsts, "lasts": obj.lasts}
+        return {
+            "kinds": obj.kinds,
+            "texts": obj.texts,
+            "firsts": obj.firsts,
+            "lasts": obj.lasts,
+            "sources": obj.sources,
+        }
 
     def decode(self, data: dict[str, Any]) -> LedgerTable:
-        return LedgerTable(data["kinds"], data["texts"], data["firsts"], data["lasts"])
+        return LedgerTable(
+            data["kinds"], data["texts"], data["firsts"], data["lasts"], data.get("sources", [])
+        )
 
 
 TYPECODES = (

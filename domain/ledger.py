@@ -34,277 +34,69 @@ listed again; a consolidation shows the widened ranges.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
-from abridged.domain.framing import escape_framing
-from abridged.domain.messages import (
-    JSON,
-    Message,
-    Role,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
+from abridged.domain.framing import escape_framing, fenced
+from abridged.domain.ledger_entry import KINDS, PRIORITY, LedgerEntry, LedgerKind, merge
+from abridged.domain.ledger_extraction import (
+    ERROR_LINE,
+    PATH_WORD,
+    REQUEST_CHARS,
+    error_lines,
+    extract,
 )
 from abridged.domain.tokens import BLOCK_OVERHEAD, CountText, text_block_tokens
 
-LedgerKind = str
-"""`request`, `constraint`, `file-read`, `file-modified`, `file-created`, `command`,
-`command-failed`, `error`, `identifier`, `url` or `number`."""
-
-KINDS: tuple[LedgerKind, ...] = (
-    "request",
-    "constraint",
-    "file-modified",
-    "file-created",
-    "file-read",
-    "command-failed",
-    "command",
-    "error",
-    "identifier",
-    "url",
-    "number",
-)
-PRIORITY: Mapping[LedgerKind, int] = {
-    "number": 1,
-    "file-read": 0,
-    "identifier": 1,
-    "command": 1,
-    "error": 2,
-    "command-failed": 2,
-    "url": 2,
-    "file-modified": 3,
-    "file-created": 3,
-    "request": 4,
-    "constraint": 4,
-}
-"""Higher stays longer when the ledger's budget is short."""
-
-REQUEST_CHARS = 1_500
-"""A prompt is kept whole up to this many characters (the task is in it), its head beyond."""
-CONSTRAINT_CHARS = 300
-NAME_CHARS = 120
-COMMAND_CHARS = 240
-ERROR_CHARS = 200
-PATH_CHARS = 300
-
-PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file", "notebook_path")
-CONTENT_KEYS = frozenset(
-    {"content", "old_string", "new_string", "file_text", "text", "old_str", "new_str", "body"}
-)
-"""Tool inputs that hold file content, not paths the tool acts on."""
-WRITES = ("edit", "write", "replace", "patch", "insert", "delete", "move", "rename", "str_replace")
-CREATES = ("create", "new_file", "mkdir", "touch")
-SHELL_TOOL = re.compile(r"bash|shell|terminal|exec|run|cmd|command", re.IGNORECASE)
-PATH_WORD = re.compile(r"(?<![\w:/.])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*\w")
-ERROR_LINE = re.compile(
-    r"\b[A-Z]\w*(?:Error|Exception)\b:|(?:^|\s)(?:error|Error|ERROR)(?:\[\w+\])?:"
-    r"|\bFAILED\b|\bfatal:|\bpanic:|^Traceback \(most recent call last\)"
-)
-"""A line that reports a failure: an exception, a compiler or tool `error:`, a failed test."""
-CONSTRAINT = re.compile(
-    r"\b(?:never|always|don'?t|do not|must|mustn'?t|only|avoid|make sure|should ?n[o']t"
-    r"|instead of|prefer|no longer|keep using|stick to)\b",
-    re.IGNORECASE,
-)
-"""A sentence of the user's that states a rule or a decision."""
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-BACKTICKED = re.compile(r"`([^`\n]{3,80})`")
-FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
-URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
-NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?")
-"""A number of two or more digits with the word before it: `port 8080`, `timeout: 30`."""
+__all__ = [
+    "CONSOLIDATION_SLACK",
+    "CONTINUED",
+    "ERROR_LINE",
+    "HEADING",
+    "KINDS",
+    "MAX_SEGMENTS",
+    "PATH_WORD",
+    "PRIORITY",
+    "RECENT_PER_KIND",
+    "REQUEST_CHARS",
+    "SECTIONS",
+    "LedgerEntry",
+    "LedgerKind",
+    "LedgerUpdate",
+    "advance",
+    "bounded",
+    "changed_entries",
+    "changes",
+    "check_update",
+    "consolidate",
+    "error_lines",
+    "extract",
+    "merge",
+    "patched",
+    "render_ledger",
+    "render_line",
+]
 
 
-@attrs.frozen
-class LedgerEntry:
-    """One fact of the ledger and the messages it came from (positions, inclusive)."""
-
-    kind: LedgerKind
-    text: str
-    first_position: int
-    last_position: int
-
-    @property
-    def key(self) -> tuple[str, str]:
-        """Entries with the same key are the same fact: files by path, the rest by text."""
-        return (self.kind.split("-")[0], self.text)
-
-
-def error_lines(text: str, is_error: bool = False) -> list[str]:
-    """The distinct lines of a tool output that report a failure, stripped and capped."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    found: dict[str, None] = {}
-    if is_error and lines:
-        found[lines[0][:ERROR_CHARS]] = None
-    for line in lines:
-        if ERROR_LINE.search(line):
-            found[line[:ERROR_CHARS]] = None
-    return list(found)
-
-
-def extract(messages: Sequence[tuple[int, Message]]) -> tuple[LedgerEntry, ...]:
-    """The ledger entries of `messages` (each with its position), merged in order."""
-    results: dict[str, ToolResultBlock] = {
-        block.tool_use_id: block
-        for _, message in messages
-        for block in message.content
-        if isinstance(block, ToolResultBlock)
-    }
-    found: list[LedgerEntry] = []
-    for position, message in messages:
-        if message.is_user_prompt:
-            found.extend(_prompt_entries(message, position))
-        elif message.role is Role.ASSISTANT:
-            for block in message.content:
-                if isinstance(block, TextBlock):
-                    found.extend(_named(block.text, position, backticks=True))
-                elif isinstance(block, ThinkingBlock):
-                    found.extend(_backticked(block.thinking, position))
-        for call in message.tool_uses:
-            found.extend(
-                LedgerEntry("url", url, position, position)
-                for value in _strings(call.input)
-                for url in _urls(value)
-            )
-            found.extend(_call_entries(call, results.get(call.id), position))
-        for block in message.content:
-            if isinstance(block, ToolResultBlock):
-                found.extend(
-                    LedgerEntry("error", line, position, position)
-                    for line in error_lines(block.text, block.is_error)
-                )
-    return merge((), found)
-
-
-def _prompt_entries(message: Message, position: int) -> Iterable[LedgerEntry]:
-    """A user prompt: whole when it fits `REQUEST_CHARS`; else its head, and what the rest
-    states that an agent must not lose (constraints, names, links, numbers)."""
-    text = "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
-    if not text:
-        return
-    head = text[:REQUEST_CHARS]
-    yield LedgerEntry("request", head, position, position)
-    if len(text) <= REQUEST_CHARS:
-        return
-    for part in SENTENCE_END.split(text):
-        sentence = part.strip()[:CONSTRAINT_CHARS]
-        if len(sentence) > 3 and sentence not in head and CONSTRAINT.search(sentence):
-            yield LedgerEntry("constraint", sentence, position, position)
-    yield from (e for e in _named(text, position, backticks=False) if e.text not in head)
-
-
-def _named(text: str, position: int, *, backticks: bool) -> Iterable[LedgerEntry]:
-    """The names (in backticks, flags), URLs and numbers a piece of prose gives."""
-    if backticks:
-        yield from _backticked(text, position)
-    for flag in FLAG.findall(text):
-        yield LedgerEntry("identifier", flag[:NAME_CHARS], position, position)
-    for url in _urls(text):
-        yield LedgerEntry("url", url, position, position)
-    for number in NUMBER.findall(text):
-        yield LedgerEntry("number", number[:NAME_CHARS], position, position)
-
-
-def _backticked(text: str, position: int) -> Iterable[LedgerEntry]:
-    for name in BACKTICKED.findall(text):
-        if len(name.strip()) >= 3:
-            yield LedgerEntry("identifier", name.strip(), position, position)
-
-
-def _urls(text: str) -> Iterable[str]:
-    for url in URL.findall(text):
-        yield url.rstrip(".,;:!?")[:PATH_CHARS]
-
-
-def _strings(value: JSON) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
-def _call_entries(
-    call: ToolUseBlock, result: ToolResultBlock | None, position: int
-) -> Iterable[LedgerEntry]:
-    name = call.name.lower()
-    command = next(
-        (v for k in ("command", "cmd") if isinstance(v := call.input.get(k), str) and v.strip()),
-        None,
-    )
-    shell = command is not None and bool(SHELL_TOOL.search(name))
-    if command is not None and shell:
-        first = next(line.strip() for line in command.splitlines() if line.strip())
-        failed = result is not None and (result.is_error or bool(error_lines(result.text)))
-        kind = "command-failed" if failed else "command"
-        yield LedgerEntry(kind, first[:COMMAND_CHARS], position, position)
-    action = " ".join([name, str(call.input.get("command", "")).lower()])
-    kind = "file-read"
-    if any(w in action for w in CREATES):
-        kind = "file-created"
-    elif any(w in action for w in WRITES):
-        kind = "file-modified"
-    # A shell command's paths are in its own entry, verbatim.
-    skip = {"command", "cmd"} if shell else set()
-    for path in dict.fromkeys(_paths(call.input, skip)):
-        yield LedgerEntry(kind, path, position, position)
-
-
-def _paths(inputs: Mapping[str, JSON], skip: set[str]) -> Iterable[str]:
-    for key in PATH_KEYS:
-        value = inputs.get(key)
-        if isinstance(value, str) and value.strip() and "\n" not in value:
-            yield value.strip()[:PATH_CHARS]
-    for key, value in inputs.items():
-        if isinstance(value, str) and key not in CONTENT_KEYS | skip and key not in PATH_KEYS:
-            for word in PATH_WORD.findall(value):
-                yield word[:PATH_CHARS]
-
-
-def merge(existing: Sequence[LedgerEntry], new: Iterable[LedgerEntry]) -> tuple[LedgerEntry, ...]:
-    """`existing` with `new` added: a fact seen again widens its range; a file read and
-    later modified becomes modified; a command that failed once stays marked failed."""
-    merged: dict[tuple[str, str], LedgerEntry] = {e.key: e for e in existing}
-    for entry in new:
-        key = entry.key
-        old = merged.get(key)
-        if old is None:
-            merged[key] = entry
-            continue
-        kind = max(old.kind, entry.kind, key=_rank)
-        merged[key] = LedgerEntry(
-            kind,
-            old.text,
-            min(old.first_position, entry.first_position),
-            max(old.last_position, entry.last_position),
-        )
-    return tuple(merged.values())
-
-
-def _rank(kind: LedgerKind) -> tuple[int, int]:
-    return (PRIORITY[kind], 1 if kind in {"command-failed", "file-created"} else 0)
+RECENT_PER_KIND = 6
+"""When the ledger must drop entries, the most recent this many of each kind (requests,
+files, commands, errors, ...) go last: whatever its priority, every kind keeps its latest
+facts, the ones an agent is most likely to need next."""
 
 
 def bounded(
     entries: Sequence[LedgerEntry], max_tokens: int, count: CountText
 ) -> tuple[tuple[LedgerEntry, ...], tuple[LedgerEntry, ...]]:
-    """The entries whose rendering fits `max_tokens`, and those dropped, by priority.
+    """The entries whose rendering fits `max_tokens`, and those dropped: the most recent
+    `RECENT_PER_KIND` of each kind last; before them, and among them, by priority, the
+    least recently seen first.
 
     Lines are counted one by one (a rendering is about the sum of its lines and headings),
-    then the rendering is counted and trimmed further, lowest priority first, until it fits."""
+    then the rendering is counted and trimmed further, in the same order, until it fits."""
     if not entries:
         return (), ()
-    order = sorted(
-        range(len(entries)),
-        key=lambda i: (PRIORITY[entries[i].kind], entries[i].last_position, i),
-    )
+    order = sorted(range(len(entries)), key=_drop_order(entries))
     # A first pass by the lines' own counts (the section titles are left to the exact
     # check below, so this pass never drops more than it must).
     sizes = {i: count(render_line(entries[i])) + 1 for i in order}
@@ -316,14 +108,28 @@ def bounded(
             break
         dropped.add(i)
         total -= sizes[i]
+    remaining = [i for i in order if i not in dropped]
+    while remaining and count(render_ledger([entries[i] for i in sorted(remaining)])) > max_tokens:
+        dropped.add(remaining.pop(0))
     kept = tuple(e for i, e in enumerate(entries) if i not in dropped)
-    while kept and count(render_ledger(kept)) > max_tokens:
-        victim = min(
-            range(len(kept)), key=lambda i: (PRIORITY[kept[i].kind], kept[i].last_position, i)
-        )
-        dropped.add(entries.index(kept[victim]))
-        kept = kept[:victim] + kept[victim + 1 :]
     return kept, tuple(e for i, e in enumerate(entries) if i in dropped)
+
+
+def _drop_order(entries: Sequence[LedgerEntry]) -> Callable[[int], tuple[int, int, int, int]]:
+    """The key that orders `entries` (by index) from the first to drop to the last."""
+    recent: set[int] = set()
+    seen: dict[str, int] = {}
+    for i in sorted(range(len(entries)), key=lambda i: -entries[i].last_position):
+        family = entries[i].key[0]
+        if seen.get(family, 0) < RECENT_PER_KIND:
+            recent.add(i)
+            seen[family] = seen.get(family, 0) + 1
+
+    def key(i: int) -> tuple[int, int, int, int]:
+        entry = entries[i]
+        return (i in recent, PRIORITY[entry.kind], entry.last_position, i)
+
+    return key
 
 
 SECTIONS: tuple[tuple[str, tuple[LedgerKind, ...]], ...] = (
@@ -339,14 +145,25 @@ SECTIONS: tuple[tuple[str, tuple[LedgerKind, ...]], ...] = (
 
 
 def render_line(entry: LedgerEntry) -> str:
-    """One entry as a line: its range, a mark, its exact text (a range costs tokens on every
-    line, so it is as short as it can be read: `m12` or `m12-40`). The text is quoted: it
-    never writes a frame tag (`escape_framing`), and, one line, never a heading."""
+    """One entry: its range (a range costs tokens on every line, so it is as short as it can
+    be read: `m12` or `m12-40`), a mark, the tool it was read from (`[bash]`), and its exact
+    text, quoted: it never writes a frame tag (`escape_framing`); one line follows the range,
+    several are `fenced` below it, verbatim, so none of them can pose as a heading, a section
+    title or another entry."""
     first, last = entry.first_position + 1, entry.last_position + 1
     where = f"m{first}" if first == last else f"m{first}-{last}"
     mark = {"command-failed": "✗ ", "file-created": "(new) "}.get(entry.kind, "")
-    text = " ".join(escape_framing(entry.text).splitlines())
-    return f"{where} {mark}{text}"
+    source = f"[{_tool_name(entry.source)}] " if entry.source else ""
+    text = escape_framing(entry.text)
+    if text.splitlines() != [text]:
+        return f"{where} {mark}{source}".rstrip() + "\n" + fenced(text)
+    return f"{where} {mark}{source}{text}"
+
+
+def _tool_name(name: str) -> str:
+    """A tool's name as a line shows it: a name is the host's, but only the characters a tool
+    name may have are shown (nothing that could close the brackets or start a line)."""
+    return "".join(c for c in name if c.isalnum() or c in "_-")[:64]
 
 
 HEADING = (

@@ -74,18 +74,12 @@ class CountingSummarizer:
     def name(self) -> str:
         return self.inner.name
 
-    def summarize(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        instructions: str | None = None,
-        session_model: str | None = None,
-    ) -> Summary:
+    def summarize(self, messages: Sequence[Message], **options: Any) -> Summary:
+        """The inner summarizer's summary, counted; every option (`max_tokens`,
+        `instructions`, `session_model`, `earlier`) passed on as given, so the wrapper never
+        hides a keyword the service uses."""
         self.counters.summarizer_calls += 1
-        summary = self.inner.summarize(
-            messages, max_tokens=max_tokens, instructions=instructions, session_model=session_model
-        )
+        summary = self.inner.summarize(messages, **options)
         self.counters.summarizer_input_tokens += summary.input_tokens
         self.counters.summarizer_output_tokens += summary.output_tokens
         return summary

@@ -19,11 +19,11 @@ from abridged.adapters.summarizers.items import (
 from abridged.adapters.summarizers.paths import PATH_KEYS, input_paths, paths_in_word
 from abridged.adapters.summarizers.rendering import (
     code_span,
-    fenced,
     one_line,
     render_error,
     render_request,
 )
+from abridged.domain.framing import fenced
 from abridged.domain.messages import Message, Role, TextBlock, ToolResultBlock, ToolUseBlock
 from abridged.domain.tokens import canonical_json
 

@@ -1,4 +1,5 @@
-"""How items read in a summary: clipped lines, code spans, fences and Markdown sections."""
+"""How items read in a summary: clipped lines, code spans, fences (`fenced`, shared with the
+ledger) and Markdown sections."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 from abridged.adapters.summarizers.items import TITLES, Item
+from abridged.domain.framing import fenced
 
 LINE_CHARS = 300
 
@@ -26,11 +28,6 @@ def code_span(text: str) -> str:
     ticks = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
-def fenced(text: str) -> str:
-    fence = "`" * max(3, max((len(run) for run in re.findall(r"`{3,}", text)), default=0) + 1)
-    return f"{fence}\n{text}\n{fence}"
 
 
 def render_request(text: str) -> str:

@@ -30,9 +30,11 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNNABLE = ("python", "sh")
 NOT_RUN_KINDS = ("output", "illustration", "not-run")
 _NOT_RUN = re.compile(rf"^\S+ ({'|'.join(NOT_RUN_KINDS)}): \S.*$")
-# Fences may be indented (inside a list item); the closing fence has the opening's indent.
+# Fences may be indented (inside a list item); the closing fence has the opening's indent
+# and backticks (a block that shows a fence is fenced with more).
 _FENCE = re.compile(
-    r"^(?P<indent> *)```(?P<info>[^\n`]*)\n(?P<code>.*?)^(?P=indent)```[ ]*$", re.M | re.S
+    r"^(?P<indent> *)(?P<ticks>`{3,})(?P<info>[^\n`]*)\n(?P<code>.*?)^(?P=indent)(?P=ticks)[ ]*$",
+    re.M | re.S,
 )
 
 

@@ -3,6 +3,7 @@ compactions with every dropped entry said by an event."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from uuid import UUID
 
 import pytest
@@ -19,6 +20,7 @@ from abridged.domain.ledger import (
     KINDS,
     MAX_SEGMENTS,
     PRIORITY,
+    RECENT_PER_KIND,
     REQUEST_CHARS,
     LedgerEntry,
     LedgerUpdate,
@@ -102,8 +104,14 @@ def test_the_ledger_records_requests_files_commands_and_errors_verbatim_with_ran
 def test_rendering_names_each_entry_with_its_messages_and_marks_failures() -> None:
     text = render_ledger(extract(list(enumerate(coding_session()))))
 
-    assert "m1 Fix the parser crash on empty input." in text
+    # A prompt of two lines is quoted whole, its layout kept, fenced under its range.
+    assert (
+        "\nm1\n```\nFix the parser crash on empty input.\nIt started after the refactor.\n```\n"
+        in text
+    )
     assert "m2-6 src/app/parser.py" in text
+    # An error line names the tool whose output it was quoted from.
+    assert "m5 [Bash] E   IndexError: string index out of range" in text
     assert "m4 ✗ pytest tests/test_parser.py -q" in text
     assert text.index("User requests:") < text.index("Files modified") < text.index("Commands")
     assert render_ledger(()) == ""
@@ -157,8 +165,19 @@ entry_strategy = st.builds(
 )
 
 
+def most_recent_of_each_kind(entries: Sequence[LedgerEntry]) -> set[LedgerEntry]:
+    families: dict[str, list[LedgerEntry]] = {}
+    for entry in entries:
+        families.setdefault(entry.kind.split("-")[0], []).append(entry)
+    return {
+        entry
+        for family in families.values()
+        for entry in sorted(family, key=lambda e: -e.last_position)[:RECENT_PER_KIND]
+    }
+
+
 @settings(max_examples=150, deadline=None)
-@given(st.lists(entry_strategy, max_size=40), st.integers(0, 400))
+@given(st.lists(entry_strategy, max_size=90), st.integers(0, 600))
 def test_bounding_fits_loses_nothing_unsaid_keeps_priority_and_is_deterministic(
     raw: list[LedgerEntry], budget: int
 ) -> None:
@@ -169,12 +188,35 @@ def test_bounding_fits_loses_nothing_unsaid_keeps_priority_and_is_deterministic(
     assert not kept or COUNTER.count(render_ledger(kept)) <= budget
     assert sorted(map(repr, kept + dropped)) == sorted(map(repr, entries))
     assert (kept, dropped) == bounded(entries, budget, COUNTER.count)
+    # Every kind's latest facts go last; before them and among them, the lower priority
+    # and the older first.
+    recent = most_recent_of_each_kind(entries)
     for gone in dropped:
         for stays in kept:
-            assert (PRIORITY[gone.kind], gone.last_position) <= (
+            assert (gone in recent, PRIORITY[gone.kind], gone.last_position) <= (
+                stays in recent,
                 PRIORITY[stays.kind],
                 stays.last_position,
             )
+
+
+def test_a_short_budget_keeps_the_latest_errors_before_older_requests() -> None:
+    requests = tuple(
+        LedgerEntry("request", f"Request number {k}: {words(12)}", k, k) for k in range(20)
+    )
+    errors = tuple(
+        LedgerEntry("error", f"ValueError: bad row {k}", 20 + k, 20 + k, "bash") for k in range(3)
+    )
+    entries = requests + errors
+    room = COUNTER.count(render_ledger(requests[-8:] + errors))
+
+    kept, dropped = bounded(entries, room, COUNTER.count)
+
+    # Requests outrank errors, but not the latest few of a kind: the errors stay, the
+    # oldest requests go, the latest requests stay.
+    assert set(errors) <= set(kept)
+    assert requests[0] in dropped
+    assert set(requests[-RECENT_PER_KIND:]) <= set(kept)
 
 
 def start(app: Sessions, window: int, **overrides: object) -> UUID:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
+import pytest
+
 from abridged.application.service import Sessions
 from abridged.domain.messages import Message, Role
 from abridged.domain.settings import CompactionSettings
@@ -88,11 +90,11 @@ def replay(app: Sessions, messages: list[Message]) -> Seen:
     return seen
 
 
-def chat(turns: int) -> list[Message]:
-    """Short turns: a prompt, two tool exchanges of 250 tokens, an answer."""
+def chat(turns: int, output: int = 250) -> list[Message]:
+    """Turns of a prompt, two tool exchanges of `output` tokens each, an answer."""
     messages: list[Message] = []
     for k in range(turns):
-        messages += turn(f"Task {k}: {words(40)}", [words(250), words(250)], words(60))
+        messages += turn(f"Task {k}: {words(40)}", [words(output), words(output)], words(60))
     return messages
 
 
@@ -105,15 +107,27 @@ def agent(exchanges: int) -> list[Message]:
     return messages
 
 
-def test_a_default_compaction_keeps_the_last_two_turns_verbatim(app: Sessions) -> None:
-    messages = chat(40)
+@pytest.mark.parametrize(
+    "output",
+    [
+        250,
+        # Two turns of about 3,100 tokens: more than the tail's own room (2,560), less than
+        # `retained_share` of the window (4,800), so the room is raised to hold them.
+        700,
+    ],
+)
+def test_a_default_compaction_keeps_the_last_two_turns_verbatim(app: Sessions, output: int) -> None:
+    messages = chat(40, output)
     compacted = replay(app, messages)
 
     assert compacted, "the session should have compacted"
     for request, history, start in compacted:
         assert sent_whole(request, history, start)
-        prompts = [m for m in request if m.is_user_prompt and m.text.startswith("Task")]
-        assert len(prompts) >= DEFAULTS.keep_recent_turns
+        # The last two turns, each from its prompt: the last prompt of the history is the
+        # message the request answers, the one before it starts the turn before.
+        prompts = [k for k, m in enumerate(history) if m.is_user_prompt]
+        assert start <= prompts[-DEFAULTS.keep_recent_turns]
+        assert sent_whole(request, history, prompts[-DEFAULTS.keep_recent_turns])
 
 
 def test_a_default_compaction_inside_one_long_turn_keeps_the_recent_tokens(

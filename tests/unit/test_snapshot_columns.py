@@ -5,7 +5,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from abridged.application.snapshot_columns import pack_ints, unpack_ints
+from abridged.application.snapshot_columns import (
+    LedgerTable,
+    LedgerTableAsDict,
+    pack_ints,
+    unpack_ints,
+)
+from abridged.domain.ledger import LedgerEntry
 
 integers = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 
@@ -41,3 +47,15 @@ def test_counts_take_the_fewest_bytes_that_hold_them() -> None:
     assert len(pack_ints(counts)) < 0.6 * len(pack_ints([*counts[:-1], 2**20]))
     for values in (lengths, counts, sums):
         assert unpack_ints(pack_ints(values)) == values
+
+
+def test_a_ledger_table_keeps_each_entrys_source_and_reads_older_tables() -> None:
+    entries = [
+        LedgerEntry("error", "error: boom", 3, 3, "bash"),
+        LedgerEntry("request", "Fix it.\nNow.", 0, 0),
+    ]
+    codec = LedgerTableAsDict()
+    assert codec.decode(codec.encode(LedgerTable.of(entries))).entries() == entries
+    # A snapshot taken before sources were recorded has four columns: no entry has a source.
+    older = {"kinds": ["error"], "texts": ["error: boom"], "firsts": [3], "lasts": [3]}
+    assert codec.decode(older).entries() == [LedgerEntry("error", "error: boom", 3, 3)]

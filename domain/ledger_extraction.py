@@ -1,0 +1,190 @@
+"""Reading the facts ledger's entries from messages (`extract`): the user's requests and
+constraints, files, commands, error lines, and the names, URLs and numbers written in prose."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from abridged.domain.ledger_entry import LedgerEntry, merge
+from abridged.domain.messages import (
+    JSON,
+    Message,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+
+REQUEST_CHARS = 1_500
+"""A prompt is kept whole up to this many characters (the task is in it), its head beyond."""
+CONSTRAINT_CHARS = 300
+NAME_CHARS = 120
+COMMAND_CHARS = 240
+ERROR_CHARS = 200
+PATH_CHARS = 300
+
+PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file", "notebook_path")
+CONTENT_KEYS = frozenset(
+    {"content", "old_string", "new_string", "file_text", "text", "old_str", "new_str", "body"}
+)
+"""Tool inputs that hold file content, not paths the tool acts on."""
+WRITES = ("edit", "write", "replace", "patch", "insert", "delete", "move", "rename", "str_replace")
+CREATES = ("create", "new_file", "mkdir", "touch")
+SHELL_TOOL = re.compile(r"bash|shell|terminal|exec|run|cmd|command", re.IGNORECASE)
+PATH_WORD = re.compile(r"(?<![\w:/.])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*\w")
+ERROR_LINE = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception)\b:|(?:^|\s)(?:error|Error|ERROR)(?:\[\w+\])?:"
+    r"|\bFAILED\b|\bfatal:|\bpanic:|^Traceback \(most recent call last\)"
+)
+"""A line that reports a failure: an exception, a compiler or tool `error:`, a failed test."""
+CONSTRAINT = re.compile(
+    r"\b(?:never|always|don'?t|do not|must|mustn'?t|only|avoid|make sure|should ?n[o']t"
+    r"|instead of|prefer|no longer|keep using|stick to)\b",
+    re.IGNORECASE,
+)
+"""A sentence of the user's that states a rule or a decision."""
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+BACKTICKED = re.compile(r"`([^`\n]{3,80})`")
+FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
+URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
+NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?")
+"""A number of two or more digits with the word before it: `port 8080`, `timeout: 30`."""
+
+
+def error_lines(text: str, is_error: bool = False) -> list[str]:
+    """The distinct lines of a tool output that report a failure, stripped and capped."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    found: dict[str, None] = {}
+    if is_error and lines:
+        found[lines[0][:ERROR_CHARS]] = None
+    for line in lines:
+        if ERROR_LINE.search(line):
+            found[line[:ERROR_CHARS]] = None
+    return list(found)
+
+
+def extract(messages: Sequence[tuple[int, Message]]) -> tuple[LedgerEntry, ...]:
+    """The ledger entries of `messages` (each with its position), merged in order."""
+    results: dict[str, ToolResultBlock] = {
+        block.tool_use_id: block
+        for _, message in messages
+        for block in message.content
+        if isinstance(block, ToolResultBlock)
+    }
+    tools = {call.id: call.name for _, message in messages for call in message.tool_uses}
+    found: list[LedgerEntry] = []
+    for position, message in messages:
+        if message.is_user_prompt:
+            found.extend(_prompt_entries(message, position))
+        elif message.role is Role.ASSISTANT:
+            for block in message.content:
+                if isinstance(block, TextBlock):
+                    found.extend(_named(block.text, position, backticks=True))
+                elif isinstance(block, ThinkingBlock):
+                    found.extend(_backticked(block.thinking, position))
+        for call in message.tool_uses:
+            found.extend(
+                LedgerEntry("url", url, position, position)
+                for value in _strings(call.input)
+                for url in _urls(value)
+            )
+            found.extend(_call_entries(call, results.get(call.id), position))
+        for block in message.content:
+            if isinstance(block, ToolResultBlock):
+                # The tool that wrote it is named: the line is quoted from its output.
+                source = tools.get(block.tool_use_id, "tool")
+                found.extend(
+                    LedgerEntry("error", line, position, position, source)
+                    for line in error_lines(block.text, block.is_error)
+                )
+    return merge((), found)
+
+
+def _prompt_entries(message: Message, position: int) -> Iterable[LedgerEntry]:
+    """A user prompt: whole when it fits `REQUEST_CHARS`; else its head, and what the rest
+    states that an agent must not lose (constraints, names, links, numbers)."""
+    text = "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
+    if not text:
+        return
+    head = text[:REQUEST_CHARS]
+    yield LedgerEntry("request", head, position, position)
+    if len(text) <= REQUEST_CHARS:
+        return
+    for part in SENTENCE_END.split(text):
+        sentence = part.strip()[:CONSTRAINT_CHARS]
+        if len(sentence) > 3 and sentence not in head and CONSTRAINT.search(sentence):
+            yield LedgerEntry("constraint", sentence, position, position)
+    yield from (e for e in _named(text, position, backticks=False) if e.text not in head)
+
+
+def _named(text: str, position: int, *, backticks: bool) -> Iterable[LedgerEntry]:
+    """The names (in backticks, flags), URLs and numbers a piece of prose gives."""
+    if backticks:
+        yield from _backticked(text, position)
+    for flag in FLAG.findall(text):
+        yield LedgerEntry("identifier", flag[:NAME_CHARS], position, position)
+    for url in _urls(text):
+        yield LedgerEntry("url", url, position, position)
+    for number in NUMBER.findall(text):
+        yield LedgerEntry("number", number[:NAME_CHARS], position, position)
+
+
+def _backticked(text: str, position: int) -> Iterable[LedgerEntry]:
+    for name in BACKTICKED.findall(text):
+        if len(name.strip()) >= 3:
+            yield LedgerEntry("identifier", name.strip(), position, position)
+
+
+def _urls(text: str) -> Iterable[str]:
+    for url in URL.findall(text):
+        yield url.rstrip(".,;:!?")[:PATH_CHARS]
+
+
+def _strings(value: JSON) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _call_entries(
+    call: ToolUseBlock, result: ToolResultBlock | None, position: int
+) -> Iterable[LedgerEntry]:
+    name = call.name.lower()
+    command = next(
+        (v for k in ("command", "cmd") if isinstance(v := call.input.get(k), str) and v.strip()),
+        None,
+    )
+    shell = command is not None and bool(SHELL_TOOL.search(name))
+    if command is not None and shell:
+        first = next(line.strip() for line in command.splitlines() if line.strip())
+        failed = result is not None and (result.is_error or bool(error_lines(result.text)))
+        kind = "command-failed" if failed else "command"
+        yield LedgerEntry(kind, first[:COMMAND_CHARS], position, position)
+    action = " ".join([name, str(call.input.get("command", "")).lower()])
+    kind = "file-read"
+    if any(w in action for w in CREATES):
+        kind = "file-created"
+    elif any(w in action for w in WRITES):
+        kind = "file-modified"
+    # A shell command's paths are in its own entry, verbatim.
+    skip = {"command", "cmd"} if shell else set()
+    for path in dict.fromkeys(_paths(call.input, skip)):
+        yield LedgerEntry(kind, path, position, position)
+
+
+def _paths(inputs: Mapping[str, JSON], skip: set[str]) -> Iterable[str]:
+    for key in PATH_KEYS:
+        value = inputs.get(key)
+        if isinstance(value, str) and value.strip() and "\n" not in value:
+            yield value.strip()[:PATH_CHARS]
+    for key, value in inputs.items():
+        if isinstance(value, str) and key not in CONTENT_KEYS | skip and key not in PATH_KEYS:
+            for word in PATH_WORD.findall(value):
+                yield word[:PATH_CHARS]
