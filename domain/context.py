@@ -16,6 +16,7 @@ from typing import Protocol
 import attrs
 
 from abridged.domain import replies
+from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.errors import RoleOrderError
 from abridged.domain.framing import escape_framing
 from abridged.domain.messages import JSON, Message, Role, TextBlock, WireBlock
@@ -146,6 +147,9 @@ class Context:
     carried_system: int = 0
     """How many `role: "system"` messages, carried from summarized ranges, follow the first
     message (they are instructions: never summarized away)."""
+    capabilities: ModelCapabilities | None = None
+    """The session model's row as the service resolved it (the host's table first), so an
+    adapter renders the request for what the model takes; `None`: the built-in table's row."""
 
 
 class ContextView(Protocol):
@@ -236,10 +240,15 @@ def calibrated(view: ContextView, raw: int) -> int:
 
 
 def build_context(
-    view: ContextView, extra_text: str | None = None, extra_tokens: int = 0
+    view: ContextView,
+    extra_text: str | None = None,
+    extra_tokens: int = 0,
+    *,
+    capabilities: ModelCapabilities | None = None,
 ) -> Context:
     """The context of the next request. `extra_text` is per-turn content (never stored or
-    compacted): it goes last in the last user message; its `extra_tokens` count."""
+    compacted): it goes last in the last user message; its `extra_tokens` count.
+    `capabilities` is the model's row the request is rendered for (`Context.capabilities`)."""
     if not view.entries or view.entries[-1].message.role is Role.ASSISTANT:
         raise RoleOrderError("a request needs the last message to be the user's")
     limits = view.limits
@@ -319,6 +328,7 @@ def build_context(
         thinking_paused=paused,
         carried_system=len(carried),
         compaction_block=lead,
+        capabilities=capabilities,
     )
 
 
