@@ -206,10 +206,13 @@ def raw_estimate(
     # A tail that starts with an assistant message needs the summaries in a user message
     # of their own.
     separate = bool(summaries) and bool(entries) and entries[0].message.role is Role.ASSISTANT
-    # The API's compaction block is a message of its own, first in the conversation.
+    # The API's compaction block is a message of its own, first in the conversation, unless
+    # it leads a kept reply that nothing else comes before (`build_context`).
     blocked = any(chunk.block for chunk in summaries)
     if blocked:
+        leading = separate
         separate = separate and (len(summaries) > 1 or bool(view.ledger_tokens))
+        blocked = not (leading and not separate)
     if bool(entries) and leads_with_compaction(entries[0].message):
         # The API compacted on its own: the reply that starts with its block leads, and the
         # API drops anything sent before it, so nothing is.
@@ -285,10 +288,11 @@ def build_context(
         else:
             messages.insert(0, Message(Role.USER, blocks))
             stable += 1 if stable else 0
-    if compaction is not None and compaction.block is not None:
-        # The API's signed block leads the conversation, in the assistant message it came in;
-        # the kept turns follow it verbatim.
-        messages.insert(0, Message(Role.ASSISTANT, (WireBlock("compaction", compaction.block),)))
+    if (
+        compaction is not None
+        and compaction.block is not None
+        and _lead_with(messages, compaction.block)
+    ):
         stable += 1 if stable else 0
     lead = 1 if compaction is not None else 0
     if carried and len(messages) > lead and messages[lead].role is Role.USER:
@@ -330,6 +334,19 @@ def build_context(
         compaction_block=lead,
         capabilities=capabilities,
     )
+
+
+def _lead_with(messages: list[Message], block: str) -> bool:
+    """Puts the API's signed compaction block first, in the assistant message it came in;
+    the kept turns follow it verbatim. Kept turns that start with a reply (the cut fell inside
+    a turn) have the block lead that reply: the API would join the two assistant messages into
+    that one, as its own replies lead with a block. Whether a message was added."""
+    lead = WireBlock("compaction", block)
+    if messages[0].role is Role.ASSISTANT:
+        messages[0] = Message(Role.ASSISTANT, (lead, *messages[0].content))
+        return False
+    messages.insert(0, Message(Role.ASSISTANT, (lead,)))
+    return True
 
 
 def loop_opener(messages: Sequence[Message]) -> Message | None:

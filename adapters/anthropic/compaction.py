@@ -8,9 +8,11 @@ it verbatim (`abridged.domain.context.build_context`). Pages followed:
 platform.claude.com/docs/en/build-with-claude/compaction and …/compaction-on-demand.
 
 The API's compaction is used only where it can be: a model whose capabilities have
-`native_compaction`, and a range that ends on a finished assistant turn (a request that would
-end in an unanswered `tool_use`, or inside a turn, is never sent for compaction). Anywhere
-else the `fallback` summarizer (one of abridged's own) writes the summary.
+`native_compaction`, and a range that does not end in a `tool_use` whose results are kept (the
+API refuses it; …/compaction-keep-recent-turns). A range that ends inside a turn, on tool
+results or a prompt, is compacted: the kept turns then start with a reply, which the block
+leads (`build_context`). Anywhere else the `fallback` summarizer (one of abridged's own) writes
+the summary.
 """
 
 from __future__ import annotations
@@ -73,10 +75,10 @@ class _CompactionRequests:
         if not spoken:
             return "nothing to summarize"
         last = spoken[-1]
-        if last.role is not Role.ASSISTANT or last.tool_uses:
-            # Ending on a tool call, its results, or a user turn: the compaction would leave
-            # a call unanswered or cut a turn the kept messages go on with.
-            return "the range does not end on a finished assistant turn"
+        if last.role is Role.ASSISTANT and last.tool_uses:
+            # Its results are kept: the API refuses a range that ends in an unanswered call
+            # (a cut inside a turn is fine otherwise: each call goes with its results).
+            return "the range ends in a tool call whose results are kept"
         return None
 
     def _model_for(self, max_tokens: int, session_model: str | None) -> str:

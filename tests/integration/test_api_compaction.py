@@ -53,16 +53,16 @@ def service(server: FakeAnthropic) -> Sessions:
     )
 
 
-def start(app: Sessions, model: str = MODEL) -> UUID:
+def start(app: Sessions, model: str = MODEL, ledger_share: float = 0.3) -> UUID:
     return app.start_session(
         model=model,
         context_window=20_000,
         max_output_tokens=400,
         system="You are a careful coding agent.",
         tools=TOOLS,
-        # Cuts at turn starts (the turns rule): the API compacts only ranges that end on a
-        # finished assistant turn, and the default rule may cut inside one.
-        settings=CompactionSettings(threshold_floor_tokens=0, keep_recent_share=None),
+        # The default cut (recent tokens) may fall inside a turn: the API compacts any range
+        # that leaves no tool call unanswered.
+        settings=CompactionSettings(threshold_floor_tokens=0, ledger_share=ledger_share),
     )
 
 
@@ -121,6 +121,41 @@ def test_the_signed_block_is_kept_and_leads_later_requests(server: FakeAnthropic
     assert reply.stop_reason == "end_turn"  # the fake API verified the block's signature
     app.record_reply(session_id, Message.assistant("Going on."))
     converse(app, server, session_id, 3)  # later requests keep the block first
+    assert audit_session(app, session_id).ok
+
+
+@pytest.mark.parametrize(
+    ("ledger_share", "lead"),
+    [
+        (0.3, [["compaction"], ["text"], ["tool_use"]]),  # the ledger's user message between
+        (0.0, [["compaction", "tool_use"]]),  # the block leads the first kept reply
+    ],
+)
+def test_a_cut_inside_a_turn_keeps_the_apis_block_and_the_kept_loop(
+    server: FakeAnthropic, ledger_share: float, lead: list[list[str]]
+) -> None:
+    app = service(server)
+    session_id = start(app, ledger_share=ledger_share)
+    converse(app, server, session_id, 2)
+    app.append_message(session_id, Message.user("Refactor the exporter."))
+    for _ in range(12):  # more than the recent tail may keep whole
+        call, result = exchange([words(1_000)])
+        app.record_reply(session_id, call)
+        app.append_message(session_id, result)
+
+    app.compact(session_id)
+
+    (compaction,) = compactions(app, session_id)
+    assert compaction.summary.block is not None  # the API wrote it: no fallback
+    # The recent-tokens cut fell inside the tool loop, at a reply: its calls keep their results.
+    appended = [e for e in app.history(session_id) if isinstance(e, Session.MessageAppended)]
+    assert appended[compaction.retained_from].message.role is Role.ASSISTANT
+    body = check_request(app.prepare_request(session_id), COUNTER)
+    shown = [[b["type"] for b in m["content"]] for m in body["messages"][: len(lead)]]
+    assert shown == lead
+    reply = server.client().beta.messages.create(**body, betas=[COMPACTION_BETA])
+    assert reply.stop_reason == "end_turn"  # the fake API verified the block
+    app.record_reply(session_id, Message.assistant("Refactored."))
     assert audit_session(app, session_id).ok
 
 
