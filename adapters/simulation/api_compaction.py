@@ -1,0 +1,118 @@
+"""The API's on-demand compaction as a strategy `abridged simulate` compares with abridged's own.
+
+It runs abridged (the same `Sessions` service, settings and moments as the `abridged` row)
+with the summaries written the way the API's on-demand compaction returns them
+(platform.claude.com/docs/en/build-with-claude/compaction-on-demand and
+…/compaction-keep-recent-turns), so the two rows differ only in what a compaction sends and
+costs:
+
+- **What is sent.** The summary is a `compaction` block that leads every later request, with
+  a cache breakpoint on it, and the kept turns follow verbatim
+  (`abridged.domain.context.build_context`), exactly as with `ApiCompactionSummarizer`.
+- **What a compaction call is billed.** The API bills the compaction request as one
+  iteration of `usage.iterations`: the whole prefix it was given as input (system prompt,
+  tools and the summarized messages) and the summary as output. Both are counted into the
+  row's summarizer tokens.
+- **The summary's text.** The API's summary cannot be had offline: the extractive
+  summarizer's text stands in for it, so the facts a request keeps measure abridged's
+  extraction, not the API's prose.
+- **Where the API refuses.** A range that ends in a tool call whose results are kept is never
+  sent for compaction (the API refuses it); our summarizer writes that summary, as
+  `ApiCompactionSummarizer`'s fallback does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+
+import attrs
+
+from abridged.adapters.simulation.strategies import AbridgedStrategy, Body, Setup
+from abridged.adapters.transcripts import Transcript
+from abridged.application.ports import Summarizer, Summary, TokenCounter
+from abridged.domain.messages import Message, Role
+from abridged.domain.settings import CompactionSettings
+from abridged.domain.tokens import REQUEST_OVERHEAD, message_tokens, system_tokens, tools_tokens
+
+__all__ = ["ApiCompactionStrategy", "SimulatedApiCompaction"]
+
+SIMULATED_SIGNATURE = "simulated"
+"""The signature of a simulated block (no request is sent: nothing checks it)."""
+
+
+class SimulatedApiCompaction:
+    """A `Summarizer` that answers as the API's on-demand compaction would: a `compaction`
+    block holding `inner`'s text, billed as the whole prefix in and the summary out."""
+
+    def __init__(self, inner: Summarizer, counter: TokenCounter, prefix_tokens: int) -> None:
+        self.inner = inner
+        self.counter = counter
+        self.prefix_tokens = prefix_tokens
+        """Tokens of the request before its messages: overhead, system prompt and tools."""
+
+    @property
+    def name(self) -> str:
+        return "anthropic-compaction (simulated)"
+
+    def summarize(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        instructions: str | None = None,
+        session_model: str | None = None,
+    ) -> Summary:
+        written = self.inner.summarize(
+            messages, max_tokens=max_tokens, instructions=instructions, session_model=session_model
+        )
+        spoken = [m for m in messages if m.role is not Role.SYSTEM]
+        if not spoken or (spoken[-1].role is Role.ASSISTANT and spoken[-1].tool_uses):
+            return written  # the API refuses the range: our own summary stands
+        block = {
+            "type": "compaction",
+            "content": written.text,
+            "signature": SIMULATED_SIGNATURE,
+            "encrypted_content": None,
+        }
+        prefix = self.prefix_tokens + sum(message_tokens(m, self.counter.count) for m in messages)
+        output = self.counter.count(written.text)
+        iteration = {"type": "compaction", "input_tokens": prefix, "output_tokens": output}
+        return Summary(
+            text=written.text,
+            model=session_model or written.model,
+            input_tokens=prefix,
+            output_tokens=output,
+            iterations=(json.dumps(iteration, separators=(",", ":")),),
+            block=json.dumps(block, separators=(",", ":")),
+        )
+
+
+class ApiCompactionStrategy(AbridgedStrategy):
+    """abridged with the API's on-demand compaction writing its summaries (see the module)."""
+
+    def __init__(
+        self,
+        setup: Setup,
+        settings: CompactionSettings | None = None,
+        label: str = "api-compaction",
+    ) -> None:
+        super().__init__(setup, settings or CompactionSettings(), label)
+
+    def requests(self, transcript: Transcript) -> Iterator[Body | None]:
+        count = self.setup.counter.count
+        prefix = (
+            REQUEST_OVERHEAD
+            + system_tokens(transcript.system, count)
+            + tools_tokens(transcript.tools, count)
+        )
+        own: Callable[[TokenCounter], Summarizer] = self.setup.summarizer_factory
+
+        def factory(counter: TokenCounter) -> Summarizer:
+            return SimulatedApiCompaction(own(counter), counter, prefix)
+
+        self.setup = attrs.evolve(self.setup, summarizer_factory=factory)
+        try:
+            yield from super().requests(transcript)
+        finally:
+            self.setup = attrs.evolve(self.setup, summarizer_factory=own)
