@@ -18,12 +18,13 @@ the summary.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Generic, TypeVar
 
 import anthropic
 
-from abridged.adapters.anthropic.calls import translated_errors
+from abridged.adapters.anthropic.calls import ClientT, translated_errors
 from abridged.adapters.anthropic.request import folded_system_messages
 from abridged.application.async_ports import AsyncSummarizer
 from abridged.application.ports import (
@@ -53,13 +54,23 @@ COMPACTION_BETA = "compact-2026-09-04"
 UNREADABLE = "the Anthropic API's compaction reply could not be read"
 
 
-class _CompactionRequests:
-    """What both summarizers share: when the API's compaction is available, the request
-    and how its reply reads."""
+FallbackT = TypeVar("FallbackT", Summarizer, AsyncSummarizer)
+
+
+class _CompactionRequests(Generic[ClientT, FallbackT]):
+    """What both summarizers share: their client and fallback, when the API's compaction is
+    available, the request and how its reply reads; only the sending differs."""
 
     def __init__(
-        self, model: str | None, capabilities: Mapping[str, ModelCapabilities] | None
+        self,
+        client: ClientT,
+        *,
+        fallback: FallbackT,
+        model: str | None = None,
+        capabilities: Mapping[str, ModelCapabilities] | None = None,
     ) -> None:
+        self._client: ClientT = client
+        self._fallback: FallbackT = fallback
         self._model = model
         self._capabilities = dict(capabilities or {})
 
@@ -81,13 +92,16 @@ class _CompactionRequests:
             return "the range ends in a tool call whose results are kept"
         return None
 
-    def _model_for(self, max_tokens: int, session_model: str | None) -> str:
+    def _planned(
+        self, messages: Sequence[Message], max_tokens: int, session_model: str | None
+    ) -> str | None:
+        """The model the API's compaction runs on; None when the fallback writes the summary."""
         if max_tokens < MIN_SUMMARY_TOKENS:
             raise SummarizerError(f"max_tokens {max_tokens} leaves no room for a summary")
         model = self._model or session_model
         if model is None:
             raise SummarizerError("the API's compaction needs a model")
-        return model
+        return None if self.available(model, messages) is not None else model
 
     def _request(
         self, model: str, messages: Sequence[Message], max_tokens: int, instructions: str | None
@@ -107,21 +121,10 @@ class _CompactionRequests:
         }
 
 
-class ApiCompactionSummarizer(_CompactionRequests):
-    """Summaries the API writes itself, as signed `compaction` blocks; `fallback` writes
-    them where the API's compaction is not available."""
-
-    def __init__(
-        self,
-        client: anthropic.Anthropic,
-        *,
-        fallback: Summarizer,
-        model: str | None = None,
-        capabilities: Mapping[str, ModelCapabilities] | None = None,
-    ) -> None:
-        super().__init__(model, capabilities)
-        self._client = client
-        self._fallback = fallback
+class ApiCompactionSummarizer(_CompactionRequests[anthropic.Anthropic, Summarizer]):
+    """Summaries the API writes itself, as signed `compaction` blocks, through `client`;
+    `fallback` writes them where the API's compaction is not available. `model` defaults to
+    the session's; `capabilities` are the host's rows (`Sessions.model_capabilities`)."""
 
     def summarize(
         self,
@@ -131,8 +134,10 @@ class ApiCompactionSummarizer(_CompactionRequests):
         instructions: str | None = None,
         session_model: str | None = None,
     ) -> Summary:
-        model = self._model_for(max_tokens, session_model)
-        if self.available(model, messages) is not None:
+        """The API's signed summary of `messages` (our fallback's where the API cannot write
+        it); raises `SummarizerError`."""
+        model = self._planned(messages, max_tokens, session_model)
+        if model is None:
             return self._fallback.summarize(
                 messages,
                 max_tokens=max_tokens,
@@ -140,29 +145,14 @@ class ApiCompactionSummarizer(_CompactionRequests):
                 session_model=session_model,
             )
         request = self._request(model, messages, max_tokens, instructions)
-        try:
-            with translated_errors(UNREADABLE):
-                raw = self._client.beta.messages.with_raw_response.create(**request)
-                reply = raw.http_response.json()
-        except ProviderError as error:
-            raise SummarizerError(f"the API's compaction failed: {error}") from error
+        with _compaction_errors():
+            raw = self._client.beta.messages.with_raw_response.create(**request)
+            reply = raw.http_response.json()
         return _summary_of(reply, model)
 
 
-class AsyncApiCompactionSummarizer(_CompactionRequests):
+class AsyncApiCompactionSummarizer(_CompactionRequests[anthropic.AsyncAnthropic, AsyncSummarizer]):
     """`ApiCompactionSummarizer` on `AsyncAnthropic`, for `AsyncSessions`."""
-
-    def __init__(
-        self,
-        client: anthropic.AsyncAnthropic,
-        *,
-        fallback: AsyncSummarizer,
-        model: str | None = None,
-        capabilities: Mapping[str, ModelCapabilities] | None = None,
-    ) -> None:
-        super().__init__(model, capabilities)
-        self._client = client
-        self._fallback = fallback
 
     async def summarize(
         self,
@@ -172,8 +162,9 @@ class AsyncApiCompactionSummarizer(_CompactionRequests):
         instructions: str | None = None,
         session_model: str | None = None,
     ) -> Summary:
-        model = self._model_for(max_tokens, session_model)
-        if self.available(model, messages) is not None:
+        """Awaits what `ApiCompactionSummarizer.summarize` asks."""
+        model = self._planned(messages, max_tokens, session_model)
+        if model is None:
             return await self._fallback.summarize(
                 messages,
                 max_tokens=max_tokens,
@@ -181,13 +172,21 @@ class AsyncApiCompactionSummarizer(_CompactionRequests):
                 session_model=session_model,
             )
         request = self._request(model, messages, max_tokens, instructions)
-        try:
-            with translated_errors(UNREADABLE):
-                raw = await self._client.beta.messages.with_raw_response.create(**request)
-                reply = raw.http_response.json()
-        except ProviderError as error:
-            raise SummarizerError(f"the API's compaction failed: {error}") from error
+        with _compaction_errors():
+            raw = await self._client.beta.messages.with_raw_response.create(**request)
+            reply = raw.http_response.json()
         return _summary_of(reply, model)
+
+
+@contextmanager
+def _compaction_errors() -> Iterator[None]:
+    """Around a compaction request: its failures (and a reply that cannot be read) become a
+    `SummarizerError`."""
+    try:
+        with translated_errors(UNREADABLE):
+            yield
+    except ProviderError as error:
+        raise SummarizerError(f"the API's compaction failed: {error}") from error
 
 
 def compaction_messages(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import attrs
 
@@ -41,31 +42,22 @@ SIMULATED_SIGNATURE = "simulated"
 """The signature of a simulated block (no request is sent: nothing checks it)."""
 
 
+@attrs.frozen
 class SimulatedApiCompaction:
     """A `Summarizer` that answers as the API's on-demand compaction would: a `compaction`
-    block holding `inner`'s text, billed as the whole prefix in and the summary out."""
+    block holding `inner`'s text, billed as the whole prefix in and the summary out.
+    `prefix_tokens` are the request's tokens before its messages (overhead, system prompt,
+    tools)."""
 
-    def __init__(self, inner: Summarizer, counter: TokenCounter, prefix_tokens: int) -> None:
-        self.inner = inner
-        self.counter = counter
-        self.prefix_tokens = prefix_tokens
-        """Tokens of the request before its messages: overhead, system prompt and tools."""
+    inner: Summarizer
+    counter: TokenCounter
+    prefix_tokens: int
+    name: str = "anthropic-compaction (simulated)"
 
-    @property
-    def name(self) -> str:
-        return "anthropic-compaction (simulated)"
-
-    def summarize(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        instructions: str | None = None,
-        session_model: str | None = None,
-    ) -> Summary:
-        written = self.inner.summarize(
-            messages, max_tokens=max_tokens, instructions=instructions, session_model=session_model
-        )
+    def summarize(self, messages: Sequence[Message], **options: Any) -> Summary:
+        """`inner`'s summary of `messages` (the port's keywords pass through), as a block."""
+        session_model: str | None = options.get("session_model")
+        written = self.inner.summarize(messages, **options)
         spoken = [m for m in messages if m.role is not Role.SYSTEM]
         if not spoken or (spoken[-1].role is Role.ASSISTANT and spoken[-1].tool_uses):
             return written  # the API refuses the range: our own summary stands
