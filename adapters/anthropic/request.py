@@ -96,6 +96,13 @@ def render_request(
     return body
 
 
+def rendered(
+    context: Context, model: str, max_tokens: int, options: RequestOptions | None
+) -> dict[str, Any]:
+    """`render_request` with caching on, as the chat models send it."""
+    return render_request(context, model=model, max_tokens=max_tokens, options=options)
+
+
 SYSTEM_MESSAGE_OPEN = "<system-message>"
 SYSTEM_MESSAGE_CLOSE = "</system-message>"
 
