@@ -11,7 +11,8 @@ The API's compaction is used only where it can be: a model whose capabilities ha
 `native_compaction`, and a range that does not end in a `tool_use` whose results are kept (the
 API refuses it; …/compaction-keep-recent-turns). A range that ends inside a turn, on tool
 results or a prompt, is compacted: the kept turns then start with a reply, which the block
-leads (`build_context`). Anywhere else the `fallback` summarizer (one of abridged's own) writes
+leads (`build_context`), unless the session shows thinking (a reply with thinking must
+start with it). Anywhere else the `fallback` summarizer (one of abridged's own) writes
 the summary.
 """
 
@@ -90,6 +91,13 @@ class _CompactionRequests(Generic[ClientT, FallbackT]):
             # Its results are kept: the API refuses a range that ends in an unanswered call
             # (a cut inside a turn is fine otherwise: each call goes with its results).
             return "the range ends in a tool call whose results are kept"
+        thinking = any(
+            isinstance(b, ThinkingBlock | RedactedThinkingBlock) for m in spoken for b in m.content
+        )
+        if last.role is not Role.ASSISTANT and thinking:
+            # The kept turns would start with a reply that the block may have to lead, and a
+            # reply with thinking must start with it.
+            return "the range ends inside a turn of a session with thinking"
         return None
 
     def _planned(

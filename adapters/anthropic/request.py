@@ -14,7 +14,6 @@ from abridged.domain.errors import InvalidRequestOptionsError
 from abridged.domain.messages import (
     KNOWN_WIRE_TYPES,
     NESTED_ONLY_TYPES,
-    Message,
 )
 
 MAX_BREAKPOINTS = 4
@@ -144,10 +143,6 @@ def _check_tool_loop(context: Context) -> None:
     """With thinking on, the API requires the assistant message that opens the active tool
     loop (after the last plain user prompt) to start with its thinking."""
     opener = loop_opener(context.messages)
-    if opener is not None and context.compaction_block and opener is context.messages[0]:
-        # The API's compaction block leads the kept reply that opens the loop: the thinking
-        # comes right after it, as in a reply the API itself led with a block.
-        opener = Message(opener.role, opener.content[1:])
     if opener is not None and not opener.starts_with_thinking:
         raise InvalidRequestOptionsError(
             "thinking cannot be turned on in the middle of a tool loop whose first reply had no "

@@ -21,7 +21,7 @@ from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from tests.support.anthropic_rules import assert_valid_request
 from tests.support.api_features import sign
-from tests.support.builders import TOOLS, exchange, turn, words
+from tests.support.builders import TOOLS, exchange, thinking_exchange, turn, words
 from tests.support.checks import check_request
 from tests.support.fake_anthropic import (  # noqa: F401 (fixtures)
     CANNED_TEXT,
@@ -195,6 +195,22 @@ def test_a_range_ending_in_a_tool_call_is_never_sent_for_compaction(
 
     assert summary.block is None
     assert summary.text == OWN_SUMMARY
+    assert server.requests_to() == []
+
+
+def test_a_range_ending_inside_a_turn_of_a_session_with_thinking_is_ours(
+    server: FakeAnthropic,
+) -> None:
+    # The kept turns would start with a reply the block may have to lead; a reply with
+    # thinking must start with it.
+    summarizer = ApiCompactionSummarizer(server.client(), fallback=FakeSummarizer(OWN_SUMMARY))
+    call, result = thinking_exchange("ok")
+
+    summary = summarizer.summarize(
+        [Message.user("Run it."), call, result], max_tokens=200, session_model=MODEL
+    )
+
+    assert summary.block is None
     assert server.requests_to() == []
 
 

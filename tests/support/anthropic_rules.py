@@ -956,10 +956,6 @@ class _Checker:
         if turn_start is None:
             return
         blocks = _blocks(self.messages[turn_start])
-        if turn_start == 0 and blocks and blocks[0].get("type") == "compaction":
-            # The API's compaction block leads the conversation; the reply it leads opens
-            # with what follows it, as in a reply the API itself led with a block.
-            blocks = blocks[1:]
         if not blocks or blocks[0].get("type") not in THINKING_TYPES:
             self.add(
                 "thinking-tool-loop",
