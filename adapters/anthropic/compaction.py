@@ -49,6 +49,7 @@ __all__ = [
     "ApiCompactionSummarizer",
     "AsyncApiCompactionSummarizer",
     "compaction_messages",
+    "range_refusal",
 ]
 
 COMPACTION_BETA = "compact-2026-09-04"
@@ -83,22 +84,7 @@ class _CompactionRequests(Generic[ClientT, FallbackT]):
         """Why the API's compaction cannot summarize `messages` for `model`; None when it can."""
         if not capabilities_for(model, self._capabilities).native_compaction:
             return f"{model} has no compaction of its own"
-        spoken = [m for m in messages if m.role is not Role.SYSTEM]
-        if not spoken:
-            return "nothing to summarize"
-        last = spoken[-1]
-        if last.role is Role.ASSISTANT and last.tool_uses:
-            # Its results are kept: the API refuses a range that ends in an unanswered call
-            # (a cut inside a turn is fine otherwise: each call goes with its results).
-            return "the range ends in a tool call whose results are kept"
-        thinking = any(
-            isinstance(b, ThinkingBlock | RedactedThinkingBlock) for m in spoken for b in m.content
-        )
-        if last.role is not Role.ASSISTANT and thinking:
-            # The kept turns would start with a reply that the block may have to lead, and a
-            # reply with thinking must start with it.
-            return "the range ends inside a turn of a session with thinking"
-        return None
+        return range_refusal(messages)
 
     def _planned(
         self, messages: Sequence[Message], max_tokens: int, session_model: str | None
@@ -195,6 +181,27 @@ def _compaction_errors() -> Iterator[None]:
             yield
     except ProviderError as error:
         raise SummarizerError(f"the API's compaction failed: {error}") from error
+
+
+def range_refusal(messages: Sequence[Message]) -> str | None:
+    """Why the API's compaction is not asked to summarize `messages` (whatever the model);
+    None when it may be."""
+    spoken = [m for m in messages if m.role is not Role.SYSTEM]
+    if not spoken:
+        return "nothing to summarize"
+    last = spoken[-1]
+    if last.role is Role.ASSISTANT and last.tool_uses:
+        # Its results are kept: the API refuses a range that ends in an unanswered call
+        # (a cut inside a turn is fine otherwise: each call goes with its results).
+        return "the range ends in a tool call whose results are kept"
+    thinking = any(
+        isinstance(b, ThinkingBlock | RedactedThinkingBlock) for m in spoken for b in m.content
+    )
+    if last.role is not Role.ASSISTANT and thinking:
+        # The kept turns would start with a reply that the block may have to lead, and a
+        # reply with thinking must start with it.
+        return "the range ends inside a turn of a session with thinking"
+    return None
 
 
 def compaction_messages(

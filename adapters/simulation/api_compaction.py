@@ -16,9 +16,10 @@ costs:
 - **The summary's text.** The API's summary cannot be had offline: the extractive
   summarizer's text stands in for it, so the facts a request keeps measure abridged's
   extraction, not the API's prose.
-- **Where the API refuses.** A range that ends in a tool call whose results are kept is never
-  sent for compaction (the API refuses it); our summarizer writes that summary, as
-  `ApiCompactionSummarizer`'s fallback does.
+- **Where the API is not asked.** A range `ApiCompactionSummarizer` does not send
+  (`range_refusal`: one that ends in a tool call whose results are kept, which the API
+  refuses, or inside a turn of a session with thinking) gets our summarizer's summary, as
+  that adapter's fallback does.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ from typing import Any
 
 import attrs
 
+from abridged.adapters.anthropic.compaction import range_refusal
 from abridged.adapters.simulation.strategies import AbridgedStrategy, Body, Setup
 from abridged.adapters.transcripts import Transcript
 from abridged.application.ports import Summarizer, Summary, TokenCounter
-from abridged.domain.messages import Message, Role
+from abridged.domain.messages import Message
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.tokens import REQUEST_OVERHEAD, message_tokens, system_tokens, tools_tokens
 
@@ -58,9 +60,8 @@ class SimulatedApiCompaction:
         """`inner`'s summary of `messages` (the port's keywords pass through), as a block."""
         session_model: str | None = options.get("session_model")
         written = self.inner.summarize(messages, **options)
-        spoken = [m for m in messages if m.role is not Role.SYSTEM]
-        if not spoken or (spoken[-1].role is Role.ASSISTANT and spoken[-1].tool_uses):
-            return written  # the API refuses the range: our own summary stands
+        if range_refusal(messages) is not None:
+            return written  # the API would not be asked: our own summary stands
         block = {
             "type": "compaction",
             "content": written.text,
