@@ -17,7 +17,7 @@ reasoning downgrade, suppression, failure, overflow, start), each saying what di
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 from uuid import UUID
@@ -29,11 +29,13 @@ from abridged.application.chain import CORRELATION_KEY, ChainingMapper, ChainVer
 from abridged.application.compactions import CompactionRecord, compaction_records
 from abridged.application.service import Sessions
 from abridged.domain import planner
+from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.context import calibrated, leads_with_compaction, raw_estimate
 from abridged.domain.errors import ContextOverflowError, SessionError
 from abridged.domain.messages import RedactedThinkingBlock, Role, ThinkingBlock
+from abridged.domain.model_switch import SWITCH_REASON, switch_reason, unreadable_thinking
 from abridged.domain.planner import Decision
-from abridged.domain.pruning import TO_FIT, plan_pruning
+from abridged.domain.pruning import TO_FIT, DowngradedThinking, plan_pruning
 from abridged.domain.session import Session
 
 __all__ = [
@@ -122,7 +124,7 @@ def audit_session(app: Sessions, session_id: UUID) -> SessionAudit:
     mapper = cast(ChainingMapper, app.mapper)
     chain = verify_chain(app.recorder.select_events(session_id), mapper.plain_state)
     try:
-        audit = audit_events(app.history(session_id))
+        audit = audit_events(app.history(session_id), app.model_capabilities)
     except Exception:
         if chain.ok:
             raise
@@ -132,9 +134,12 @@ def audit_session(app: Sessions, session_id: UUID) -> SessionAudit:
     return attrs.evolve(audit, chain=chain)
 
 
-def audit_events(events: Iterable[Any]) -> SessionAudit:
-    """Audits one session's events, oldest first, starting with its `Started` event."""
-    return _Auditor(list(events)).run()
+def audit_events(
+    events: Iterable[Any], capabilities: Mapping[str, ModelCapabilities] | None = None
+) -> SessionAudit:
+    """Audits one session's events, oldest first, starting with its `Started` event;
+    `capabilities` are the host's rows the service decided with (`Sessions.model_capabilities`)."""
+    return _Auditor(list(events), capabilities).run()
 
 
 def _differences(recorded: Any, derived: Any) -> str:
@@ -171,7 +176,9 @@ def _inferred_extra(state: Session, estimate: int) -> int | None:
 class _Auditor:
     """One replay: the state before each event, and what each decision event implies."""
 
-    def __init__(self, events: Sequence[Any]) -> None:
+    def __init__(
+        self, events: Sequence[Any], capabilities: Mapping[str, ModelCapabilities] | None = None
+    ) -> None:
         if not events or not isinstance(events[0], Session.Started):
             raise IncompleteHistoryError("an audit starts from the session's Started event")
         self.events = events
@@ -183,6 +190,9 @@ class _Auditor:
         self.compacted: int | None = None
         self.produced: dict[int, int] = {}
         """The prefix revision each reply with thinking was produced under, by position."""
+        self.capabilities = dict(capabilities or {})
+        self.switch: tuple[str, str] | None = None
+        """The models of a switch whose unreadable thinking has not been seen leaving yet."""
         self.moment = False
         """Whether the current preparation has pruned, compacted or been cancelled by a hook:
         the moments reasoning is downgraded at, so the cached prefix breaks once."""
@@ -272,7 +282,10 @@ class _Auditor:
             # A new system prompt or tools change the prefix of every thinking block shown:
             # a session whose model binds thinking drops them with it.
             self.moment = self.moment or state.thinking_bound
+        elif isinstance(event, Session.ModelChanged):
+            self.switch = (state.model, event.model)
         elif isinstance(event, Session.MessageAppended):
+            self.check_switch(event, state)
             self.note_request(event, state)
             self.check_binding(event, state)
             self.moment = False
@@ -523,7 +536,38 @@ class _Auditor:
             + assumed,
         )
 
+    def check_switch(self, event: Session.MessageAppended, state: Session) -> None:
+        """After a switch of model, no thinking the new model cannot read is shown."""
+        if self.switch is None:
+            return
+        producer, reader = self.switch
+        self.switch = None
+        left = unreadable_thinking(state, producer, reader, self.capabilities)
+        if left:
+            self.found(
+                event,
+                False,
+                f"{len(left)} thinking block(s) of {producer} still shown to {reader}, which "
+                "does not read them: " + ", ".join(f"message {b.position + 1}" for b in left),
+            )
+
+    def check_switch_downgrade(self, event: Session.ReasoningDowngraded, state: Session) -> None:
+        if self.switch is None:
+            self.found(event, False, f"{event.reason}, but no change of model preceded it")
+            return
+        producer, reader = self.switch
+        self.switch = None
+        derived = unreadable_thinking(state, producer, reader, self.capabilities)
+        reason = switch_reason(producer, reader, state.settings.reasoning_policy)
+        problem = _downgrade_difference(event.blocks, derived)
+        if event.reason != reason:
+            problem = f"reason: recorded {event.reason!r}, re-derived {reason!r}"
+        self.found(event, not problem, problem or f"{len(event.blocks)} thinking block(s) {reason}")
+
     def check_downgraded(self, event: Session.ReasoningDowngraded, state: Session) -> None:
+        if event.reason.startswith(SWITCH_REASON):
+            self.check_switch_downgrade(event, state)
+            return
         worth = sum(b.tokens_before for b in event.blocks) >= state.limits.prune_min_tokens
         if not (self.moment or worth):
             self.found(
@@ -533,24 +577,9 @@ class _Auditor:
                 f"{state.limits.prune_min_tokens:,} tokens on its own",
             )
             return
-        # A summary that would count no fewer tokens than its block is dropped instead (the
-        # service counts; the planner cannot): a recorded drop may stand for a planned summary.
-        dropped = {(b.position, b.block_index) for b in event.blocks if b.action == "dropped"}
-        planned = [
-            (b.position, b.block_index, "dropped", None, b.tokens_before)
-            if b.action == "summarized" and (b.position, b.block_index) in dropped
-            else (b.position, b.block_index, b.action, b.text, b.tokens_before)
-            for b in planner.plan_downgrades(state)
-        ]
-        recorded = [
-            (b.position, b.block_index, b.action, b.text, b.tokens_before) for b in event.blocks
-        ]
+        problem = _downgrade_difference(event.blocks, planner.plan_downgrades(state))
         self.found(
-            event,
-            planned == recorded,
-            f"{len(recorded)} thinking block(s) {event.reason}"
-            if planned == recorded
-            else f"blocks: recorded {recorded!r}, re-derived {planned!r}",
+            event, not problem, problem or f"{len(event.blocks)} thinking block(s) {event.reason}"
         )
 
     def check_suppressed(self, event: Session.CompactionSuppressed, state: Session) -> None:
@@ -613,3 +642,20 @@ class _Auditor:
             )
         )
         self.pruned, self.compacted = False, None
+
+
+def _downgrade_difference(
+    recorded: Sequence[DowngradedThinking], derived: Sequence[DowngradedThinking]
+) -> str:
+    """How recorded downgrades differ from re-derived ones; empty when they agree."""
+    # A summary that would count no fewer tokens than its block is dropped instead (the
+    # service counts; the planner cannot): a recorded drop may stand for a planned summary.
+    dropped = {(b.position, b.block_index) for b in recorded if b.action == "dropped"}
+    planned = [
+        (b.position, b.block_index, "dropped", None, b.tokens_before)
+        if b.action == "summarized" and (b.position, b.block_index) in dropped
+        else (b.position, b.block_index, b.action, b.text, b.tokens_before)
+        for b in derived
+    ]
+    done = [(b.position, b.block_index, b.action, b.text, b.tokens_before) for b in recorded]
+    return "" if planned == done else f"blocks: recorded {done!r}, re-derived {planned!r}"

@@ -36,6 +36,7 @@ from abridged.domain.errors import (
 )
 from abridged.domain.ledger import LedgerUpdate
 from abridged.domain.messages import Message, Role, ToolResultBlock, ToolUseBlock
+from abridged.domain.model_switch import switch_reason, unreadable_thinking
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.redaction import redact_message
@@ -141,6 +142,15 @@ class Compactor:
                 f"policy {policy}"
             )
         session.downgrade_reasoning(counted, reason)
+
+    def drop_unreadable(self, session: Session, producer: str) -> None:
+        """At a switch from `producer` to the session's (new) model: the thinking the new
+        model cannot read leaves the view (`abridged.domain.model_switch`)."""
+        blocks = unreadable_thinking(session, producer, session.model, self.app.model_capabilities)
+        if blocks:
+            counted = tuple(_counted_downgrade(b, self.app.counter.count) for b in blocks)
+            policy = session.settings.reasoning_policy
+            session.downgrade_reasoning(counted, switch_reason(producer, session.model, policy))
 
     def _summarizer_latency(self, started: float, outcome: str) -> None:
         self.app.metrics.record(

@@ -123,6 +123,7 @@ def reconfigure(
                 counts = tuple(block_tokens(b, app.counter.count) for b in now.content)
                 app._append_counted(session, now, counts, None, None, save=False)
         revision = session.prefix_revision
+        leaving = session.model
         session.reconfigure(
             system=top_system,
             tools=top_tools,
@@ -135,6 +136,9 @@ def reconfigure(
         if session.prefix_revision != revision and planner.bound(session):
             # A new system prompt or tools change the prefix of every thinking block shown.
             app.compactor.downgrade_reasoning(session, True)
+        if session.model != leaving:
+            # The new model may not read the old one's thinking: the API would drop it unsaid.
+            app.compactor.drop_unreadable(session, leaving)
         recorded = [type(e).__name__ for e in session.pending_events]
         if recorded:
             app.save(session)

@@ -953,7 +953,9 @@ class Sessions(Application[UUID]):
         if not locked and on_notice is not None:
             for notice in notes:
                 on_notice(notice)
-        context = build_context(session, extra_text, extra_tokens)
+        context = build_context(
+            session, extra_text, extra_tokens, capabilities=self.capabilities(session.model)
+        )
         if context.estimate > context.budget:  # pragma: no cover - decide() guarantees the fit
             raise ContextOverflowError(
                 f"the request needs {context.estimate} tokens, over the budget of {context.budget}",

@@ -76,12 +76,18 @@ class ModelCapabilities:
                 raise InvalidSettingsError(f"{name} must be true or false, got {value!r}")
         return cls(**values)
 
-    def reads(self, model: str, producer: str | None) -> bool:
+    def reads(
+        self,
+        model: str,
+        producer: str | None,
+        table: Mapping[str, ModelCapabilities] | None = None,
+    ) -> bool:
         """Whether `model` (this row's) reads a thinking block that `producer` wrote; a block
-        of unknown origin is taken as the session's own model's."""
-        if producer is None or _family(producer) == _family(model):
+        of unknown origin is taken as the session's own model's. `table` holds the host's
+        rows (families and portability are looked up there first)."""
+        if producer is None or _family(producer, table) == _family(model, table):
             return True
-        if capabilities_for(producer).portable_thinking:
+        if capabilities_for(producer, table).portable_thinking:
             return True
         return any(producer.startswith(prefix) for prefix in self.reads_thinking_of)
 
@@ -154,8 +160,9 @@ MODEL_CAPABILITIES: tuple[tuple[str, ModelCapabilities], ...] = (
 gets `STRICTEST`. A host adds or overrides rows with `Sessions(model_capabilities=...)`."""
 
 
-def _family(model: str) -> str:
-    matches = [prefix for prefix, _ in MODEL_CAPABILITIES if model.startswith(prefix)]
+def _family(model: str, table: Mapping[str, ModelCapabilities] | None = None) -> str:
+    prefixes = [prefix for prefix, _ in MODEL_CAPABILITIES] + list(table or {})
+    matches = [prefix for prefix in prefixes if model.startswith(prefix)]
     return max(matches, key=len) if matches else model
 
 

@@ -16,6 +16,7 @@ from typing import Protocol
 import attrs
 
 from abridged.domain import replies
+from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.errors import RoleOrderError
 from abridged.domain.framing import escape_framing
 from abridged.domain.messages import JSON, Message, Role, TextBlock, WireBlock
@@ -146,6 +147,9 @@ class Context:
     carried_system: int = 0
     """How many `role: "system"` messages, carried from summarized ranges, follow the first
     message (they are instructions: never summarized away)."""
+    capabilities: ModelCapabilities | None = None
+    """The session model's row as the service resolved it (the host's table first), so an
+    adapter renders the request for what the model takes; `None`: the built-in table's row."""
 
 
 class ContextView(Protocol):
@@ -202,10 +206,13 @@ def raw_estimate(
     # A tail that starts with an assistant message needs the summaries in a user message
     # of their own.
     separate = bool(summaries) and bool(entries) and entries[0].message.role is Role.ASSISTANT
-    # The API's compaction block is a message of its own, first in the conversation.
+    # The API's compaction block is a message of its own, first in the conversation, unless
+    # it leads a kept reply that nothing else comes before (`build_context`).
     blocked = any(chunk.block for chunk in summaries)
     if blocked:
+        leading = separate
         separate = separate and (len(summaries) > 1 or bool(view.ledger_tokens))
+        blocked = not (leading and not separate)
     if bool(entries) and leads_with_compaction(entries[0].message):
         # The API compacted on its own: the reply that starts with its block leads, and the
         # API drops anything sent before it, so nothing is.
@@ -236,10 +243,15 @@ def calibrated(view: ContextView, raw: int) -> int:
 
 
 def build_context(
-    view: ContextView, extra_text: str | None = None, extra_tokens: int = 0
+    view: ContextView,
+    extra_text: str | None = None,
+    extra_tokens: int = 0,
+    *,
+    capabilities: ModelCapabilities | None = None,
 ) -> Context:
     """The context of the next request. `extra_text` is per-turn content (never stored or
-    compacted): it goes last in the last user message; its `extra_tokens` count."""
+    compacted): it goes last in the last user message; its `extra_tokens` count.
+    `capabilities` is the model's row the request is rendered for (`Context.capabilities`)."""
     if not view.entries or view.entries[-1].message.role is Role.ASSISTANT:
         raise RoleOrderError("a request needs the last message to be the user's")
     limits = view.limits
@@ -276,10 +288,11 @@ def build_context(
         else:
             messages.insert(0, Message(Role.USER, blocks))
             stable += 1 if stable else 0
-    if compaction is not None and compaction.block is not None:
-        # The API's signed block leads the conversation, in the assistant message it came in;
-        # the kept turns follow it verbatim.
-        messages.insert(0, Message(Role.ASSISTANT, (WireBlock("compaction", compaction.block),)))
+    if (
+        compaction is not None
+        and compaction.block is not None
+        and _lead_with(messages, compaction.block)
+    ):
         stable += 1 if stable else 0
     lead = 1 if compaction is not None else 0
     if carried and len(messages) > lead and messages[lead].role is Role.USER:
@@ -319,7 +332,21 @@ def build_context(
         thinking_paused=paused,
         carried_system=len(carried),
         compaction_block=lead,
+        capabilities=capabilities,
     )
+
+
+def _lead_with(messages: list[Message], block: str) -> bool:
+    """Puts the API's signed compaction block first, in the assistant message it came in;
+    the kept turns follow it verbatim. Kept turns that start with a reply (the cut fell inside
+    a turn) have the block lead that reply: the API would join the two assistant messages into
+    that one, as its own replies lead with a block. Whether a message was added."""
+    lead = WireBlock("compaction", block)
+    if messages[0].role is Role.ASSISTANT:
+        messages[0] = Message(Role.ASSISTANT, (lead, *messages[0].content))
+        return False
+    messages.insert(0, Message(Role.ASSISTANT, (lead,)))
+    return True
 
 
 def loop_opener(messages: Sequence[Message]) -> Message | None:

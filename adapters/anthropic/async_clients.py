@@ -21,12 +21,12 @@ from abridged.adapters.anthropic.calls import (
     destreamed_reply,
     is_json,
     read_reply,
+    refuse_unsendable,
     split_body,
     translated_errors,
-    unsendable,
 )
 from abridged.adapters.anthropic.errors import MalformedResponseError
-from abridged.adapters.anthropic.request import render_request
+from abridged.adapters.anthropic.request import rendered
 from abridged.adapters.anthropic.summarizer import ClientSummarizer, FailedModels
 from abridged.application.ports import (
     ModelReply,
@@ -61,10 +61,9 @@ class AsyncAnthropicChatModel(AnthropicClientModel[anthropic.AsyncAnthropic]):
         options: RequestOptions | None = None,
         on_text: TextCallback | None = None,
     ) -> ModelReply:
-        """Sends the context as one request with `options`; `on_text` receives the reply's
-        text as it streams. Raises `PromptTooLongError`, `ProviderError`."""
-        body = render_request(context, model=model, max_tokens=max_tokens, options=options)
-        return await self.send_body(body, on_text=on_text)
+        """Awaits what `AnthropicChatModel.send` sends (rendered for the capabilities the
+        context carries)."""
+        return await self.send_body(rendered(context, model, max_tokens, options), on_text=on_text)
 
     async def send_body(
         self, body: Mapping[str, JSON], *, on_text: TextCallback | None = None
@@ -85,9 +84,7 @@ class AsyncAnthropicChatModel(AnthropicClientModel[anthropic.AsyncAnthropic]):
                     watch.check()
                     message = await stream.get_final_message()
         except MalformedResponseError:
-            refused = unsendable(body)
-            if refused is not None:
-                raise refused from None
+            refuse_unsendable(body)
             raise
         return read_reply(message)
 

@@ -38,6 +38,7 @@ __all__ = [
     "destreamed_reply",
     "is_json",
     "read_reply",
+    "refuse_unsendable",
     "reply_from_message",
     "split_body",
     "translated_errors",
@@ -358,3 +359,11 @@ def unsendable(body: Mapping[str, JSON]) -> UnencodableContentError | None:
             "(resume_session) without that message"
         )
     return None
+
+
+def refuse_unsendable(body: Mapping[str, JSON]) -> None:
+    """Raises the `unsendable` error of `body`, if it has one (from None: a reply that could
+    not be read is not the cause); returns otherwise."""
+    refused = unsendable(body)
+    if refused is not None:
+        raise refused from None

@@ -29,13 +29,13 @@ from abridged.adapters.anthropic.calls import (
     destreamed_reply,
     is_json,
     read_reply,
+    refuse_unsendable,
     reply_from_message,
     split_body,
     translated_errors,
-    unsendable,
 )
 from abridged.adapters.anthropic.errors import MalformedResponseError
-from abridged.adapters.anthropic.request import COUNT_TOKENS_FIELDS, render_request
+from abridged.adapters.anthropic.request import COUNT_TOKENS_FIELDS, rendered
 from abridged.application.ports import ModelReply, RequestOptions, TextCallback
 from abridged.domain.context import Context
 from abridged.domain.messages import JSON
@@ -75,8 +75,7 @@ class AnthropicChatModel(AnthropicClientModel[anthropic.Anthropic]):
     ) -> ModelReply:
         """Sends the context as one request with `options`; `on_text` receives the reply's
         text as it streams. Raises `PromptTooLongError`, `ProviderError`."""
-        body = render_request(context, model=model, max_tokens=max_tokens, options=options)
-        return self.send_body(body, on_text=on_text)
+        return self.send_body(rendered(context, model, max_tokens, options), on_text=on_text)
 
     def send_body(
         self, body: Mapping[str, JSON], *, on_text: TextCallback | None = None
@@ -95,9 +94,7 @@ class AnthropicChatModel(AnthropicClientModel[anthropic.Anthropic]):
                 watch.check()
                 message = stream.get_final_message()
         except MalformedResponseError:
-            refused = unsendable(body)
-            if refused is not None:
-                raise refused from None
+            refuse_unsendable(body)
             raise
         return read_reply(message)
 

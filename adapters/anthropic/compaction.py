@@ -8,20 +8,24 @@ it verbatim (`abridged.domain.context.build_context`). Pages followed:
 platform.claude.com/docs/en/build-with-claude/compaction and …/compaction-on-demand.
 
 The API's compaction is used only where it can be: a model whose capabilities have
-`native_compaction`, and a range that ends on a finished assistant turn (a request that would
-end in an unanswered `tool_use`, or inside a turn, is never sent for compaction). Anywhere
-else the `fallback` summarizer (one of abridged's own) writes the summary.
+`native_compaction`, and a range that does not end in a `tool_use` whose results are kept (the
+API refuses it; …/compaction-keep-recent-turns). A range that ends inside a turn, on tool
+results or a prompt, is compacted: the kept turns then start with a reply, which the block
+leads (`build_context`), unless the session shows thinking (a reply with thinking must
+start with it). Anywhere else the `fallback` summarizer (one of abridged's own) writes
+the summary.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Generic, TypeVar
 
 import anthropic
 
-from abridged.adapters.anthropic.calls import translated_errors
+from abridged.adapters.anthropic.calls import ClientT, translated_errors
 from abridged.adapters.anthropic.request import folded_system_messages
 from abridged.application.async_ports import AsyncSummarizer
 from abridged.application.ports import (
@@ -45,19 +49,30 @@ __all__ = [
     "ApiCompactionSummarizer",
     "AsyncApiCompactionSummarizer",
     "compaction_messages",
+    "range_refusal",
 ]
 
 COMPACTION_BETA = "compact-2026-09-04"
 UNREADABLE = "the Anthropic API's compaction reply could not be read"
 
 
-class _CompactionRequests:
-    """What both summarizers share: when the API's compaction is available, the request
-    and how its reply reads."""
+FallbackT = TypeVar("FallbackT", Summarizer, AsyncSummarizer)
+
+
+class _CompactionRequests(Generic[ClientT, FallbackT]):
+    """What both summarizers share: their client and fallback, when the API's compaction is
+    available, the request and how its reply reads; only the sending differs."""
 
     def __init__(
-        self, model: str | None, capabilities: Mapping[str, ModelCapabilities] | None
+        self,
+        client: ClientT,
+        *,
+        fallback: FallbackT,
+        model: str | None = None,
+        capabilities: Mapping[str, ModelCapabilities] | None = None,
     ) -> None:
+        self._client: ClientT = client
+        self._fallback: FallbackT = fallback
         self._model = model
         self._capabilities = dict(capabilities or {})
 
@@ -69,23 +84,18 @@ class _CompactionRequests:
         """Why the API's compaction cannot summarize `messages` for `model`; None when it can."""
         if not capabilities_for(model, self._capabilities).native_compaction:
             return f"{model} has no compaction of its own"
-        spoken = [m for m in messages if m.role is not Role.SYSTEM]
-        if not spoken:
-            return "nothing to summarize"
-        last = spoken[-1]
-        if last.role is not Role.ASSISTANT or last.tool_uses:
-            # Ending on a tool call, its results, or a user turn: the compaction would leave
-            # a call unanswered or cut a turn the kept messages go on with.
-            return "the range does not end on a finished assistant turn"
-        return None
+        return range_refusal(messages)
 
-    def _model_for(self, max_tokens: int, session_model: str | None) -> str:
+    def _planned(
+        self, messages: Sequence[Message], max_tokens: int, session_model: str | None
+    ) -> str | None:
+        """The model the API's compaction runs on; None when the fallback writes the summary."""
         if max_tokens < MIN_SUMMARY_TOKENS:
             raise SummarizerError(f"max_tokens {max_tokens} leaves no room for a summary")
         model = self._model or session_model
         if model is None:
             raise SummarizerError("the API's compaction needs a model")
-        return model
+        return None if self.available(model, messages) is not None else model
 
     def _request(
         self, model: str, messages: Sequence[Message], max_tokens: int, instructions: str | None
@@ -105,21 +115,10 @@ class _CompactionRequests:
         }
 
 
-class ApiCompactionSummarizer(_CompactionRequests):
-    """Summaries the API writes itself, as signed `compaction` blocks; `fallback` writes
-    them where the API's compaction is not available."""
-
-    def __init__(
-        self,
-        client: anthropic.Anthropic,
-        *,
-        fallback: Summarizer,
-        model: str | None = None,
-        capabilities: Mapping[str, ModelCapabilities] | None = None,
-    ) -> None:
-        super().__init__(model, capabilities)
-        self._client = client
-        self._fallback = fallback
+class ApiCompactionSummarizer(_CompactionRequests[anthropic.Anthropic, Summarizer]):
+    """Summaries the API writes itself, as signed `compaction` blocks, through `client`;
+    `fallback` writes them where the API's compaction is not available. `model` defaults to
+    the session's; `capabilities` are the host's rows (`Sessions.model_capabilities`)."""
 
     def summarize(
         self,
@@ -129,8 +128,10 @@ class ApiCompactionSummarizer(_CompactionRequests):
         instructions: str | None = None,
         session_model: str | None = None,
     ) -> Summary:
-        model = self._model_for(max_tokens, session_model)
-        if self.available(model, messages) is not None:
+        """The API's signed summary of `messages` (our fallback's where the API cannot write
+        it); raises `SummarizerError`."""
+        model = self._planned(messages, max_tokens, session_model)
+        if model is None:
             return self._fallback.summarize(
                 messages,
                 max_tokens=max_tokens,
@@ -138,29 +139,14 @@ class ApiCompactionSummarizer(_CompactionRequests):
                 session_model=session_model,
             )
         request = self._request(model, messages, max_tokens, instructions)
-        try:
-            with translated_errors(UNREADABLE):
-                raw = self._client.beta.messages.with_raw_response.create(**request)
-                reply = raw.http_response.json()
-        except ProviderError as error:
-            raise SummarizerError(f"the API's compaction failed: {error}") from error
+        with _compaction_errors():
+            raw = self._client.beta.messages.with_raw_response.create(**request)
+            reply = raw.http_response.json()
         return _summary_of(reply, model)
 
 
-class AsyncApiCompactionSummarizer(_CompactionRequests):
+class AsyncApiCompactionSummarizer(_CompactionRequests[anthropic.AsyncAnthropic, AsyncSummarizer]):
     """`ApiCompactionSummarizer` on `AsyncAnthropic`, for `AsyncSessions`."""
-
-    def __init__(
-        self,
-        client: anthropic.AsyncAnthropic,
-        *,
-        fallback: AsyncSummarizer,
-        model: str | None = None,
-        capabilities: Mapping[str, ModelCapabilities] | None = None,
-    ) -> None:
-        super().__init__(model, capabilities)
-        self._client = client
-        self._fallback = fallback
 
     async def summarize(
         self,
@@ -170,8 +156,9 @@ class AsyncApiCompactionSummarizer(_CompactionRequests):
         instructions: str | None = None,
         session_model: str | None = None,
     ) -> Summary:
-        model = self._model_for(max_tokens, session_model)
-        if self.available(model, messages) is not None:
+        """Awaits what `ApiCompactionSummarizer.summarize` asks."""
+        model = self._planned(messages, max_tokens, session_model)
+        if model is None:
             return await self._fallback.summarize(
                 messages,
                 max_tokens=max_tokens,
@@ -179,13 +166,42 @@ class AsyncApiCompactionSummarizer(_CompactionRequests):
                 session_model=session_model,
             )
         request = self._request(model, messages, max_tokens, instructions)
-        try:
-            with translated_errors(UNREADABLE):
-                raw = await self._client.beta.messages.with_raw_response.create(**request)
-                reply = raw.http_response.json()
-        except ProviderError as error:
-            raise SummarizerError(f"the API's compaction failed: {error}") from error
+        with _compaction_errors():
+            raw = await self._client.beta.messages.with_raw_response.create(**request)
+            reply = raw.http_response.json()
         return _summary_of(reply, model)
+
+
+@contextmanager
+def _compaction_errors() -> Iterator[None]:
+    """Around a compaction request: its failures (and a reply that cannot be read) become a
+    `SummarizerError`."""
+    try:
+        with translated_errors(UNREADABLE):
+            yield
+    except ProviderError as error:
+        raise SummarizerError(f"the API's compaction failed: {error}") from error
+
+
+def range_refusal(messages: Sequence[Message]) -> str | None:
+    """Why the API's compaction is not asked to summarize `messages` (whatever the model);
+    None when it may be."""
+    spoken = [m for m in messages if m.role is not Role.SYSTEM]
+    if not spoken:
+        return "nothing to summarize"
+    last = spoken[-1]
+    if last.role is Role.ASSISTANT and last.tool_uses:
+        # Its results are kept: the API refuses a range that ends in an unanswered call
+        # (a cut inside a turn is fine otherwise: each call goes with its results).
+        return "the range ends in a tool call whose results are kept"
+    thinking = any(
+        isinstance(b, ThinkingBlock | RedactedThinkingBlock) for m in spoken for b in m.content
+    )
+    if last.role is not Role.ASSISTANT and thinking:
+        # The kept turns would start with a reply that the block may have to lead, and a
+        # reply with thinking must start with it.
+        return "the range ends inside a turn of a session with thinking"
+    return None
 
 
 def compaction_messages(

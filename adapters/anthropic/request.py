@@ -58,9 +58,11 @@ def render_request(
     (before any per-turn content); when that is five, the one after the summary chunks goes.
     Thinking blocks and empty text are never marked.
 
-    `role: "system"` messages go out as such for a model whose `capabilities` (by default
-    its row of `abridged.domain.capabilities`) take them; for an older model each becomes
-    marked text at the end of the user message before it, so roles still alternate.
+    `role: "system"` messages go out as such for a model whose `capabilities` take them (by
+    default the row the context was prepared with, `Context.capabilities`, which holds the
+    host's table; else the model's row of `abridged.domain.capabilities`); for an older model
+    each becomes marked text at the end of the user message before it, so roles still
+    alternate.
     """
     if ttl not in CACHE_TTLS:
         raise ValueError(f"ttl must be one of {', '.join(CACHE_TTLS)}, got {ttl!r}")
@@ -75,7 +77,7 @@ def render_request(
     if cache and messages:
         for index, limit in _breakpoints(context, len(messages)):
             _mark(messages[index], limit, marker)
-    rows = capabilities if capabilities is not None else capabilities_for(model)
+    rows = capabilities or context.capabilities or capabilities_for(model)
     if not rows.system_messages and any(m["role"] == "system" for m in messages):
         messages = folded_system_messages(messages)
     body["messages"] = messages
@@ -91,6 +93,13 @@ def render_request(
             _check_tool_loop(context)
         body.update(_options(options, max_tokens))
     return body
+
+
+def rendered(
+    context: Context, model: str, max_tokens: int, options: RequestOptions | None
+) -> dict[str, Any]:
+    """`render_request` with caching on, as the chat models send it."""
+    return render_request(context, model=model, max_tokens=max_tokens, options=options)
 
 
 SYSTEM_MESSAGE_OPEN = "<system-message>"

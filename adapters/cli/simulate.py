@@ -26,6 +26,7 @@ from abridged.adapters.simulation import (
     simulate,
     totals,
 )
+from abridged.adapters.simulation.api_compaction import ApiCompactionStrategy
 from abridged.adapters.simulation.strategies import Strategy
 from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.adapters.token_counters import default_token_counter
@@ -53,7 +54,8 @@ from abridged.domain.settings import PRESETS, CompactionSettings
     "--references",
     default=",".join(REFERENCES),
     show_default=True,
-    help="Reference strategies to compare with (comma-separated; empty for none).",
+    help="Reference strategies to compare with (comma-separated; empty for none); "
+    "api-compaction (the API's on-demand compaction, with abridged's settings) on request.",
 )
 @transcript_format_option(
     "The transcripts' format: abridged's JSONL, a Claude Code session log, or OpenAI "
@@ -95,10 +97,10 @@ def simulate_command(
             raise click.ClickException(str(error)) from None
     if write_rate < 0 or read_rate < 0:
         raise click.BadParameter("rates cannot be negative", param_hint="--write-rate")
-    unknown = [r for r in references.split(",") if r and r not in REFERENCES]
+    unknown = [r for r in references.split(",") if r and r not in CHOICES]
     if unknown:
         raise click.BadParameter(
-            f"unknown reference {unknown[0]!r}; choose from {', '.join(REFERENCES)}",
+            f"unknown reference {unknown[0]!r}; choose from {', '.join(CHOICES)}",
             param_hint="--references",
         )
     reserve = max_output_tokens or min(8192, max(1, window // 4))
@@ -110,7 +112,7 @@ def simulate_command(
     makers: list[Callable[[Setup], Strategy]] = [
         _abridged(settings, label) for label, settings in configurations
     ]
-    makers += [REFERENCES[r] for r in references.split(",") if r]
+    makers += [_reference(r, configurations[0][1]) for r in references.split(",") if r]
     counter = default_token_counter()
     setup = Setup(window, reserve, counter, ExtractiveSummarizer)
     steps = len(loaded) * len(makers)
@@ -132,6 +134,15 @@ def simulate_command(
 
 def _abridged(settings: CompactionSettings, label: str) -> Callable[[Setup], Strategy]:
     return lambda setup: AbridgedStrategy(setup, settings, label)
+
+
+CHOICES = (*REFERENCES, "api-compaction")
+
+
+def _reference(name: str, settings: CompactionSettings) -> Callable[[Setup], Strategy]:
+    if name == "api-compaction":
+        return lambda setup: ApiCompactionStrategy(setup, settings)
+    return REFERENCES[name]
 
 
 def _comparison(item: str) -> tuple[str, CompactionSettings]:

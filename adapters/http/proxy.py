@@ -293,7 +293,7 @@ class MessagesProxy:
             session_id=session_id,
             model=session.model,
             max_tokens=session.reserved_output,
-            context=build_context(session),
+            context=build_context(session, capabilities=self.sessions.capabilities(session.model)),
             compaction=None,
             compactions_so_far=session.generation,
         )

@@ -80,6 +80,9 @@ def block_text(block: Mapping[str, Any]) -> str:
         return "\n".join(block_text(b) for b in content if isinstance(b, Mapping))
     if kind in {"image", "redacted_thinking"}:
         return ""
+    if kind == "compaction":
+        # The API's summary: its text is what the model reads and what the API counts.
+        return str(block.get("content") or "")
     return json.dumps(block, ensure_ascii=False)
 
 

@@ -191,8 +191,9 @@ def recent_depth(
             wire = wires[original] = messages[original].to_wire()
         at = len(sent) - 1 - depth
         shown = _plain(sent[at])
-        if at == 0:
-            # The first message may lead with the summary (and ledger) blocks.
+        if at == 0 or (at == 1 and _leads_with_block(sent[0])):
+            # The first message may lead with the summary (and ledger) blocks; after the
+            # API's compaction block, the second does.
             shown["content"] = shown["content"][-len(wire["content"]) :]
         if shown != wire and not _whole(shown, wire, cap, count):
             break
@@ -232,6 +233,12 @@ def _whole(
 
 
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+
+
+def _leads_with_block(message: Mapping[str, Any]) -> bool:
+    """Whether the message is the API's compaction block alone (the request's first)."""
+    content = message["content"]
+    return isinstance(content, list) and [b.get("type") for b in content] == ["compaction"]
 
 
 def _plain(message: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from tests.support.anthropic_rules import assert_valid_request
 from tests.support.api_features import sign
-from tests.support.builders import TOOLS, exchange, turn, words
+from tests.support.builders import TOOLS, exchange, thinking_exchange, turn, words
 from tests.support.checks import check_request
 from tests.support.fake_anthropic import (  # noqa: F401 (fixtures)
     CANNED_TEXT,
@@ -53,16 +53,16 @@ def service(server: FakeAnthropic) -> Sessions:
     )
 
 
-def start(app: Sessions, model: str = MODEL) -> UUID:
+def start(app: Sessions, model: str = MODEL, ledger_share: float = 0.3) -> UUID:
     return app.start_session(
         model=model,
         context_window=20_000,
         max_output_tokens=400,
         system="You are a careful coding agent.",
         tools=TOOLS,
-        # Cuts at turn starts (the turns rule): the API compacts only ranges that end on a
-        # finished assistant turn, and the default rule may cut inside one.
-        settings=CompactionSettings(threshold_floor_tokens=0, keep_recent_share=None),
+        # The default cut (recent tokens) may fall inside a turn: the API compacts any range
+        # that leaves no tool call unanswered.
+        settings=CompactionSettings(threshold_floor_tokens=0, ledger_share=ledger_share),
     )
 
 
@@ -124,6 +124,41 @@ def test_the_signed_block_is_kept_and_leads_later_requests(server: FakeAnthropic
     assert audit_session(app, session_id).ok
 
 
+@pytest.mark.parametrize(
+    ("ledger_share", "lead"),
+    [
+        (0.3, [["compaction"], ["text"], ["tool_use"]]),  # the ledger's user message between
+        (0.0, [["compaction", "tool_use"]]),  # the block leads the first kept reply
+    ],
+)
+def test_a_cut_inside_a_turn_keeps_the_apis_block_and_the_kept_loop(
+    server: FakeAnthropic, ledger_share: float, lead: list[list[str]]
+) -> None:
+    app = service(server)
+    session_id = start(app, ledger_share=ledger_share)
+    converse(app, server, session_id, 2)
+    app.append_message(session_id, Message.user("Refactor the exporter."))
+    for _ in range(12):  # more than the recent tail may keep whole
+        call, result = exchange([words(1_000)])
+        app.record_reply(session_id, call)
+        app.append_message(session_id, result)
+
+    app.compact(session_id)
+
+    (compaction,) = compactions(app, session_id)
+    assert compaction.summary.block is not None  # the API wrote it: no fallback
+    # The recent-tokens cut fell inside the tool loop, at a reply: its calls keep their results.
+    appended = [e for e in app.history(session_id) if isinstance(e, Session.MessageAppended)]
+    assert appended[compaction.retained_from].message.role is Role.ASSISTANT
+    body = check_request(app.prepare_request(session_id), COUNTER)
+    shown = [[b["type"] for b in m["content"]] for m in body["messages"][: len(lead)]]
+    assert shown == lead
+    reply = server.client().beta.messages.create(**body, betas=[COMPACTION_BETA])
+    assert reply.stop_reason == "end_turn"  # the fake API verified the block
+    app.record_reply(session_id, Message.assistant("Refactored."))
+    assert audit_session(app, session_id).ok
+
+
 def test_a_changed_block_is_refused_by_the_api_with_its_error_code(
     fake_anthropic: FakeAnthropic,
 ) -> None:
@@ -160,6 +195,22 @@ def test_a_range_ending_in_a_tool_call_is_never_sent_for_compaction(
 
     assert summary.block is None
     assert summary.text == OWN_SUMMARY
+    assert server.requests_to() == []
+
+
+def test_a_range_ending_inside_a_turn_of_a_session_with_thinking_is_ours(
+    server: FakeAnthropic,
+) -> None:
+    # The kept turns would start with a reply the block may have to lead; a reply with
+    # thinking must start with it.
+    summarizer = ApiCompactionSummarizer(server.client(), fallback=FakeSummarizer(OWN_SUMMARY))
+    call, result = thinking_exchange("ok")
+
+    summary = summarizer.summarize(
+        [Message.user("Run it."), call, result], max_tokens=200, session_model=MODEL
+    )
+
+    assert summary.block is None
     assert server.requests_to() == []
 
 

@@ -303,6 +303,10 @@ class FakeAnthropic:
         self.reply_text = CANNED_TEXT
         self.compaction_text = CANNED_TEXT
         """What on-demand compaction requests are answered with (`api_features`)."""
+        self.models_like: dict[str, str] = {}
+        """Model names this server checks as if they were another (a host's own model
+        name, checked like the known model whose rules it has), e.g. `{"acme-1":
+        "claude-fable-5"}`."""
         handler = type("FakeAnthropicHandler", (_Handler,), {"fake": self})
         self._server = _Server(("127.0.0.1", 0), handler)
         self._thread: threading.Thread | None = None
@@ -362,6 +366,7 @@ class FakeAnthropic:
             self.context_window = DEFAULT_CONTEXT_WINDOW
             self.reply_text = CANNED_TEXT
             self.compaction_text = CANNED_TEXT
+            self.models_like.clear()
 
     def enqueue(self, *responses: Response, path: str = MESSAGES_PATH) -> None:
         """Answers the next requests to `path` with `responses`, in order."""
@@ -395,16 +400,19 @@ class FakeAnthropic:
         except ValueError:
             body = None
         found: tuple[Violation, ...] = ()
-        if path == MESSAGES_PATH and isinstance(body, Mapping):
-            found = tuple(violations(body))
+        checked = body
+        if isinstance(body, Mapping) and body.get("model") in self.models_like:
+            checked = {**body, "model": self.models_like[body["model"]]}
+        if path == MESSAGES_PATH and isinstance(checked, Mapping):
+            found = tuple(violations(checked))
         with self._lock:
             self.requests.append(ReceivedRequest(method, path, query, dict(headers), body, found))
-            response = self._choose(method, path, headers, raw, body)
+            response = self._choose(method, path, headers, raw, checked)
             request_id = f"req_fake{next(self._ids):08d}"
             if response.status == 200 and response.body.get("type") == "message":
                 reply_body = self._complete_message(response.body, body)
-                if is_bound_model(body.get("model")):
-                    reply_body = _bound(reply_body, body)
+                if is_bound_model(checked.get("model")):
+                    reply_body = _bound(reply_body, checked)
             else:
                 reply_body = dict(response.body)
         if response.status >= 400:
