@@ -37,6 +37,7 @@ from abridged.domain.errors import (
 from abridged.domain.ledger import LedgerUpdate
 from abridged.domain.messages import Message, Role, ToolResultBlock, ToolUseBlock
 from abridged.domain.planner import Decision
+from abridged.domain.preparation import prune_after
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.redaction import redact_message
 from abridged.domain.session import Session
@@ -256,7 +257,7 @@ class Compactor:
             iterations=written.iterations,
         )
         pruned = 0
-        plan = planner.plan_prune_with_compaction(session)
+        plan = prune_after(session, compacted=True)
         if plan is not None:
             pruned = self.prune(session, plan)
         report = CompactionReport(
