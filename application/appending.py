@@ -58,12 +58,15 @@ class Appender:
         usage: Usage | None,
         request_estimate: int | None,
         reply: bool = False,
+        counted: Callable[[], tuple[int, ...]] | None = None,
     ) -> int:
-        """Appends `message` to the session in a transaction of its own; its position."""
+        """Appends `message` to the session in a transaction of its own; its position.
+        `counted` gives the message's block counts when the caller counted them already."""
         parsed = as_message(message)
         # Size and encodability first: both bound what the checks after them cost.
         check_message_size(parsed, self.ports.max_message_bytes)
-        counted = self.counted_once(parsed, hidden_blocks(parsed) if reply else frozenset())
+        if counted is None:
+            counted = self.counted_once(parsed, hidden_blocks(parsed) if reply else frozenset())
 
         def command() -> int:
             session = self.uow.load(session_id)

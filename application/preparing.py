@@ -45,6 +45,12 @@ from abridged.domain.errors import (
 from abridged.domain.inputs import check_message_size
 from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.planner import Decision
+from abridged.domain.preparation import (
+    downgrade_moment,
+    plan_preparation,
+    preparation_trigger,
+    prune_after,
+)
 from abridged.domain.pruning import PrunePlan
 from abridged.domain.session import Session
 from abridged.domain.vocabulary import Trigger
@@ -74,8 +80,13 @@ def still_too_long(error: PromptTooLongError, prepared: PreparedRequest) -> Cont
     )
 
 
-class _CompactionDueError(Exception):
-    """A request needs a compaction: run again holding the session's compaction lock."""
+@attrs.frozen
+class _LockNeeded:
+    """A first pass stopped where a summary must be written, having saved what it did."""
+
+    pruned: int
+    extra: tuple[str | None, int]
+    """The per-turn content the first pass was given: the provider is asked once."""
 
 
 @attrs.frozen
@@ -128,16 +139,8 @@ class Preparer:
 
     def prepare(self, session_id: UUID, on_notice: NoticeCallback | None = None) -> PreparedRequest:
         """See `Sessions.prepare_request`."""
-        try:
-            return self.uow.run(
-                session_id, lambda: self.prepared(session_id, on_notice=on_notice, locked=False)
-            )
-        except _CompactionDueError:
-            with self.uow.compaction_lock(session_id):
-                return self.uow.run(
-                    session_id,
-                    lambda: self.prepared(session_id, on_notice=on_notice, locked=True),
-                )
+        notes: list[Notice] = []
+        return self.finish(session_id, self.first_pass(session_id, notes), notes, on_notice)
 
     def append_and_prepare(
         self, session_id: UUID, parsed: Message, on_notice: NoticeCallback | None = None
@@ -148,92 +151,134 @@ class Preparer:
         check_message_size(parsed, self.ports.max_message_bytes)
         counted = self.appender.counted_once(parsed)
 
-        def command() -> PreparedRequest:
-            session = self.uow.load(session_id)
+        def append(session: Session) -> None:
             session.check_append(parsed)
             self.appender.append_counted(session, parsed, counted(), None, None, save=False)
-            return self.prepared(session_id, session, on_notice, locked=False)
 
+        notes: list[Notice] = []
         try:
-            return self.uow.run(session_id, command)
+            done = self.first_pass(session_id, notes, append)
         except ContextTooSmallError:
             raise  # the message itself can never be sent: nothing is written
-        except _CompactionDueError:
-            # A compaction runs one at a time, holding the session's lock: the message is
-            # saved on its own, and the request waits its turn (two writes, at compactions).
-            self.appender.append(session_id, parsed, None, None)
-            return self.prepare(session_id)
         except ContextOverflowError:
-            self.appender.append(session_id, parsed, None, None)
+            # The request cannot fit, but the message can be kept, as `append_message`
+            # would keep it.
+            self.appender.append(session_id, parsed, None, None, counted=counted)
             raise
+        return self.finish(session_id, done, notes, on_notice)
+
+    def first_pass(
+        self,
+        session_id: UUID,
+        notes: list[Notice],
+        append: Callable[[Session], None] | None = None,
+    ) -> PreparedRequest | _LockNeeded:
+        """The preparation without the compaction lock: the request, or, where a summary
+        must be written, what it did so far (saved: an appended message, a prune)."""
+
+        def command() -> PreparedRequest | _LockNeeded:
+            notes.clear()  # a pass run again after a concurrent write starts afresh
+            session = self.uow.load(session_id)
+            if append is not None:
+                append(session)
+            return self.prepared(session, self.ports.extra(session), notes, None, locked=False)
+
+        return self.uow.run(session_id, command)
+
+    def finish(
+        self,
+        session_id: UUID,
+        done: PreparedRequest | _LockNeeded,
+        notes: list[Notice],
+        on_notice: NoticeCallback | None,
+    ) -> PreparedRequest:
+        """Tells the caller what the first pass did; when it stopped for a summary, runs the
+        second pass holding the session's compaction lock, on the session as the first left
+        it (the cached session: nothing is read or counted again)."""
+        if on_notice is not None:
+            for notice in notes:
+                on_notice(notice)
+        if isinstance(done, PreparedRequest):
+            return done
+
+        def command() -> PreparedRequest | _LockNeeded:
+            session = self.uow.load(session_id)
+            return self.prepared(session, done.extra, [], on_notice, locked=True)
+
+        with self.uow.compaction_lock(session_id):
+            prepared = self.uow.run(session_id, command)
+        assert isinstance(prepared, PreparedRequest)  # a locked pass always finishes
+        return attrs.evolve(
+            prepared,
+            notices=(*notes, *prepared.notices),
+            pruned_outputs=done.pruned + prepared.pruned_outputs,
+        )
 
     def prepared(
         self,
-        session_id: UUID,
-        loaded: Session | None = None,
-        on_notice: NoticeCallback | None = None,
+        session: Session,
+        extra: tuple[str | None, int],
+        notes: list[Notice],
+        on_notice: NoticeCallback | None,
         *,
-        locked: bool = True,
-    ) -> PreparedRequest:
-        session = loaded or self.uow.load(session_id)
+        locked: bool,
+    ) -> PreparedRequest | _LockNeeded:
+        """Carries out the preparation policy (`abridged.domain.preparation`) on the loaded
+        session and saves it; without the compaction lock, stops (saving what it did) where
+        a summary must be written."""
         if not session.awaiting_reply:
             raise RoleOrderError(
                 "the next request needs a user message last (a prompt or tool results)"
             )
-        notes: list[Notice] = []
-        # A pass that may stop to wait for the compaction lock tells the caller nothing until
-        # it is sure to finish: the pass that runs after the wait tells it all.
-        emit = emitter(notes, on_notice if locked else None)
-        extra_text, extra_tokens = self.ports.extra(session)
-
-        plan = planner.plan_prune(session, extra_tokens)
-        deferred = planner.defer_to_compaction(plan)
-        pruned = 0 if deferred else self.prune(session, plan, extra_tokens, emit)
-        requested = session.compaction_requested and session.turn_ended
-        trigger: Trigger = "requested" if requested else "threshold"
-        try:
-            decision = planner.decide(session, trigger, extra_tokens)
-        except ContextOverflowError as error:
+        emit = emitter(notes, on_notice)
+        extra_text, extra_tokens = extra
+        trigger = preparation_trigger(bool(session.compaction_requested), session.turn_ended)
+        plan = plan_preparation(session, extra_tokens, trigger=trigger)
+        pruned = self.prune(session, plan.prune, extra_tokens, emit)
+        if plan.prune is not None:
+            plan = plan_preparation(session, extra_tokens, trigger=trigger, pruned=True)
+        if plan.summarizes and not locked:
+            if session.pending_events:
+                self.uow.save(session)
+            return _LockNeeded(pruned, extra)
+        decision, suppressed, deferred = plan.decision, plan.suppressed, plan.deferred
+        if plan.overflow is not None:
             decision, more = self.decide_to_fit(
-                session, trigger, plan if deferred else None, extra_tokens, emit, error
+                session, trigger, deferred, extra_tokens, emit, plan.overflow
             )
             pruned += more
-            deferred = False
+            deferred = None
+            suppressed = planner.suppression(session, decision) if decision else None
         report = None
-        suppressed = None
-        if decision is not None:
-            suppressed = planner.suppression(session, decision)
-            if suppressed:
-                if session.suppressed != suppressed:
-                    self.ports.metrics.add(
-                        MetricNames.SUPPRESSIONS, attributes={"trigger": decision.trigger}
+        if decision is not None and suppressed:
+            if session.suppressed != suppressed:
+                self.ports.metrics.add(
+                    MetricNames.SUPPRESSIONS, attributes={"trigger": decision.trigger}
+                )
+                emit(
+                    Notice(
+                        "compaction_suppressed",
+                        f"compaction held back: {suppressed}",
+                        decision.estimate,
                     )
-                    emit(
-                        Notice(
-                            "compaction_suppressed",
-                            f"compaction held back: {suppressed}",
-                            decision.estimate,
-                        )
-                    )
-                session.suppress(decision.trigger, suppressed, decision.estimate)
-            elif not locked:
-                raise _CompactionDueError
-            else:
-                report = self.compactor.compact(session, decision, None, loud=False, emit=emit)
+                )
+            session.suppress(decision.trigger, suppressed, decision.estimate)
+        elif decision is not None:
+            report = self.compactor.compact(session, decision, None, loud=False, emit=emit)
         if report is not None:
             pruned += report.outputs_pruned
-        elif deferred:
+        elif deferred is not None:
             # No compaction after all (held back, or cancelled by a hook): the prune runs alone.
-            plan = planner.plan_prune(session, extra_tokens)
-            pruned = self.prune(session, plan, extra_tokens, emit)
-        self.compactor.downgrade_reasoning(session, pruned > 0 or report is not None)
+            pruned += self.prune(
+                session, prune_after(session, False, extra_tokens), extra_tokens, emit
+            )
+        self.compactor.downgrade_reasoning(
+            session, downgrade_moment(pruned > 0, report is not None)
+        )
         if session.pending_events:
             self.uow.save(session)
         if report is not None and self.ports.hooks is not None:
-            self.ports.hooks.after_compaction(session_id, report)
-        if not locked and on_notice is not None:
-            for notice in notes:
-                on_notice(notice)
+            self.ports.hooks.after_compaction(session.id, report)
         context = build_context(session, extra_text, extra_tokens)
         if context.estimate > context.budget:  # pragma: no cover - decide() guarantees the fit
             raise ContextOverflowError(
@@ -243,7 +288,7 @@ class Preparer:
                 budget=context.budget,
             )
         return PreparedRequest(
-            session_id=session_id,
+            session_id=session.id,
             model=session.model,
             max_tokens=session.reserved_output,
             context=context,
