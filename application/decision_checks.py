@@ -20,8 +20,10 @@ from abridged.domain.context import calibrated, leads_with_compaction, raw_estim
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.messages import RedactedThinkingBlock, ThinkingBlock
 from abridged.domain.planner import Decision
+from abridged.domain.preparation import plan_preparation, prune_after
 from abridged.domain.pruning import TO_FIT, plan_pruning
 from abridged.domain.session import Session
+from abridged.domain.vocabulary import Trigger
 
 __all__ = ["DecisionChecks", "Finding", "differences", "inferred_extra"]
 
@@ -69,6 +71,22 @@ def inferred_extra(state: Session, estimate: int) -> int | None:
         else:
             high = middle
     return low if calibrated(state, raw + low) == estimate else None
+
+
+def decided(
+    state: Session, trigger: Trigger, extra_tokens: int
+) -> tuple[Decision | None, str | None]:
+    """The decision and the loop guard's verdict a preparation reaches on `state` (the same
+    policy the service runs: `abridged.domain.preparation`), or, for a compaction started
+    elsewhere (manual, overflow, background), the planner's; raises `ContextOverflowError`
+    when no request fits."""
+    if trigger in ("threshold", "requested"):
+        plan = plan_preparation(state, extra_tokens, trigger=trigger, pruned=True)
+        if plan.overflow is not None:
+            raise plan.overflow
+        return plan.decision, plan.suppressed
+    decision = planner.decide(state, trigger, extra_tokens)
+    return decision, planner.suppression(state, decision) if decision is not None else None
 
 
 class DecisionChecks:
@@ -132,7 +150,7 @@ class DecisionChecks:
         recorded = event.decision
         self.decision, self.fallback = recorded, None
         try:
-            derived = planner.decide(state, recorded.trigger, recorded.extra_tokens)
+            derived, guard = decided(state, recorded.trigger, recorded.extra_tokens)
         except ContextOverflowError as error:
             self.found(event, False, f"the planner finds no request that fits: {error}")
             return
@@ -142,7 +160,6 @@ class DecisionChecks:
         if derived != recorded:
             self.found(event, False, differences(recorded, derived))
             return
-        guard = planner.suppression(state, recorded)
         if guard is not None:
             self.found(event, False, f"a loop guard would have suppressed it: {guard}")
             return
@@ -219,12 +236,10 @@ class DecisionChecks:
                 # No decision recorded the request's per-turn content, which may be what
                 # made it overflow.
                 assumed = " (assuming per-turn content made the request overflow)"
-        elif self.compacted is not None:
-            # A compaction of this preparation moved the cached prefix: the retained tail's
-            # outputs are pruned with it.
-            plan = planner.plan_prune_with_compaction(state)
         else:
-            plan = planner.plan_prune(state, extra or 0)
+            # The preparation policy's prune: with a compaction of this preparation (which
+            # moved the cached prefix) the retained tail's outputs, else the first step's.
+            plan = prune_after(state, self.compacted is not None, extra or 0)
         if (
             self.compacted is None
             and event.reason != TO_FIT
@@ -326,7 +341,7 @@ class DecisionChecks:
             )
             return
         try:
-            decision = planner.decide(state, event.trigger, extra)
+            decision, reason = decided(state, event.trigger, extra)
         except ContextOverflowError as error:
             self.found(event, False, f"the planner finds no request that fits: {error}")
             return
@@ -338,7 +353,6 @@ class DecisionChecks:
             # A hook's verdict is the host's; the audit checks only that one was due.
             self.found(event, True, f"a compaction was due; {event.reason}")
             return
-        reason = planner.suppression(state, decision)
         self.found(
             event,
             reason == event.reason,
