@@ -411,11 +411,12 @@ class PrepareCommands:
         *,
         on_notice: NoticeCallback | None = None,
     ) -> PreparedRequest:
-        """`append_message` then `prepare_request`, with one load and one transaction.
+        """`append_message` then `prepare_request`, with one load, the message counted once.
 
-        The user's message and whatever the prepare records (a prune, a compaction) are saved
-        together, so a host's turn costs one write instead of two. Errors are those of the two
-        methods: an invalid message raises and saves nothing; when the request cannot fit
+        The user's message and whatever the prepare records (a prune) are saved together, so
+        a host's turn costs one write instead of two; when a summary must be written, the
+        message is saved first and the compaction in a second write, holding the session's
+        compaction lock (one compaction at a time). Errors are those of the two methods: an invalid message raises and saves nothing; when the request cannot fit
         (`ContextOverflowError`), the message is appended all the same, as it would be by the
         two calls, and the error raised.
         """
