@@ -59,23 +59,15 @@ class Lifecycle:
 
     def reconfigure(
         self,
-        session_id: UUID | str,
-        *,
-        system: str | None = None,
-        tools: Sequence[Mapping[str, JSON]] | None = None,
-        model: str | None = None,
-        context_window: int | None = None,
-        max_output_tokens: int | None = None,
-        settings: CompactionSettings | None = None,
+        session_id: UUID,
+        system: str | None,
+        tools: Sequence[Mapping[str, JSON]] | None,
+        new: tuple[str | None, int | None, int | None],
+        settings: CompactionSettings | None,
     ) -> list[str]:
-        """Changes the system prompt, tools, model (with its window and output reservation)
-        or settings mid-session; the next request uses them. Returns the names of the events
-        recorded (one per change; none when nothing differs).
-
-        Raises `InvalidSettingsError` for inconsistent limits or a system prompt and tools
-        too large for the budget, `InvalidMessageError` for removing every tool while tool
-        calls are in the context; nothing is recorded then."""
-        session_id = as_session_id(session_id)
+        """See `Sessions.reconfigure`; `new` is the model, its context window and output
+        reservation, each `None` when unchanged."""
+        model, context_window, max_output_tokens = new
         counted_system = (
             (system, system_tokens(system, self.ports.counter.count))
             if system is not None
@@ -314,15 +306,8 @@ class LifecycleCommands:
         Raises `InvalidSettingsError` for inconsistent limits or a system prompt and tools
         too large for the budget, `InvalidMessageError` for removing every tool while tool
         calls are in the context; nothing is recorded then."""
-        return self.lifecycle.reconfigure(
-            session_id,
-            system=system,
-            tools=tools,
-            model=model,
-            context_window=context_window,
-            max_output_tokens=max_output_tokens,
-            settings=settings,
-        )
+        new = (model, context_window, max_output_tokens)
+        return self.lifecycle.reconfigure(as_session_id(session_id), system, tools, new, settings)
 
     def clear_session(self, session_id: UUID | str, *, instructions: str | None = None) -> UUID:
         """Starts a fresh session that continues `session_id` (its parent) from the parent's

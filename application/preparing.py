@@ -416,9 +416,10 @@ class PrepareCommands:
         The user's message and whatever the prepare records (a prune) are saved together, so
         a host's turn costs one write instead of two; when a summary must be written, the
         message is saved first and the compaction in a second write, holding the session's
-        compaction lock (one compaction at a time). Errors are those of the two methods: an invalid message raises and saves nothing; when the request cannot fit
-        (`ContextOverflowError`), the message is appended all the same, as it would be by the
-        two calls, and the error raised.
+        compaction lock (one compaction at a time). Errors are those of the two methods: an
+        invalid message raises and saves nothing; when the request cannot fit
+        (`ContextOverflowError`), the message is appended all the same, as it would be by
+        the two calls, and the error raised.
         """
         parsed = as_message(message)
         return self.preparer.append_and_prepare(as_session_id(session_id), parsed, on_notice)
