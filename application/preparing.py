@@ -1,10 +1,10 @@
-"""Preparing the next request: prune, decide, compact when due, downgrade reasoning, fit.
+"""Preparing the next request: prune, decide, fit, compact when due, downgrade reasoning.
 
 `Preparer.prepare` is the command behind `prepare_request`: it loads the session, asks the
-domain's planners what the request needs (`abridged.domain.planner`), has the `Compactor`
-carry it out, saves what was recorded, and builds the request's context. A compaction holds
-the session's compaction lock (one at a time per session). After the provider refused a
-request as too long, `after_overflow` compacts (trigger `overflow`) and prepares again.
+preparation policy what the request needs (`abridged.domain.preparation`), has the
+`Compactor` carry it out, saves what was recorded, and builds the request's context. Where
+a summary must be written, the pass saves what it did and a second pass, holding the
+session's compaction lock (one compaction at a time per session), writes it.
 """
 
 from __future__ import annotations
@@ -237,10 +237,6 @@ class Preparer:
         pruned = self.prune(session, plan.prune, extra_tokens, emit)
         if plan.prune is not None:
             plan = plan_preparation(session, extra_tokens, trigger=trigger, pruned=True)
-        if plan.summarizes and not locked:
-            if session.pending_events:
-                self.uow.save(session)
-            return _LockNeeded(pruned, extra)
         decision, suppressed, deferred = plan.decision, plan.suppressed, plan.deferred
         if plan.overflow is not None:
             decision, more = self.decide_to_fit(
@@ -249,6 +245,12 @@ class Preparer:
             pruned += more
             deferred = None
             suppressed = planner.suppression(session, decision) if decision else None
+        if decision is not None and not suppressed and not locked:
+            # A summary must be written, one at a time per session: what this pass did is
+            # saved, and the rest waits for the compaction lock.
+            if session.pending_events:
+                self.uow.save(session)
+            return _LockNeeded(pruned, extra)
         report = None
         if decision is not None and suppressed:
             if session.suppressed != suppressed:

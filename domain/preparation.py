@@ -20,7 +20,8 @@ A request is prepared in these steps, and only in this order:
 
 `plan_preparation` is that order as a pure function of the session's state: the service runs
 what it returns (and asks again after a prune, whose counted effect the decision depends
-on), and the audit replays the same function to re-derive what each preparation recorded.
+on), taking the session's compaction lock only when a summary is due, and the audit replays
+the same function to re-derive what each preparation recorded.
 """
 
 from __future__ import annotations
@@ -57,12 +58,6 @@ class PreparationPlan:
     """Step 3: no retained tail fits as the session stands; the fit steps run."""
     suppressed: str | None = None
     """Step 4: why a loop guard holds `decision` back."""
-
-    @property
-    def summarizes(self) -> bool:
-        """Whether carrying the plan out may write a summary (step 5): only then does the
-        preparation need the session's compaction lock."""
-        return self.overflow is not None or (self.decision is not None and self.suppressed is None)
 
 
 def preparation_trigger(requested: bool, turn_ended: bool) -> Trigger:
