@@ -218,7 +218,7 @@ class MarkedCounter(FakeTokenCounter):
 
 
 def test_a_compacting_append_and_prepare_counts_the_message_once_in_two_transactions(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     counter = MarkedCounter("zebra-quartz")
     app = store_app(str(tmp_path / "s.sqlite3"), counter=counter)
@@ -236,7 +236,7 @@ def test_a_compacting_append_and_prepare_counts_the_message_once_in_two_transact
         transactions.append(args)
         return insert(*args, **kwargs)  # type: ignore[arg-type]
 
-    app.recorder.insert_events = counted_insert  # type: ignore[method-assign]
+    monkeypatch.setattr(app.recorder, "insert_events", counted_insert)
 
     prepared = app.append_and_prepare(session_id, Message.user("And now, zebra-quartz?"))
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
+import pytest
+
 from abridged.application.service import Sessions
 from abridged.domain.messages import Message, Role
 from abridged.domain.preparation import plan_preparation, prune_after
@@ -65,7 +67,9 @@ def test_the_service_carries_the_plan_out(app: Sessions) -> None:
     assert prepared.compaction.trigger == plan.trigger == "threshold"
 
 
-def test_a_quiet_append_and_prepare_is_one_transaction(app: Sessions) -> None:
+def test_a_quiet_append_and_prepare_is_one_transaction(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
     session_id = session_with(app, 1)
     app.record_reply(session_id, Message.assistant("Done."))
     before = app.recorder.max_notification_id() or 0
@@ -76,7 +80,7 @@ def test_a_quiet_append_and_prepare_is_one_transaction(app: Sessions) -> None:
         inserts.append(args)
         return insert(*args, **kwargs)  # type: ignore[arg-type]
 
-    app.recorder.insert_events = counted  # type: ignore[method-assign]
+    monkeypatch.setattr(app.recorder, "insert_events", counted)
 
     prepared = app.append_and_prepare(session_id, Message.user("Thanks, one more thing."))
 
