@@ -24,21 +24,20 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING
 from uuid import UUID
 
 import attrs
 
+from abridged.application.compactor import Compactor
 from abridged.application.ports import CompactionReport, HookVerdict, SummarizerError
+from abridged.application.service_ports import ServicePorts
 from abridged.application.summaries import SummaryRequest, WrittenSummary
+from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain import planner
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.planner import Decision
 from abridged.domain.session import Session
 from abridged.domain.settings import Limits
-
-if TYPE_CHECKING:
-    from abridged.application.service import Sessions
 
 __all__ = ["BackgroundCompactions", "PlannedCompaction"]
 
@@ -62,10 +61,14 @@ class PlannedCompaction:
 
 
 class BackgroundCompactions:
-    """The background compactions of one `Sessions` service, at most one per session."""
+    """The background compactions of one service, at most one per session."""
 
-    def __init__(self, app: Sessions, *, automatic: bool = True) -> None:
-        self.app = app
+    def __init__(
+        self, uow: UnitOfWork, ports: ServicePorts, compactor: Compactor, *, automatic: bool = True
+    ) -> None:
+        self.uow = uow
+        self.ports = ports
+        self.compactor = compactor
         self._guard = threading.Lock()
         self._running: dict[UUID, Future[CompactionReport | None]] = {}
         self._executor: ThreadPoolExecutor | None = None
@@ -104,7 +107,7 @@ class BackgroundCompactions:
             logger.warning(
                 "background compaction of %s failed: %s",
                 session_id,
-                self.app.redactor.redact(str(error)),
+                self.ports.redactor.redact(str(error)),
             )
 
     def wait(self) -> None:
@@ -128,7 +131,7 @@ class BackgroundCompactions:
     def run(self, session_id: UUID) -> CompactionReport | None:
         """Decides, writes and applies one background compaction, holding the session's
         compaction lock; the report, or `None` when none was due or it was dropped."""
-        with self.app.compaction_lock(session_id):
+        with self.uow.compaction_lock(session_id):
             planned = self.plan(session_id)
             if planned is None:
                 return None
@@ -138,28 +141,27 @@ class BackgroundCompactions:
                 self.fail(session_id, error)
                 return None
             report = self.apply(session_id, planned, written)
-        if report is not None and self.app.hooks is not None:
-            self.app.hooks.after_compaction(session_id, report)
+        if report is not None and self.ports.hooks is not None:
+            self.ports.hooks.after_compaction(session_id, report)
         return report
 
     def plan(self, session_id: UUID) -> PlannedCompaction | None:
         """Step 1: the decision, recorded, and what to summarize; `None` when none is due."""
-        return self.app._retrying(session_id, lambda: self._plan(session_id))
+        return self.uow.run(session_id, lambda: self._plan(session_id))
 
     def _plan(self, session_id: UUID) -> PlannedCompaction | None:
-        app = self.app
-        session = app._load(session_id)
+        session = self.uow.load(session_id)
         try:
-            decision = planner.decide(session, "background", app._extra(session)[1])
+            decision = planner.decide(session, "background", self.ports.extra(session)[1])
         except ContextOverflowError:
             # Nothing can make the next request fit; the request says so to the caller, with
             # the typed error, when it is prepared.
             return None
         if decision is None or planner.suppression(session, decision) is not None:
             return None
-        started = app.compactor.start(session, decision, None)
+        started = self.compactor.start(session, decision, None)
         if session.pending_events:
-            app.save(session)
+            self.uow.save(session)
         if started is None:
             return None
         request, verdict = started
@@ -169,35 +171,36 @@ class BackgroundCompactions:
         """Step 2: the summary (a hook's, or the summarizer's); raises `SummarizerError`."""
         summary = planned.verdict.summary
         if summary is not None and summary.strip():
-            return self.app.writer.supplied(planned.request, summary)
-        return self.app.writer.write(planned.request)
+            return self.ports.writer.supplied(planned.request, summary)
+        return self.ports.writer.write(planned.request)
 
     def fail(self, session_id: UUID, error: SummarizerError) -> None:
         """Records a failed background summary; the session is otherwise unchanged."""
 
         def command() -> None:
-            session = self.app._load(session_id)
+            session = self.uow.load(session_id)
             session.fail_compaction(
-                self.app.summarizer.name, self.app.redactor.redact(str(error)), "dropped"
+                self.ports.summarizer.name, self.ports.redactor.redact(str(error)), "dropped"
             )
-            self.app.save(session)
+            self.uow.save(session)
 
         logger.warning(
-            "background summary of %s failed: %s", session_id, self.app.redactor.redact(str(error))
+            "background summary of %s failed: %s",
+            session_id,
+            self.ports.redactor.redact(str(error)),
         )
-        self.app._retrying(session_id, command)
+        self.uow.run(session_id, command)
 
     def apply(
         self, session_id: UUID, planned: PlannedCompaction, written: WrittenSummary
     ) -> CompactionReport | None:
         """Step 3: applies the summary if what it covers is unchanged, else records why not."""
-        return self.app._retrying(session_id, lambda: self._apply(session_id, planned, written))
+        return self.uow.run(session_id, lambda: self._apply(session_id, planned, written))
 
     def _apply(
         self, session_id: UUID, planned: PlannedCompaction, written: WrittenSummary
     ) -> CompactionReport | None:
-        app = self.app
-        session = app._load(session_id)
+        session = self.uow.load(session_id)
         decision = planned.decision
         reason = None
         if session.generation != planned.generation:
@@ -211,10 +214,10 @@ class BackgroundCompactions:
             reason = "the messages it covers are shown differently now"
         if reason is not None:
             session.discard_compaction(planned.generation + 1, decision.retained_from, reason)
-            app.save(session)
+            self.uow.save(session)
             logger.info("background compaction of %s discarded: %s", session_id, reason)
             return None
-        report = app.compactor.complete(session, decision, written)
-        app.compactor.downgrade_reasoning(session, True)
-        app.save(session)
+        report = self.compactor.complete(session, decision, written)
+        self.compactor.downgrade_reasoning(session, True)
+        self.uow.save(session)
         return report

@@ -1,12 +1,11 @@
 """Carrying out a session's compaction moments: prune, downgrade reasoning, compact.
 
-`Sessions` decides when (`abridged.domain.planner`) and saves; a `Compactor` does what a
+The service decides when (`abridged.domain.planner`) and saves; a `Compactor` does what a
 moment needs in between, on the loaded aggregate: it counts what pruning and downgrading
 leave, asks the hooks, writes the summary (`abridged.application.summaries.SummaryWriter`),
 computes the facts ledger, and records each step as the aggregate's event, with the
-service's metrics, logs and notices. It reads the service's ports (`counter`, `summarizer`,
-`writer`, `hooks`, `metrics`) at each call, so a host that swaps one on the service swaps it
-here too.
+service's metrics, logs and notices. It works with the service's ports (`ServicePorts`) and
+its unit of work, which saves a failed manual compaction before the error is raised.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import attrs
 
@@ -29,7 +27,9 @@ from abridged.application.ports import (
     SummarizerError,
 )
 from abridged.application.redaction import redact_messages
+from abridged.application.service_ports import ServicePorts
 from abridged.application.summaries import SummaryRequest, WrittenSummary
+from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain import ledger, planner
 from abridged.domain.errors import (
     CompactionFailedError,
@@ -38,6 +38,7 @@ from abridged.domain.ledger import LedgerUpdate
 from abridged.domain.messages import Message, Role, ToolResultBlock, ToolUseBlock
 from abridged.domain.model_switch import switch_reason, unreadable_thinking
 from abridged.domain.planner import Decision
+from abridged.domain.preparation import prune_after
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.redaction import redact_message
 from abridged.domain.session import Session
@@ -47,19 +48,17 @@ from abridged.domain.tokens import (
 )
 from abridged.domain.vocabulary import Fallback
 
-if TYPE_CHECKING:
-    from abridged.application.service import Sessions
-
 __all__ = ["Compactor"]
 
 logger = logging.getLogger(__name__)
 
 
 class Compactor:
-    """The compaction moments of one `Sessions` service (see the module)."""
+    """The compaction moments of one service (see the module)."""
 
-    def __init__(self, app: Sessions) -> None:
-        self.app = app
+    def __init__(self, uow: UnitOfWork, ports: ServicePorts) -> None:
+        self.uow = uow
+        self.ports = ports
 
     def prune(self, session: Session, plan: PrunePlan) -> int:
         outputs = []
@@ -67,7 +66,7 @@ class Compactor:
             text = output.text
             if output.policy == "summarize":
                 text = self._summarize_output(session, output)
-            tokens = TOOL_OVERHEAD + self.app.counter.count(text)
+            tokens = TOOL_OVERHEAD + self.ports.counter.count(text)
             outputs.append(attrs.evolve(output, text=text, tokens_after=tokens))
         kept = tuple(o for o in outputs if o.tokens_after < o.tokens_before)
         if not kept or sum(o.tokens_before - o.tokens_after for o in kept) < plan.min_saving:
@@ -75,7 +74,7 @@ class Compactor:
             # worth breaking the cached prefix for.
             return 0
         session.prune(plan, kept)
-        self.app.metrics.add(MetricNames.PRUNED_OUTPUTS, len(kept))
+        self.ports.metrics.add(MetricNames.PRUNED_OUTPUTS, len(kept))
         logger.info(
             "session %s: pruned %d tool output(s) before message %d",
             session.id,
@@ -101,18 +100,18 @@ class Compactor:
             ),
         )
         try:
-            summary = self.app.summarizer.summarize(
-                redact_messages(self.app.redactor, (call, result)),
+            summary = self.ports.summarizer.summarize(
+                redact_messages(self.ports.redactor, (call, result)),
                 max_tokens=160,
                 session_model=session.model,
             )
         except SummarizerError as error:
             self._summarizer_latency(started, "error")
-            said = self.app.redactor.redact(str(error))
+            said = self.ports.redactor.redact(str(error))
             logger.warning("session %s: tool output summary failed: %s", session.id, said)
             return f"[output of {output.tool_name} pruned; its summary failed: {said}]"
         self._summarizer_latency(started, "ok")
-        text = self.app.redactor.redact(summary.text)
+        text = self.ports.redactor.redact(summary.text)
         return f"[summary of the output of {output.tool_name}]\n{text}"
 
     def downgrade_reasoning(self, session: Session, moment: bool) -> None:
@@ -129,7 +128,7 @@ class Compactor:
         worth = sum(b.tokens_before for b in blocks) >= session.limits.prune_min_tokens
         if not (moment or worth):
             return
-        counted = tuple(_counted_downgrade(b, self.app.counter.count) for b in blocks)
+        counted = tuple(_counted_downgrade(b, self.ports.counter.count) for b in blocks)
         policy = session.settings.reasoning_policy
         if planner.bound(session):
             reason = (
@@ -146,17 +145,19 @@ class Compactor:
     def drop_unreadable(self, session: Session, producer: str) -> None:
         """At a switch from `producer` to the session's (new) model: the thinking the new
         model cannot read leaves the view (`abridged.domain.model_switch`)."""
-        blocks = unreadable_thinking(session, producer, session.model, self.app.model_capabilities)
+        blocks = unreadable_thinking(
+            session, producer, session.model, self.ports.model_capabilities
+        )
         if blocks:
-            counted = tuple(_counted_downgrade(b, self.app.counter.count) for b in blocks)
+            counted = tuple(_counted_downgrade(b, self.ports.counter.count) for b in blocks)
             policy = session.settings.reasoning_policy
             session.downgrade_reasoning(counted, switch_reason(producer, session.model, policy))
 
     def _summarizer_latency(self, started: float, outcome: str) -> None:
-        self.app.metrics.record(
+        self.ports.metrics.record(
             MetricNames.SUMMARIZER_LATENCY,
             time.perf_counter() - started,
-            {"summarizer": self.app.summarizer.name, "outcome": outcome},
+            {"summarizer": self.ports.summarizer.name, "outcome": outcome},
         )
 
     def compact(
@@ -176,20 +177,20 @@ class Compactor:
         written: WrittenSummary
         result = "completed"
         if verdict.summary is not None and verdict.summary.strip():
-            written = self.app.writer.supplied(request, verdict.summary)
+            written = self.ports.writer.supplied(request, verdict.summary)
         else:
             started = time.perf_counter()
             try:
-                written = self.app.writer.write(request)
+                written = self.ports.writer.write(request)
             except SummarizerError as error:
                 self._summarizer_latency(started, "error")
                 fallback: Fallback = "raise" if loud else "truncate"
                 session.fail_compaction(
-                    self.app.summarizer.name, self.app.redactor.redact(str(error)), fallback
+                    self.ports.summarizer.name, self.ports.redactor.redact(str(error)), fallback
                 )
                 if loud:
-                    self.app.save(session)
-                    self.app.metrics.add(
+                    self.uow.save(session)
+                    self.ports.metrics.add(
                         MetricNames.COMPACTIONS, attributes={**trigger, "outcome": "failed"}
                     )
                     raise CompactionFailedError(f"the summarizer failed: {error}") from error
@@ -197,7 +198,7 @@ class Compactor:
                 logger.warning(
                     "session %s: summarizer failed (%s); truncating",
                     session.id,
-                    self.app.redactor.redact(str(error)),
+                    self.ports.redactor.redact(str(error)),
                 )
                 result = "fallback"
                 if emit is not None:
@@ -208,7 +209,7 @@ class Compactor:
                             "were dropped from the context instead",
                         )
                     )
-                written = self.app.writer.fallback(request, error)
+                written = self.ports.writer.fallback(request, error)
             else:
                 self._summarizer_latency(started, "ok")
         return self.complete(session, decision, written, result, emit)
@@ -225,10 +226,10 @@ class Compactor:
         messages = planner.messages_to_summarize(session, decision.retained_from)
         verdict = HookVerdict()
         trigger = {"trigger": decision.trigger}
-        if self.app.hooks is not None:
-            verdict = self.app.hooks.before_compaction(session.id, decision, messages) or verdict
+        if self.ports.hooks is not None:
+            verdict = self.ports.hooks.before_compaction(session.id, decision, messages) or verdict
             if verdict.cancel is not None and decision.estimate <= decision.budget:
-                self.app.metrics.add(
+                self.ports.metrics.add(
                     MetricNames.COMPACTIONS, attributes={**trigger, "outcome": "cancelled"}
                 )
                 session.suppress(
@@ -268,7 +269,7 @@ class Compactor:
             iterations=written.iterations,
         )
         pruned = 0
-        plan = planner.plan_prune_with_compaction(session)
+        plan = prune_after(session, compacted=True)
         if plan is not None:
             pruned = self.prune(session, plan)
         report = CompactionReport(
@@ -282,7 +283,7 @@ class Compactor:
             tokens_after=outcome.tokens_after,
             turns_kept=decision.turns_kept,
         )
-        self.app.metrics.add(
+        self.ports.metrics.add(
             MetricNames.COMPACTIONS, attributes={"trigger": decision.trigger, "outcome": result}
         )
         logger.info(
@@ -314,7 +315,7 @@ class Compactor:
             return None
         # Redacted before extraction: a ledger entry is re-sent with every later request,
         # and its text is cut to a length that could leave half a secret unrecognized.
-        redact = self.app.redactor.redact
+        redact = self.ports.redactor.redact
         summarized = [
             (e.position, redact_message(e.message, redact))
             for e in session.entries
@@ -326,7 +327,7 @@ class Compactor:
             len(session.ledger_segments),
             ledger.extract(summarized),
             decision.ledger_max_tokens,
-            self.app.counter.count,
+            self.ports.counter.count,
         )
 
     def _summary_request(

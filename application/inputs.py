@@ -9,8 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+from uuid import UUID
 
-from abridged.domain.errors import MalformedBlockError, UnencodableContentError
+from abridged.domain.errors import (
+    MalformedBlockError,
+    UnencodableContentError,
+    UnknownSessionError,
+)
 from abridged.domain.inputs import MAX_JSON_DEPTH, check_token_count
 from abridged.domain.messages import JSON, Message
 from abridged.domain.usage import Usage, with_reply_report
@@ -121,3 +126,16 @@ def reply_usage(message: Any) -> Usage | None:
 
 
 __all__: Sequence[str] = ("as_message", "as_usage", "plain", "reply_usage")
+
+
+def as_session_id(session_id: UUID | str) -> UUID:
+    """A session id from a UUID or its string; raises `UnknownSessionError` for anything else
+    (no session can have it)."""
+    if isinstance(session_id, UUID):
+        return session_id
+    if isinstance(session_id, str):
+        try:
+            return UUID(session_id.strip())
+        except ValueError:
+            pass
+    raise UnknownSessionError(f"no session with id {session_id!r:.80}: not a UUID")

@@ -11,11 +11,17 @@ changed.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
+from abridged.application.appending import Appender
+from abridged.application.compactor import Compactor
+from abridged.application.inputs import as_session_id
 from abridged.application.ports import SummarizerError
+from abridged.application.service_ports import ServicePorts
+from abridged.application.starting import new_session
 from abridged.application.summaries import SummaryRequest
+from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain import planner
 from abridged.domain.context import SummaryChunk
 from abridged.domain.errors import CompactionFailedError, InvalidSettingsError
@@ -32,10 +38,7 @@ from abridged.domain.tokens import (
 )
 from abridged.domain.vocabulary import SessionOrigin
 
-if TYPE_CHECKING:
-    from abridged.application.service import Sessions
-
-__all__ = ["continue_session", "reconfigure"]
+__all__ = ["Lifecycle", "LifecycleCommands"]
 
 START_KEYWORDS = frozenset(
     {"model", "context_window", "max_output_tokens", "system", "tools", "settings"}
@@ -43,183 +46,199 @@ START_KEYWORDS = frozenset(
 """What a resumed session may change from its parent."""
 
 
-def reconfigure(
-    app: Sessions,
-    session_id: UUID | str,
-    *,
-    system: str | None = None,
-    tools: Sequence[Mapping[str, JSON]] | None = None,
-    model: str | None = None,
-    context_window: int | None = None,
-    max_output_tokens: int | None = None,
-    settings: CompactionSettings | None = None,
-) -> list[str]:
-    """Changes the system prompt, tools, model (with its window and output reservation)
-    or settings mid-session; the next request uses them. Returns the names of the events
-    recorded (one per change; none when nothing differs).
+class Lifecycle:
+    """The lifecycle commands of one service (see the module)."""
 
-    Raises `InvalidSettingsError` for inconsistent limits or a system prompt and tools
-    too large for the budget, `InvalidMessageError` for removing every tool while tool
-    calls are in the context; nothing is recorded then."""
-    from abridged.application.service import as_session_id
+    def __init__(
+        self, uow: UnitOfWork, ports: ServicePorts, appender: Appender, compactor: Compactor
+    ) -> None:
+        self.uow = uow
+        self.ports = ports
+        self.appender = appender
+        self.compactor = compactor
 
-    session_id = as_session_id(session_id)
-    counted_system = (
-        (system, system_tokens(system, app.counter.count)) if system is not None else None
-    )
-    tool_list = tuple(dict(t) for t in tools) if tools is not None else None
-    counted_tools = (
-        (tool_list, tools_tokens(tool_list, app.counter.count)) if tool_list is not None else None
-    )
+    def reconfigure(
+        self,
+        session_id: UUID,
+        system: str | None,
+        tools: Sequence[Mapping[str, JSON]] | None,
+        new: tuple[str | None, int | None, int | None],
+        settings: CompactionSettings | None,
+    ) -> list[str]:
+        """See `Sessions.reconfigure`; `new` is the model, its context window and output
+        reservation, each `None` when unchanged."""
+        model, context_window, max_output_tokens = new
+        counted_system = (
+            (system, system_tokens(system, self.ports.counter.count))
+            if system is not None
+            else None
+        )
+        tool_list = tuple(dict(t) for t in tools) if tools is not None else None
+        counted_tools = (
+            (tool_list, tools_tokens(tool_list, self.ports.counter.count))
+            if tool_list is not None
+            else None
+        )
 
-    def command() -> list[str]:
-        session = app._load(session_id)
-        new_model = None
-        if model is not None or context_window is not None or max_output_tokens is not None:
-            name = model or session.model
-            window = context_window
-            if window is None:
-                # The same model keeps its window; another gets its own.
-                window = session.context_window if name == session.model else None
-            new_model = (
-                name,
-                context_window_for(name, window, app.model_windows),
-                session.reserved_output if max_output_tokens is None else max_output_tokens,
+        def command() -> list[str]:
+            session = self.uow.load(session_id)
+            new_model = None
+            if model is not None or context_window is not None or max_output_tokens is not None:
+                name = model or session.model
+                window = context_window
+                if window is None:
+                    # The same model keeps its window; another gets its own.
+                    window = session.context_window if name == session.model else None
+                new_model = (
+                    name,
+                    context_window_for(name, window, self.ports.model_windows),
+                    session.reserved_output if max_output_tokens is None else max_output_tokens,
+                )
+            top_system = counted_system
+            instructed = (
+                counted_system is not None
+                and (new_model is None or new_model[0] == session.model)
+                and self.ports.capabilities(session.model).system_messages
             )
-        top_system = counted_system
-        instructed = (
-            counted_system is not None
-            and (new_model is None or new_model[0] == session.model)
-            and app.capabilities(session.model).system_messages
-        )
-        if instructed and counted_system is not None:
-            # The model takes system messages: the new prompt goes after a user turn and the
-            # top of the prompt (with the cache and thinking bound to it) stays as it was.
-            top_system = None
-            current = session.instructed_system or session.system
-            if counted_system[0] != current:
-                fixed = session.system_tokens + session.tools_tokens
-                if fixed + counted_system[1] >= session.limits.budget:
-                    raise InvalidSettingsError(
-                        f"the system prompt and tools ({fixed + counted_system[1]} tokens) "
-                        f"would not fit the budget of {session.limits.budget} tokens"
-                    )
-                now = session.instruct_system_prompt(counted_system[0])
+            if instructed and counted_system is not None:
+                # The model takes system messages: the new prompt goes after a user turn and the
+                # top of the prompt (with the cache and thinking bound to it) stays as it was.
+                top_system = None
+                current = session.instructed_system or session.system
+                if counted_system[0] != current:
+                    fixed = session.system_tokens + session.tools_tokens
+                    if fixed + counted_system[1] >= session.limits.budget:
+                        raise InvalidSettingsError(
+                            f"the system prompt and tools ({fixed + counted_system[1]} tokens) "
+                            f"would not fit the budget of {session.limits.budget} tokens"
+                        )
+                    now = session.instruct_system_prompt(counted_system[0])
+                    if now is not None:
+                        counts = self.appender.counted(now)
+                        self.appender.append_counted(session, now, counts, None, None, save=False)
+            top_tools = counted_tools
+            if (
+                counted_tools is not None
+                and (new_model is None or new_model[0] == session.model)
+                and self.ports.capabilities(session.model).tool_changes
+            ):
+                # Tools added and withdrawn by a system message: the top-level `tools` (and the
+                # cache and thinking bound to them) stay as they were.
+                given, now = session.instruct_tools(list(counted_tools[0]))
+                if given:
+                    top_tools = None
                 if now is not None:
-                    counts = tuple(block_tokens(b, app.counter.count) for b in now.content)
-                    app._append_counted(session, now, counts, None, None, save=False)
-        top_tools = counted_tools
-        if (
-            counted_tools is not None
-            and (new_model is None or new_model[0] == session.model)
-            and app.capabilities(session.model).tool_changes
-        ):
-            # Tools added and withdrawn by a system message: the top-level `tools` (and the
-            # cache and thinking bound to them) stay as they were.
-            given, now = session.instruct_tools(list(counted_tools[0]))
-            if given:
-                top_tools = None
-            if now is not None:
-                counts = tuple(block_tokens(b, app.counter.count) for b in now.content)
-                app._append_counted(session, now, counts, None, None, save=False)
-        revision = session.prefix_revision
-        leaving = session.model
-        session.reconfigure(
-            system=top_system,
-            tools=top_tools,
-            model=new_model,
-            settings=settings,
-            thinking_bound=(
-                None if new_model is None else app.capabilities(new_model[0]).prefix_bound_thinking
-            ),
+                    counts = self.appender.counted(now)
+                    self.appender.append_counted(session, now, counts, None, None, save=False)
+            revision = session.prefix_revision
+            leaving = session.model
+            session.reconfigure(
+                system=top_system,
+                tools=top_tools,
+                model=new_model,
+                settings=settings,
+                thinking_bound=(
+                    None
+                    if new_model is None
+                    else self.ports.capabilities(new_model[0]).prefix_bound_thinking
+                ),
+            )
+            if session.prefix_revision != revision and planner.bound(session):
+                # A new system prompt or tools change the prefix of every thinking block shown.
+                self.compactor.downgrade_reasoning(session, True)
+            if session.model != leaving:
+                # The new model may not read the old one's thinking: the API would drop it unsaid.
+                self.compactor.drop_unreadable(session, leaving)
+            recorded = [type(e).__name__ for e in session.pending_events]
+            if recorded:
+                self.uow.save(session)
+            return recorded
+
+        return self.uow.run(session_id, command)
+
+    def continue_session(
+        self,
+        parent_id: UUID,
+        origin: SessionOrigin,
+        *,
+        instructions: str | None = None,
+        changes: Mapping[str, object] | None = None,
+    ) -> UUID:
+        """See `Sessions.clear_session` and `Sessions.resume_session`."""
+        changes = dict(changes or {})
+        unknown = set(changes) - START_KEYWORDS
+        if unknown:
+            raise InvalidSettingsError(
+                f"a resumed session cannot change {', '.join(sorted(unknown))}; it may change "
+                f"{', '.join(sorted(START_KEYWORDS))}"
+            )
+        parent = self.uow.session(parent_id)
+        start: dict[str, Any] = {
+            "model": parent.model,
+            "max_output_tokens": parent.reserved_output,
+            "context_window": parent.context_window,
+            "system": parent.system,
+            "tools": parent.tools,
+            "settings": parent.settings,
+        }
+        if "model" in changes and "context_window" not in changes:
+            start["context_window"] = None  # the new model's own window
+        start.update(changes)
+        window = context_window_for(
+            start["model"], start["context_window"], self.ports.model_windows
         )
-        if session.prefix_revision != revision and planner.bound(session):
-            # A new system prompt or tools change the prefix of every thinking block shown.
-            app.compactor.downgrade_reasoning(session, True)
-        if session.model != leaving:
-            # The new model may not read the old one's thinking: the API would drop it unsaid.
-            app.compactor.drop_unreadable(session, leaving)
-        recorded = [type(e).__name__ for e in session.pending_events]
-        if recorded:
-            app.save(session)
-        return recorded
-
-    return app._retrying(session_id, command)
-
-
-def continue_session(
-    app: Sessions,
-    parent_id: UUID,
-    origin: SessionOrigin,
-    *,
-    instructions: str | None = None,
-    changes: Mapping[str, object] | None = None,
-) -> UUID:
-    """See `Sessions.clear_session` and `Sessions.resume_session`."""
-    changes = dict(changes or {})
-    unknown = set(changes) - START_KEYWORDS
-    if unknown:
-        raise InvalidSettingsError(
-            f"a resumed session cannot change {', '.join(sorted(unknown))}; it may change "
-            f"{', '.join(sorted(START_KEYWORDS))}"
+        limits = Limits(
+            window, start["max_output_tokens"], start["settings"] or CompactionSettings()
         )
-    parent = app.session(parent_id)
-    start: dict[str, Any] = {
-        "model": parent.model,
-        "max_output_tokens": parent.reserved_output,
-        "context_window": parent.context_window,
-        "system": parent.system,
-        "tools": parent.tools,
-        "settings": parent.settings,
-    }
-    if "model" in changes and "context_window" not in changes:
-        start["context_window"] = None  # the new model's own window
-    start.update(changes)
-    window = context_window_for(start["model"], start["context_window"], app.model_windows)
-    limits = Limits(window, start["max_output_tokens"], start["settings"] or CompactionSettings())
-    messages = _whole_history(app, parent_id) if origin == "resume" else None
-    if messages is not None and not _fits(app, start, limits, messages):
-        messages = None
-    summary = None if messages is not None else _parent_summary(app, parent, limits, instructions)
-    session = app._new_session(
-        **start,
-        session_id=None,
-        parent_id=parent_id,
-        origin=origin,
-        parent_summary=summary,
-    )
-    for message in messages or ():
-        _append(app, session, message)
-    app._save_new(session)
-    return session.id
+        messages = _whole_history(self.uow, parent_id) if origin == "resume" else None
+        if messages is not None and not _fits(self.ports, start, limits, messages):
+            messages = None
+        summary = (
+            None
+            if messages is not None
+            else _parent_summary(self.ports, parent, limits, instructions)
+        )
+        session = new_session(
+            self.ports,
+            **start,
+            session_id=None,
+            parent_id=parent_id,
+            origin=origin,
+            parent_summary=summary,
+        )
+        # Each message is saved with the session's start, in one transaction.
+        for message in messages or ():
+            self.appender.append_counted(
+                session, message, self.appender.counted(message), None, None, save=False
+            )
+        self.uow.save_new(session)
+        return session.id
 
 
-def _whole_history(app: Sessions, session_id: UUID) -> list[Message]:
-    return [e.message for e in app.history(session_id) if isinstance(e, Session.MessageAppended)]
+def _whole_history(uow: UnitOfWork, session_id: UUID) -> list[Message]:
+    return [e.message for e in uow.history(session_id) if isinstance(e, Session.MessageAppended)]
 
 
-def _fits(app: Sessions, start: Mapping[str, Any], limits: Limits, messages: list[Message]) -> bool:
+def _fits(
+    ports: ServicePorts, start: Mapping[str, Any], limits: Limits, messages: list[Message]
+) -> bool:
     fixed = (
         REQUEST_OVERHEAD
-        + system_tokens(start["system"], app.counter.count)
-        + tools_tokens(tuple(start["tools"]), app.counter.count)
+        + system_tokens(start["system"], ports.counter.count)
+        + tools_tokens(tuple(start["tools"]), ports.counter.count)
     )
     total = fixed
     for message in messages:
-        total += MESSAGE_OVERHEAD + sum(block_tokens(b, app.counter.count) for b in message.content)
+        total += MESSAGE_OVERHEAD + sum(
+            block_tokens(b, ports.counter.count) for b in message.content
+        )
         if total >= limits.threshold:
             return False
     return True
 
 
-def _append(app: Sessions, session: Session, message: Message) -> None:
-    counts = tuple(block_tokens(b, app.counter.count) for b in message.content)
-    # Saved with the session's start, in one transaction.
-    app._append_counted(session, message, counts, None, None, save=False)
-
-
 def _parent_summary(
-    app: Sessions, parent: Session, limits: Limits, instructions: str | None
+    ports: ServicePorts, parent: Session, limits: Limits, instructions: str | None
 ) -> SummaryChunk | None:
     """One chunk standing for the parent's whole conversation (its chunks and its tail),
     sized for the new session's limits; `None` for a parent with nothing to carry."""
@@ -253,7 +272,7 @@ def _parent_summary(
         instructions=instructions,
     )
     try:
-        written = app.writer.write(request)
+        written = ports.writer.write(request)
     except SummarizerError as error:
         raise CompactionFailedError(
             f"the parent's summary could not be written: {error}; nothing was saved"
@@ -266,3 +285,48 @@ def _parent_summary(
         written.model,
         0,
     )
+
+
+class LifecycleCommands:
+    """The service's lifecycle commands (mixed into `Sessions`)."""
+
+    lifecycle: Lifecycle
+
+    def reconfigure(
+        self,
+        session_id: UUID | str,
+        *,
+        system: str | None = None,
+        tools: Sequence[Mapping[str, JSON]] | None = None,
+        model: str | None = None,
+        context_window: int | None = None,
+        max_output_tokens: int | None = None,
+        settings: CompactionSettings | None = None,
+    ) -> list[str]:
+        """Changes the system prompt, tools, model (with its window and output reservation)
+        or settings mid-session; the next request uses them. Returns the names of the events
+        recorded (one per change; none when nothing differs).
+
+        Raises `InvalidSettingsError` for inconsistent limits or a system prompt and tools
+        too large for the budget, `InvalidMessageError` for removing every tool while tool
+        calls are in the context; nothing is recorded then."""
+        new = (model, context_window, max_output_tokens)
+        return self.lifecycle.reconfigure(as_session_id(session_id), system, tools, new, settings)
+
+    def clear_session(self, session_id: UUID | str, *, instructions: str | None = None) -> UUID:
+        """Starts a fresh session that continues `session_id` (its parent) from the parent's
+        summary, with the parent's model, prompt, tools and settings; returns its id.
+
+        The parent is left as it is. Raises `CompactionFailedError` when the summary cannot
+        be written (nothing is saved)."""
+        session_id = as_session_id(session_id)
+        return self.lifecycle.continue_session(session_id, "clear", instructions=instructions)
+
+    def resume_session(self, session_id: UUID | str, /, **changes: object) -> UUID:
+        """Starts a session that resumes `session_id`: the whole conversation, copied, when it
+        fits below the new session's threshold, else the parent's summary; returns its id.
+
+        `changes` are `start_session` keywords (`model`, `context_window`,
+        `max_output_tokens`, `system`, `tools`, `settings`) that differ from the parent's."""
+        session_id = as_session_id(session_id)
+        return self.lifecycle.continue_session(session_id, "resume", changes=changes)

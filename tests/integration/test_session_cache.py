@@ -204,6 +204,50 @@ def test_append_and_prepare_saves_the_message_and_its_compaction_together(
     assert state(app.session(session_id)) == state(fresh(app, session_id))
 
 
+class MarkedCounter(FakeTokenCounter):
+    """Counts, besides tokens, how often a text holding `marker` was tokenized."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+        self.times = 0
+
+    def count(self, text: str) -> int:
+        if self.marker in text:
+            self.times += 1
+        return super().count(text)
+
+
+def test_a_compacting_append_and_prepare_counts_the_message_once_in_two_transactions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counter = MarkedCounter("zebra-quartz")
+    app = store_app(str(tmp_path / "s.sqlite3"), counter=counter)
+    session_id = started(app)
+    for i in range(12):
+        for message in turn(f"Request {i}", [words(150)]):  # past the threshold, unprepared
+            if message.role is Role.ASSISTANT:
+                app.record_reply(session_id, message)
+            else:
+                app.append_message(session_id, message)
+    transactions = []
+    insert = app.recorder.insert_events
+
+    def counted_insert(*args: object, **kwargs: object) -> object:
+        transactions.append(args)
+        return insert(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(app.recorder, "insert_events", counted_insert)
+
+    prepared = app.append_and_prepare(session_id, Message.user("And now, zebra-quartz?"))
+
+    assert prepared.compaction is not None
+    assert counter.times == 1
+    assert 1 <= len(transactions) <= 2
+    last = app.session(session_id).entries[-1].message
+    assert last == Message.user("And now, zebra-quartz?")
+    assert state(app.session(session_id)) == state(fresh(app, session_id))
+
+
 def test_append_and_prepare_rejects_bad_input_and_saves_nothing(tmp_path: Path) -> None:
     app = store_app(str(tmp_path / "s.sqlite3"))
     session_id = started(app)

@@ -88,3 +88,97 @@ def test_modules_stay_small_enough_to_read() -> None:
     assert aggregate.end_lineno is not None
     session_lines = aggregate.end_lineno - aggregate.lineno + 1
     assert session_lines <= SESSION_LINES, f"the Session class has {session_lines} lines"
+
+
+def application_graph() -> dict[str, set[str]]:
+    """Which modules of `application/` each module imports (at any depth of the module:
+    inside functions and `TYPE_CHECKING` blocks too, since a cycle there is still a loop in
+    what a reader must hold in mind)."""
+    prefix = "abridged.application"
+    modules = {path.stem for path in (ROOT / "application").glob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "application").glob("*.py")):
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            else:
+                continue
+            for name in names:
+                parts = name.split(".")
+                if name.startswith(prefix + ".") and len(parts) >= 3 and parts[2] in modules:
+                    found.add(parts[2])
+        graph[path.stem] = found - {path.stem}
+    return graph
+
+
+def cycle_in(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of `graph`, as the modules along it, or `None`."""
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> list[str] | None:
+        if module in path:
+            return [*path[path.index(module) :], module]
+        if module in done:
+            return None
+        for imported in sorted(graph.get(module, ())):
+            found = visit(imported, [*path, module])
+            if found:
+                return found
+        done.add(module)
+        return None
+
+    for module in sorted(graph):
+        found = visit(module, [])
+        if found:
+            return found
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert cycle_in({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert cycle_in({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_no_import_cycle_inside_the_application() -> None:
+    graph = application_graph()
+    assert graph.get("service"), "the graph was not read"
+    cycle = cycle_in(graph)
+    assert cycle is None, " -> ".join(cycle or ())
+
+
+def private_uses(source: str) -> list[str]:
+    """The `_private` names a module takes from elsewhere: imported by name, or read as an
+    attribute of anything but `self`, `cls` or `super()` (an object another module made)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            found += [
+                f"import {node.module}.{alias.name}"
+                for alias in node.names
+                if alias.name.startswith("_") and not alias.name.startswith("__")
+            ]
+        elif isinstance(node, ast.Attribute):
+            name = node.attr
+            if not name.startswith("_") or name.startswith("__"):
+                continue
+            owner = node.value
+            if isinstance(owner, ast.Name) and owner.id in {"self", "cls"}:
+                continue
+            if isinstance(owner, ast.Call) and getattr(owner.func, "id", None) == "super":
+                continue
+            found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_private_name_finder_finds_one() -> None:
+    assert private_uses("app._load(1)\nself._x()\nsuper()._record(e)\n") == ["line 1: app._load"]
+    assert private_uses("from a.b import _hidden\n") == ["import a.b._hidden"]
+
+
+def test_no_application_module_uses_another_modules_private_names() -> None:
+    for path in sorted((ROOT / "application").glob("*.py")):
+        uses = private_uses(path.read_text(encoding="utf-8"))
+        assert not uses, f"{path.name}: {uses}"

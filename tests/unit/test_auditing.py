@@ -138,7 +138,7 @@ def test_a_provider_overflow_and_reported_usage_are_audited(app: Sessions) -> No
             else:
                 app.append_message(session_id, message)
     app.append_message(session_id, Message.user("More"))
-    app._retrying(session_id, lambda: app._compact_after_overflow(session_id, 3_900, None))
+    app.uow.run(session_id, lambda: app.overflows.compact(session_id, 3_900, None))
 
     audited = audit_session(app, session_id)
     assert audited.ok, audited.mismatches

@@ -124,7 +124,8 @@ def test_a_host_that_configures_logging_sees_the_librarys_records(
         talk(app, session_id, turns=12)
 
     names = {r.name for r in caplog.records}
-    assert names <= {"abridged.application.service", "abridged.application.compactor"}
+    # Every record comes from the library's own loggers, whichever module wrote it.
+    assert all(name.startswith("abridged.application.") for name in names)
     messages = [r.getMessage() for r in caplog.records]
     assert any("summarizer failed" in m for m in messages)
     assert any("compacted" in m and str(session_id) in m for m in messages)

@@ -1,0 +1,173 @@
+"""Appending a message: checked, counted once, shaped to fit, recorded.
+
+`Appender.append` is the command behind `append_message` and `record_reply`: it checks the
+message's size, counts its blocks once (a retry after a concurrent write does not count
+again), and records it with the truncations and degradations that let every request fit
+(`append_counted`). Lifecycle commands and `append_and_prepare` append through
+`append_counted` into a transaction of their own.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any
+from uuid import UUID
+
+from abridged.application.background import BackgroundCompactions
+from abridged.application.inputs import as_message, as_session_id, as_usage, reply_usage
+from abridged.application.ports import MetricNames
+from abridged.application.service_ports import ServicePorts
+from abridged.application.unit_of_work import UnitOfWork
+from abridged.domain.errors import RoleOrderError
+from abridged.domain.inputs import check_message_size, check_token_count
+from abridged.domain.messages import JSON, Message, Role
+from abridged.domain.replies import hidden_blocks
+from abridged.domain.session import Session
+from abridged.domain.tokens import block_tokens
+from abridged.domain.usage import Usage
+
+__all__ = ["AppendCommands", "Appender"]
+
+
+class Appender:
+    """The appends of one service (see the module)."""
+
+    def __init__(
+        self, uow: UnitOfWork, ports: ServicePorts, background: BackgroundCompactions
+    ) -> None:
+        self.uow = uow
+        self.ports = ports
+        self.counter = ports.counter
+        self.metrics = ports.metrics
+        self.save = uow.save
+        self.background = background
+
+    def append(
+        self,
+        session_id: UUID,
+        message: Message | Mapping[str, JSON],
+        usage: Usage | None,
+        request_estimate: int | None,
+        reply: bool = False,
+        counted: Callable[[], tuple[int, ...]] | None = None,
+    ) -> int:
+        """Appends `message` to the session in a transaction of its own; its position.
+        `counted` gives the message's block counts when the caller counted them already."""
+        parsed = as_message(message)
+        # Size and encodability first: both bound what the checks after them cost.
+        check_message_size(parsed, self.ports.max_message_bytes)
+        if counted is None:
+            counted = self.counted_once(parsed, hidden_blocks(parsed) if reply else frozenset())
+
+        def command() -> int:
+            session = self.uow.load(session_id)
+            # A typed error for bad input before anything is tokenized; the aggregate checks
+            # again before its event exists, and again on a retry after a concurrent write.
+            session.check_append(parsed, reply=reply)
+            return self.append_counted(
+                session, parsed, counted(), usage, request_estimate, reply=reply
+            )
+
+        return self.uow.run(session_id, command)
+
+    def counted_once(
+        self, message: Message, hidden: frozenset[int] = frozenset()
+    ) -> Callable[[], tuple[int, ...]]:
+        """The message's block counts, computed at the first call only: a command that runs
+        again after a concurrent write does not tokenize again. The first call comes after
+        the message's checks, so bad input fails before anything is counted. `hidden`
+        blocks (of an incomplete reply, never shown) count 0."""
+        return functools.cache(
+            lambda: tuple(
+                0 if index in hidden else block_tokens(b, self.counter.count)
+                for index, b in enumerate(message.content)
+            )
+        )
+
+    def counted(self, message: Message) -> tuple[int, ...]:
+        """The message's block counts, now."""
+        return tuple(block_tokens(b, self.counter.count) for b in message.content)
+
+    def append_counted(
+        self,
+        session: Session,
+        message: Message,
+        counts: tuple[int, ...],
+        usage: Usage | None,
+        request_estimate: int | None,
+        *,
+        save: bool = True,
+        reply: bool = False,
+    ) -> int:
+        estimate = (request_estimate or session.raw_estimate()) if usage is not None else None
+        predicted = session.calibrated(estimate) if estimate else None
+        session.append(
+            message,
+            counts,
+            self.counter.count,
+            usage=usage,
+            request_estimate=request_estimate,
+            reply=reply,
+        )
+        if save:
+            self.save(session)
+            if message.role is Role.ASSISTANT:
+                self.background.after_reply(session)
+        if usage is not None and predicted and usage.prompt_tokens:
+            # Histograms take non-negative values: the size, and the direction apart.
+            error = (usage.prompt_tokens - predicted) / predicted
+            direction = "under" if error > 0 else "over"
+            self.metrics.record(MetricNames.ESTIMATE_ERROR, abs(error), {"direction": direction})
+        return session.message_count - 1
+
+
+class AppendCommands:
+    """The service's commands that append a message (mixed into `Sessions`)."""
+
+    appender: Appender
+
+    def append_message(
+        self, session_id: UUID | str, message: Message | Mapping[str, JSON] | Any
+    ) -> int:
+        """Appends a user or assistant message; returns its position in the history.
+
+        `message` is a `Message`, its Messages API dict, or the anthropic SDK's `Message` /
+        `BetaMessage` (a dict's blocks may be the SDK's too). A message too large for any
+        request is stored whole and shown reduced (see `docs/content.md`).
+
+        Raises `InvalidMessageError` (a subclass names the problem) and writes nothing when
+        the message would make an invalid request, `ContextTooSmallError` when what it
+        cannot reduce does not fit beside the system prompt and tools, `MessageTooLargeError`
+        over `max_message_bytes`, `UnknownSessionError` for an unknown id.
+        """
+        return self.appender.append(as_session_id(session_id), as_message(message), None, None)
+
+    def record_reply(
+        self,
+        session_id: UUID | str,
+        message: Message | Mapping[str, JSON] | Any,
+        usage: Usage | Mapping[str, JSON] | Any | None = None,
+        request_estimate: int | None = None,
+    ) -> int:
+        """Appends the model's reply with the usage the provider reported for the request.
+
+        `message` may be the anthropic SDK's `Message` / `BetaMessage` as `create` returned
+        it; its `usage` is then taken when `usage` is not given. `usage` may be a `Usage`,
+        the API's usage JSON or the SDK's `Usage`.
+
+        The usage calibrates the session's estimates (reported prompt tokens / estimated).
+        Pass `request_estimate=prepared.context.raw_estimate` when per-turn content was sent;
+        without it the estimate is re-derived from the session, which cannot know that content.
+
+        A reply the provider cut short or left empty is recorded as returned; requests show it
+        without its trailing thinking and empty text (`abridged.domain.replies`).
+        """
+        parsed = as_message(message)
+        if parsed.role is not Role.ASSISTANT:
+            raise RoleOrderError("a model reply is an assistant message")
+        counted = as_usage(usage) if usage is not None else reply_usage(message)
+        if request_estimate is not None:
+            check_token_count(request_estimate, "request_estimate", zero=False)
+        session_id = as_session_id(session_id)
+        return self.appender.append(session_id, parsed, counted, request_estimate, reply=True)

@@ -1,0 +1,116 @@
+"""How a service stores sessions: eventsourcing's application, set up for abridged.
+
+`SessionStore` is the `Application` base of `Sessions`: the transcodings of abridged's values,
+a mapper that resolves only abridged's own topics and chains each stored event's hash to its
+session's previous one (`abridged.application.chain`), a repository that reads the messages
+a snapshot points at (`abridged.application.snapshots`), and snapshots taken of the session
+just saved, at intervals that grow with its retained tail.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+from uuid import UUID
+
+from eventsourcing.application import (
+    Application,
+    ProcessingEvent,
+    ProjectorFunction,
+    Repository,
+    project_aggregate,
+)
+from eventsourcing.persistence import JSONTranscoder, Mapper, Recording
+
+from abridged.application.chain import ChainingMapper
+from abridged.application.snapshots import (
+    SessionRepository,
+    SessionSnapshot,
+    register_snapshot_transcodings,
+    snapshot_due,
+)
+from abridged.application.topics import TrustedTopicsMapper
+from abridged.application.transcodings import register_transcodings
+from abridged.domain.errors import SessionError
+from abridged.domain.session import Session
+
+__all__ = ["SessionMapper", "SessionStore"]
+
+
+class SessionMapper(TrustedTopicsMapper, ChainingMapper):
+    """The store's mapper: only abridged's own event classes are resolved, and each stored
+    event chains a hash to its session's previous one."""
+
+
+class SessionStore(Application[UUID]):
+    """eventsourcing's application, storing abridged's sessions (see the module)."""
+
+    # Chosen by measurement (docs/performance.md): every 50 events keeps the cold loads of a
+    # compacting session short; past 1,000 retained messages the interval grows with the tail
+    # (`snapshot_interval`), since a snapshot costs in proportion to it.
+    snapshotting_intervals = {Session: 50}  # noqa: RUF012 (the library reads a class dict)
+
+    def register_transcodings(self, transcoder: JSONTranscoder) -> None:
+        super().register_transcodings(transcoder)
+        register_transcodings(transcoder)
+        register_snapshot_transcodings(transcoder)
+
+    def construct_mapper(self) -> Mapper[UUID]:
+        # Each stored event carries a hash chained to its session's previous event, and the
+        # host's correlation id (`abridged.application.chain`); only abridged's own event
+        # classes are resolved, since a store's topics decide which modules resolving them
+        # imports (`abridged.application.topics.TrustedTopicsMapper`).
+        mapper = self.factory.mapper(
+            transcoder=self.construct_transcoder(), mapper_class=SessionMapper
+        )
+        cast(ChainingMapper, mapper).previous = self._stored_hash
+        return mapper
+
+    def _stored_hash(self, session_id: UUID, version: int) -> str | None:
+        rows = self.recorder.select_events(session_id, gt=version - 1, lte=version)
+        return cast(ChainingMapper, self.mapper).stored_hash(rows[0]) if rows else None
+
+    def _record(self, processing_event: ProcessingEvent[UUID]) -> list[Recording[UUID]]:
+        mapper = cast(ChainingMapper, self.mapper)
+        try:
+            recordings = super()._record(processing_event)
+        except BaseException:
+            mapper.discarded()
+            raise
+        mapper.committed()
+        return recordings
+
+    def construct_repository(self) -> Repository[UUID]:
+        # eventsourcing's repository, configured from the environment as usual, reading the
+        # messages a snapshot points at (`abridged.application.snapshots`).
+        repository = super().construct_repository()
+        repository.__class__ = SessionRepository
+        cast(SessionRepository, repository).service = self
+        return repository
+
+    def take_snapshot(
+        self,
+        aggregate_id: UUID,
+        version: int | None = None,
+        projector_func: ProjectorFunction[Any, Any] = project_aggregate,
+    ) -> None:
+        """Snapshots the session at `version` (the latest by default); the snapshot points
+        at the events that hold the retained messages instead of copying them."""
+        if self.snapshots is None:  # pragma: no cover - snapshotting is always on
+            raise SessionError("this service stores no snapshots")
+        session = self.repository.get(aggregate_id, version=version, projector_func=projector_func)
+        self.snapshots.put([SessionSnapshot.take(session)])
+
+    def _take_snapshots(self, processing_event: ProcessingEvent[UUID]) -> None:
+        # eventsourcing re-reads the session from the store to snapshot it; the session just
+        # saved is that state already, so it is snapshotted as it is, at its new version.
+        interval = self.snapshotting_intervals.get(Session)
+        if self.snapshots is None or not interval:
+            return
+        # The interval grows with the retained tail (`snapshot_interval`): a snapshot costs in
+        # proportion to it. An event whose replay would read every retained body is
+        # snapshotted at once, so cold loads read none (`snapshot_due`).
+        for session_id, session in processing_event.aggregates.items():
+            if not isinstance(session, Session):
+                continue
+            if snapshot_due(session_id, processing_event.events, interval, len(session.entries)):
+                self.snapshots.put([SessionSnapshot.take(session)])
