@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +23,7 @@ from abridged.adapters.http.config import (
     parse_tokens,
 )
 
+APP = "abridged.adapters.http.app:app_from_env"
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 WORKER_HEALTHCHECK_SECONDS = 60
 """How long a worker may take to answer its supervisor's health check before it is killed and
@@ -121,17 +123,33 @@ def serve(
     click.echo(
         f"abridged serve on http://{host}:{port} -> {upstream} ({workers} worker(s))", err=True
     )
-    uvicorn.run(
-        "abridged.adapters.http.app:app_from_env",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level=log_level,
-        timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
+    options: dict[str, Any] = {
+        "factory": True,
+        "host": host,
+        "port": port,
+        "workers": workers,
+        "log_level": log_level,
+        "timeout_worker_healthcheck": WORKER_HEALTHCHECK_SECONDS,
         # Headers (the client's key among them) are never logged: no access log.
-        access_log=False,
-    )
+        "access_log": False,
+    }
+    if workers == 1:
+        uvicorn.run(APP, **options)
+        return
+    from uvicorn.supervisors import Multiprocess
+
+    shared = uvicorn.Config(APP, **options)
+    Multiprocess(shared, sockets=[tcp_socket(shared.bind_socket())]).run()
+
+
+def tcp_socket(sock: socket.socket) -> socket.socket:
+    """The workers' shared listening socket, marked as TCP's. asyncio turns Nagle's
+    algorithm off on a connection only when its socket says it is TCP, and uvicorn's shared
+    socket says protocol 0: each response then waited on the client's delayed ACK, about
+    40 ms a request (one worker binds its own socket, marked)."""
+    if sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return sock
+    return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
 
 
 def _overrides(items: tuple[str, ...]) -> dict[str, Any]:
