@@ -210,14 +210,17 @@ def plan_degradations(
     ):
         if counts[index] <= allowed:
             continue
-        reduced = _reduce(message, index, max(allowed, MIN_BLOCK_TOKENS), count)
+        # The whole block's count (when nothing cut it yet) tells its density: the first
+        # cut tried is then about the right size, and is counted once or twice, not five times.
+        whole = counts[index] if index not in by_index else None
+        reduced = _reduce(message, index, max(allowed, MIN_BLOCK_TOKENS), count, whole)
         if reduced is not None and reduced[1] < counts[index]:
             by_index[index], counts[index] = reduced
     return tuple(by_index[i] for i in sorted(by_index)), tuple(counts)
 
 
 def _reduce(
-    message: Message, index: int, allowed: int, count: CountText
+    message: Message, index: int, allowed: int, count: CountText, whole: int | None = None
 ) -> tuple[Truncation, int] | None:
     block = message.content[index]
 
@@ -236,21 +239,28 @@ def _reduce(
     else:  # a search result: its text is not cut, it is shown as a placeholder
         placeholder = Truncation(index, 0, 0)
         return placeholder, tokens_of(placeholder)
-    return _shrink(index, size, allowed, tokens_of)
+    first = int(size * allowed / whole * DENSITY_MARGIN) if whole else allowed * 4
+    return _shrink(index, size, allowed, tokens_of, first)
+
+
+DENSITY_MARGIN = 0.97
+"""A cut sized from a text's density keeps a little less than its share, since the density
+varies along the text."""
 
 
 def _shrink(
-    index: int, size: int, allowed: int, tokens_of: Callable[[Truncation], int]
+    index: int, size: int, allowed: int, tokens_of: Callable[[Truncation], int], first: int
 ) -> tuple[Truncation, int]:
-    # Token density varies along a text, so shrink until the shown block counts within budget.
-    keep = min(size, allowed * 4)  # about four characters a token to start from
+    # Token density varies along a text, so shrink until the shown block counts within budget:
+    # by the density just counted when far over, by 15% at least.
+    keep = max(min(size, first), 0)
     while True:
         head = (keep * 2) // 3
         truncation = Truncation(index, head, keep - head)
         tokens = tokens_of(truncation)
         if tokens <= allowed or keep <= 0:
             return truncation, tokens
-        keep = int(keep * 0.85)
+        keep = min(int(keep * 0.85), int(keep * allowed / tokens * DENSITY_MARGIN))
 
 
 def _longest_string(value: object) -> int:

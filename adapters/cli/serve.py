@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import socket
+from collections.abc import Callable
 from typing import Any
 
 import click
+from click.decorators import FC
 
 from abridged.adapters.cli.common import db_option, main, settings_option_values, settings_options
 from abridged.adapters.http.config import (
@@ -20,6 +23,17 @@ from abridged.adapters.http.config import (
     parse_tokens,
 )
 
+APP = "abridged.adapters.http.app:app_from_env"
+LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+WORKER_HEALTHCHECK_SECONDS = 60
+"""How long a worker may take to answer its supervisor's health check before it is killed and
+replaced. A worker process answers only once it has imported the application (about 2 s of
+CPU); uvicorn's own 5 s killed workers still starting on a busy machine, again and again."""
+
+
+def _shown(flag: str, kind: click.ParamType[Any], default: object, help: str) -> Callable[[FC], FC]:
+    return click.option(flag, type=kind, default=default, show_default=True, help=help)
+
 
 @main.command()
 @db_option("The session store: a SQLite file or a postgresql:// URL (several workers need one).")
@@ -33,19 +47,24 @@ from abridged.adapters.http.config import (
 @click.option("--host", default=DEFAULT_HOST, show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True)
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option(
+@_shown(
     "--upstream-timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=DEFAULT_UPSTREAM_TIMEOUT,
-    show_default=True,
-    help="Seconds one upstream request may take, its streamed reply included.",
+    click.FloatRange(min=0, min_open=True),
+    DEFAULT_UPSTREAM_TIMEOUT,
+    "Seconds one upstream request may take, its streamed reply included.",
 )
-@click.option(
+@_shown(
     "--max-body-bytes",
-    type=click.IntRange(min=1),
-    default=DEFAULT_MAX_BODY_BYTES,
-    show_default=True,
-    help="Larger request bodies are refused (413).",
+    click.IntRange(min=1),
+    DEFAULT_MAX_BODY_BYTES,
+    "Larger request bodies are refused (413).",
+)
+@_shown(
+    "--log-level",
+    click.Choice(LOG_LEVELS),
+    "warning",
+    "The server's log: 'info' shows each worker starting, and one that died being replaced "
+    "(requests are never logged).",
 )
 @click.option(
     "--context-window",
@@ -71,6 +90,7 @@ def serve(
     workers: int,
     upstream_timeout: float,
     max_body_bytes: int,
+    log_level: str,
     context_window: int | None,
     tokens: tuple[str, ...],
     preset: str,
@@ -103,16 +123,33 @@ def serve(
     click.echo(
         f"abridged serve on http://{host}:{port} -> {upstream} ({workers} worker(s))", err=True
     )
-    uvicorn.run(
-        "abridged.adapters.http.app:app_from_env",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level="warning",
+    options: dict[str, Any] = {
+        "factory": True,
+        "host": host,
+        "port": port,
+        "workers": workers,
+        "log_level": log_level,
+        "timeout_worker_healthcheck": WORKER_HEALTHCHECK_SECONDS,
         # Headers (the client's key among them) are never logged: no access log.
-        access_log=False,
-    )
+        "access_log": False,
+    }
+    if workers == 1:
+        uvicorn.run(APP, **options)
+        return
+    from uvicorn.supervisors import Multiprocess
+
+    shared = uvicorn.Config(APP, **options)
+    Multiprocess(shared, sockets=[tcp_socket(shared.bind_socket())]).run()
+
+
+def tcp_socket(sock: socket.socket) -> socket.socket:
+    """The workers' shared listening socket, marked as TCP's. asyncio turns Nagle's
+    algorithm off on a connection only when its socket says it is TCP, and uvicorn's shared
+    socket says protocol 0: each response then waited on the client's delayed ACK, about
+    40 ms a request (one worker binds its own socket, marked)."""
+    if sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return sock
+    return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
 
 
 def _overrides(items: tuple[str, ...]) -> dict[str, Any]:

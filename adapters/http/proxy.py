@@ -10,14 +10,13 @@ reply with its usage. Nothing of the client's credentials is stored or logged.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
 import logging
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any
 from uuid import UUID
 
@@ -28,7 +27,6 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.http.config import ServeConfig
 from abridged.adapters.http.errors import ApiError, error_response, from_session_error
 from abridged.adapters.http.history import (
@@ -43,6 +41,18 @@ from abridged.adapters.http.history import (
 from abridged.adapters.http.locks import RequestLocks
 from abridged.adapters.http.metrics import ServeMetrics
 from abridged.adapters.http.sse import ReplyAccumulator
+from abridged.adapters.http.wire import (
+    MAX_NAME_LENGTH,
+    SESSION_HEADER,
+    TOKEN_HEADER,
+    check_messages_request,
+    json_body,
+    outgoing,
+    response_headers,
+    session_name,
+    session_system,
+    upstream_headers,
+)
 from abridged.application.ports import PromptTooLongError
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.context import build_context
@@ -55,37 +65,13 @@ from abridged.domain.errors import (
 
 logger = logging.getLogger(__name__)
 
-SESSION_HEADER = "x-abridged-session"
-TOKEN_HEADER = "x-abridged-token"
 TENANT_KEY = "abridged:tenant"
 NAME_KEY = "abridged:name"
 BRANCH_KEY = "abridged:branch_of"
 DEFAULT_TENANT = "default"
-MAX_NAME_LENGTH = 256
-MAX_BREAKPOINTS = 4
 ROUTE_ATTEMPTS = 5
 ROUTES_KEPT = 4_096
 
-# Not passed upstream: hop-by-hop headers, the body's framing (re-made), the proxy's own.
-_DROPPED_REQUEST_HEADERS = frozenset(
-    {
-        "host",
-        "content-length",
-        "transfer-encoding",
-        "connection",
-        "keep-alive",
-        "accept-encoding",
-        "upgrade",
-        "te",
-        "trailer",
-        "proxy-authorization",
-        SESSION_HEADER,
-        TOKEN_HEADER,
-    }
-)
-_DROPPED_RESPONSE_HEADERS = frozenset(
-    {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"}
-)
 PROMPT_TOO_LONG = re.compile(
     r"prompt is too long:\s*(?P<tokens>\d+)\s*tokens\s*>\s*(?P<maximum>\d+)\s*maximum", re.I
 )
@@ -128,8 +114,8 @@ class MessagesProxy:
     async def messages(self, request: Request) -> Response:
         try:
             tenant = self._tenant(request)
-            body = await self._json_body(request)
-            _check_messages_request(body)
+            body = await json_body(request, self.config.max_body_bytes)
+            check_messages_request(body)
             name = session_name(request.headers, body)
             ready = await anyio.to_thread.run_sync(self._prepare, tenant, name, body)
         except ApiError as refused:
@@ -148,7 +134,7 @@ class MessagesProxy:
         """Forwarded as the client sent it: a count stores nothing."""
         try:
             self._tenant(request)
-            body = await self._json_body(request)
+            body = await json_body(request, self.config.max_body_bytes)
         except ApiError as refused:
             return error_response(refused.status, refused.kind, refused.message)
         self.metrics.add("abridged.serve.requests", attributes={"path": "count_tokens"})
@@ -156,13 +142,13 @@ class MessagesProxy:
             answer = await self.upstream.post(
                 "/v1/messages/count_tokens",
                 content=json.dumps(body).encode(),
-                headers=_upstream_headers(request.headers),
+                headers=upstream_headers(request.headers),
             )
         except httpx2.TimeoutException:
             return error_response(504, "timeout_error", "abridged: the upstream did not answer")
         except httpx2.HTTPError as error:
             return error_response(502, "api_error", f"abridged: upstream unreachable: {error}")
-        return Response(answer.content, answer.status_code, _response_headers(answer.headers))
+        return Response(answer.content, answer.status_code, response_headers(answer.headers))
 
     # Before the upstream.
 
@@ -174,28 +160,6 @@ class MessagesProxy:
             if given and hmac.compare_digest(given.encode(), token.encode()):
                 return tenant
         raise ApiError(401, "authentication_error", f"abridged: a valid {TOKEN_HEADER} is needed")
-
-    async def _json_body(self, request: Request) -> dict[str, Any]:
-        limit = self.config.max_body_bytes
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            raise ApiError(413, "request_too_large", f"the request is over {limit} bytes")
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise ApiError(413, "request_too_large", f"the request is over {limit} bytes")
-            chunks.append(chunk)
-        try:
-            body = json.loads(b"".join(chunks))
-        except ValueError:
-            raise ApiError(
-                400, "invalid_request_error", "the request body is not valid JSON"
-            ) from None
-        if not isinstance(body, dict):
-            raise ApiError(400, "invalid_request_error", "the request body must be a JSON object")
-        return body
 
     def _prepare(self, tenant: str, name: str, body: dict[str, Any]) -> Prepared:
         """Appends what is new to the session (or a branch) and prepares its request."""
@@ -221,8 +185,8 @@ class MessagesProxy:
                     except SessionError as error:
                         raise from_session_error(error) from None
                     self._remember(root, guess)
-                    outgoing = self._outgoing(body, prepared)
-                    return Prepared(found.session_id, outgoing, prepared, len(history))
+                    sent = outgoing(body, prepared)
+                    return Prepared(found.session_id, sent, prepared, len(history))
             guess = found.session_id
         raise from_session_error(SessionError("the session kept changing; try again"))
 
@@ -307,23 +271,10 @@ class MessagesProxy:
         except SessionError:
             self.sessions.delete_session(session_id, "the request was refused")
 
-    def _outgoing(self, body: dict[str, Any], prepared: PreparedRequest) -> dict[str, Any]:
-        """The client's body with the compacted messages; its system, tools and every other
-        field as it sent them."""
-        rendered = render_request(
-            prepared.context, model=prepared.model, max_tokens=prepared.max_tokens
-        )
-        messages = rendered["messages"]
-        room = MAX_BREAKPOINTS - _breakpoints(
-            [body.get("system"), body.get("tools"), body.get("cache_control")]
-        )
-        _keep_last_breakpoints(messages, max(room, 0))
-        return {**body, "messages": messages}
-
     # The upstream.
 
     async def _forward(self, request: Request, ready: Prepared) -> Response:
-        headers = _upstream_headers(request.headers)
+        headers = upstream_headers(request.headers)
         content = json.dumps(ready.body, ensure_ascii=False).encode()
         sent = self.upstream.build_request("POST", "/v1/messages", content=content, headers=headers)
         try:
@@ -334,7 +285,7 @@ class MessagesProxy:
         except httpx2.HTTPError as error:
             self.metrics.add("abridged.serve.upstream_errors", attributes={"type": "connection"})
             return error_response(502, "api_error", f"abridged: upstream unreachable: {error}")
-        reply_headers = _response_headers(answer.headers)
+        reply_headers = response_headers(answer.headers)
         reply_headers[SESSION_HEADER] = str(ready.session_id)
         streamed = answer.headers.get("content-type", "").startswith("text/event-stream")
         if answer.status_code != 200 or not streamed:
@@ -410,94 +361,3 @@ class MessagesProxy:
                 logger.warning("session %s: reply not recorded: %s", ready.session_id, error)
                 return
         self.metrics.add("abridged.serve.replies", attributes={"outcome": "recorded"})
-
-
-def session_name(headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
-    """The `x-abridged-session` header, else `metadata.user_id` and the fingerprint of the
-    system prompt (cache markers left out): `user:<id>|system:<16 hex digits>`."""
-    named = headers.get(SESSION_HEADER, "").strip()
-    if named:
-        if len(named) > MAX_NAME_LENGTH:
-            raise ApiError(
-                400, "invalid_request_error", f"{SESSION_HEADER} is over {MAX_NAME_LENGTH} chars"
-            )
-        return named
-    metadata = body.get("metadata")
-    user = metadata.get("user_id") if isinstance(metadata, dict) else None
-    system = json.dumps(stripped(body.get("system", "")), ensure_ascii=False, sort_keys=True)
-    fingerprint = hashlib.sha256(system.encode()).hexdigest()[:16]
-    return f"user:{user or ''}|system:{fingerprint}"
-
-
-def session_system(body: Mapping[str, Any]) -> str:
-    """The system prompt's text, as the session counts it (the client's own `system` is what
-    goes upstream)."""
-    system = body.get("system", "")
-    if isinstance(system, str):
-        return system
-    if isinstance(system, list):
-        return "\n\n".join(
-            str(block.get("text", "")) for block in system if isinstance(block, dict)
-        )
-    raise ApiError(400, "invalid_request_error", "system: a string or a list of text blocks")
-
-
-def _check_messages_request(body: Mapping[str, Any]) -> None:
-    for field in ("model", "max_tokens", "messages"):
-        if field not in body:
-            raise ApiError(400, "invalid_request_error", f"{field}: Field required")
-    if not isinstance(body["model"], str) or not body["model"]:
-        raise ApiError(400, "invalid_request_error", "model: a model name is required")
-    max_tokens = body["max_tokens"]
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise ApiError(400, "invalid_request_error", "max_tokens: a positive integer")
-    messages = body["messages"]
-    if not isinstance(messages, list) or not messages:
-        raise ApiError(400, "invalid_request_error", "messages: at least one message")
-    # Trailing system messages follow the user's turn they belong to (the API takes them
-    # there); what must not end the request is a prefilled assistant turn.
-    turns = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
-    last = turns[-1] if turns else None
-    if not isinstance(last, dict) or last.get("role") != "user":
-        raise ApiError(
-            400,
-            "invalid_request_error",
-            "abridged: the last message must be the user's (a prefilled assistant turn is "
-            "not supported by the proxy)",
-        )
-
-
-def _upstream_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    passed = {k: v for k, v in headers.items() if k.lower() not in _DROPPED_REQUEST_HEADERS}
-    passed["content-type"] = "application/json"
-    passed["accept-encoding"] = "identity"
-    return passed
-
-
-def _response_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in headers.items() if k.lower() not in _DROPPED_RESPONSE_HEADERS}
-
-
-def _breakpoints(values: list[Any]) -> int:
-    """How many cache breakpoints the client set outside the messages."""
-    found = 0
-    for value in values:
-        if isinstance(value, dict):
-            found += 1 if "cache_control" in value or value.get("type") == "ephemeral" else 0
-            found += sum(_breakpoints([v]) for k, v in value.items() if k != "cache_control")
-        elif isinstance(value, list):
-            found += _breakpoints(value)
-    return found
-
-
-def _keep_last_breakpoints(messages: list[dict[str, Any]], room: int) -> None:
-    """Drops the earliest message breakpoints beyond `room` (the API allows four in all)."""
-    marked = [
-        block
-        for message in messages
-        if isinstance(message.get("content"), list)
-        for block in message["content"]
-        if isinstance(block, dict) and "cache_control" in block
-    ]
-    for block in marked[: max(len(marked) - room, 0)]:
-        del block["cache_control"]

@@ -12,6 +12,10 @@ lost, duplicated or invalid (checked against the store afterwards). Scenarios:
 - one hot session: one conversation whose every request is sent by 8 clients at once;
 - 1 MB bodies: 4 conversations at once whose history starts with a 1 MB tool output.
 
+A conversation that starts with 1 MB is reported twice: its first request ("new": the proxy
+parses, checks and counts the 1 MB message and starts the session) and its later ones
+("continuing": the 1 MB is in the history the client sends again, stored already).
+
 The fake API runs in a process of its own; clients are threads of this process. Everything
 (PostgreSQL, the workers, the fake API, the clients) shares this machine's cores.
 """
@@ -22,6 +26,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -38,6 +43,8 @@ from tests.support.serve import free_port
 
 MODEL = "claude-sonnet-4-6"
 MAX_TOKENS = 64
+DIRECT_WINDOW = 10_000_000
+"""The fake API's window, so that it answers the 1 MB conversations sent to it directly."""
 
 
 @attrs.frozen
@@ -63,6 +70,9 @@ SCENARIOS = (
 @attrs.define
 class Outcome:
     latencies: list[float] = attrs.field(factory=list)
+    first: list[float] = attrs.field(factory=list)
+    """The latencies of each conversation's first request."""
+    later: list[float] = attrs.field(factory=list)
     failures: int = 0
     histories: dict[str, list[Any]] = attrs.field(factory=dict)
     seconds: float = 0.0
@@ -72,6 +82,9 @@ def fake_process() -> None:
     """The fake API on its own (`--fake`): prints its URL, serves until stdin closes, then
     prints how many requests it received and how many broke a Messages API rule."""
     with FakeAnthropic() as fake:
+        # The model's own window (200,000) would refuse the 1 MB conversations sent
+        # directly; the proxy keeps its sessions within the model's window whatever this is.
+        fake.context_window = DIRECT_WINDOW
         print(fake.base_url, flush=True)
         sys.stdin.read()
         print(json.dumps({"requests": len(fake.requests), "violations": len(fake.violations)}))
@@ -95,7 +108,9 @@ def run(url: str, scenario: Scenario, tag: str, proxied: bool) -> Outcome:
             json={"model": MODEL, "max_tokens": MAX_TOKENS, "messages": history},
             headers=headers,
         )
-        outcome.latencies.append(time.perf_counter() - started)
+        elapsed = time.perf_counter() - started
+        outcome.latencies.append(elapsed)
+        (outcome.later if len(history) > 1 else outcome.first).append(elapsed)
         if answer.status_code != 200:
             outcome.failures += 1
             return None
@@ -167,23 +182,64 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000
 
 
-def start_serve(db: str, upstream: str, workers: int) -> tuple[subprocess.Popen[bytes], str]:
+@attrs.define
+class Served:
+    """A running `abridged serve`: its URL, and what its log said about its workers."""
+
+    process: subprocess.Popen[str]
+    url: str
+    started: int = 0
+    died: int = 0
+
+    def watch(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            if "Application startup complete" in line:
+                self.started += 1
+            elif "died" in line:
+                self.died += 1
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+def start_serve(db: str, upstream: str, workers: int) -> Served:
+    """Starts `abridged serve`; returns once every worker has started (its log says so)."""
     port = free_port()
     command = [
         str(Path(sys.executable).parent / "abridged"), "serve", f"--db={db}",
-        f"--upstream={upstream}", f"--port={port}", f"--workers={workers}",
+        f"--upstream={upstream}", f"--port={port}", f"--workers={workers}", "--log-level=info",
     ]  # fmt: skip
-    server = subprocess.Popen(command, env={**os.environ}, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if httpx2.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return server, url
-        except httpx2.HTTPError:
-            time.sleep(0.2)
-    server.kill()
-    raise SystemExit("abridged serve did not start")
+    process = subprocess.Popen(command, env={**os.environ}, stderr=subprocess.PIPE, text=True)
+    served = Served(process, f"http://127.0.0.1:{port}")
+    threading.Thread(target=served.watch, daemon=True).start()
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and process.poll() is None:
+        if served.started >= workers:
+            try:
+                if httpx2.get(f"{served.url}/healthz", timeout=5).status_code == 200:
+                    return served
+            except httpx2.HTTPError:
+                pass
+        time.sleep(0.2)
+    process.kill()
+    raise SystemExit(f"abridged serve did not start ({served.started} of {workers} workers)")
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{figure:.1f}" for figure in os.getloadavg())
+
+
+def rows_of(scenario: Scenario, outcome: Outcome, direct: Outcome) -> list[tuple[str, Any, Any]]:
+    """The rows a scenario reports: a conversation starting with 1 MB as its first requests
+    and its later ones, anything else as a whole."""
+    if scenario.first_bytes < 1_000_000:
+        return [(scenario.name, outcome.latencies, direct.latencies)]
+    return [
+        (f"{scenario.name}, new", outcome.first, direct.first),
+        (f"{scenario.name}, continuing", outcome.later, direct.later),
+    ]
 
 
 def main(worker_counts: list[int]) -> None:
@@ -194,41 +250,41 @@ def main(worker_counts: list[int]) -> None:
     assert fake.stdout is not None
     assert fake.stdin is not None
     upstream = fake.stdout.readline().strip()
-    print(f"{os.cpu_count()} cores; fake API at {upstream}; PostgreSQL starting", flush=True)
+    print(f"{os.cpu_count()} cores, {load()}; fake API at {upstream}", flush=True)
     direct = {s.name: run(upstream, s, "direct", proxied=False) for s in SCENARIOS}
+    refused = sum(outcome.failures for outcome in direct.values())
+    if refused:
+        raise SystemExit(f"the fake API refused {refused} requests sent to it directly")
     header = (
-        f"{'workers':>7}  {'scenario':<20} {'requests':>8} {'req/s':>7} {'p50 ms':>8} "
+        f"{'workers':>7}  {'scenario':<32} {'requests':>8} {'req/s':>7} {'p50 ms':>8} "
         f"{'p99 ms':>8} {'direct p50':>10} {'direct p99':>10} {'added p50':>9} {'added p99':>9} "
         f"{'lost':>4} {'dup':>4} {'invalid':>7}"
     )
-    rows = []
+    print(header, flush=True)
     with temporary_server() as server_url:
         for workers in worker_counts:
             db = fresh_database(server_url)
             bootstrap(db).close()
-            serve, url = start_serve(db, upstream, workers)
+            served = start_serve(db, upstream, workers)
+            print(f"{workers} worker(s) started; {load()}", flush=True)
             try:
-                run(url, Scenario("warm-up", 2, 2, 1, 2_000, 2_000), f"warm{workers}", True)
+                run(served.url, Scenario("warm-up", 2, 2, 1, 2_000, 2_000), f"warm{workers}", True)
                 for scenario in SCENARIOS:
-                    outcome = run(url, scenario, f"w{workers}", proxied=True)
+                    outcome = run(served.url, scenario, f"w{workers}", proxied=True)
                     lost, duplicated = check(db, outcome)
-                    base = direct[scenario.name].latencies
-                    p50, p99 = (
-                        percentile(outcome.latencies, 0.5),
-                        percentile(outcome.latencies, 0.99),
-                    )
-                    d50, d99 = percentile(base, 0.5), percentile(base, 0.99)
-                    row = (
-                        f"{workers:>7}  {scenario.name:<20} {len(outcome.latencies):>8} "
-                        f"{len(outcome.latencies) / outcome.seconds:>7.1f} {p50:>8.1f} {p99:>8.1f} "
-                        f"{d50:>10.1f} {d99:>10.1f} {p50 - d50:>9.1f} {p99 - d99:>9.1f} "
-                        f"{lost:>4} {duplicated:>4} {outcome.failures:>7}"
-                    )
-                    rows.append(row)
-                    print(row if len(rows) > 1 else f"{header}\n{row}", flush=True)
+                    rate = len(outcome.latencies) / outcome.seconds
+                    for name, latencies, base in rows_of(scenario, outcome, direct[scenario.name]):
+                        p50, p99 = percentile(latencies, 0.5), percentile(latencies, 0.99)
+                        d50, d99 = percentile(base, 0.5), percentile(base, 0.99)
+                        print(
+                            f"{workers:>7}  {name:<32} {len(latencies):>8} {rate:>7.1f} "
+                            f"{p50:>8.1f} {p99:>8.1f} {d50:>10.1f} {d99:>10.1f} {p50 - d50:>9.1f} "
+                            f"{p99 - d99:>9.1f} {lost:>4} {duplicated:>4} {outcome.failures:>7}",
+                            flush=True,
+                        )
             finally:
-                serve.terminate()
-                serve.wait(timeout=60)
+                served.stop()
+            print(f"{workers} worker(s) done; {served.died} died and were replaced; {load()}")
     fake.stdin.close()
     counts = json.loads(fake.stdout.readline())
     fake.wait(timeout=30)

@@ -43,7 +43,9 @@ def workers(
     with log.open("w") as stderr:  # the server's own copy stays open
         server = subprocess.Popen(command, stderr=stderr, env={**os.environ})
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
+    # Each worker imports the application first: on a machine busy with other jobs, that
+    # alone can take most of a minute.
+    deadline = time.monotonic() + 180
     while True:
         try:
             if httpx2.get(f"{url}/healthz", timeout=1).status_code == 200:

@@ -1,0 +1,169 @@
+"""What the proxy reads from a Messages request and writes back: the session's name, the
+request's checks, the body and headers sent upstream, and the headers passed back."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from starlette.requests import Request
+
+from abridged.adapters.anthropic.request import render_request
+from abridged.adapters.http.errors import ApiError
+from abridged.adapters.http.history import stripped
+from abridged.application.service import PreparedRequest
+
+SESSION_HEADER = "x-abridged-session"
+TOKEN_HEADER = "x-abridged-token"
+MAX_NAME_LENGTH = 256
+MAX_BREAKPOINTS = 4
+
+# Not passed upstream: hop-by-hop headers, the body's framing (re-made), the proxy's own.
+_DROPPED_REQUEST_HEADERS = frozenset(
+    {
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "accept-encoding",
+        "upgrade",
+        "te",
+        "trailer",
+        "proxy-authorization",
+        SESSION_HEADER,
+        TOKEN_HEADER,
+    }
+)
+_DROPPED_RESPONSE_HEADERS = frozenset(
+    {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"}
+)
+
+
+async def json_body(request: Request, limit: int) -> dict[str, Any]:
+    """The request's body as a JSON object: 413 over `limit` bytes (before reading it all,
+    when the client declared its length), 400 for anything but a JSON object."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ApiError(413, "request_too_large", f"the request is over {limit} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(413, "request_too_large", f"the request is over {limit} bytes")
+        chunks.append(chunk)
+    try:
+        body = json.loads(b"".join(chunks))
+    except ValueError:
+        raise ApiError(400, "invalid_request_error", "the request body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "invalid_request_error", "the request body must be a JSON object")
+    return body
+
+
+def session_name(headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
+    """The `x-abridged-session` header, else `metadata.user_id` and the fingerprint of the
+    system prompt (cache markers left out): `user:<id>|system:<16 hex digits>`."""
+    named = headers.get(SESSION_HEADER, "").strip()
+    if named:
+        if len(named) > MAX_NAME_LENGTH:
+            raise ApiError(
+                400, "invalid_request_error", f"{SESSION_HEADER} is over {MAX_NAME_LENGTH} chars"
+            )
+        return named
+    metadata = body.get("metadata")
+    user = metadata.get("user_id") if isinstance(metadata, dict) else None
+    system = json.dumps(stripped(body.get("system", "")), ensure_ascii=False, sort_keys=True)
+    fingerprint = hashlib.sha256(system.encode()).hexdigest()[:16]
+    return f"user:{user or ''}|system:{fingerprint}"
+
+
+def session_system(body: Mapping[str, Any]) -> str:
+    """The system prompt's text, as the session counts it (the client's own `system` is what
+    goes upstream)."""
+    system = body.get("system", "")
+    if isinstance(system, str):
+        return system
+    if isinstance(system, list):
+        return "\n\n".join(
+            str(block.get("text", "")) for block in system if isinstance(block, dict)
+        )
+    raise ApiError(400, "invalid_request_error", "system: a string or a list of text blocks")
+
+
+def check_messages_request(body: Mapping[str, Any]) -> None:
+    for field in ("model", "max_tokens", "messages"):
+        if field not in body:
+            raise ApiError(400, "invalid_request_error", f"{field}: Field required")
+    if not isinstance(body["model"], str) or not body["model"]:
+        raise ApiError(400, "invalid_request_error", "model: a model name is required")
+    max_tokens = body["max_tokens"]
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ApiError(400, "invalid_request_error", "max_tokens: a positive integer")
+    messages = body["messages"]
+    if not isinstance(messages, list) or not messages:
+        raise ApiError(400, "invalid_request_error", "messages: at least one message")
+    # Trailing system messages follow the user's turn they belong to (the API takes them
+    # there); what must not end the request is a prefilled assistant turn.
+    turns = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
+    last = turns[-1] if turns else None
+    if not isinstance(last, dict) or last.get("role") != "user":
+        raise ApiError(
+            400,
+            "invalid_request_error",
+            "abridged: the last message must be the user's (a prefilled assistant turn is "
+            "not supported by the proxy)",
+        )
+
+
+def upstream_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    passed = {k: v for k, v in headers.items() if k.lower() not in _DROPPED_REQUEST_HEADERS}
+    passed["content-type"] = "application/json"
+    passed["accept-encoding"] = "identity"
+    return passed
+
+
+def response_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in headers.items() if k.lower() not in _DROPPED_RESPONSE_HEADERS}
+
+
+def _breakpoints(values: list[Any]) -> int:
+    """How many cache breakpoints the client set outside the messages."""
+    found = 0
+    for value in values:
+        if isinstance(value, dict):
+            found += 1 if "cache_control" in value or value.get("type") == "ephemeral" else 0
+            found += sum(_breakpoints([v]) for k, v in value.items() if k != "cache_control")
+        elif isinstance(value, list):
+            found += _breakpoints(value)
+    return found
+
+
+def _keep_last_breakpoints(messages: list[dict[str, Any]], room: int) -> None:
+    """Drops the earliest message breakpoints beyond `room` (the API allows four in all)."""
+    marked = [
+        block
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and "cache_control" in block
+    ]
+    for block in marked[: max(len(marked) - room, 0)]:
+        del block["cache_control"]
+
+
+def outgoing(body: dict[str, Any], prepared: PreparedRequest) -> dict[str, Any]:
+    """The client's body with the compacted messages; its system, tools and every other
+    field as it sent them."""
+    rendered = render_request(
+        prepared.context, model=prepared.model, max_tokens=prepared.max_tokens
+    )
+    messages = rendered["messages"]
+    room = MAX_BREAKPOINTS - _breakpoints(
+        [body.get("system"), body.get("tools"), body.get("cache_control")]
+    )
+    _keep_last_breakpoints(messages, max(room, 0))
+    return {**body, "messages": messages}
