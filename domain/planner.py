@@ -3,9 +3,7 @@
 Pure functions of a session's state and settings, so every decision recorded in a
 `CompactionThresholdHit` can be re-derived from the event stream by replaying it.
 
-A cut never separates a tool call from its result: the retained tail starts at a user prompt,
-or at an assistant message (the summary then leads in a user message of its own), and the
-last exchange always stays.
+Where a cut may fall is `abridged.domain.cuts`.
 """
 
 from __future__ import annotations
@@ -16,9 +14,9 @@ from typing import Protocol, cast
 import attrs
 
 from abridged.domain.context import ContextView, Entry, calibrated, raw_estimate
-from abridged.domain.errors import ContextOverflowError
+from abridged.domain.cuts import cut_points, overflow_error, suffix_sums, turns_from
 from abridged.domain.indexes import has_thinking, protected_index
-from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
+from abridged.domain.messages import Message, Role
 from abridged.domain.pruning import (
     PAST_THRESHOLD,
     DowngradedThinking,
@@ -169,7 +167,7 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
     cuts = cut_points(considered, thinking_led=view.thinking_seen)
     if not cuts:
         if estimate > limits.budget:
-            raise overflow_error(view, entries)
+            raise overflow_error(view.limits, view.system_tokens + view.tools_tokens, entries)
         return None
     existing = sum(c.tokens for c in view.summaries)
     resummarize = bool(view.summaries) and (
@@ -226,7 +224,7 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
         tail = calibrated(view, suffix[cut])
         left = room - tail
         if left <= 0:
-            raise overflow_error(view, entries[cut:])
+            raise overflow_error(view.limits, view.system_tokens + view.tools_tokens, entries[cut:])
         # The ledger takes its share of what the tail leaves: when they do not both fit, the
         # ledger drops entries (by priority, named in its event), never the tail.
         ledger = min(limits.ledger_tokens, int(left / view.calibration))
@@ -251,7 +249,7 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
     left = int(limits.budget / view.calibration) - fixed - suffix[cut]
     if ledger_room and left > 0:
         return choose(cut, turns_from(entries, cut), "minimal tail, smaller ledger", left)
-    raise overflow_error(view, entries[cut:])
+    raise overflow_error(view.limits, view.system_tokens + view.tools_tokens, entries[cut:])
 
 
 def recent_room(
@@ -317,76 +315,6 @@ def suppression(view: PlannerView, decision: Decision) -> str | None:
             f"{min_reduction:,} tokens; waiting for it to grow"
         )
     return None
-
-
-def overflow_error(view: PlannerView, entries: Sequence[Entry]) -> ContextOverflowError:
-    """The error for a request that cannot fit: names the largest message that must stay."""
-    limits = view.limits
-    largest = max(entries, key=lambda e: e.shown_tokens, default=None)
-    fixed = view.system_tokens + view.tools_tokens
-    if largest is None or REQUEST_OVERHEAD + fixed >= limits.budget:
-        # Blaming a message would send the caller after the wrong culprit.
-        return ContextOverflowError(
-            f"the system prompt and tools alone ({fixed} tokens) do not fit the budget of "
-            f"{limits.budget} tokens",
-            position=None,
-            tokens=fixed,
-            budget=limits.budget,
-        )
-    return ContextOverflowError(
-        f"message {largest.position + 1} ({largest.message.role.value}, "
-        f"{largest.shown_tokens} tokens) cannot fit with what must be sent alongside it "
-        f"in the budget of {limits.budget} tokens (window {limits.window} minus "
-        f"{limits.reserved_output} reserved for output); nothing was sent",
-        position=largest.position,
-        tokens=largest.shown_tokens,
-        budget=limits.budget,
-    )
-
-
-def cut_points(entries: Sequence[Entry], *, thinking_led: bool = False) -> list[int]:
-    """Indices where the retained tail may start: never between a tool call and its result.
-
-    A tail may start at an assistant message (a summary message leads it) or at a user prompt.
-    The last exchange always stays: the last user message, and the tool calls it answers.
-    In a session with thinking, an active tool loop must keep an assistant message that
-    starts with thinking first, so a cut inside it falls only before such a message.
-    """
-    if not entries:
-        return []
-    last = len(entries) - 1
-    active_loop = bool(entries[last].message.tool_results)
-    if active_loop:
-        last -= 1
-    loop_start = len(entries)
-    if thinking_led and active_loop:
-        prompts = [k for k, e in enumerate(entries) if e.message.is_user_prompt]
-        loop_start = prompts[-1] + 1 if prompts else 0
-    cuts = []
-    for k in range(1, last + 1):
-        message = entries[k].message
-        if message.is_user_prompt or (
-            message.role is Role.ASSISTANT
-            and (
-                k <= loop_start
-                or isinstance(message.content[0], ThinkingBlock | RedactedThinkingBlock)
-            )
-        ):
-            cuts.append(k)
-    return cuts
-
-
-def turns_from(entries: Sequence[Entry], cut: int) -> int:
-    """How many turns start at or after index `cut`."""
-    return sum(1 for e in entries[cut:] if e.message.is_user_prompt)
-
-
-def suffix_sums(entries: Sequence[Entry]) -> list[int]:
-    """`sums[k]`: the shown tokens of `entries[k:]`."""
-    sums = [0] * (len(entries) + 1)
-    for k in range(len(entries) - 1, -1, -1):
-        sums[k] = sums[k + 1] + entries[k].shown_tokens
-    return sums
 
 
 def plan_prune(view: PlannerView, extra_tokens: int = 0) -> PrunePlan | None:

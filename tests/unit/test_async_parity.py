@@ -48,10 +48,16 @@ NOT_AWAITED = {
 
 
 def public_methods(cls: type) -> list[str]:
-    """The public callables `cls` itself defines (not those eventsourcing's `Application`
-    brings, which are the store's)."""
+    """The public callables `cls` and the classes it is built from in abridged define (not
+    those eventsourcing's `Application` brings, which are the store's)."""
     return sorted(
-        name for name, value in vars(cls).items() if not name.startswith("_") and callable(value)
+        {
+            name
+            for base in cls.__mro__
+            if base.__module__.startswith("abridged.")
+            for name, value in vars(base).items()
+            if not name.startswith("_") and callable(value)
+        }
     )
 
 

@@ -1,0 +1,87 @@
+"""Where a retained tail may start, and the error when no cut makes a request fit.
+
+A cut never separates a tool call from its result: the retained tail starts at a user prompt,
+or at an assistant message (the summary then leads in a user message of its own), and the
+last exchange always stays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from abridged.domain.context import Entry
+from abridged.domain.errors import ContextOverflowError
+from abridged.domain.limits import Limits
+from abridged.domain.messages import RedactedThinkingBlock, Role, ThinkingBlock
+from abridged.domain.tokens import REQUEST_OVERHEAD
+
+__all__ = ["cut_points", "overflow_error", "suffix_sums", "turns_from"]
+
+
+def cut_points(entries: Sequence[Entry], *, thinking_led: bool = False) -> list[int]:
+    """Indices where the retained tail may start: never between a tool call and its result.
+
+    A tail may start at an assistant message (a summary message leads it) or at a user prompt.
+    The last exchange always stays: the last user message, and the tool calls it answers.
+    In a session with thinking, an active tool loop must keep an assistant message that
+    starts with thinking first, so a cut inside it falls only before such a message.
+    """
+    if not entries:
+        return []
+    last = len(entries) - 1
+    active_loop = bool(entries[last].message.tool_results)
+    if active_loop:
+        last -= 1
+    loop_start = len(entries)
+    if thinking_led and active_loop:
+        prompts = [k for k, e in enumerate(entries) if e.message.is_user_prompt]
+        loop_start = prompts[-1] + 1 if prompts else 0
+    cuts = []
+    for k in range(1, last + 1):
+        message = entries[k].message
+        if message.is_user_prompt or (
+            message.role is Role.ASSISTANT
+            and (
+                k <= loop_start
+                or isinstance(message.content[0], ThinkingBlock | RedactedThinkingBlock)
+            )
+        ):
+            cuts.append(k)
+    return cuts
+
+
+def turns_from(entries: Sequence[Entry], cut: int) -> int:
+    """How many turns start at or after index `cut`."""
+    return sum(1 for e in entries[cut:] if e.message.is_user_prompt)
+
+
+def suffix_sums(entries: Sequence[Entry]) -> list[int]:
+    """`sums[k]`: the shown tokens of `entries[k:]`."""
+    sums = [0] * (len(entries) + 1)
+    for k in range(len(entries) - 1, -1, -1):
+        sums[k] = sums[k + 1] + entries[k].shown_tokens
+    return sums
+
+
+def overflow_error(limits: Limits, fixed: int, entries: Sequence[Entry]) -> ContextOverflowError:
+    """The error for a request that cannot fit (`fixed`: its system prompt and tools): names
+    the largest message that must stay."""
+    largest = max(entries, key=lambda e: e.shown_tokens, default=None)
+    if largest is None or REQUEST_OVERHEAD + fixed >= limits.budget:
+        # Blaming a message would send the caller after the wrong culprit.
+        return ContextOverflowError(
+            f"the system prompt and tools alone ({fixed} tokens) do not fit the budget of "
+            f"{limits.budget} tokens",
+            position=None,
+            tokens=fixed,
+            budget=limits.budget,
+        )
+    return ContextOverflowError(
+        f"message {largest.position + 1} ({largest.message.role.value}, "
+        f"{largest.shown_tokens} tokens) cannot fit with what must be sent alongside it "
+        f"in the budget of {limits.budget} tokens (window {limits.window} minus "
+        f"{limits.reserved_output} reserved for output); nothing was sent",
+        position=largest.position,
+        tokens=largest.shown_tokens,
+        budget=limits.budget,
+    )
