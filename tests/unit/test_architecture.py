@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -182,3 +183,50 @@ def test_no_application_module_uses_another_modules_private_names() -> None:
     for path in sorted((ROOT / "application").glob("*.py")):
         uses = private_uses(path.read_text(encoding="utf-8"))
         assert not uses, f"{path.name}: {uses}"
+
+
+def architecture_map() -> dict[str, list[list[str]]]:
+    """The map in docs/architecture.md: for each layer, its lines' module names, top first."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = text.split("```text", 1)[1].split("```", 1)[0].splitlines()[1:]
+    layers: dict[str, list[list[str]]] = {}
+    layer = ""
+    for line in block:
+        if not line.startswith(" "):
+            layer = line.split()[0].rstrip("/")
+            layers[layer] = []
+            continue
+        # Module names, then (after two spaces or more) what they are for.
+        names = re.split(r"\s{2,}", line.strip())[0].split()
+        assert all(re.fullmatch(r"[a-z_]+/?", name) for name in names), line
+        layers[layer].append(names)
+    return layers
+
+
+def test_the_architecture_map_names_every_module_once_in_import_order() -> None:
+    layers = architecture_map()
+    assert list(layers) == ["adapters", "application", "domain"]
+    for layer, lines in layers.items():
+        named = [name for line in lines for name in line]
+        assert len(named) == len(set(named)), f"{layer}: named twice in the map"
+        actual = {
+            path.stem if path.is_file() else f"{path.name}/"
+            for path in (ROOT / layer).iterdir()
+            if (path.suffix == ".py" and path.stem != "__init__")
+            or (path.is_dir() and (path / "__init__.py").exists())
+        }
+        assert set(named) == actual, f"{layer}: the map and the code differ"
+    # In application/ and domain/, a line imports only from the lines below it (or its own).
+    for layer in ("application", "domain"):
+        line_of = {name: k for k, line in enumerate(layers[layer]) for name in line}
+        upward = []
+        for module, k in line_of.items():
+            tree = ast.parse((ROOT / layer / f"{module}.py").read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    parts = node.module.split(".")
+                    if parts[:2] == ["abridged", layer] and len(parts) > 2:
+                        target = parts[2]
+                        if target in line_of and line_of[target] < k:
+                            upward.append(f"{module} imports {target}")
+        assert not upward, f"{layer}: the map's order is not the code's: {upward}"
