@@ -20,6 +20,7 @@ from abridged.application.locks import CompactionLocks
 from abridged.application.options import SessionsOptions, options_of
 from abridged.application.ports import (
     ChatModel,
+    ProviderError,
     Summarizer,
     TokenCounter,
 )
@@ -167,7 +168,6 @@ def _wired(
 ) -> SessionsOptions:
     """The host's options, with what the store and the Anthropic SDK need where the host
     set nothing; the host's `env` over the store's settings."""
-    from abridged.adapters.anthropic.errors import translate_error
     from abridged.adapters.erasure import erase_stored_events
 
     given = options_of(caller, options, keywords)
@@ -175,10 +175,19 @@ def _wired(
     return attrs.evolve(
         given,
         env=env,
-        read_provider_error=given.read_provider_error or translate_error,
+        read_provider_error=given.read_provider_error or read_sdk_error,
         erase_events=given.erase_events or erase_stored_events,
         locks=given.locks if given.locks is not None else compaction_locks(env),
     )
+
+
+def read_sdk_error(error: Exception) -> ProviderError:
+    """The Anthropic SDK's `error` as a provider error (`translate_error`). The SDK is
+    imported when the first error is read, not at start-up: its import is most of the
+    start-up time of a host or a command that never calls the API."""
+    from abridged.adapters.anthropic.errors import translate_error
+
+    return translate_error(error)
 
 
 def compaction_locks(env: Mapping[str, str]) -> CompactionLocks | None:

@@ -26,7 +26,6 @@ from abridged.adapters.simulation import (
     simulate,
     totals,
 )
-from abridged.adapters.simulation.api_compaction import ApiCompactionStrategy
 from abridged.adapters.simulation.strategies import Strategy
 from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.adapters.token_counters import default_token_counter
@@ -141,6 +140,10 @@ CHOICES = (*REFERENCES, "api-compaction")
 
 def _reference(name: str, settings: CompactionSettings) -> Callable[[Setup], Strategy]:
     if name == "api-compaction":
+        # Imported here: it needs the anthropic SDK, whose import is most of the CLI's
+        # start-up time, and every other command and reference runs without it.
+        from abridged.adapters.simulation.api_compaction import ApiCompactionStrategy
+
         return lambda setup: ApiCompactionStrategy(setup, settings)
     return REFERENCES[name]
 
