@@ -1,4 +1,4 @@
-"""The built wheel and a virtual environment it is installed in, made once per test process:
+"""The built wheel and a virtual environment it is installed in, made once per test run:
 the packaging and documentation tests run against abridged as a user installs it."""
 
 from __future__ import annotations
@@ -11,15 +11,24 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.shared_setup import made_once
+
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ("domain", "application", "adapters")
 
 
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel, built once per test run (the workers share it)."""
+    (built,) = made_once(tmp_path_factory, "wheel", build_wheel).glob("dist/abridged-*.whl")
+    return built
+
+
+def build_wheel(folder: Path) -> None:
     # Built from a copy of the source: setuptools builds in the source tree's build/, which
-    # another build (a second test worker, an editable install) may be using at the time.
-    source = tmp_path_factory.mktemp("source")
+    # an editable install may be using at the time.
+    source = folder / "source"
+    source.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, source / name)
     for name in ("abridged", *LAYERS):
@@ -29,7 +38,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             symlinks=True,
             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
         )
-    out = tmp_path_factory.mktemp("wheel")
+    out = folder / "dist"
     done = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(source)],
         check=False,
@@ -38,16 +47,19 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    (built,) = out.glob("abridged-*.whl")
-    return built
 
 
 @pytest.fixture(scope="session")
 def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A virtual environment with the wheel installed; returns its `bin` folder. Offline and
-    fast: the dependencies are the test run's own, without its editable abridged (a plain
-    path entry does not run the .pth files, the editable finder, found there)."""
-    venv = tmp_path_factory.mktemp("venv")
+    """A virtual environment with the wheel installed, made once per test run; returns its
+    `bin` folder. Tests only run it, never install into it."""
+    return made_once(tmp_path_factory, "venv", lambda venv: install(wheel, venv)) / "bin"
+
+
+def install(wheel: Path, venv: Path) -> None:
+    """Offline and fast: the dependencies are the test run's own, without its editable
+    abridged (a plain path entry does not run the .pth files, the editable finder, found
+    there)."""
     subprocess.run(
         [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
     )
@@ -79,4 +91,3 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     folders = [sysconfig.get_paths()["purelib"]]
     folders += [p for p in sys.path if p.endswith("site-packages") and p not in folders]
     Path(target, "dependencies.pth").write_text("".join(f"{f}\n" for f in folders))
-    return venv / "bin"

@@ -18,9 +18,10 @@ from abridged.application.auditing import audit_session
 from abridged.domain.messages import Role
 from abridged.domain.session import Session
 from tests.e2e.test_replay_transcripts import COUNTER, WINDOWS, transcripts
-from tests.support.replays import Replayed, replay
+from tests.support.replays import ON_ONE_WORKER, Replayed, replay
 
 
+@ON_ONE_WORKER
 @pytest.mark.transcripts
 @pytest.mark.skipif(not transcripts(), reason="the shared transcripts folder is absent")
 @pytest.mark.parametrize("window", WINDOWS)

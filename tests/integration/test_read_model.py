@@ -29,7 +29,7 @@ from tests.support.builders import TOOLS, turn, words
 from tests.support.checks import feed
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 from tests.support.postgres import fresh_database
-from tests.support.replays import Replayed, replay
+from tests.support.replays import ON_ONE_WORKER, Replayed, replay
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_COUNTER = FakeTokenCounter()
@@ -129,6 +129,7 @@ def needs_transcripts(test: Callable[..., None]) -> Callable[..., None]:
     return skip(marked)  # type: ignore[no-any-return]
 
 
+@ON_ONE_WORKER
 @needs_transcripts
 @pytest.mark.parametrize("window", WINDOWS)
 def test_rows_equal_the_compaction_events_of_every_replayed_transcript(

@@ -49,6 +49,11 @@ def replay(app: Sessions, path: object, window: int) -> UUID:
     return session_id
 
 
+ON_ONE_WORKER = pytest.mark.xdist_group("default-replays")
+"""For the tests that read `default_replays`: run on one xdist worker, so that the replays
+are made once per run rather than once per worker."""
+
+
 @pytest.fixture(scope="session")
 def default_replays() -> Iterator[Callable[[int], Replayed]]:
     """`default_replays(window)`: every shared transcript replayed at `window`, for each of
