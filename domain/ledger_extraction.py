@@ -53,15 +53,24 @@ NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?")
 """A number of two or more digits with the word before it: `port 8080`, `timeout: 30`."""
 
 
+ERROR_WORD = re.compile(r"Error|Exception|error|ERROR|FAILED|fatal:|panic:|Traceback")
+"""What every line `ERROR_LINE` matches contains. Only lines holding it are searched with
+the whole pattern, which, tried at every position of a long output, costs six to twenty
+times more (up to a second for a 750 KB log)."""
+
+
 def error_lines(text: str, is_error: bool = False) -> list[str]:
     """The distinct lines of a tool output that report a failure, stripped and capped."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
     found: dict[str, None] = {}
-    if is_error and lines:
-        found[lines[0][:ERROR_CHARS]] = None
-    for line in lines:
-        if ERROR_LINE.search(line):
-            found[line[:ERROR_CHARS]] = None
+    if is_error:
+        first = next((line.strip() for line in text.splitlines() if line.strip()), None)
+        if first is not None:
+            found[first[:ERROR_CHARS]] = None
+    if ERROR_WORD.search(text) is None:
+        return list(found)
+    for line in text.splitlines():
+        if ERROR_WORD.search(line) and ERROR_LINE.search(stripped := line.strip()):
+            found[stripped[:ERROR_CHARS]] = None
     return list(found)
 
 
