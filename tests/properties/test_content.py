@@ -59,7 +59,11 @@ def sized_text(draw: st.DrawFn) -> str:
     line = draw(text)
     if size == "small":
         return line
-    repeat = 200 if size == "large" else draw(st.integers(2_000, 8_000))
+    # Sized in characters, not lines: a large text is a few thousand tokens and a huge one
+    # is past the largest window drawn (20,000 tokens) whatever its line, without a long
+    # line making it megabytes that add nothing but time.
+    chars = 8_000 if size == "large" else draw(st.integers(160_000, 480_000))
+    repeat = max(1, chars // (len(line) + 6))
     return "\n".join(f"{i}: {line}" for i in range(repeat))
 
 
