@@ -1,10 +1,12 @@
-"""Every shared transcript, replayed at 16k, 32k and 64k: every dumped request is valid and
-its estimate is within the window minus the output reservation."""
+"""Every shared transcript, replayed at 16k, 32k and 64k: every request is valid and its
+estimate, recounted from scratch, is within the window minus the output reservation; and
+`abridged replay` dumps the same requests as files."""
 
 from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ from tests.conftest import TRANSCRIPTS
 from tests.support.anthropic_rules import assert_valid_request
 from tests.support.checks import system_text
 from tests.support.counting import MemoCounter
+from tests.support.replays import ON_ONE_WORKER, Replayed
 
 COUNTER = MemoCounter(TiktokenCounter())
 WINDOWS = (16_000, 32_000, 64_000)
@@ -63,10 +66,32 @@ class Recounter:
         )
 
 
+@ON_ONE_WORKER
 @pytest.mark.transcripts
 @pytest.mark.skipif(not transcripts(), reason="the shared transcripts folder is absent")
 @pytest.mark.parametrize("window", WINDOWS)
 @pytest.mark.parametrize("transcript", transcripts(), ids=lambda p: p.stem)
+def test_every_request_is_valid_and_within_budget(
+    transcript: Path, window: int, default_replays: Callable[[int], Replayed]
+) -> None:
+    replayed = default_replays(window)
+    assert replayed.problems[transcript.name] == []
+    session = replayed.app.session(replayed.session_ids[transcript.name])
+    if window == WINDOWS[0] and session.message_count > 100:
+        assert session.generation > 0
+
+
+def one_window_each() -> list[tuple[Path, int]]:
+    """Each transcript at one window, the windows taken in turn: every transcript and every
+    window go through the command (every request is checked above, at every window)."""
+    return [(path, WINDOWS[i % len(WINDOWS)]) for i, path in enumerate(transcripts())]
+
+
+@pytest.mark.transcripts
+@pytest.mark.skipif(not transcripts(), reason="the shared transcripts folder is absent")
+@pytest.mark.parametrize(
+    ("transcript", "window"), one_window_each(), ids=lambda v: getattr(v, "stem", str(v))
+)
 def test_every_dumped_request_is_valid_and_within_budget(
     transcript: Path, window: int, tmp_path: Path
 ) -> None:
@@ -100,5 +125,3 @@ def test_every_dumped_request_is_valid_and_within_budget(
             assert counted <= window - body["max_tokens"], path.name
     finally:
         shutil.rmtree(dump)
-    if window == WINDOWS[0] and summary["messages"] > 100:
-        assert summary["compactions"] > 0
