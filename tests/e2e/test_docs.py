@@ -51,6 +51,8 @@ def python_results(
     return results
 
 
+# One group: the pages' blocks run in one job, made once by the worker that runs them.
+@pytest.mark.xdist_group("docs-python")
 @pytest.mark.parametrize("page", PYTHON_PAGES, ids=page_id)
 def test_the_python_blocks_of_each_page_run_in_order(
     page: Path, python_results: dict[str, Any]

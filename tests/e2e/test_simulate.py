@@ -32,7 +32,11 @@ def simulate(*args: str) -> dict[str, Any]:
 
 
 # Session scope: an xdist worker interleaves modules, and a module fixture is made again
-# each time the worker comes back to the module; these simulations take seconds.
+# each time the worker comes back to the module; these simulations take seconds, so the
+# module's tests run on one worker (its group), which makes them once.
+pytestmark = pytest.mark.xdist_group("simulate")
+
+
 @pytest.fixture(scope="session")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     folder = tmp_path_factory.mktemp("sessions")
