@@ -46,7 +46,9 @@ def with_instructions(messages: list[Message], after: list[bool]) -> list[Messag
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(
-    messages=conversations(max_turns=6),
+    # Four turns are up to a hundred messages: past the twenty places an instruction may go
+    # and many times the 3,000 to 8,000-token windows, so compactions carry them.
+    messages=conversations(max_turns=4),
     after=st.lists(st.booleans(), min_size=20, max_size=20),
     model=st.sampled_from(["claude-opus-4-8", "claude-sonnet-4-5"]),
     window=st.integers(3_000, 8_000),
