@@ -22,7 +22,10 @@ demo: $(STAMP)
 serve-demo: $(STAMP)
 	$(BIN)/python -m examples.serve_demo
 
+# compileall first: the suite starts many Python processes (workers, the CLI, stores), and
+# where PYTHONDONTWRITEBYTECODE is set each would compile the package from source again.
 test: $(STAMP) lint typecheck
+	$(BIN)/python -m compileall -q -j 0 abridged domain application adapters tests > /dev/null
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
