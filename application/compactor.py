@@ -259,6 +259,11 @@ class Compactor:
         result: str = "completed",
         emit: Callable[[Notice], None] | None = None,
     ) -> CompactionReport:
+        chained = written.chained_revision
+        if chained is not None and chained != session.prefix_revision:
+            # The prefix moved while the summary was written (a background compaction): the
+            # block still leads, as an ordinary one, and the kept thinking goes.
+            chained = None
         outcome = session.complete_compaction(
             decision,
             ledger=self._ledger(session, decision),
@@ -271,11 +276,11 @@ class Compactor:
             summarizer_output_tokens=written.output_tokens,
             block=written.block,
             iterations=written.iterations,
-            chained_revision=written.chained_revision,
+            chained_revision=chained,
         )
         pruned = 0
         plan = prune_after(session, compacted=True)
-        if written.chained_revision is not None and session.estimate() <= decision.budget:
+        if chained is not None and session.estimate() <= decision.budget:
             # A prune would change the kept turns, and with them the prefix their thinking
             # is bound to, which the API's chained block just kept valid.
             plan = None

@@ -144,13 +144,18 @@ def with_earlier(
     return (*framed, *messages), {}
 
 
-def takes_keyword(summarize: Callable[..., object], name: str) -> bool:
-    """Whether `summarize` accepts the keyword `name` (by name or through `**kwargs`)."""
+def with_sent(summarize: Callable[..., object], sent: SentPrefix | None) -> dict[str, SentPrefix]:
+    """The keyword arguments that give `summarize` the prefix as sent: `sent=` when there is
+    one and it names that keyword, else none. Named, not through `**kwargs`: a wrapper that
+    passes every keyword on would hand it to a summarizer that does not take it."""
+    if sent is None:
+        return {}
     try:
-        parameters = list(inspect.signature(summarize).parameters.values())
+        parameters = inspect.signature(summarize).parameters
     except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
-        return False
-    return any(p.name == name or p.kind is p.VAR_KEYWORD for p in parameters)
+        return {}
+    named = parameters.get("sent")
+    return {"sent": sent} if named is not None and named.kind is not named.VAR_KEYWORD else {}
 
 
 class ProviderError(Exception):

@@ -20,8 +20,8 @@ from abridged.application.ports import (
     SummarizerError,
     Summary,
     TokenCounter,
-    takes_keyword,
     with_earlier,
+    with_sent,
 )
 from abridged.application.redaction import NoRedaction, redact_messages
 from abridged.domain.context import SummaryChunk, render_summary
@@ -180,9 +180,7 @@ class SummaryWriter:
         if limit < MIN_SUMMARY_TOKENS:
             raise SummarizerError(f"only {limit} tokens are left for the summary")
         messages, extra = with_earlier(self.summarizer.summarize, messages, earlier)
-        sent: dict[str, SentPrefix] = {}
-        if request.sent is not None and takes_keyword(self.summarizer.summarize, "sent"):
-            sent["sent"] = request.sent
+        sent = with_sent(self.summarizer.summarize, request.sent)
         instructions = request.instructions
         if instructions is not None:
             instructions = self.redactor.redact(instructions)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 import anthropic
@@ -288,3 +288,56 @@ def test_where_the_prefix_cannot_be_summarized_as_sent_the_kept_thinking_is_drop
     body = send(app, server, session_id, "Going on.")  # the fake API refuses no block
     assert thinking_in(body["messages"]) == 0
     assert audit_session(app, session_id).ok
+
+
+def loop(app: Sessions, server: FakeAnthropic, session_id: UUID, steps: int) -> None:
+    """A turn that calls a tool `steps` times, each reply led by signed thinking."""
+    app.append_message(session_id, {"role": "user", "content": f"Refactor: {words(50)}"})
+    for step in range(steps):
+        body = render_request(
+            app.prepare_request(session_id).context, model=MODEL, max_tokens=2_048, options=OPTIONS
+        )
+        call = {"type": "tool_use", "id": f"toolu_{step:04d}", "name": "read_file", "input": {}}
+        thinking = {"type": "thinking", "thinking": f"Step {step}.", "signature": ""}
+        server.enqueue(message([thinking, call], stop_reason="tool_use"))
+        app.record_reply(session_id, client(server).messages.create(**body))
+        result = {"type": "tool_result", "tool_use_id": call["id"], "content": words(300)}
+        app.append_message(session_id, {"role": "user", "content": [result]})
+    send(app, server, session_id, "Refactored.")
+
+
+def test_kept_turns_that_start_with_a_reply_keep_its_thinking_after_the_block(
+    server: FakeAnthropic,
+) -> None:
+    app = service(server)
+    session_id = start(app)
+    converse(app, server, session_id, 2)
+    loop(app, server, session_id, 4)
+    app.append_message(session_id, {"role": "user", "content": "Go on."})
+
+    app.compact(session_id)
+
+    (done,) = [e for e in app.history(session_id) if isinstance(e, Session.CompactionCompleted)]
+    assert done.summary.chained_revision is not None
+    body = send(app, server, session_id, "Going on.")
+    lead = [b["type"] for b in body["messages"][0]["content"]]
+    assert lead[:2] == ["compaction", "thinking"]  # the kept reply joins the block's message
+    assert audit_session(app, session_id).ok
+
+
+def test_the_prefix_as_sent_goes_only_to_a_summarizer_that_names_it() -> None:
+    from abridged.application.ports import SentPrefix, with_sent
+
+    sent = cast(SentPrefix, object())
+
+    def named(messages: object, *, max_tokens: int, sent: SentPrefix | None = None) -> None: ...
+
+    def passes_on(messages: object, **options: object) -> None: ...
+
+    def older(messages: object, *, max_tokens: int) -> None: ...
+
+    # A wrapper that passes every keyword on would hand it to one that does not take it.
+    assert with_sent(named, sent) == {"sent": sent}
+    assert with_sent(passes_on, sent) == {}
+    assert with_sent(older, sent) == {}
+    assert with_sent(named, None) == {}
