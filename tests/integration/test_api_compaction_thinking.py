@@ -341,3 +341,56 @@ def test_the_prefix_as_sent_goes_only_to_a_summarizer_that_names_it() -> None:
     assert with_sent(passes_on, sent) == {}
     assert with_sent(older, sent) == {}
     assert with_sent(named, None) == {}
+
+
+def test_the_async_service_keeps_the_kept_thinking_the_same_way(server: FakeAnthropic) -> None:
+    import asyncio
+
+    from abridged.adapters.anthropic.async_clients import AsyncAnthropicChatModel
+    from abridged.adapters.anthropic.compaction import AsyncApiCompactionSummarizer
+    from abridged.application.async_service import AsyncSessions
+    from tests.support.async_fakes import AsyncFakeSummarizer
+
+    def reply(text: str) -> Any:
+        thinking = {"type": "thinking", "thinking": f"Thinking about {text}", "signature": ""}
+        return message([thinking, {"type": "text", "text": text}])
+
+    async def run() -> tuple[AsyncSessions, UUID]:
+        client = anthropic.AsyncAnthropic(
+            api_key="sk-ant-test", base_url=server.base_url, max_retries=0, timeout=10.0
+        )
+        app = AsyncSessions(
+            counter=COUNTER,
+            summarizer=AsyncApiCompactionSummarizer(
+                client, fallback=AsyncFakeSummarizer(FakeSummarizer())
+            ),
+            chat_model=AsyncAnthropicChatModel(client),
+            env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+        )
+        session_id = await app.start_session(
+            model=MODEL,
+            context_window=40_000,
+            max_output_tokens=2_048,
+            system=SYSTEM,
+            settings=CompactionSettings(
+                threshold_floor_tokens=0, keep_recent_tokens=600, keep_recent_turns=1
+            ),
+        )
+        for i in range(5):
+            await app.append_message(session_id, {"role": "user", "content": words(400)})
+            server.enqueue(reply(f"Task {i} is done."))
+            await app.complete(session_id, thinking=THINKING)
+        await app.append_message(session_id, {"role": "user", "content": "Go on."})
+        await app.compact(session_id)
+        server.enqueue(reply("Going on."))
+        await app.complete(session_id, thinking=THINKING)  # the fake API refuses no block
+        return app, session_id
+
+    app, session_id = asyncio.run(run())
+
+    history = app.sync.history(session_id)
+    (done,) = [e for e in history if isinstance(e, Session.CompactionCompleted)]
+    assert done.summary.chained_revision is not None
+    assert not [e for e in history if isinstance(e, Session.ReasoningDowngraded)]
+    assert thinking_in(server.requests_to()[-1].body["messages"]) >= 1
+    assert audit_session(app.sync, session_id).ok
