@@ -48,11 +48,13 @@ from abridged.application.ports import (
     CompactionReport,
     ModelReply,
     SendParameters,
+    SentPrefix,
     Summarizer,
     Summary,
     SummaryParameters,
     TokenCounter,
     with_earlier,
+    with_sent,
 )
 from abridged.application.service import Sessions, as_session_id
 from abridged.domain.capabilities import ModelCapabilities
@@ -133,10 +135,12 @@ class _AwaitedSummarizer(_OnHostLoop[AsyncSummarizer]):
         messages: Sequence[Message],
         *,
         earlier: Sequence[str] = (),
+        sent: SentPrefix | None = None,
         **request: Unpack[SummaryParameters],
     ) -> Summary:
         given, extra = with_earlier(self.inner.summarize, messages, earlier)
-        return self.loop.wait_for(self.inner.summarize(given, **request, **extra))
+        given_sent = with_sent(self.inner.summarize, sent)
+        return self.loop.wait_for(self.inner.summarize(given, **request, **extra, **given_sent))
 
 
 class _AwaitedChatModel(_OnHostLoop[AsyncChatModel]):

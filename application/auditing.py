@@ -189,6 +189,7 @@ class _Auditor(DecisionChecks):
             self.check_failed(event)
         elif isinstance(event, Session.CompactionCompleted):
             self.check_completed(event, state)
+            self.carry_binding(event, state)
         elif isinstance(event, Session.ApiCompacted):
             self.check_api_compacted(event, state)
         elif isinstance(event, Session.ToolsPruned):
@@ -223,7 +224,9 @@ class _Auditor(DecisionChecks):
         if decision is None:
             self.found(event, False, "a compaction completed that no decision started")
             return
-        replaced = len(state.summaries) if decision.resummarize else 0
+        chained = event.summary.chained_revision
+        # A chained block stands for everything before the kept turns, earlier chunks too.
+        replaced = len(state.summaries) if decision.resummarize or chained is not None else 0
         first = state.summaries[0].first_position if replaced else state.retained_from
         kept = [e for e in state.entries if e.position >= decision.retained_from]
         # System messages of the summarized range stay in view: a compaction carries them.

@@ -24,6 +24,7 @@ from abridged.application.ports import (
     CompactionReport,
     HookVerdict,
     MetricNames,
+    SentPrefix,
     SummarizerError,
 )
 from abridged.application.redaction import redact_messages
@@ -31,9 +32,12 @@ from abridged.application.service_ports import ServicePorts
 from abridged.application.summaries import SummaryRequest, WrittenSummary
 from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain import ledger, planner
+from abridged.domain.context import build_context
 from abridged.domain.errors import (
     CompactionFailedError,
+    RoleOrderError,
 )
+from abridged.domain.indexes import has_thinking
 from abridged.domain.ledger import LedgerUpdate
 from abridged.domain.messages import Message, Role, ToolResultBlock, ToolUseBlock
 from abridged.domain.model_switch import switch_reason, unreadable_thinking
@@ -255,6 +259,11 @@ class Compactor:
         result: str = "completed",
         emit: Callable[[Notice], None] | None = None,
     ) -> CompactionReport:
+        chained = written.chained_revision
+        if chained is not None and chained != session.prefix_revision:
+            # The prefix moved while the summary was written (a background compaction): the
+            # block still leads, as an ordinary one, and the kept thinking goes.
+            chained = None
         outcome = session.complete_compaction(
             decision,
             ledger=self._ledger(session, decision),
@@ -267,9 +276,14 @@ class Compactor:
             summarizer_output_tokens=written.output_tokens,
             block=written.block,
             iterations=written.iterations,
+            chained_revision=chained,
         )
         pruned = 0
         plan = prune_after(session, compacted=True)
+        if chained is not None and session.estimate() <= decision.budget:
+            # A prune would change the kept turns, and with them the prefix their thinking
+            # is bound to, which the API's chained block just kept valid.
+            plan = None
         if plan is not None:
             pruned = self.prune(session, plan)
         report = CompactionReport(
@@ -350,6 +364,30 @@ class Compactor:
             ),
             include_thinking=session.settings.summarize_thinking,
             instructions=instructions,
+            sent=self._sent_prefix(session, decision),
+        )
+
+    def _sent_prefix(self, session: Session, decision: Decision) -> SentPrefix | None:
+        """What the session's requests were sent under, when a summarizer that writes over
+        the exact prefix (the API's compaction) could keep the kept turns' thinking: the
+        model binds thinking and a kept reply shows thinking produced under the prefix as it
+        stands (nothing changed it since). `None` otherwise."""
+        if not planner.bound(session) or not session.awaiting_reply:
+            return None
+        kept = [e for e in session.entries if e.position >= decision.retained_from]
+        if not any(has_thinking(e) and e.revision == session.prefix_revision for e in kept):
+            return None
+        try:
+            context = build_context(session, capabilities=self.ports.capabilities(session.model))
+        except RoleOrderError:  # pragma: no cover - a compaction runs before a request
+            return None
+        update = self._ledger(session, decision)
+        ledger: tuple[str, ...] = ()
+        if update is not None:
+            earlier = () if update.consolidated else tuple(session.ledger_segments)
+            ledger = tuple(t for t in (*earlier, update.text) if t)
+        return SentPrefix(
+            context, len(context.messages) - len(kept), session.prefix_revision, ledger
         )
 
 

@@ -151,6 +151,26 @@ class DecisionChecks:
         ):
             self.produced[state.message_count] = revision
 
+    def carry_binding(self, event: Session.CompactionCompleted, state: Session) -> None:
+        """The API's block written over the exact prefix at a revision keeps the thinking
+        produced under it valid under the revision the compaction leaves."""
+        chained = event.summary.chained_revision
+        if chained is None:
+            return
+        if not state.prefix_revision - 1 <= chained <= state.prefix_revision:
+            # Only the ledger's update may come between the view it summarized and the event.
+            self.found(
+                event,
+                False,
+                f"the API's block records revision {chained}, the view before it stood at "
+                f"{state.prefix_revision}",
+            )
+            return
+        after = state.prefix_revision + 1
+        for position, revision in self.produced.items():
+            if revision == chained and position >= event.retained_from:
+                self.produced[position] = after
+
     # Decisions.
 
     def check_hit(self, event: Session.CompactionThresholdHit, state: Session) -> None:

@@ -20,11 +20,13 @@ from typing import Unpack
 import attrs
 
 from abridged.application.ports import (
+    SentPrefix,
     Summarizer,
     SummarizerError,
     Summary,
     SummaryParameters,
     with_earlier,
+    with_sent,
 )
 from abridged.domain.messages import Message
 
@@ -90,6 +92,7 @@ class GuardedSummarizer:
         messages: Sequence[Message],
         *,
         earlier: Sequence[str] = (),
+        sent: SentPrefix | None = None,
         **request: Unpack[SummaryParameters],
     ) -> Summary:
         """The wrapped summarizer's summary; raises `SummarizerError` when it fails, takes
@@ -103,9 +106,10 @@ class GuardedSummarizer:
                 )
 
         given, extra = with_earlier(self.inner.summarize, messages, earlier)
+        given_sent = with_sent(self.inner.summarize, sent)
 
         def call() -> Summary:
-            return self.inner.summarize(given, **request, **extra)
+            return self.inner.summarize(given, **request, **extra, **given_sent)
 
         try:
             summary = self._bounded(call)

@@ -58,6 +58,30 @@ class Summary:
     block: str | None = None
     """The signed `compaction` block the API wrote (its JSON text), when the API itself
     summarized: the summary is then sent as this block, unchanged, and `text` is its content."""
+    prefix_revision: int | None = None
+    """Set when `block` was written over `SentPrefix` exactly (its `revision`): the block
+    then leads alone and the kept turns' thinking stays valid."""
+
+
+@attrs.frozen
+class SentPrefix:
+    """The request the session's replies were produced under, for a summarizer that must
+    summarize exactly what was sent: the API's compaction keeps the kept turns' thinking
+    valid only then (platform.claude.com/docs/en/build-with-claude/compaction-thinking-blocks).
+    Given (`sent=`) only to a summarizer that names the keyword, on a session whose model
+    binds thinking to its prefix; abridged's own summarizers do not."""
+
+    context: Context
+    """The view before this compaction as requests showed it: `system`, `tools` and the
+    messages, thinking as sent."""
+    kept_from: int
+    """Where the kept turns start in `context.messages`; the messages before are the range
+    summarized, as sent."""
+    revision: int
+    """The session's `prefix_revision` the view stands at."""
+    ledger: tuple[str, ...] = ()
+    """The facts ledger's segments as this compaction leaves them: a block that stands for
+    the whole prefix leads alone, so the facts go to the summarizer instead."""
 
 
 class SummaryParameters(TypedDict, total=False):
@@ -88,7 +112,9 @@ class Summarizer(Protocol):
         (`*, max_tokens: int, instructions: str | None = None, session_model: str | None =
         None`). A summarizer that also accepts `earlier: Sequence[str] = ()` (every summarizer of
         abridged does) receives the texts of the earlier summary chunks being folded there,
-        out of band, instead of as leading messages (`with_earlier`).
+        out of band, instead of as leading messages (`with_earlier`). One that also accepts
+        `sent: SentPrefix | None = None` receives, on a session whose model binds thinking,
+        the prefix its requests were sent under (`SentPrefix`).
         """
         ...
 
@@ -116,6 +142,20 @@ def with_earlier(
         return messages, {"earlier": tuple(earlier)}
     framed = tuple(Message.user(f"{EARLIER_NOTE}\n\n{text}") for text in earlier)
     return (*framed, *messages), {}
+
+
+def with_sent(summarize: Callable[..., object], sent: SentPrefix | None) -> dict[str, SentPrefix]:
+    """The keyword arguments that give `summarize` the prefix as sent: `sent=` when there is
+    one and it names that keyword, else none. Named, not through `**kwargs`: a wrapper that
+    passes every keyword on would hand it to a summarizer that does not take it."""
+    if sent is None:
+        return {}
+    try:
+        parameters = inspect.signature(summarize).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return {}
+    named = parameters.get("sent")
+    return {"sent": sent} if named is not None and named.kind is not named.VAR_KEYWORD else {}
 
 
 class ProviderError(Exception):

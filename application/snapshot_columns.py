@@ -60,6 +60,9 @@ class EntryTable:
     extras: list[tuple[int, tuple[Truncation, ...], tuple[Replacement, ...]]]
     whole: list[tuple[int, Entry]]
     replaced: list[int] = attrs.field(factory=list)
+    revisions: list[int] = attrs.field(factory=list)
+    """Each entry's `Entry.revision` plus one (0 for none); empty when no entry has one, and
+    in snapshots taken before it was kept (every entry's is then none)."""
 
     @classmethod
     def of(cls, entries: Sequence[Entry], versions: Sequence[int]) -> EntryTable:
@@ -80,7 +83,17 @@ class EntryTable:
             replaced=[
                 k for k, (e, v) in enumerate(pairs) if v and e.replacements and k not in edges
             ],
+            revisions=(
+                [0 if e.revision is None else e.revision + 1 for e in entries]
+                if any(e.revision is not None for e in entries)
+                else []
+            ),
         )
+
+    def revision(self, k: int) -> int | None:
+        """Entry `k`'s `Entry.revision`."""
+        stored = self.revisions[k] if self.revisions else 0
+        return stored - 1 if stored else None
 
     def __len__(self) -> int:
         return len(self.positions)
@@ -98,6 +111,14 @@ class EntryTable:
             extras=[*self.extras, *((k + offset, t, r) for k, t, r in more.extras)],
             whole=[*self.whole, *((k + offset, e) for k, e in more.whole)],
             replaced=[*self.replaced, *(k + offset for k in more.replaced)],
+            revisions=(
+                [
+                    *(self.revisions or [0] * len(self)),
+                    *(more.revisions or [0] * len(more)),
+                ]
+                if self.revisions or more.revisions
+                else []
+            ),
         )
 
     def entry(self, k: int, message: Message | None) -> Entry:
@@ -114,6 +135,7 @@ class EntryTable:
             tuple(self.block_flat[start : start + self.block_lengths[k]]),
             extras[0],
             extras[1],
+            self.revision(k),
         )
 
     def entries(
@@ -148,7 +170,15 @@ class EntryTable:
             if position in shown:
                 replacements = tuple(shown[position])
             entries.append(
-                Entry(position, message, tokens, tuple(blocks), truncations, replacements)
+                Entry(
+                    position,
+                    message,
+                    tokens,
+                    tuple(blocks),
+                    truncations,
+                    replacements,
+                    self.revision(k),
+                )
             )
         return entries
 
@@ -230,6 +260,7 @@ class EntryTableAsDict(Transcoding):
             "extras": [[k, list(t), list(r)] for k, t, r in obj.extras],
             "whole": [[k, e] for k, e in obj.whole],
             "replaced": obj.replaced,
+            "revisions": IntColumn(obj.revisions),
         }
 
     def decode(self, data: dict[str, Any]) -> EntryTable:
@@ -246,6 +277,7 @@ class EntryTableAsDict(Transcoding):
             extras=[(k, tuple(t), tuple(r)) for k, t, r in data["extras"]],
             whole=[(k, e) for k, e in data["whole"]],
             replaced=data.get("replaced", []),
+            revisions=data.get("revisions", []),
         )
 
 

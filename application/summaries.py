@@ -15,11 +15,13 @@ import attrs
 from abridged.application.ports import (
     MIN_SUMMARY_TOKENS,
     Redactor,
+    SentPrefix,
     Summarizer,
     SummarizerError,
     Summary,
     TokenCounter,
     with_earlier,
+    with_sent,
 )
 from abridged.application.redaction import NoRedaction, redact_messages
 from abridged.domain.context import SummaryChunk, render_summary
@@ -45,6 +47,8 @@ class WrittenSummary:
     """The API's signed compaction block (JSON text), sent as is; see `Summary.block`."""
     iterations: tuple[str, ...] = ()
     """The API's `usage.iterations` when the API compacted."""
+    chained_revision: int | None = None
+    """The prefix revision the API's block was written over exactly (`Summary.prefix_revision`)."""
 
 
 @attrs.frozen
@@ -62,6 +66,9 @@ class SummaryRequest:
     folding_strategy: CompactionStrategy
     include_thinking: bool
     instructions: str | None = None
+    sent: SentPrefix | None = None
+    """What the session's requests were sent under, for a summarizer that takes it
+    (`SentPrefix`); our own summarizers ignore it."""
 
 
 class SummaryWriter:
@@ -85,9 +92,9 @@ class SummaryWriter:
     def write(self, request: SummaryRequest) -> WrittenSummary:
         """Summarizes `request.messages`; raises `SummarizerError` when the summarizer fails."""
         footer = _footer(request)
-        text, model, usage, block, iterations = self._summarize(
-            request, self._text_budget(request, footer)
-        )
+        summary = self._summarize(request, self._text_budget(request, footer))
+        text, model, block = summary.text, summary.model, summary.block
+        usage = (summary.input_tokens, summary.output_tokens)
         strategy: CompactionStrategy = "additive"
         if block is not None:
             # The API's signed block: neither footer nor fitting may change a byte of it.
@@ -95,7 +102,15 @@ class SummaryWriter:
                 strategy = request.folding_strategy
             tokens = wire_block_tokens(WireBlock.of(json.loads(block)), self.counter.count)
             return WrittenSummary(
-                text, tokens, model, strategy, self.summarizer.name, *usage, block, iterations
+                text,
+                tokens,
+                model,
+                strategy,
+                self.summarizer.name,
+                *usage,
+                block,
+                summary.iterations,
+                summary.prefix_revision,
             )
         if request.earlier:
             strategy = request.folding_strategy
@@ -137,9 +152,7 @@ class SummaryWriter:
         text, tokens = self._fit(self.redactor.redact(text), request)
         return WrittenSummary(text, tokens, model, strategy, summarizer, *usage)
 
-    def _summarize(
-        self, request: SummaryRequest, text_budget: int
-    ) -> tuple[str, str, tuple[int, int], str | None, tuple[str, ...]]:
+    def _summarize(self, request: SummaryRequest, text_budget: int) -> Summary:
         if text_budget < MIN_SUMMARY_TOKENS:
             raise SummarizerError(f"only {text_budget} tokens are left for the summary")
         messages = request.messages
@@ -153,10 +166,9 @@ class SummaryWriter:
         # keeps the current request's prompt, commands and errors verbatim, so a separate
         # "turn so far" summary would cost a second call for little that is not kept already.
         summary = self._summarize_within(request, messages, earlier, text_budget)
-        usage = (summary.input_tokens, summary.output_tokens)
         if summary.block is not None:
-            return summary.text, summary.model, usage, summary.block, summary.iterations
-        return summary.text.strip(), summary.model, usage, None, summary.iterations
+            return summary
+        return attrs.evolve(summary, text=summary.text.strip(), prefix_revision=None)
 
     def _summarize_within(
         self,
@@ -168,6 +180,7 @@ class SummaryWriter:
         if limit < MIN_SUMMARY_TOKENS:
             raise SummarizerError(f"only {limit} tokens are left for the summary")
         messages, extra = with_earlier(self.summarizer.summarize, messages, earlier)
+        sent = with_sent(self.summarizer.summarize, request.sent)
         instructions = request.instructions
         if instructions is not None:
             instructions = self.redactor.redact(instructions)
@@ -177,6 +190,7 @@ class SummaryWriter:
             instructions=instructions,
             session_model=request.session_model,
             **extra,
+            **sent,
         )
         if not summary.text.strip():
             raise SummarizerError("the summarizer returned an empty summary")

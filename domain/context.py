@@ -37,6 +37,10 @@ class Entry:
     """Tokens of each block as requests show it (large outputs truncated, pruned, ...)."""
     truncations: tuple[Truncation, ...] = ()
     replacements: tuple[Replacement, ...] = ()
+    revision: int | None = None
+    """For a model reply, the session's `prefix_revision` its thinking is valid under: the
+    one it was recorded at, carried forward by a compaction that kept its prefix (a chained
+    `SummaryChunk`); `None` for other messages and replies stored before it existed."""
 
     @property
     def shown_tokens(self) -> int:
@@ -84,6 +88,12 @@ class SummaryChunk:
     the API compacted these messages: requests send it as the first block of the
     conversation instead of `render_summary` text (`text` is its `content`). Chunks stored
     before it existed load with `None`."""
+    chained_revision: int | None = None
+    """Set when the API wrote `block` over the exact prefix requests had sent at this
+    `prefix_revision` (same `system` and `tools`, every message as sent, thinking included):
+    the block then stands for all of it, ledger and earlier chunks included, and the kept
+    turns follow it with nothing between, so the thinking they show stays valid
+    (platform.claude.com/docs/en/build-with-claude/compaction-thinking-blocks)."""
 
 
 def leads_with_compaction(message: Message) -> bool:
@@ -203,6 +213,11 @@ def raw_estimate(
     summaries = view.summaries if summaries is None else summaries
     entries = view.entries if entries is None else entries
     tail_tokens = view.tail_tokens if tail_tokens is None else tail_tokens
+    ledger_tokens = view.ledger_tokens
+    carried_tokens = sum(e.shown_tokens for e in carried_system(view))
+    if chained_lead(summaries):
+        # The chained block stands for everything before the kept turns (`build_context`).
+        summaries, ledger_tokens, carried_tokens = summaries[-1:], 0, 0
     # A tail that starts with an assistant message needs the summaries in a user message
     # of their own.
     separate = bool(summaries) and bool(entries) and entries[0].message.role is Role.ASSISTANT
@@ -211,7 +226,7 @@ def raw_estimate(
     blocked = any(chunk.block for chunk in summaries)
     if blocked:
         leading = separate
-        separate = separate and (len(summaries) > 1 or bool(view.ledger_tokens))
+        separate = separate and (len(summaries) > 1 or bool(ledger_tokens))
         blocked = not (leading and not separate)
     if bool(entries) and leads_with_compaction(entries[0].message):
         # The API compacted on its own: the reply that starts with its block leads, and the
@@ -222,12 +237,19 @@ def raw_estimate(
         + view.system_tokens
         + view.tools_tokens
         + sum(chunk.tokens for chunk in summaries)
-        + view.ledger_tokens
-        + sum(e.shown_tokens for e in carried_system(view))
+        + ledger_tokens
+        + carried_tokens
         + (MESSAGE_OVERHEAD if separate else 0)
         + (MESSAGE_OVERHEAD if blocked else 0)
         + tail_tokens
     )
+
+
+def chained_lead(summaries: Sequence[SummaryChunk]) -> bool:
+    """Whether the latest chunk is the API's block written over the exact prefix requests
+    had sent (`SummaryChunk.chained_revision`): it leads alone, with no ledger, earlier
+    chunk or carried system message between it and the kept turns."""
+    return bool(summaries) and summaries[-1].chained_revision is not None
 
 
 def carried_system(view: ContextView) -> Sequence[Entry]:
@@ -262,14 +284,13 @@ def build_context(
     if shown_messages is None:
         shown_messages = [e.shown_message for e in view.entries]
     native = leads_with_compaction(view.entries[0].message)
-    summaries = () if native else tuple(view.summaries)
-    carried = () if native else tuple(e.message for e in carried_system(view))
+    summaries, carried, chained = _shown_before_tail(view, native)
     edited = bool(summaries) or bool(extra_text) or bool(carried)
     messages = list(shown_messages) if edited else []
     # Positions in the tail are contiguous: the count before the boundary is a difference.
     stable = min(max(view.prune_boundary - view.entries[0].position, 0), len(view.entries))
     summary_messages = 0
-    ledger: tuple[str, ...] = tuple(view.ledger_segments) if summaries else ()
+    ledger: tuple[str, ...] = tuple(view.ledger_segments) if summaries and not chained else ()
     compaction = compaction_chunk(summaries)
     if summaries:
         # The ledger first: a compaction appends a segment to it and leaves the earlier ones
@@ -334,6 +355,20 @@ def build_context(
         compaction_block=lead,
         capabilities=capabilities,
     )
+
+
+def _shown_before_tail(
+    view: ContextView, native: bool
+) -> tuple[tuple[SummaryChunk, ...], tuple[Message, ...], bool]:
+    """The summary chunks and carried system messages a request shows before the tail, and
+    whether the latest chunk is a chained block (`chained_lead`)."""
+    if native:
+        return (), (), False
+    summaries = tuple(view.summaries)
+    if chained_lead(summaries):
+        # Anything between the block and the kept turns would invalidate their thinking.
+        return summaries[-1:], (), True
+    return summaries, tuple(e.message for e in carried_system(view)), False
 
 
 def _lead_with(messages: list[Message], block: str) -> bool:

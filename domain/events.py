@@ -153,6 +153,7 @@ class MessageAppended(SessionEvent):
             self.tokens,
             tuple(self.block_tokens),
             tuple(self.truncations),
+            revision=self.prefix_revision,
         )
         session.add_entry(entry, self.originator_version, self.saving)
         if self.usage is not None and self.request_estimate:
@@ -200,6 +201,10 @@ class CompactionCompleted(SessionEvent):
         session.summaries = [*session.summaries[self.replaced_chunks :], self.summary]
         session.drop_before(self.retained_from)
         session.prefix_revision += 1
+        if self.summary.chained_revision is not None:
+            # The API's block was written over the exact prefix the kept replies were
+            # produced under: their thinking stays valid under the new prefix.
+            session.carry_revision(self.summary.chained_revision)
         session.last_compaction_at = session.message_count
         made_progress = self.tokens_before - self.tokens_after >= session.limits.min_reduction
         session.stalled_estimate = None if made_progress else self.tokens_after

@@ -382,15 +382,20 @@ def plan_downgrades(view: PlannerView) -> tuple[DowngradedThinking, ...]:
 
     With bound thinking these are every thinking block the tail still shows: they are
     downgraded only at a moment that changes earlier content (a compaction, a prune), which
-    changes their prefix, so none of them would pass the API's check any more."""
+    changes their prefix, so none of them would pass the API's check any more. A reply whose
+    prefix the moment kept (the API's compaction written over the exact prefix it was
+    produced under, `Entry.revision`) keeps its thinking."""
     if not view.thinking_seen:
         return ()
     if bound(view):
-        if not has_indexes(view):
-            return downgrades_of(view.entries, view.settings)
-        shown = cast(IndexedView, view).thinking_positions
-        first = view.entries[0].position
-        return downgrades_of([view.entries[p - first] for p in shown], view.settings)
+        current = getattr(view, "prefix_revision", None)
+        entries: Sequence[Entry] = view.entries
+        if has_indexes(view):
+            first = view.entries[0].position
+            shown = cast(IndexedView, view).thinking_positions
+            entries = [view.entries[p - first] for p in shown]
+        stale = [e for e in entries if e.revision is None or e.revision != current]
+        return downgrades_of(stale, view.settings)
     if not has_indexes(view):
         return plan_reasoning(view.entries, view.limits)
     index = cast(IndexedView, view)

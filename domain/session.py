@@ -158,10 +158,11 @@ class Session(Reconfiguring, Aggregate):
         ledger: LedgerUpdate | None = None,
         block: str | None = None,
         iterations: tuple[str, ...] = (),
+        chained_revision: int | None = None,
     ) -> CompactionOutcome:
         """Replaces the messages before `decision.retained_from` by a summary chunk; with
         `ledger`, the facts ledger is updated first (`LedgerUpdated`)."""
-        chunk, replaced = self.next_chunk(decision, text, tokens, model, block)
+        chunk, replaced = self.next_chunk(decision, text, tokens, model, block, chained_revision)
         generation = chunk.generation
         # The ledger first, so that the event's before and after both count it as this
         # compaction leaves it (what an audit re-derives from the state before each event).

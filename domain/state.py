@@ -267,7 +267,13 @@ class SessionState(TailIndexes):
         check_sequence(previous, message, lambda: self.tool_ids)
 
     def next_chunk(
-        self, decision: Decision, text: str, tokens: int, model: str, block: str | None = None
+        self,
+        decision: Decision,
+        text: str,
+        tokens: int,
+        model: str,
+        block: str | None = None,
+        chained_revision: int | None = None,
     ) -> tuple[SummaryChunk, int]:
         """The summary chunk a compaction to `decision` with `text` makes, and how many
         earlier chunks it folds in; `InvalidMessageError` when it would summarize nothing."""
@@ -275,10 +281,14 @@ class SessionState(TailIndexes):
             raise InvalidMessageError("this compaction would summarize nothing")
         if not text.strip() and block is None:
             raise InvalidMessageError("a summary cannot be empty")
-        replaced = len(self.summaries) if decision.resummarize else 0
+        # A chained block stands for everything before the kept turns, earlier chunks too.
+        folds = decision.resummarize or chained_revision is not None
+        replaced = len(self.summaries) if folds else 0
         first = self.summaries[0].first_position if replaced else self.retained_from
         last = decision.retained_from - 1
-        chunk = SummaryChunk(text, first, last, tokens, model, self.generation + 1, block)
+        chunk = SummaryChunk(
+            text, first, last, tokens, model, self.generation + 1, block, chained_revision
+        )
         return chunk, replaced
 
     # Index maintenance, called by the mutators.
@@ -367,6 +377,17 @@ class SessionState(TailIndexes):
         self.thinking_sums = rebuilt_sums(
             self.thinking_sums, entries, start, lambda k: thinking_tokens(entries[k]), changed
         )
+
+    def carry_revision(self, revision: int) -> None:
+        """The retained replies with thinking valid under `revision` become valid under the
+        current one (only their thinking is bound to a prefix)."""
+        if not self.entries:
+            return
+        first = self.entries[0].position
+        for position in self.thinking_positions:
+            k = position - first
+            if self.entries[k].revision == revision:
+                self.entries[k] = attrs.evolve(self.entries[k], revision=self.prefix_revision)
 
     def drop_before(self, position: int) -> None:
         """Leaves the messages before `position` out of the retained tail (and the indexes)."""

@@ -14,6 +14,14 @@ results or a prompt, is compacted: the kept turns then start with a reply, which
 leads (`build_context`), unless the session shows thinking (a reply with thinking must
 start with it). Anywhere else the `fallback` summarizer (one of abridged's own) writes
 the summary.
+
+On a model that binds thinking to its prefix, given the prefix as sent (`SentPrefix`), the
+request is instead that prefix itself, byte for byte: the session's `system` and `tools`
+and every message before the kept turns as requests sent them, thinking included. The
+block then stands for all of it and the kept turns follow it with nothing between, so their
+thinking stays valid (…/compaction-thinking-blocks); the facts ledger, which would otherwise
+sit between, goes to the API as the compaction's `instructions` (`chain_refusal` says when
+this cannot be done).
 """
 
 from __future__ import annotations
@@ -26,11 +34,12 @@ from typing import Any, Generic, TypeVar
 import anthropic
 
 from abridged.adapters.anthropic.calls import ClientT, translated_errors
-from abridged.adapters.anthropic.request import folded_system_messages
+from abridged.adapters.anthropic.request import folded_system_messages, render_request
 from abridged.application.async_ports import AsyncSummarizer
 from abridged.application.ports import (
     MIN_SUMMARY_TOKENS,
     ProviderError,
+    SentPrefix,
     Summarizer,
     SummarizerError,
     Summary,
@@ -48,12 +57,17 @@ __all__ = [
     "COMPACTION_BETA",
     "ApiCompactionSummarizer",
     "AsyncApiCompactionSummarizer",
+    "chain_refusal",
     "compaction_messages",
     "range_refusal",
 ]
 
 COMPACTION_BETA = "compact-2026-09-04"
 UNREADABLE = "the Anthropic API's compaction reply could not be read"
+LEDGER_NOTE = (
+    "Carry these facts into the summary word for word: they are the conversation's facts "
+    "ledger, and no other copy of them follows the summary."
+)
 
 
 FallbackT = TypeVar("FallbackT", Summarizer, AsyncSummarizer)
@@ -97,6 +111,59 @@ class _CompactionRequests(Generic[ClientT, FallbackT]):
             raise SummarizerError("the API's compaction needs a model")
         return None if self.available(model, messages) is not None else model
 
+    def _planned_request(
+        self,
+        messages: Sequence[Message],
+        max_tokens: int,
+        instructions: str | None,
+        session_model: str | None,
+        sent: SentPrefix | None,
+    ) -> tuple[dict[str, Any], str, int | None] | None:
+        """The request, its model and the prefix revision it summarizes exactly (None when
+        it does not); None when the fallback writes the summary."""
+        chained = self._chained(max_tokens, instructions, session_model, sent)
+        if chained is not None:
+            return chained
+        model = self._planned(messages, max_tokens, session_model)
+        if model is None:
+            return None
+        return self._request(model, messages, max_tokens, instructions), model, None
+
+    def _chained(
+        self,
+        max_tokens: int,
+        instructions: str | None,
+        session_model: str | None,
+        sent: SentPrefix | None,
+    ) -> tuple[dict[str, Any], str, int] | None:
+        """The request over the exact prefix as sent (see the module), where it can be."""
+        model = self._model or session_model
+        if sent is None or model is None or max_tokens < MIN_SUMMARY_TOKENS:
+            return None
+        capabilities = capabilities_for(model, self._capabilities)
+        if not capabilities.native_compaction or chain_refusal(sent, capabilities) is not None:
+            return None
+        body = render_request(
+            sent.context, model=model, max_tokens=max_tokens, capabilities=capabilities
+        )
+        config: dict[str, Any] = {"type": "summarize"}
+        ledger: tuple[str, ...] = sent.ledger
+        focus = [instructions] if instructions and instructions.strip() else []
+        if ledger:
+            focus.append("\n\n".join([LEDGER_NOTE, *ledger]))
+        if focus:
+            config["instructions"] = "\n\n".join(focus)
+        top = {key: body[key] for key in ("system", "tools") if key in body}
+        request = {
+            "model": model,
+            "max_tokens": max_tokens,
+            "messages": body["messages"][: sent.kept_from],
+            "compaction": config,
+            "betas": [COMPACTION_BETA],
+            "extra_body": top or None,
+        }
+        return request, model, sent.revision
+
     def _request(
         self, model: str, messages: Sequence[Message], max_tokens: int, instructions: str | None
     ) -> dict[str, Any]:
@@ -127,22 +194,24 @@ class ApiCompactionSummarizer(_CompactionRequests[anthropic.Anthropic, Summarize
         max_tokens: int,
         instructions: str | None = None,
         session_model: str | None = None,
+        sent: SentPrefix | None = None,
     ) -> Summary:
         """The API's signed summary of `messages` (our fallback's where the API cannot write
-        it); raises `SummarizerError`."""
-        model = self._planned(messages, max_tokens, session_model)
-        if model is None:
+        it); over the exact prefix `sent` where it can be (see the module); raises
+        `SummarizerError`."""
+        planned = self._planned_request(messages, max_tokens, instructions, session_model, sent)
+        if planned is None:
             return self._fallback.summarize(
                 messages,
                 max_tokens=max_tokens,
                 instructions=instructions,
                 session_model=session_model,
             )
-        request = self._request(model, messages, max_tokens, instructions)
+        request, model, revision = planned
         with _compaction_errors():
             raw = self._client.beta.messages.with_raw_response.create(**request)
             reply = raw.http_response.json()
-        return _summary_of(reply, model)
+        return _summary_of(reply, model, revision)
 
 
 class AsyncApiCompactionSummarizer(_CompactionRequests[anthropic.AsyncAnthropic, AsyncSummarizer]):
@@ -155,21 +224,22 @@ class AsyncApiCompactionSummarizer(_CompactionRequests[anthropic.AsyncAnthropic,
         max_tokens: int,
         instructions: str | None = None,
         session_model: str | None = None,
+        sent: SentPrefix | None = None,
     ) -> Summary:
         """Awaits what `ApiCompactionSummarizer.summarize` asks."""
-        model = self._planned(messages, max_tokens, session_model)
-        if model is None:
+        planned = self._planned_request(messages, max_tokens, instructions, session_model, sent)
+        if planned is None:
             return await self._fallback.summarize(
                 messages,
                 max_tokens=max_tokens,
                 instructions=instructions,
                 session_model=session_model,
             )
-        request = self._request(model, messages, max_tokens, instructions)
+        request, model, revision = planned
         with _compaction_errors():
             raw = await self._client.beta.messages.with_raw_response.create(**request)
             reply = raw.http_response.json()
-        return _summary_of(reply, model)
+        return _summary_of(reply, model, revision)
 
 
 @contextmanager
@@ -201,6 +271,28 @@ def range_refusal(messages: Sequence[Message]) -> str | None:
         # The kept turns would start with a reply that the block may have to lead, and a
         # reply with thinking must start with it.
         return "the range ends inside a turn of a session with thinking"
+    return None
+
+
+def chain_refusal(sent: SentPrefix, capabilities: ModelCapabilities) -> str | None:
+    """Why the API's compaction cannot be asked over the exact prefix `sent` so that the kept
+    turns' thinking stays valid (platform.claude.com/docs/en/build-with-claude/
+    compaction-thinking-blocks); None when it can."""
+    if not capabilities.prefix_bound_thinking:
+        return "the model does not bind thinking to its prefix"
+    messages = sent.context.messages
+    summarized, kept = messages[: sent.kept_from], messages[sent.kept_from :]
+    if not summarized or not kept:
+        return "nothing to summarize, or nothing kept"
+    if any(m.role is Role.SYSTEM for m in summarized):
+        # A system message is an instruction: it is carried, never summarized away, and
+        # carried it would sit between the block and the kept turns.
+        return "a system message would be summarized"
+    if kept[0].role is Role.SYSTEM or kept[0].role is summarized[-1].role:
+        # The API would join it to the last summarized message.
+        return "the first kept message has the role of the last summarized one"
+    if summarized[-1].role is Role.ASSISTANT and summarized[-1].tool_uses:
+        return "the range ends in a tool call whose results are kept"
     return None
 
 
@@ -236,7 +328,7 @@ def _tools_used(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return [{"name": n, "input_schema": {"type": "object"}} for n in names]
 
 
-def _summary_of(reply: Any, model: str) -> Summary:
+def _summary_of(reply: Any, model: str, revision: int | None = None) -> Summary:
     if not isinstance(reply, Mapping) or reply.get("stop_reason") != "compaction":
         stop = reply.get("stop_reason") if isinstance(reply, Mapping) else None
         raise SummarizerError(f"the API's compaction stopped with {stop!r}, not 'compaction'")
@@ -259,4 +351,5 @@ def _summary_of(reply: Any, model: str) -> Summary:
         iterations=tuple(
             json.dumps(i, separators=(",", ":")) for i in usage.get("iterations") or ()
         ),
+        prefix_revision=revision,
     )

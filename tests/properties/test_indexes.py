@@ -67,12 +67,14 @@ def assert_planners_agree(session: Session) -> None:
     scanned = plan_pruning(session.entries, session.prune_boundary, limits, past_threshold=past)
     if session.thinking_bound and session.thinking_seen:
         # Thinking bound to its prefix: no prune between compactions, none inside an open
-        # loop while the request fits; every thinking block shown goes at the next moment,
-        # and none is worth a move of its own.
+        # loop while the request fits; every thinking block shown goes at the next moment
+        # (which moves the prefix revision: only a reply valid under the revision the moment
+        # leaves stays), and none is worth a move of its own.
         held = estimate <= limits.budget and scanned_holds_prefix(session)
         assert planner.holds_prefix(session) == scanned_holds_prefix(session)
         assert planner.plan_prune(session) == (None if not past or held else scanned)
-        downgrades = downgrades_of(session.entries, session.settings)
+        stale = [e for e in session.entries if e.revision != session.prefix_revision]
+        downgrades = downgrades_of(stale, session.settings)
         assert planner.plan_downgrades(session) == downgrades
         assert planner.downgradable_tokens(session) == 0
         return

@@ -588,7 +588,9 @@ class _Checker:
                     block_where,
                     "thinking blocks must come before every other block of the message",
                 )
-            elif block_type not in THINKING_TYPES:
+            elif block_type not in THINKING_TYPES and block_type != "compaction":
+                # The API's block leads the kept reply it joins (compaction-thinking-blocks):
+                # that reply's thinking still starts it.
                 seen_non_thinking = True
         last_block = content[-1]
         if isinstance(last_block, Mapping):

@@ -16,6 +16,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tests.support.anthropic_rules import takes_system_messages
+from tests.support.thinking_binding import (
+    CHAIN_PREFIX,
+    compaction_chain,
+    is_bound_model,
+    summarized_prefix,
+)
 
 COMPACTION_BETA = "compact-2026-09-04"
 _KEY = b"fake-compaction-signing-key"
@@ -35,6 +41,31 @@ NATIVE_COMPACTION_MODELS = (
 def sign(content: str) -> str:
     """The signature the fake API puts on a compaction block's content."""
     return hmac.new(_KEY, content.encode(), hashlib.sha256).hexdigest()
+
+
+def chain_sign(content: str, prefix: str, system_and_tools: str) -> str:
+    """The signature of a compaction block written on a model with preserved thinking: it
+    records the digests of the exact prefix summarized, so that the thinking of the kept
+    turns after it can be checked against that prefix (`thinking_binding`)."""
+    mac = hmac.new(_KEY, f"{content}\n{prefix}\n{system_and_tools}".encode(), hashlib.sha256)
+    return f"{CHAIN_PREFIX}{prefix}.{system_and_tools}.{mac.hexdigest()}"
+
+
+def _verified(block: Mapping[str, Any]) -> str | None:
+    """The error code for a compaction block whose signature does not verify; None when it
+    does."""
+    content, signature = str(block.get("content")), block.get("signature")
+    chain = compaction_chain(block)
+    if chain is not None:
+        expected = chain_sign(content, *chain)
+        return (
+            None if hmac.compare_digest(str(signature), expected) else "compaction_content_mismatch"
+        )
+    if not isinstance(signature, str) or len(signature) != 64:
+        return "compaction_signature_invalid"
+    if not hmac.compare_digest(signature, sign(content)):
+        return "compaction_content_mismatch"
+    return None
 
 
 def failure(status: int, kind: str, text: str, code: str | None = None) -> dict[str, Any]:
@@ -106,24 +137,23 @@ def _compaction_block_problem(messages: Sequence[Any]) -> dict[str, Any] | None:
                 "in a `system` message.",
                 "compaction_block_misplaced",
             )
-        content = block.get("content")
-        if content is None:
+        if block.get("content") is None:
             continue
-        signature = block.get("signature")
-        if not isinstance(signature, str) or len(signature) != 64:
+        code = _verified(block)
+        if code == "compaction_signature_invalid":
             return failure(
                 400,
                 "invalid_request_error",
                 "The `compaction` block's `signature` does not verify.",
-                "compaction_signature_invalid",
+                code,
             )
-        if not hmac.compare_digest(signature, sign(str(content))):
+        if code is not None:
             return failure(
                 400,
                 "invalid_request_error",
                 "The `compaction` block's `content` differs from the text its `signature` "
                 "recorded.",
-                "compaction_content_mismatch",
+                code,
             )
     return None
 
@@ -170,6 +200,11 @@ def compaction_reply(
     config = body.get("compaction")
     focus = config.get("instructions") if isinstance(config, Mapping) else None
     text = summary if not focus else f"{summary} (Focus: {focus})"
+    signature = sign(text)
+    if is_bound_model(model):
+        # Written on a model with preserved thinking: the block records the exact prefix it
+        # summarized, which the thinking of the kept turns was produced under.
+        signature = chain_sign(text, *summarized_prefix(body))
     words = sum(len(str(m.get("content")).split()) for m in messages)
     iteration = {
         "type": "compaction",
@@ -187,7 +222,7 @@ def compaction_reply(
                 {
                     "type": "compaction",
                     "content": text,
-                    "signature": sign(text),
+                    "signature": signature,
                     "encrypted_content": None,
                 }
             ],

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 BOUND_MODELS = (
@@ -70,24 +70,76 @@ def _piece(value: Any) -> bytes:
     return text.encode() + b"\n"
 
 
+def _chained(state: str, piece: bytes) -> str:
+    return hashlib.sha256(state.encode() + piece).hexdigest()
+
+
+CHAIN_PREFIX = "chain-v1."
+"""How the fake signs a compaction block written on a model with preserved thinking:
+`chain-v1.<prefix digest>.<system and tools digest>.<mac>`, the digests of the exact
+prefix it summarized (`api_features.compaction_reply`)."""
+_BROKEN = "prefix-changed"
+
+
+def compaction_chain(block: Any) -> tuple[str, str] | None:
+    """The (prefix, system and tools) digests a chained compaction block records; None for
+    any other block (its mac is checked by `api_features`)."""
+    if not isinstance(block, Mapping) or block.get("type") != "compaction":
+        return None
+    signature = block.get("signature")
+    if not isinstance(signature, str) or not signature.startswith(CHAIN_PREFIX):
+        return None
+    parts = signature[len(CHAIN_PREFIX) :].split(".")
+    return (parts[0], parts[1]) if len(parts) == 3 else None
+
+
 class _Prefix:
-    """A running digest over system, tools and whole messages; `digest` adds the blocks of a
-    message in progress without consuming them."""
+    """A chain of digests over system, tools and whole messages; `digest` adds the blocks of
+    a message in progress without consuming them. A chain can start from the digest a
+    compaction block records (`walk`): the block stands for the exact prefix it summarized,
+    as the API's check accepts (build-with-claude/compaction-thinking-blocks)."""
 
     def __init__(self, body: Mapping[str, Any]) -> None:
-        self.hash = hashlib.sha256()
-        self.hash.update(_piece(_blocks(body.get("system") or [])))
-        self.hash.update(_piece(body.get("tools") or []))
+        system_and_tools = _piece(_blocks(body.get("system") or [])) + _piece(
+            body.get("tools") or []
+        )
+        self.head = hashlib.sha256(system_and_tools).hexdigest()
+        self.state = self.head
 
     def add(self, message: Any) -> None:
         if isinstance(message, Mapping):
             content = _blocks(message.get("content"))
-            self.hash.update(_piece({"role": message.get("role"), "content": content}))
+            self.state = _chained(
+                self.state, _piece({"role": message.get("role"), "content": content})
+            )
 
     def digest(self, role: str, blocks: Sequence[Any]) -> str:
-        partial = self.hash.copy()
-        partial.update(_piece({"role": role, "content": list(blocks)}))
-        return partial.hexdigest()
+        return _chained(self.state, _piece({"role": role, "content": list(blocks)}))
+
+    def walk(self, messages: Any) -> Iterator[tuple[int, Any, list[Any], int]]:
+        """Each message with the blocks its thinking is checked among and the index of the
+        first of them; the chain moves past each message after it is yielded. A leading
+        chained compaction block is not part of the chain: it restarts it from the digest
+        it records (when system and tools are those it was written under)."""
+        for i, message in enumerate(messages if isinstance(messages, list) else []):
+            blocks = _blocks(message.get("content")) if isinstance(message, Mapping) else []
+            chain = compaction_chain(blocks[0]) if i == 0 and blocks else None
+            if chain is None:
+                yield i, message, blocks, 0
+                self.add(message)
+                continue
+            prefix, system_and_tools = chain
+            self.state = prefix if system_and_tools == self.head else _BROKEN
+            yield i, message, blocks[1:], 1
+            if len(blocks) > 1:
+                self.add({**message, "content": blocks[1:]})
+
+    def summarized(self, messages: Any) -> tuple[str, str]:
+        """The digests a compaction of `messages` records: the whole prefix's, and the
+        system and tools' it was written under."""
+        for _ in self.walk(messages):
+            pass
+        return self.state, self.head
 
 
 def _signature_field(block: Mapping[str, Any]) -> str:
@@ -99,8 +151,8 @@ def sign_reply(body: Mapping[str, Any], content: Sequence[Mapping[str, Any]]) ->
     request's system, tools and messages, and the reply's blocks before it."""
     signed: list[Any] = []
     prefix = _Prefix(body)
-    for message in body.get("messages") or []:
-        prefix.add(message)
+    for _ in prefix.walk(body.get("messages")):
+        pass
     for block in content:
         if isinstance(block, Mapping) and block.get("type") in THINKING_TYPES:
             digest = prefix.digest("assistant", signed)
@@ -108,6 +160,11 @@ def sign_reply(body: Mapping[str, Any], content: Sequence[Mapping[str, Any]]) ->
         else:
             signed.append(block)
     return signed
+
+
+def summarized_prefix(body: Mapping[str, Any]) -> tuple[str, str]:
+    """The digests a compaction of `body`'s messages records (`_Prefix.summarized`)."""
+    return _Prefix(body).summarized(body.get("messages"))
 
 
 def binding_failures(body: Mapping[str, Any]) -> list[tuple[int, int]]:
@@ -119,19 +176,18 @@ def binding_failures(body: Mapping[str, Any]) -> list[tuple[int, int]]:
         return []
     failures: list[tuple[int, int]] = []
     prefix = _Prefix(body)
-    for i, message in enumerate(messages):
-        if isinstance(message, Mapping) and message.get("role") == "assistant":
-            blocks = _blocks(message.get("content"))
-            for j, block in enumerate(blocks):
-                if not isinstance(block, Mapping) or block.get("type") not in THINKING_TYPES:
-                    continue
-                signature = block.get(_signature_field(block))
-                if not isinstance(signature, str) or not signature.startswith(SIGNATURE_PREFIX):
-                    continue
-                expected = SIGNATURE_PREFIX + prefix.digest("assistant", blocks[:j])
-                if failures or signature != expected:
-                    failures.append((i, j))
-        prefix.add(message)
+    for i, message, blocks, offset in prefix.walk(messages):
+        if not isinstance(message, Mapping) or message.get("role") != "assistant":
+            continue
+        for j, block in enumerate(blocks):
+            if not isinstance(block, Mapping) or block.get("type") not in THINKING_TYPES:
+                continue
+            signature = block.get(_signature_field(block))
+            if not isinstance(signature, str) or not signature.startswith(SIGNATURE_PREFIX):
+                continue
+            expected = SIGNATURE_PREFIX + prefix.digest("assistant", blocks[:j])
+            if failures or signature != expected:
+                failures.append((i, j + offset))
     return failures
 
 
