@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from uuid import UUID
 
@@ -165,6 +166,13 @@ def test_processes_sharing_postgres_share_one_compaction(
         for _ in range(4)
     ]
     try:
+        # Go once all four are warm: started at once, on a busy machine they would finish
+        # starting seconds apart, and the control's race might not happen.
+        deadline = time.monotonic() + 120
+        while len(list(tmp_path.glob("ready-*"))) < len(racers):
+            assert time.monotonic() < deadline, "the racers never got ready"
+            assert all(r.poll() is None for r in racers), "a racer stopped before the race"
+            time.sleep(0.01)
         go.touch()
         outputs = [racer.communicate(timeout=120) for racer in racers]
     finally:

@@ -1,11 +1,13 @@
 """One process of the cross-process compaction race: `python -m tests.support.compaction_racer
 DB SESSION_ID GO_FILE [--process-locks-only]`. It opens the store as a host would
 (`bootstrap`; with the flag, a `Sessions` without the store's advisory locks, the control),
-waits for the go file, prepares a request, and prints what its summarizer did as JSON."""
+says it is ready (a file `ready-PID` beside the go file), waits for the go file, prepares a
+request, and prints what its summarizer did as JSON."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -31,6 +33,7 @@ def main(db: str, session_id: UUID, go: Path, process_locks_only: bool) -> None:
     else:
         app = bootstrap(db, counter=FakeTokenCounter(), summarizer=summarizer, env=env)
     app.session(session_id)  # connected and warm before the race starts
+    (go.parent / f"ready-{os.getpid()}").touch()
     deadline = time.monotonic() + 60
     while not go.exists():
         if time.monotonic() > deadline:
