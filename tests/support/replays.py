@@ -105,7 +105,8 @@ def default_replays() -> Iterator[Callable[[int], Replayed]]:
         ids: dict[str, UUID] = {}
         problems: dict[str, list[str]] = {}
         for path in transcripts():
-            problems[path.name] = found = []
+            found: list[str] = []
+            problems[path.name] = found
             ids[path.name] = replay(app, path, window, checked_into(found, window))
         made[window] = Replayed(app, ids, problems)
     yield made.__getitem__
