@@ -20,7 +20,12 @@ from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.context import calibrated, leads_with_compaction, raw_estimate
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.messages import RedactedThinkingBlock, ThinkingBlock
-from abridged.domain.model_switch import SWITCH_REASON, switch_reason, unreadable_thinking
+from abridged.domain.model_switch import (
+    SWITCH_REASON,
+    switch_reason_of,
+    unreadable_thinking,
+    unreadable_writers,
+)
 from abridged.domain.planner import Decision
 from abridged.domain.preparation import plan_preparation, prune_after
 from abridged.domain.pruning import TO_FIT, DowngradedThinking, plan_pruning
@@ -315,10 +320,11 @@ class DecisionChecks:
         self.switch = None
         left = unreadable_thinking(state, producer, reader, self.capabilities)
         if left:
+            names = ", ".join(unreadable_writers(state, producer, reader, self.capabilities))
             self.found(
                 event,
                 False,
-                f"{len(left)} thinking block(s) of {producer} still shown to {reader}, which "
+                f"{len(left)} thinking block(s) of {names} still shown to {reader}, which "
                 "does not read them: " + ", ".join(f"message {b.position + 1}" for b in left),
             )
 
@@ -329,7 +335,7 @@ class DecisionChecks:
         producer, reader = self.switch
         self.switch = None
         derived = unreadable_thinking(state, producer, reader, self.capabilities)
-        reason = switch_reason(producer, reader, state.settings.reasoning_policy)
+        reason = switch_reason_of(state, producer, reader, self.capabilities)
         problem = _downgrade_difference(event.blocks, derived)
         if event.reason != reason:
             problem = f"reason: recorded {event.reason!r}, re-derived {reason!r}"

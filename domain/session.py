@@ -82,12 +82,14 @@ class Session(Reconfiguring, Aggregate):
         usage: Usage | None = None,
         request_estimate: int | None = None,
         reply: bool = False,
+        model: str | None = None,
     ) -> None:
         """Appends a message whose blocks count `counts` tokens, shown as the settings and
         the window allow (`degradation.shaped`; `count` counts what is shown reduced).
         Nothing is recorded when it is invalid or cannot fit (`ContextTooSmallError`).
 
-        `reply` marks a model reply, which may be incomplete (see `check_append`); one that
+        `reply` marks a model reply (written by `model`, by default the session's), which
+        may be incomplete (see `check_append`); one that
         starts with the API's own compaction moves the view to it. A user message brings the
         system messages queued for it (a reconfiguration after the last reply) after it."""
         truncations, shown = shaped(
@@ -114,6 +116,7 @@ class Session(Reconfiguring, Aggregate):
             request_estimate=estimate,
             saving=self.saving_of_next(entry),
             prefix_revision=self.prefix_revision if reply else None,
+            model=(model or self.model) if reply else None,
         )
         if reply and leads_with_compaction(message):
             # The API compacted on its own (`compact_20260112`): it drops what came before.

@@ -115,6 +115,20 @@ class SessionState(TailIndexes):
     """The `role: "system"` messages of the ranges compactions summarized: instructions, like
     the system prompt, are never summarized away; requests show them right after the
     summaries. A class default, so states saved before it existed load with none."""
+    thinking_producers: tuple[tuple[int, str], ...] = ()
+    """The model that wrote each retained reply with thinking, by position, as the reply
+    recorded it (`MessageAppended.model`); a reply stored before models were recorded is not
+    listed. A class default, so states saved before it existed load with none (a snapshot
+    gives lists for the pairs)."""
+
+    def producer_of(self, position: int) -> str | None:
+        """The model that wrote the retained reply at `position`, if it was recorded."""
+        return next((model for p, model in self.thinking_producers if p == position), None)
+
+    def note_producer(self, entry: Entry, model: str) -> None:
+        """Records which model wrote `entry`, a reply just added, when it holds thinking."""
+        if has_thinking(entry):
+            self.thinking_producers = (*self.thinking_producers, (entry.position, model))
 
     def start_empty(self, summary: SummaryChunk | None) -> None:
         """Sets the state of a session with no messages yet (and perhaps a parent's summary)."""
@@ -384,6 +398,10 @@ class SessionState(TailIndexes):
             self.open_tool_ids = []
         del self.prompt_positions[: bisect_left(self.prompt_positions, position)]
         del self.thinking_positions[: bisect_left(self.thinking_positions, position)]
+        if self.thinking_producers:
+            self.thinking_producers = tuple(
+                (p, model) for p, model in self.thinking_producers if p >= position
+            )
         base = self.output_sums[drop]
         self.output_sums = [s - base for s in self.output_sums[drop:]]
         base = self.thinking_sums[drop]
