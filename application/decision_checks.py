@@ -156,6 +156,28 @@ class DecisionChecks:
         ):
             self.produced[state.message_count] = revision
 
+    def check_turn_context(self, event: Session.TurnContextShown, state: Session) -> None:
+        """Per-turn content is recorded only for a model that binds thinking, after the user
+        message awaiting a reply (appended: no earlier reply's prefix changes), and only when
+        it differs from the content shown last."""
+        awaiting = state.turn_context_position
+        problems = []
+        if not state.thinking_bound:
+            problems.append(f"{state.model} does not bind thinking: its content is not stored")
+        if event.position != awaiting:
+            problems.append(
+                f"shown after message {event.position + 1}, but the request awaited "
+                + ("no reply" if awaiting is None else f"a reply to message {awaiting + 1}")
+                + ": it changes what earlier replies were produced under"
+            )
+        if event.text == state.last_turn_context:
+            problems.append("the same content as the one shown last, recorded again")
+        self.found(
+            event,
+            not problems,
+            "; ".join(problems) or f"shown after message {event.position + 1} from now on",
+        )
+
     # Decisions.
 
     def check_hit(self, event: Session.CompactionThresholdHit, state: Session) -> None:

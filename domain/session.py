@@ -33,12 +33,13 @@ from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.reconfiguration import Reconfiguring
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.tokens import MESSAGE_OVERHEAD, CountText, block_tokens
+from abridged.domain.turn_context import TurnContexts
 from abridged.domain.usage import Usage
 from abridged.domain.validation import check_counts
 from abridged.domain.vocabulary import CompactionStrategy, Fallback, SessionOrigin, Trigger
 
 
-class Session(Reconfiguring, Aggregate):
+class Session(Reconfiguring, TurnContexts, Aggregate):
     """One conversation thread; every change to it is an event (its state and indexes:
     `abridged.domain.state.SessionState`)."""
 
@@ -88,8 +89,7 @@ class Session(Reconfiguring, Aggregate):
         the window allow (`degradation.shaped`; `count` counts what is shown reduced).
         Nothing is recorded when it is invalid or cannot fit (`ContextTooSmallError`).
 
-        `reply` marks a model reply (written by `model`, by default the session's), which
-        may be incomplete (see `check_append`); one that
+        A `reply` (by `model`, else the session's) may be incomplete (`check_append`); one that
         starts with the API's own compaction moves the view to it. A user message brings the
         system messages queued for it (a reconfiguration after the last reply) after it."""
         truncations, shown = shaped(
@@ -246,6 +246,7 @@ class Session(Reconfiguring, Aggregate):
     ToolsChanged: TypeAlias = Reconfiguring.ToolsChanged
     ModelChanged: TypeAlias = Reconfiguring.ModelChanged
     SettingsChanged: TypeAlias = Reconfiguring.SettingsChanged
+    TurnContextShown: TypeAlias = TurnContexts.TurnContextShown  # `abridged.domain.turn_context`
 
     # The API's own compaction.
 

@@ -121,6 +121,12 @@ class SessionState(TailIndexes):
     listed. A class default, so states saved before it existed load with none (a snapshot
     gives lists for the pairs)."""
 
+    turn_context: tuple[tuple[int, str, int], ...] = ()
+    """Per-turn content shown to a model that binds thinking (`TurnContextShown`), as
+    (position of the user message it follows, text, tokens), oldest first, while its message
+    is retained (`abridged.domain.turn_context`); class defaults, as for the producers."""
+    turn_context_tokens: int = 0
+
     def producer_of(self, position: int) -> str | None:
         """The model that wrote the retained reply at `position`, if it was recorded."""
         return next((model for p, model in self.thinking_producers if p == position), None)
@@ -402,6 +408,9 @@ class SessionState(TailIndexes):
             self.thinking_producers = tuple(
                 (p, model) for p, model in self.thinking_producers if p >= position
             )
+        if self.turn_context:
+            self.turn_context = tuple(c for c in self.turn_context if c[0] >= position)
+            self.turn_context_tokens = sum(c[2] for c in self.turn_context)
         base = self.output_sums[drop]
         self.output_sums = [s - base for s in self.output_sums[drop:]]
         base = self.thinking_sums[drop]
