@@ -180,7 +180,7 @@ def test_the_audit_flags_content_that_changes_what_a_reply_was_produced_under(
     app.record_reply(session_id, call)
     app.append_message(session_id, result)
     # A service that put new content after the first message, which the reply followed.
-    session = app.repository.get(session_id)
+    session: Session = app.repository.get(session_id)
     session.trigger_event(Session.TurnContextShown, position=0, text="Moved on.", tokens=4)
     app.save(session)
 
