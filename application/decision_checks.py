@@ -23,6 +23,7 @@ from abridged.domain.messages import RedactedThinkingBlock, ThinkingBlock
 from abridged.domain.model_switch import (
     SWITCH_REASON,
     switch_reason_of,
+    unreadable_producers,
     unreadable_thinking,
     unreadable_writers,
 )
@@ -342,7 +343,8 @@ class DecisionChecks:
         self.switch = None
         left = unreadable_thinking(state, producer, reader, self.capabilities)
         if left:
-            names = ", ".join(unreadable_writers(state, producer, reader, self.capabilities))
+            unread = unreadable_producers(state, producer, reader, self.capabilities)
+            names = ", ".join(unreadable_writers(unread))
             self.found(
                 event,
                 False,

@@ -94,15 +94,10 @@ def unreadable_thinking(
     return downgrades_of(entries, view.settings)
 
 
-def unreadable_writers(
-    view: PlannerView,
-    leaving: str,
-    reader: str,
-    table: Mapping[str, ModelCapabilities] | None = None,
-) -> tuple[str, ...]:
-    """The models whose thinking `view` shows and `reader` cannot read, each once, in the
-    order their blocks come (`unreadable_producers`)."""
-    return tuple(dict.fromkeys(unreadable_producers(view, leaving, reader, table).values()))
+def unreadable_writers(unread: Mapping[int, str]) -> tuple[str, ...]:
+    """The writers of `unread` (`unreadable_producers`), each once, in the order their blocks
+    come."""
+    return tuple(dict.fromkeys(unread.values()))
 
 
 def switch_reason_of(
@@ -112,5 +107,5 @@ def switch_reason_of(
     table: Mapping[str, ModelCapabilities] | None = None,
 ) -> str:
     """The reason a switch from `leaving` to `reader` downgrades what `view` shows with."""
-    writers = unreadable_writers(view, leaving, reader, table)
+    writers = unreadable_writers(unreadable_producers(view, leaving, reader, table))
     return switch_reason(leaving, reader, view.settings.reasoning_policy, writers)
