@@ -11,12 +11,15 @@ from uuid import UUID
 import pytest
 
 from abridged.application.auditing import audit_events, audit_session
+from abridged.application.ports import ModelReply
 from abridged.application.service import Sessions
 from abridged.domain.messages import Message, RedactedThinkingBlock, ThinkingBlock
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
+from abridged.domain.usage import Usage
 from tests.conftest import MakeApp
 from tests.support.builders import TOOLS, thinking_exchange, words
+from tests.support.fakes import FakeChatModel
 
 A, B, C = "acme-alpha-1", "acme-beta-1", "acme-gamma-1"
 ROWS = {
@@ -129,3 +132,20 @@ def test_the_audit_names_the_writer_of_thinking_left_in_view(
 
     assert finding.event == "MessageAppended"
     assert f"1 thinking block(s) of {B} still shown to {C}" in finding.detail
+
+
+def test_complete_records_the_model_the_provider_says_answered(make_app: MakeApp) -> None:
+    # A provider may answer with a dated model id: the one it names is recorded.
+    answered = ModelReply(Message.assistant("Done."), Usage(10, 1), model=f"{A}-20261101")
+    app = make_app(model_capabilities=ROWS, chat_model=FakeChatModel([answered]))
+    session_id = app.start_session(model=A, context_window=100_000, max_output_tokens=500)
+    app.append_message(session_id, Message.user("Hi."))
+
+    app.complete(session_id)
+
+    (reply,) = [
+        e
+        for e in app.history(session_id)
+        if isinstance(e, Session.MessageAppended) and e.usage is not None
+    ]
+    assert reply.model == f"{A}-20261101"
