@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
 
@@ -232,10 +232,10 @@ def raw_estimate(
     )
 
 
-def turn_context(view: ContextView) -> Sequence[tuple[int, str, int]]:
-    """The per-turn content recorded for a model that binds thinking, as (position, text,
-    tokens) (`abridged.domain.turn_context`); a view that does not keep it has none."""
-    shown: Sequence[tuple[int, str, int]] = getattr(view, "turn_context", ())
+def turn_context(view: ContextView) -> Sequence[Sequence[Any]]:
+    """The per-turn content recorded for a model that binds thinking, as [position, text,
+    tokens] (`abridged.domain.turn_context`); a view that does not keep it has none."""
+    shown: Sequence[Sequence[Any]] = getattr(view, "turn_context", ())
     return shown
 
 
@@ -359,7 +359,7 @@ def build_context(
     )
 
 
-def _attach(messages: list[Message], recorded: Sequence[tuple[int, str, int]], first: int) -> None:
+def _attach(messages: list[Message], recorded: Sequence[Sequence[Any]], first: int) -> None:
     """Puts recorded per-turn content where it was first shown, after the last block of its
     message (`messages[0]` is at position `first`): the model's thinking since is bound to it."""
     for position, text, _ in recorded:

@@ -8,6 +8,7 @@ last exchange always stays.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from abridged.domain.context import Entry
 from abridged.domain.errors import ContextOverflowError
@@ -55,9 +56,7 @@ def turns_from(entries: Sequence[Entry], cut: int) -> int:
     return sum(1 for e in entries[cut:] if e.message.is_user_prompt)
 
 
-def suffix_sums(
-    entries: Sequence[Entry], attached: Sequence[tuple[int, str, int]] = ()
-) -> list[int]:
+def suffix_sums(entries: Sequence[Entry], attached: Sequence[Sequence[Any]] = ()) -> list[int]:
     """`sums[k]`: the shown tokens of `entries[k:]`, with the per-turn content `attached`
     to them (position, text, tokens: `abridged.domain.turn_context`)."""
     extra: dict[int, int] = {}

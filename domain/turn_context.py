@@ -51,7 +51,7 @@ class TurnContexts(SessionState):
             shown = list(session.turn_context)
             if shown and shown[-1][0] == self.position:
                 session.turn_context_tokens -= shown.pop()[2]
-            session.turn_context = (*shown, (self.position, self.text, self.tokens))
+            session.turn_context = [*shown, [self.position, self.text, self.tokens]]
             session.turn_context_tokens += self.tokens
 
     @property
@@ -66,7 +66,7 @@ class TurnContexts(SessionState):
     @property
     def last_turn_context(self) -> str | None:
         """The per-turn content shown last, while it is still in view."""
-        return self.turn_context[-1][1] if self.turn_context else None
+        return str(self.turn_context[-1][1]) if self.turn_context else None
 
     def show_turn_context(self, text: str, tokens: int) -> bool:
         """Records per-turn content shown from now on after the last user message
