@@ -15,7 +15,13 @@ from typing import Any
 from uuid import UUID
 
 from abridged.application.background import BackgroundCompactions
-from abridged.application.inputs import as_message, as_session_id, as_usage, reply_usage
+from abridged.application.inputs import (
+    as_message,
+    as_session_id,
+    as_usage,
+    reply_model,
+    reply_usage,
+)
 from abridged.application.ports import MetricNames
 from abridged.application.service_ports import ServicePorts
 from abridged.application.unit_of_work import UnitOfWork
@@ -51,9 +57,11 @@ class Appender:
         request_estimate: int | None,
         reply: bool = False,
         counted: Callable[[], tuple[int, ...]] | None = None,
+        model: str | None = None,
     ) -> int:
         """Appends `message` to the session in a transaction of its own; its position.
-        `counted` gives the message's block counts when the caller counted them already."""
+        `counted` gives the message's block counts when the caller counted them already;
+        `model` wrote a reply (by default the session's model)."""
         parsed = as_message(message)
         # Size and encodability first: both bound what the checks after them cost.
         check_message_size(parsed, self.ports.max_message_bytes)
@@ -66,7 +74,7 @@ class Appender:
             # again before its event exists, and again on a retry after a concurrent write.
             session.check_append(parsed, reply=reply)
             return self.append_counted(
-                session, parsed, counted(), usage, request_estimate, reply=reply
+                session, parsed, counted(), usage, request_estimate, reply=reply, model=model
             )
 
         return self.uow.run(session_id, command)
@@ -99,6 +107,7 @@ class Appender:
         *,
         save: bool = True,
         reply: bool = False,
+        model: str | None = None,
     ) -> int:
         estimate = (request_estimate or session.raw_estimate()) if usage is not None else None
         predicted = session.calibrated(estimate) if estimate else None
@@ -109,6 +118,7 @@ class Appender:
             usage=usage,
             request_estimate=request_estimate,
             reply=reply,
+            model=model,
         )
         if save:
             self.save(session)
@@ -149,6 +159,7 @@ class AppendCommands:
         message: Message | Mapping[str, JSON] | Any,
         usage: Usage | Mapping[str, JSON] | Any | None = None,
         request_estimate: int | None = None,
+        model: str | None = None,
     ) -> int:
         """Appends the model's reply with the usage the provider reported for the request.
 
@@ -162,6 +173,10 @@ class AppendCommands:
 
         A reply the provider cut short or left empty is recorded as returned; requests show it
         without its trailing thinking and empty text (`abridged.domain.replies`).
+
+        `model` is the model that wrote the reply, by default the one the SDK reply (or its
+        dict) names, else the session's: at a later change of model, its thinking stays in
+        view exactly when the new model reads that model's thinking.
         """
         parsed = as_message(message)
         if parsed.role is not Role.ASSISTANT:
@@ -170,4 +185,7 @@ class AppendCommands:
         if request_estimate is not None:
             check_token_count(request_estimate, "request_estimate", zero=False)
         session_id = as_session_id(session_id)
-        return self.appender.append(session_id, parsed, counted, request_estimate, reply=True)
+        writer = model or reply_model(message)
+        return self.appender.append(
+            session_id, parsed, counted, request_estimate, reply=True, model=writer
+        )

@@ -117,6 +117,7 @@ FACT_READS: dict[type, tuple[Read, ...]] = {
     Session.QueuedSystemMessagesAppended: ("count",),
     Session.ToolsChanged: (("tools", _tool_names), "tools_tokens"),
     Session.ModelChanged: ("model", ("window", "context_window"), "reserved_output"),
+    Session.TurnContextShown: ("position", "tokens", ("chars", lambda e: len(e.text))),
     Session.MessagesReshown: (
         "cap",
         ("positions", lambda e: [m.position for m in e.messages]),

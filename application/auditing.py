@@ -211,6 +211,8 @@ class _Auditor(DecisionChecks):
             # A new system prompt or tools change the prefix of every thinking block shown:
             # a session whose model binds thinking drops them with it.
             self.moment = self.moment or state.thinking_bound
+        elif isinstance(event, Session.TurnContextShown):
+            self.check_turn_context(event, state)
         elif isinstance(event, Session.ModelChanged):
             self.switch = (state.model, event.model)
         elif isinstance(event, Session.MessageAppended):

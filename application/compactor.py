@@ -40,7 +40,7 @@ from abridged.domain.errors import (
 from abridged.domain.indexes import has_thinking
 from abridged.domain.ledger import LedgerUpdate
 from abridged.domain.messages import Message, Role, ToolResultBlock, ToolUseBlock
-from abridged.domain.model_switch import switch_reason, unreadable_thinking
+from abridged.domain.model_switch import switch_reason_of, unreadable_thinking
 from abridged.domain.planner import Decision
 from abridged.domain.preparation import prune_after
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
@@ -148,14 +148,14 @@ class Compactor:
 
     def drop_unreadable(self, session: Session, producer: str) -> None:
         """At a switch from `producer` to the session's (new) model: the thinking the new
-        model cannot read leaves the view (`abridged.domain.model_switch`)."""
-        blocks = unreadable_thinking(
-            session, producer, session.model, self.ports.model_capabilities
-        )
+        model cannot read leaves the view (`abridged.domain.model_switch`): each block by the
+        model that wrote it, `producer` (the leaving model) where none was recorded."""
+        table = self.ports.model_capabilities
+        blocks = unreadable_thinking(session, producer, session.model, table)
         if blocks:
             counted = tuple(_counted_downgrade(b, self.ports.counter.count) for b in blocks)
-            policy = session.settings.reasoning_policy
-            session.downgrade_reasoning(counted, switch_reason(producer, session.model, policy))
+            reason = switch_reason_of(session, producer, session.model, table)
+            session.downgrade_reasoning(counted, reason)
 
     def _summarizer_latency(self, started: float, outcome: str) -> None:
         self.ports.metrics.record(

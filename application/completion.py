@@ -138,7 +138,7 @@ def completion(
             reply = yield send(prepared)
         except PromptTooLongError as again:
             raise still_too_long(again, prepared.context) from again
-    estimate = {"request_estimate": prepared.context.raw_estimate}
+    estimate = {"request_estimate": prepared.context.raw_estimate, "model": reply.model}
     try:
         yield Effect("service", "record_reply", (session_id, reply.message, reply.usage), estimate)
     except InvalidMessageError as error:

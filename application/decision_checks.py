@@ -20,7 +20,13 @@ from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.context import calibrated, leads_with_compaction, raw_estimate
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.messages import RedactedThinkingBlock, ThinkingBlock
-from abridged.domain.model_switch import SWITCH_REASON, switch_reason, unreadable_thinking
+from abridged.domain.model_switch import (
+    SWITCH_REASON,
+    switch_reason_of,
+    unreadable_producers,
+    unreadable_thinking,
+    unreadable_writers,
+)
 from abridged.domain.planner import Decision
 from abridged.domain.preparation import plan_preparation, prune_after
 from abridged.domain.pruning import TO_FIT, DowngradedThinking, plan_pruning
@@ -170,6 +176,12 @@ class DecisionChecks:
         for position, revision in self.produced.items():
             if revision == chained and position >= event.retained_from:
                 self.produced[position] = after
+
+    def check_turn_context(self, event: Session.TurnContextShown, state: Session) -> None:
+        """Per-turn content is recorded only where the command would record it."""
+        problems = state.turn_context_problems(event.position, event.text)
+        detail = "; ".join(problems) or f"shown after message {event.position + 1} from now on"
+        self.found(event, not problems, detail)
 
     # Decisions.
 
@@ -335,10 +347,12 @@ class DecisionChecks:
         self.switch = None
         left = unreadable_thinking(state, producer, reader, self.capabilities)
         if left:
+            unread = unreadable_producers(state, producer, reader, self.capabilities)
+            names = ", ".join(unreadable_writers(unread))
             self.found(
                 event,
                 False,
-                f"{len(left)} thinking block(s) of {producer} still shown to {reader}, which "
+                f"{len(left)} thinking block(s) of {names} still shown to {reader}, which "
                 "does not read them: " + ", ".join(f"message {b.position + 1}" for b in left),
             )
 
@@ -349,7 +363,7 @@ class DecisionChecks:
         producer, reader = self.switch
         self.switch = None
         derived = unreadable_thinking(state, producer, reader, self.capabilities)
-        reason = switch_reason(producer, reader, state.settings.reasoning_policy)
+        reason = switch_reason_of(state, producer, reader, self.capabilities)
         problem = _downgrade_difference(event.blocks, derived)
         if event.reason != reason:
             problem = f"reason: recorded {event.reason!r}, re-derived {reason!r}"

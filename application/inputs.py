@@ -125,7 +125,17 @@ def reply_usage(message: Any) -> Usage | None:
     return with_reply_report(counted, reply)
 
 
-__all__: Sequence[str] = ("as_message", "as_usage", "plain", "reply_usage")
+def reply_model(message: Any) -> str | None:
+    """The model an SDK reply (or its dict) names as its writer, if any."""
+    if isinstance(message, Message):
+        return None
+    model = (
+        message.get("model") if isinstance(message, Mapping) else getattr(message, "model", None)
+    )
+    return model if isinstance(model, str) and model.strip() else None
+
+
+__all__: Sequence[str] = ("as_message", "as_usage", "plain", "reply_model", "reply_usage")
 
 
 def as_session_id(session_id: UUID | str) -> UUID:

@@ -107,9 +107,11 @@ NoticeCallback: TypeAlias = Callable[[Notice], None]
 
 
 def breakdown_of(session: Session, extra_tokens: int = 0) -> TokenBreakdown:
-    """The breakdown of the session's next request, with `extra_tokens` of per-turn content."""
+    """The breakdown of the session's next request, with `extra_tokens` of per-turn content
+    (and the per-turn content recorded for a model that binds thinking)."""
     entries = session.entries
     raw = raw_estimate(session) + extra_tokens
+    extra_tokens += session.turn_context_tokens
     if entries and leads_with_compaction(entries[0].message):
         # The API compacted on its own: it drops what is sent before its block, so nothing is.
         summary = ledger = carried = 0

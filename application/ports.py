@@ -341,8 +341,10 @@ class CompactionHooks(Protocol):
 
 
 class ContextProvider(Protocol):
-    """Content recomputed for every request (date, open files, …): never stored, never
-    compacted, sent last in the last user message."""
+    """Content recomputed for every request (date, open files, …), sent last in the last user
+    message: never stored, never compacted. On a model that binds thinking to its prefix, new
+    content is recorded (`TurnContextShown`) and stays where it was first shown until a
+    compaction takes its message out of view (`abridged.domain.turn_context`)."""
 
     def content(self, session_id: UUID) -> str | None:
         """The content for the next request of the session, or `None`."""

@@ -266,6 +266,10 @@ class Preparer:
         self.compactor.downgrade_reasoning(
             session, downgrade_moment(pruned > 0, report is not None)
         )
+        if session.thinking_bound and extra_text:
+            # Shown once, the content stays where it is: the reply's thinking binds to it.
+            session.show_turn_context(extra_text, extra_tokens)
+            extra_text, extra_tokens = None, 0
         if session.pending_events:
             self.uow.save(session)
         if report is not None and self.ports.hooks is not None:

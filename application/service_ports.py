@@ -7,7 +7,6 @@ use is what this bundle names.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 
 import attrs
@@ -27,8 +26,6 @@ from abridged.domain.session import Session
 from abridged.domain.tokens import text_block_tokens
 
 __all__ = ["ServicePorts"]
-
-logger = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -52,18 +49,10 @@ class ServicePorts:
         return capabilities_for(model, self.model_capabilities)
 
     def extra(self, session: Session) -> tuple[str | None, int]:
-        """The per-turn content of the session's next request, and its tokens."""
+        """The per-turn content of the session's next request, and its tokens. On a model
+        that binds thinking it is counted even when it equals the content shown last (then
+        not recorded again): a compaction may take that out of view first."""
         if self.context_provider is None:
-            return None, 0
-        if session.thinking_bound:
-            # Content shown with one request and gone from the next would change the prefix
-            # of the reply's thinking, which such a model then refuses.
-            logger.warning(
-                "session %s: per-turn content is not sent to %s, which binds thinking to its "
-                "prefix; append it to the conversation as a message instead",
-                session.id,
-                session.model,
-            )
             return None, 0
         text = self.context_provider.content(session.id)
         if not text or not text.strip():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
 
@@ -210,6 +210,7 @@ def raw_estimate(
 ) -> int:
     """The uncalibrated estimate of a request: a sum of stored counts. The optional
     arguments stand in for the view's own, to estimate a context before it exists."""
+    overridden = entries is not None
     summaries = view.summaries if summaries is None else summaries
     entries = view.entries if entries is None else entries
     tail_tokens = view.tail_tokens if tail_tokens is None else tail_tokens
@@ -228,6 +229,7 @@ def raw_estimate(
         leading = separate
         separate = separate and (len(summaries) > 1 or bool(ledger_tokens))
         blocked = not (leading and not separate)
+    tail_tokens += turn_context_tokens(view, entries if overridden else None)
     if bool(entries) and leads_with_compaction(entries[0].message):
         # The API compacted on its own: the reply that starts with its block leads, and the
         # API drops anything sent before it, so nothing is.
@@ -252,6 +254,23 @@ def chained_lead(summaries: Sequence[SummaryChunk]) -> bool:
     return bool(summaries) and summaries[-1].chained_revision is not None
 
 
+def turn_context(view: ContextView) -> Sequence[Sequence[Any]]:
+    """The per-turn content recorded for a model that binds thinking, as [position, text,
+    tokens] (`abridged.domain.turn_context`); a view that does not keep it has none."""
+    shown: Sequence[Sequence[Any]] = getattr(view, "turn_context", ())
+    return shown
+
+
+def turn_context_tokens(view: ContextView, entries: Sequence[Entry] | None = None) -> int:
+    """Tokens of the recorded per-turn content shown with `entries` (by default the view's
+    retained tail, whose total the view keeps)."""
+    if entries is None:
+        total: int = getattr(view, "turn_context_tokens", 0)
+        return total
+    first = entries[0].position if entries else None
+    return sum(c[2] for c in turn_context(view) if first is not None and c[0] >= first)
+
+
 def carried_system(view: ContextView) -> Sequence[Entry]:
     """The system messages compactions carried out of the summarized ranges (a view that does
     not keep them has none)."""
@@ -272,7 +291,9 @@ def build_context(
     capabilities: ModelCapabilities | None = None,
 ) -> Context:
     """The context of the next request. `extra_text` is per-turn content (never stored or
-    compacted): it goes last in the last user message; its `extra_tokens` count.
+    compacted): it goes last in the last user message; its `extra_tokens` count. Per-turn
+    content recorded for a model that binds thinking (`turn_context`) goes where it was first
+    shown, after its message's last block.
     `capabilities` is the model's row the request is rendered for (`Context.capabilities`)."""
     if not view.entries or view.entries[-1].message.role is Role.ASSISTANT:
         raise RoleOrderError("a request needs the last message to be the user's")
@@ -285,8 +306,10 @@ def build_context(
         shown_messages = [e.shown_message for e in view.entries]
     native = leads_with_compaction(view.entries[0].message)
     summaries, carried, chained = _shown_before_tail(view, native)
-    edited = bool(summaries) or bool(extra_text) or bool(carried)
+    recorded = turn_context(view)
+    edited = bool(summaries) or bool(extra_text) or bool(carried) or bool(recorded)
     messages = list(shown_messages) if edited else []
+    _attach(messages, recorded, view.entries[0].position)
     # Positions in the tail are contiguous: the count before the boundary is a difference.
     stable = min(max(view.prune_boundary - view.entries[0].position, 0), len(view.entries))
     summary_messages = 0
@@ -369,6 +392,15 @@ def _shown_before_tail(
         # Anything between the block and the kept turns would invalidate their thinking.
         return summaries[-1:], (), True
     return summaries, tuple(e.message for e in carried_system(view)), False
+
+
+def _attach(messages: list[Message], recorded: Sequence[Sequence[Any]], first: int) -> None:
+    """Puts recorded per-turn content where it was first shown, after the last block of its
+    message (`messages[0]` is at position `first`): the model's thinking since is bound to it."""
+    for position, text, _ in recorded:
+        at = position - first
+        if 0 <= at < len(messages):
+            messages[at] = Message(messages[at].role, (*messages[at].content, TextBlock(text)))
 
 
 def _lead_with(messages: list[Message], block: str) -> bool:

@@ -8,6 +8,7 @@ last exchange always stays.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from abridged.domain.context import Entry
 from abridged.domain.errors import ContextOverflowError
@@ -55,11 +56,17 @@ def turns_from(entries: Sequence[Entry], cut: int) -> int:
     return sum(1 for e in entries[cut:] if e.message.is_user_prompt)
 
 
-def suffix_sums(entries: Sequence[Entry]) -> list[int]:
-    """`sums[k]`: the shown tokens of `entries[k:]`."""
+def suffix_sums(entries: Sequence[Entry], attached: Sequence[Sequence[Any]] = ()) -> list[int]:
+    """`sums[k]`: the shown tokens of `entries[k:]`, with the per-turn content `attached`
+    to them (position, text, tokens: `abridged.domain.turn_context`)."""
+    extra: dict[int, int] = {}
+    for position, _, tokens in attached:
+        extra[position] = extra.get(position, 0) + tokens
     sums = [0] * (len(entries) + 1)
     for k in range(len(entries) - 1, -1, -1):
         sums[k] = sums[k + 1] + entries[k].shown_tokens
+        if extra:
+            sums[k] += extra.get(entries[k].position, 0)
     return sums
 
 

@@ -145,6 +145,10 @@ class MessageAppended(SessionEvent):
     before it (system, tools, summaries, ledger, every earlier message as shown) is named
     exactly by this revision and the reply's position, so a thinking block in it is valid
     while the revision has not moved (`None`: not a reply, or stored before it was recorded)."""
+    model: str | None = None
+    """For a model reply, the model that wrote it (the reply's own `model`, else the session's
+    when it was recorded): which models may read its thinking (`None`: not a reply, or stored
+    before it was recorded)."""
 
     def apply(self, session: Session) -> None:
         entry = Entry(
@@ -156,6 +160,8 @@ class MessageAppended(SessionEvent):
             revision=self.prefix_revision,
         )
         session.add_entry(entry, self.originator_version, self.saving)
+        if self.model is not None:
+            session.note_producer(entry, self.model)
         if self.usage is not None and self.request_estimate:
             session.calibration = moving_calibration(
                 session.calibration, self.usage.prompt_tokens, self.request_estimate

@@ -13,7 +13,7 @@ from typing import Protocol, cast
 
 import attrs
 
-from abridged.domain.context import ContextView, Entry, calibrated, raw_estimate
+from abridged.domain.context import ContextView, Entry, calibrated, raw_estimate, turn_context
 from abridged.domain.cuts import cut_points, overflow_error, suffix_sums, turns_from
 from abridged.domain.indexes import has_thinking, protected_index
 from abridged.domain.messages import Message, Role
@@ -188,7 +188,7 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
         + MESSAGE_OVERHEAD
         + extra_tokens
     )
-    suffix = suffix_sums(entries)
+    suffix = suffix_sums(entries, turn_context(view))
     soft = min(limits.retained_tokens + fixed + ledger_room, limits.threshold, limits.target)
 
     def fits(index: int, limit: int, ledger: int | None = None) -> bool:

@@ -33,14 +33,14 @@ from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.reconfiguration import Reconfiguring
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.tokens import MESSAGE_OVERHEAD, CountText, block_tokens
+from abridged.domain.turn_context import TurnContexts
 from abridged.domain.usage import Usage
 from abridged.domain.validation import check_counts
 from abridged.domain.vocabulary import CompactionStrategy, Fallback, SessionOrigin, Trigger
 
 
-class Session(Reconfiguring, Aggregate):
-    """One conversation thread; every change to it is an event (its state and indexes:
-    `abridged.domain.state.SessionState`)."""
+class Session(Reconfiguring, TurnContexts, Aggregate):
+    """One conversation; every change is an event (state: `domain.state.SessionState`)."""
 
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
 
@@ -82,12 +82,13 @@ class Session(Reconfiguring, Aggregate):
         usage: Usage | None = None,
         request_estimate: int | None = None,
         reply: bool = False,
+        model: str | None = None,
     ) -> None:
         """Appends a message whose blocks count `counts` tokens, shown as the settings and
         the window allow (`degradation.shaped`; `count` counts what is shown reduced).
         Nothing is recorded when it is invalid or cannot fit (`ContextTooSmallError`).
 
-        `reply` marks a model reply, which may be incomplete (see `check_append`); one that
+        A `reply` (by `model`, else the session's) may be incomplete (`check_append`); one that
         starts with the API's own compaction moves the view to it. A user message brings the
         system messages queued for it (a reconfiguration after the last reply) after it."""
         truncations, shown = shaped(
@@ -114,6 +115,7 @@ class Session(Reconfiguring, Aggregate):
             request_estimate=estimate,
             saving=self.saving_of_next(entry),
             prefix_revision=self.prefix_revision if reply else None,
+            model=(model or self.model) if reply else None,
         )
         if reply and leads_with_compaction(message):
             # The API compacted on its own (`compact_20260112`): it drops what came before.
@@ -244,6 +246,7 @@ class Session(Reconfiguring, Aggregate):
     ToolsChanged: TypeAlias = Reconfiguring.ToolsChanged
     ModelChanged: TypeAlias = Reconfiguring.ModelChanged
     SettingsChanged: TypeAlias = Reconfiguring.SettingsChanged
+    TurnContextShown: TypeAlias = TurnContexts.TurnContextShown  # `abridged.domain.turn_context`
 
     # The API's own compaction.
 

@@ -14,7 +14,7 @@ what changed; `recompute` in that module is their definition from scratch.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, MutableSequence
+from collections.abc import Iterable, MutableSequence, Sequence
 from typing import Any
 
 import attrs
@@ -115,6 +115,26 @@ class SessionState(TailIndexes):
     """The `role: "system"` messages of the ranges compactions summarized: instructions, like
     the system prompt, are never summarized away; requests show them right after the
     summaries. A class default, so states saved before it existed load with none."""
+    thinking_producers: Sequence[Sequence[Any]] = ()
+    """The model that wrote each retained reply with thinking, as `[position, model]` lists
+    (what a snapshot gives back), as the reply recorded it (`MessageAppended.model`); a reply
+    stored before models were recorded is not listed. A class default, so states saved before
+    it existed load with none; replaced whole, never changed in place."""
+
+    turn_context: Sequence[Sequence[Any]] = ()
+    """Per-turn content shown to a model that binds thinking (`TurnContextShown`), as
+    `[position of the user message it follows, text, tokens]` lists, oldest first, while its
+    message is retained (`abridged.domain.turn_context`); class defaults, as for the producers."""
+    turn_context_tokens: int = 0
+
+    def producer_of(self, position: int) -> str | None:
+        """The model that wrote the retained reply at `position`, if it was recorded."""
+        return next((str(p[1]) for p in self.thinking_producers if p[0] == position), None)
+
+    def note_producer(self, entry: Entry, model: str) -> None:
+        """Records which model wrote `entry`, a reply just added, when it holds thinking."""
+        if has_thinking(entry):
+            self.thinking_producers = [*self.thinking_producers, [entry.position, model]]
 
     def start_empty(self, summary: SummaryChunk | None) -> None:
         """Sets the state of a session with no messages yet (and perhaps a parent's summary)."""
@@ -405,6 +425,11 @@ class SessionState(TailIndexes):
             self.open_tool_ids = []
         del self.prompt_positions[: bisect_left(self.prompt_positions, position)]
         del self.thinking_positions[: bisect_left(self.thinking_positions, position)]
+        if self.thinking_producers:
+            self.thinking_producers = [p for p in self.thinking_producers if p[0] >= position]
+        if self.turn_context:
+            self.turn_context = [c for c in self.turn_context if c[0] >= position]
+            self.turn_context_tokens = sum(c[2] for c in self.turn_context)
         base = self.output_sums[drop]
         self.output_sums = [s - base for s in self.output_sums[drop:]]
         base = self.thinking_sums[drop]

@@ -20,7 +20,7 @@ import attrs
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.application.auditing import Finding, audit_session
-from abridged.application.ports import RequestOptions, TokenCounter
+from abridged.application.ports import ContextProvider, RequestOptions, TokenCounter
 from abridged.application.service import Sessions
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.messages import Message, Role
@@ -73,15 +73,19 @@ def replay_bound(
     audit: bool = False,
     between: Callable[[Sessions, UUID, int], None] | None = None,
     keep_bodies: bool = False,
+    context_provider: ContextProvider | None = None,
+    inspect: Callable[[Sessions, UUID], None] | None = None,
 ) -> BoundReplay:
     """`capabilities` are the service's `model_capabilities` (a control run may tell it the
     model does not bind thinking, to show what the checker then finds); `between(app,
-    session_id, step)` runs before each message (a host reconfiguring the session, say)."""
+    session_id, step)` runs before each message (a host reconfiguring the session, say);
+    `context_provider` gives per-turn content; `inspect(app, session_id)` runs at the end."""
     app = Sessions(
         counter=counter,
         summarizer=ExtractiveSummarizer(counter),
         background=False,
         model_capabilities=capabilities,
+        context_provider=context_provider,
     )
     reserve = min(8192, max(1, window // 4))
     try:
@@ -154,6 +158,8 @@ def replay_bound(
         mismatches = (
             [f for f in audit_session(app, session_id).findings if not f.matches] if audit else []
         )
+        if inspect is not None:
+            inspect(app, session_id)
     finally:
         app.close()
     return BoundReplay(

@@ -31,7 +31,7 @@ NEAR_LIMIT = SimpleNamespace(
     context=SimpleNamespace(estimate=9_500, budget=10_000, raw_estimate=9_000),
 )
 ROOMY = SimpleNamespace(**{**vars(NEAR_LIMIT), "needs_count": False})
-REPLY = SimpleNamespace(message="the reply", usage="its usage")
+REPLY = SimpleNamespace(message="the reply", usage="its usage", model="claude-test")
 
 
 class Script:
