@@ -336,7 +336,8 @@ def main(worker_counts: list[int]) -> None:
                     print(
                         f"{'':>9}CPU ms per request: "
                         + ", ".join(f"{k} {1000 * v / requests:.1f}" for k, v in spent.items())
-                        + f"; {outcome.seconds:.1f} s",
+                        + f"; {sum(spent.values()) / outcome.seconds:.2f} cores busy "
+                        f"over its {outcome.seconds:.1f} s",
                         flush=True,
                     )
             finally:

@@ -78,7 +78,8 @@ def test_a_workers_own_saves_give_the_digests_the_store_gives(postgres_server: s
         assert stored is not None
         assert known == stored
         assert len(known.digests) == len(MESSAGES)
-        assert known.shape is not None and known.shape.system == "be briefer"
+        assert known.shape is not None
+        assert known.shape.system == "be briefer"
         appended = [e for e in other.history(session_id) if isinstance(e, MessageAppended)]
         assert list(known.versions) == [e.originator_version for e in appended]
     finally:
