@@ -7,7 +7,8 @@
   so no store call waits for ever on a stuck server or an unreachable host;
 - tables are created under a PostgreSQL advisory lock: many processes starting at once on an
   existing store no longer race their `CREATE ... IF NOT EXISTS` statements into
-  "tuple concurrently updated". `CREATE_TABLE=n` skips creation, as in eventsourcing.
+  "tuple concurrently updated". `CREATE_TABLE=n` skips creation, as in eventsourcing;
+- inserted events go to the server in PostgreSQL's binary format (`Recorder`).
 
 `abridged.adapters.bootstrap.persistence_env` selects this module for `postgresql://` URLs.
 """
@@ -21,8 +22,9 @@ from typing import Any
 # The module, not its classes: eventsourcing looks for exactly one factory class in this one.
 from eventsourcing import postgres
 from eventsourcing.persistence import AggregateRecorder, ApplicationRecorder, OperationalError
+from psycopg.sql import SQL, Identifier
 
-__all__ = ["DEFAULT_STATEMENT_TIMEOUT", "STATEMENT_TIMEOUT", "Factory"]
+__all__ = ["DEFAULT_STATEMENT_TIMEOUT", "STATEMENT_TIMEOUT", "Factory", "Recorder"]
 
 STATEMENT_TIMEOUT = "ABRIDGED_STATEMENT_TIMEOUT"
 DEFAULT_STATEMENT_TIMEOUT = 30.0
@@ -32,8 +34,31 @@ CREATE_TABLES_LOCK = 0x61627269646765
 """The advisory lock key held while tables are created ("abridge" in ASCII)."""
 
 
+class Recorder(postgres.PostgresApplicationRecorder):
+    """eventsourcing's recorder, sending the events it inserts as binary parameters.
+
+    In the text format psycopg writes each event's state as hex and escapes it twice (as a
+    field of the event's composite type, then of the array of them): a 1 MB event took
+    about 65 ms to insert, 20 ms of it in regular expressions; in the binary format, 10 ms.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # eventsourcing's own statement (`sql_invoke_pg_function_insert_events`), `%b`
+        # instead of `%s`; the rows stored are the same.
+        self.sql_invoke_pg_function_insert_events = SQL(
+            "SELECT * FROM {schema}.{insert_events}((%b))"
+        ).format(
+            schema=Identifier(self.datastore.schema),
+            insert_events=Identifier(self.pg_function_name_insert_events),
+        )
+
+
 class Factory(postgres.PostgresFactory):
-    """`PostgresFactory` with timeouts on every connection and serialized table creation."""
+    """`PostgresFactory` with timeouts on every connection, serialized table creation and
+    binary inserts (`Recorder`)."""
+
+    application_recorder_class = Recorder
 
     def __init__(self, env: Any) -> None:
         super().__init__(env)

@@ -57,6 +57,7 @@ from abridged.application.ports import (
     with_sent,
 )
 from abridged.application.service import Sessions, as_session_id
+from abridged.application.store import SavedListener
 from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.context import Context
 from abridged.domain.messages import JSON, Message
@@ -284,6 +285,11 @@ class AsyncSessions:
     def capabilities(self, model: str) -> ModelCapabilities:
         """As `Sessions.capabilities` (a lookup in memory: not awaited)."""
         return self.sync.capabilities(model)
+
+    def on_saved(self, listener: SavedListener) -> None:
+        """As `Sessions.on_saved` (a registration in memory: not awaited); `listener` is
+        called on the service's worker threads."""
+        self.sync.on_saved(listener)
 
     session = _awaited(Sessions.session)
     list_sessions = _awaited(Sessions.list_sessions)

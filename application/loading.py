@@ -92,6 +92,13 @@ class SessionLoader:
         with self.command():
             return command()
 
+    def adopt(self, session: Session) -> None:
+        """Caches a session just started and saved: the state a load would rebuild from
+        its events (replay equals live), without the reads."""
+        cache = self.repository.cache
+        if cache is not None:
+            cache.put(session.id, session)
+
     def evict(self, session_id: UUID) -> None:
         cache = self.repository.cache
         if cache is not None:

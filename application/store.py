@@ -9,6 +9,8 @@ just saved, at intervals that grow with its retained tail.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 from uuid import UUID
 
@@ -33,7 +35,12 @@ from abridged.application.transcodings import register_transcodings
 from abridged.domain.errors import SessionError
 from abridged.domain.session import Session
 
-__all__ = ["SessionMapper", "SessionStore"]
+__all__ = ["SavedListener", "SessionMapper", "SessionStore"]
+
+logger = logging.getLogger(__name__)
+
+SavedListener = Callable[[Sequence[object]], None]
+"""Called with the domain events of a save, once they are stored."""
 
 
 class SessionMapper(TrustedTopicsMapper, ChainingMapper):
@@ -78,6 +85,26 @@ class SessionStore(Application[UUID]):
             raise
         mapper.committed()
         return recordings
+
+    _saved_listeners: tuple[SavedListener, ...] = ()
+
+    def on_saved(self, listener: SavedListener) -> None:
+        """Calls `listener` with the events of every save of this service once they are
+        stored, in the saving thread: an adapter keeping a view of the sessions current
+        without reading back what was just written. What it raises is logged; the save
+        stands."""
+        self._saved_listeners = (*self._saved_listeners, listener)
+
+    def _notify(self, recordings: list[Recording[UUID]]) -> None:
+        super()._notify(recordings)
+        if not self._saved_listeners:
+            return
+        events = [recording.domain_event for recording in recordings]
+        for listener in self._saved_listeners:
+            try:
+                listener(events)
+            except Exception:
+                logger.exception("a listener of saved events failed")
 
     def construct_repository(self) -> Repository[UUID]:
         # eventsourcing's repository, configured from the environment as usual, reading the

@@ -114,6 +114,8 @@ class UnitOfWork:
             raise SessionExistsError(
                 f"a session with id {session.id} exists already; nothing was saved"
             ) from error
+        # Its first command uses it as it is, instead of reading back what was just written.
+        self.loader.adopt(session)
 
     @contextmanager
     def compaction_lock(self, session_id: UUID) -> Iterator[None]:

@@ -53,8 +53,25 @@ def _without_nulls(value: Any) -> Any:
 def message_digest(message: Message) -> str:
     """The digest of a message as abridged stores and sends it. A field set to null counts
     as absent: an SDK writes back a reply's optional fields as nulls the API left out."""
+    with _recent_lock:
+        known = _recent.get(id(message))
+    if known is not None and known[0] is message:
+        return known[1]
     wire = json.dumps(_without_nulls(message.to_wire()), ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(wire.encode()).hexdigest()
+    digest = hashlib.sha256(wire.encode()).hexdigest()
+    with _recent_lock:
+        # Held with its message, so that its id is not another's meanwhile.
+        _recent[id(message)] = (message, digest)
+        if len(_recent) > RECENT_DIGESTS:
+            _recent.popitem(last=False)
+    return digest
+
+
+RECENT_DIGESTS = 256
+"""Digests kept by message identity: a message parsed from a request is digested again
+when the event appending it is saved (`StoredDigests.saved`), and may be 1 MB of JSON."""
+_recent: OrderedDict[int, tuple[Message, str]] = OrderedDict()
+_recent_lock = threading.Lock()
 
 
 def chain(digests: Sequence[str]) -> str:
@@ -152,54 +169,83 @@ class Shape:
 
 class StoredDigests:
     """The digests of each session's stored messages, read from its events once per worker
-    and fast-forwarded with the events written since (by this worker or another)."""
+    and fast-forwarded with the events written since: those this worker saves as it saves
+    them (`Sessions.on_saved`), those of other workers read from the store."""
 
     def __init__(self, sessions: Sessions, cache_size: int = 4_096) -> None:
         self._sessions = sessions
         self._cache: OrderedDict[UUID, Stored] = OrderedDict()
         self._size = cache_size
         self._lock = threading.Lock()
+        sessions.on_saved(self.saved)
 
     def get(self, session_id: UUID) -> Stored | None:
         """The session's digests as stored now; `None` when no such session exists."""
         with self._lock:
             known = self._cache.get(session_id)
         version = known.version if known else 0
-        digests = list(known.digests) if known else []
-        versions = list(known.versions) if known else []
-        metadata = dict(known.metadata) if known else {}
-        shape = known.shape if known else None
         events = list(self._sessions.events.get(session_id, gt=version or None))
         if not events and known is None:
             return None
+        stored = _advanced(known, events)
+        self._keep(session_id, stored)
+        return stored
+
+    def saved(self, events: Sequence[object]) -> None:
+        """Fast-forwards the sessions whose events this worker just saved: the next request
+        does not read back (and decode) what its own worker wrote, a 1 MB message included.
+        A session not known here, or known at a version these events do not follow, is left
+        to `get`, which reads the store."""
+        by_session: dict[UUID, list[Any]] = {}
         for event in events:
-            if isinstance(event, MessageAppended):
-                digests.append(message_digest(event.message))
-                versions.append(event.originator_version)
-            elif isinstance(event, Started):
-                metadata = dict(event.metadata)
-                tools = tuple(event.tools)
-                shape = Shape(event.model, event.reserved_output, event.system, tools)
-            elif shape is not None and isinstance(event, Session.SystemPromptChanged):
-                shape = attrs.evolve(shape, system=event.system)
-            elif shape is not None and isinstance(event, Session.ToolsChanged):
-                shape = attrs.evolve(shape, tools=tuple(event.tools))
-            elif shape is not None and isinstance(event, Session.ModelChanged):
-                shape = attrs.evolve(
-                    shape, model=event.model, reserved_output=event.reserved_output
-                )
-            version = event.originator_version
-        stored = Stored(version, tuple(digests), tuple(versions), metadata, shape)
+            originator = getattr(event, "originator_id", None)
+            if isinstance(originator, UUID):
+                by_session.setdefault(originator, []).append(event)
+        for session_id, new in by_session.items():
+            with self._lock:
+                known = self._cache.get(session_id)
+            after = known.version if known else 0
+            if new[0].originator_version != after + 1:
+                continue
+            self._keep(session_id, _advanced(known, new))
+
+    def _keep(self, session_id: UUID, stored: Stored) -> None:
         with self._lock:
+            current = self._cache.get(session_id)
+            if current is not None and current.version > stored.version:
+                return  # another thread brought it further meanwhile
             self._cache[session_id] = stored
             self._cache.move_to_end(session_id)
             if len(self._cache) > self._size:
                 self._cache.popitem(last=False)
-        return stored
 
     def forget(self, session_id: UUID) -> None:
         with self._lock:
             self._cache.pop(session_id, None)
+
+
+def _advanced(known: Stored | None, events: Sequence[Any]) -> Stored:
+    """`known` (nothing, for `None`) with `events`, the session's next ones, applied."""
+    version = known.version if known else 0
+    digests = list(known.digests) if known else []
+    versions = list(known.versions) if known else []
+    metadata = dict(known.metadata) if known else {}
+    shape = known.shape if known else None
+    for event in events:
+        if isinstance(event, MessageAppended):
+            digests.append(message_digest(event.message))
+            versions.append(event.originator_version)
+        elif isinstance(event, Started):
+            metadata = dict(event.metadata)
+            shape = Shape(event.model, event.reserved_output, event.system, tuple(event.tools))
+        elif shape is not None and isinstance(event, Session.SystemPromptChanged):
+            shape = attrs.evolve(shape, system=event.system)
+        elif shape is not None and isinstance(event, Session.ToolsChanged):
+            shape = attrs.evolve(shape, tools=tuple(event.tools))
+        elif shape is not None and isinstance(event, Session.ModelChanged):
+            shape = attrs.evolve(shape, model=event.model, reserved_output=event.reserved_output)
+        version = event.originator_version
+    return Stored(version, tuple(digests), tuple(versions), metadata, shape)
 
 
 @attrs.frozen

@@ -5,18 +5,29 @@ second request on the same session in between (a retry, a second worker) would a
 same messages again. The proxy holds this lock around "compare, append, prepare" and again
 around "record the reply", never while the upstream answers. Its keys are apart from the
 compaction locks' (`abridged.adapters.postgres_locks`), which `prepare_request` takes inside.
+
+A PostgreSQL lock is released off the request's path: the request goes on (upstream, or
+back to the client) while a small thread pool sends the unlock; the connection returns to
+the pool once it is done. A request of this process waiting for the same session waits for
+that unlock at the server, as one of another process does.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from typing import Any
 from uuid import UUID
 
 from abridged.application.locks import CompactionLocks, ProcessLocks
 
+logger = logging.getLogger(__name__)
+
 KEY_NAMESPACE = b"abridged.serve.request:"
+UNLOCKING_THREADS = 4
 
 
 def _request_key(session_id: UUID) -> int:
@@ -31,6 +42,7 @@ class RequestLocks:
     def __init__(self, env: Mapping[str, str]) -> None:
         self._local: CompactionLocks = ProcessLocks()
         self._pool = None
+        self._unlocking: ThreadPoolExecutor | None = None
         if "POSTGRES_DBNAME" in env:
             from psycopg.conninfo import make_conninfo
             from psycopg_pool import ConnectionPool
@@ -46,25 +58,45 @@ class RequestLocks:
             self._pool = ConnectionPool(
                 conninfo, min_size=1, max_size=32, kwargs={"autocommit": True}, open=True
             )
+            self._unlocking = ThreadPoolExecutor(UNLOCKING_THREADS, "abridged-unlock")
 
     @contextmanager
     def held(self, session_id: UUID) -> Iterator[None]:
         """Holds the session's request lock for the block."""
         local = self._local.acquire(session_id)
         try:
-            if self._pool is None:
+            if self._pool is None or self._unlocking is None:
                 yield
                 return
             key = _request_key(session_id)
-            with self._pool.connection() as connection:
+            connection = self._pool.getconn()
+            try:
                 connection.execute("SELECT pg_advisory_lock(%s)", (key,))
+            except BaseException:
+                self._pool.putconn(connection)
+                raise
+            try:
+                yield
+            finally:
                 try:
-                    yield
-                finally:
-                    connection.execute("SELECT pg_advisory_unlock(%s)", (key,))
+                    self._unlocking.submit(self._unlock, connection, key)
+                except RuntimeError:  # shutting down: no pool thread takes it any more
+                    self._unlock(connection, key)
         finally:
             local.release()
 
+    def _unlock(self, connection: Any, key: int) -> None:
+        assert self._pool is not None
+        try:
+            connection.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        except Exception as error:
+            # The connection broke: the server released its locks with it.
+            logger.warning("a request lock's release failed: %s", error)
+        finally:
+            self._pool.putconn(connection)
+
     def close(self) -> None:
+        if self._unlocking is not None:
+            self._unlocking.shutdown(wait=True)
         if self._pool is not None:
             self._pool.close()

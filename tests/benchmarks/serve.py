@@ -17,7 +17,9 @@ parses, checks and counts the 1 MB message and starts the session) and its later
 ("continuing": the 1 MB is in the history the client sends again, stored already).
 
 The fake API runs in a process of its own; clients are threads of this process. Everything
-(PostgreSQL, the workers, the fake API, the clients) shares this machine's cores.
+(PostgreSQL, the workers, the fake API, the clients) shares this machine's cores; after each
+scenario a line gives the CPU time each of them spent per request (from /proc), which says
+where the cores went.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 import httpx2
@@ -227,6 +230,47 @@ def start_serve(db: str, upstream: str, workers: int) -> Served:
     raise SystemExit(f"abridged serve did not start ({served.started} of {workers} workers)")
 
 
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return text[text.rindex(")") + 2 :].split()  # the fields after the command's name
+
+
+def tree_cpu(root: int) -> float:
+    """CPU seconds (user and system) of process `root` and its descendants, the children
+    they have waited for included."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None:
+            parents[int(entry.name)] = int(fields[1])
+    total, pending = 0.0, [root]
+    while pending:
+        pid = pending.pop()
+        fields = _stat(pid)
+        if fields is not None:
+            total += sum(int(fields[k]) for k in (11, 12, 13, 14)) / TICKS
+        pending += [child for child, parent in parents.items() if parent == pid]
+    return total
+
+
+def postmaster(server_url: str) -> int:
+    """The pid of the PostgreSQL server listening on `server_url`'s port."""
+    port = urlsplit(server_url).port
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if command[0].endswith(b"postgres") and f"-p {port}".encode() in b" ".join(command):
+            return int(entry.name)
+    raise SystemExit(f"no PostgreSQL server on port {port}")
+
+
 def load() -> str:
     return "load average " + " ".join(f"{figure:.1f}" for figure in os.getloadavg())
 
@@ -267,10 +311,16 @@ def main(worker_counts: list[int]) -> None:
             bootstrap(db).close()
             served = start_serve(db, upstream, workers)
             print(f"{workers} worker(s) started; {load()}", flush=True)
+            roots = {"workers": served.process.pid, "PostgreSQL": postmaster(server_url)}
+            roots["fake API"] = fake.pid
             try:
                 run(served.url, Scenario("warm-up", 2, 2, 1, 2_000, 2_000), f"warm{workers}", True)
                 for scenario in SCENARIOS:
+                    before = {name: tree_cpu(pid) for name, pid in roots.items()}
+                    clients = time.process_time()
                     outcome = run(served.url, scenario, f"w{workers}", proxied=True)
+                    spent = {name: tree_cpu(pid) - before[name] for name, pid in roots.items()}
+                    spent["clients"] = time.process_time() - clients
                     lost, duplicated = check(db, outcome)
                     rate = len(outcome.latencies) / outcome.seconds
                     for name, latencies, base in rows_of(scenario, outcome, direct[scenario.name]):
@@ -282,6 +332,14 @@ def main(worker_counts: list[int]) -> None:
                             f"{p99 - d99:>9.1f} {lost:>4} {duplicated:>4} {outcome.failures:>7}",
                             flush=True,
                         )
+                    requests = len(outcome.latencies)
+                    print(
+                        f"{'':>9}CPU ms per request: "
+                        + ", ".join(f"{k} {1000 * v / requests:.1f}" for k, v in spent.items())
+                        + f"; {sum(spent.values()) / outcome.seconds:.2f} cores busy "
+                        f"over its {outcome.seconds:.1f} s",
+                        flush=True,
+                    )
             finally:
                 served.stop()
             print(f"{workers} worker(s) done; {served.died} died and were replaced; {load()}")

@@ -44,6 +44,8 @@ NOT_AWAITED = {
     "correlation",
     # A lookup in memory.
     "capabilities",
+    # A registration in memory.
+    "on_saved",
 }
 
 
