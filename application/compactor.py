@@ -321,6 +321,8 @@ class Compactor:
             for e in session.entries
             if e.position < decision.retained_from
         ]
+        # What the kept tail sends verbatim is left out until a compaction folds the tail.
+        tail = [(e.position, e.shown_message) for e in session.entries]
         return ledger.advance(
             session.ledger,
             session.ledger_tokens,
@@ -328,6 +330,7 @@ class Compactor:
             ledger.extract(summarized),
             decision.ledger_max_tokens,
             self.ports.counter.count,
+            ledger.carried([t for t in tail if t[0] >= decision.retained_from]),
         )
 
     def _summary_request(
