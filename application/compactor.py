@@ -31,6 +31,7 @@ from abridged.application.service_ports import ServicePorts
 from abridged.application.summaries import SummaryRequest, WrittenSummary
 from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain import ledger, planner
+from abridged.domain.context import render_summary
 from abridged.domain.errors import (
     CompactionFailedError,
 )
@@ -255,9 +256,12 @@ class Compactor:
         result: str = "completed",
         emit: Callable[[Notice], None] | None = None,
     ) -> CompactionReport:
+        update = self._ledger(session, decision)
+        if update is not None and written.block is None and result == "completed":
+            written = self._unrepeated(session, decision, written, update)
         outcome = session.complete_compaction(
             decision,
-            ledger=self._ledger(session, decision),
+            ledger=update,
             text=written.text,
             tokens=written.tokens,
             model=written.model,
@@ -306,6 +310,20 @@ class Compactor:
                 )
             )
         return report
+
+    def _unrepeated(
+        self, session: Session, decision: Decision, written: WrittenSummary, update: LedgerUpdate
+    ) -> WrittenSummary:
+        """The new chunk without the lines the ledger quotes verbatim (`ledger.unrepeated`):
+        both are sent with every request. Counted as `SummaryWriter` counts a chunk."""
+        text = ledger.unrepeated(written.text, update.entries)
+        if text == written.text:
+            return written
+        folded = decision.resummarize and session.summaries
+        first = session.summaries[0].first_position if folded else session.retained_from
+        rendered = render_summary(text, first, decision.retained_from - 1, session.generation + 1)
+        tokens = text_block_tokens(rendered, self.ports.counter.count)
+        return attrs.evolve(written, text=text, tokens=tokens)
 
     def _ledger(self, session: Session, decision: Decision) -> LedgerUpdate | None:
         """The facts ledger after this compaction: the summarized messages' facts merged

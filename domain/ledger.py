@@ -34,6 +34,7 @@ listed again; a consolidation shows the widened ranges.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
@@ -52,6 +53,7 @@ from abridged.domain.ledger_extraction import (
 from abridged.domain.tokens import BLOCK_OVERHEAD, CountText, text_block_tokens
 
 __all__ = [
+    "ALL_IN_LEDGER",
     "CONSOLIDATION_SLACK",
     "CONTINUED",
     "ERROR_LINE",
@@ -80,6 +82,7 @@ __all__ = [
     "render_ledger",
     "render_line",
     "uncarried",
+    "unrepeated",
 ]
 
 
@@ -324,3 +327,61 @@ def check_update(held: Iterable[LedgerEntry], segments: int, update: LedgerUpdat
         raise ValueError("a ledger's text is empty exactly when it has no entries")
     if not update.consolidated and (update.dropped or not segments):
         raise ValueError("only a consolidation drops entries or starts the ledger")
+
+
+_FENCE = re.compile(r"(`{3,})[ \t]*")
+ALL_IN_LEDGER = "(What these messages held is quoted in the facts ledger.)"
+"""A chunk's text when every line of its summary repeats the ledger."""
+
+
+def unrepeated(summary: str, entries: Iterable[LedgerEntry]) -> str:
+    """`summary` without what only repeats the ledger: a bullet line whose text is an
+    entry's exact text (after the name of the tool it was quoted from, `- Bash: ...` or
+    `- Bash (failed): ...`), a fenced block that is an entry's exact text, and the `## `
+    headings left with nothing under them. Both are sent with every request, so a line there
+    twice is read twice; the ledger's copy is the one kept, verbatim. `ALL_IN_LEDGER` when
+    nothing else is left."""
+    sources: dict[str, set[str]] = {}
+    for entry in entries:
+        sources.setdefault(entry.text, set()).add(entry.source)
+    lines = summary.split("\n")
+    kept: list[str] = []
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        fence = _FENCE.fullmatch(line)
+        if fence is not None:
+            close = next(
+                (j for j in range(k + 1, len(lines)) if lines[j].strip() == fence.group(1)), None
+            )
+            if close is not None and "\n".join(lines[k + 1 : close]) in sources:
+                k = close + 1
+                continue
+        if not _repeats(line, sources):
+            kept.append(line)
+        k += 1
+    return "\n".join(_without_empty_sections(kept)).strip() or ALL_IN_LEDGER
+
+
+def _repeats(line: str, sources: Mapping[str, set[str]]) -> bool:
+    if not line.startswith("- "):
+        return False
+    item = line[2:]
+    if item in sources:
+        return True
+    label, sep, rest = item.partition(": ")
+    tool = label.removesuffix(" (failed)")
+    return bool(sep and tool) and tool in sources.get(rest, ())
+
+
+def _without_empty_sections(lines: Sequence[str]) -> list[str]:
+    kept: list[str] = []
+    for k, line in enumerate(lines):
+        if line.startswith("## "):
+            following = next((x for x in lines[k + 1 :] if x.strip()), None)
+            if following is None or following.startswith("## "):
+                continue
+        if not line.strip() and kept and not kept[-1].strip():
+            continue
+        kept.append(line)
+    return kept
