@@ -330,20 +330,25 @@ def check_update(held: Iterable[LedgerEntry], segments: int, update: LedgerUpdat
 
 
 _FENCE = re.compile(r"(`{3,})[ \t]*")
+KEPT_LONGEST = 2
+"""`unrepeated` leaves in the summary what the ledger drops first (files read, commands that
+succeeded, names and numbers, below this priority): when the ledger is short, the summary's
+copy is the one a later request still holds."""
 ALL_IN_LEDGER = "(What these messages held is quoted in the facts ledger.)"
 """A chunk's text when every line of its summary repeats the ledger."""
 
 
 def unrepeated(summary: str, entries: Iterable[LedgerEntry]) -> str:
-    """`summary` without what only repeats the ledger: a bullet line whose text is an
-    entry's exact text (after the name of the tool it was quoted from, `- Bash: ...` or
-    `- Bash (failed): ...`), a fenced block that is an entry's exact text, and the `## `
-    headings left with nothing under them. Both are sent with every request, so a line there
-    twice is read twice; the ledger's copy is the one kept, verbatim. `ALL_IN_LEDGER` when
-    nothing else is left."""
+    """`summary` without what only repeats the ledger: a bullet line whose text is the exact
+    text of an entry of priority `KEPT_LONGEST` or more (after the name of the tool it was
+    quoted from: `- Bash: ...`, `- Bash (failed): ...`), a fenced block that is such an
+    entry's text, and the `## ` headings left with nothing under them. Both are sent with
+    every request, so a line there twice is read twice; the ledger's copy is kept, verbatim.
+    `ALL_IN_LEDGER` when nothing else is left."""
     sources: dict[str, set[str]] = {}
     for entry in entries:
-        sources.setdefault(entry.text, set()).add(entry.source)
+        if PRIORITY[entry.kind] >= KEPT_LONGEST:
+            sources.setdefault(entry.text, set()).add(entry.source)
     lines = summary.split("\n")
     kept: list[str] = []
     k = 0

@@ -209,9 +209,15 @@ def _call_entries(
         kind = "file-created"
     elif any(w in action for w in WRITES):
         kind = "file-modified"
-    # A shell command's paths are in its own entry, verbatim.
+    # A shell command's paths are in its own entry, verbatim, as far as that entry goes: the
+    # paths past its first line or its cap are listed as files.
     skip = {"command", "cmd"} if shell else set()
-    for path in dict.fromkeys(_paths(call.input, skip)):
+    paths = list(_paths(call.input, skip))
+    if command is not None and shell:
+        shown = next(line.strip() for line in command.splitlines() if line.strip())
+        shown = shown[:COMMAND_CHARS]
+        paths += [w[:PATH_CHARS] for w in PATH_WORD.findall(command) if w not in shown]
+    for path in dict.fromkeys(paths):
         yield LedgerEntry(kind, path, position, position)
 
 

@@ -156,3 +156,16 @@ def test_every_fact_of_the_compacted_messages_stays_in_the_request(seed: int, re
     assert session.generation >= 2
     # Facts the tail carried were indeed left out of the ledger at some point.
     assert left_out > 0
+
+
+def test_paths_past_a_long_commands_entry_are_listed_as_files() -> None:
+    paths = [f"fixtures/user_{i}/Library/Containers/Data/.gitkeep" for i in range(8)]
+    command = f"touch {' '.join(paths)}\nls fixtures/listed/after"
+    found = extract(list(enumerate(bash("b1", command, "done"))))
+
+    [entry] = [e for e in found if e.kind.startswith("command")]
+    files = {e.text for e in found if e.kind.startswith("file")}
+    # The command's entry holds its first line up to its cap; what it cannot show is a file.
+    assert all(p in entry.text or p in files for p in paths)
+    assert "fixtures/listed/after" in files
+    assert not any(p in entry.text for p in files)

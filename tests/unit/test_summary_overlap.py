@@ -50,6 +50,18 @@ def test_lines_the_ledger_quotes_leave_the_summary_and_the_rest_stays() -> None:
     )
 
 
+def test_what_the_ledger_drops_first_stays_in_the_summary_too() -> None:
+    entries = (
+        LedgerEntry("file-read", "src/read.py", 1, 1),
+        LedgerEntry("command", "make test", 2, 2),
+        LedgerEntry("file-modified", "src/changed.py", 3, 3),
+    )
+    summary = "## Files\n- src/read.py\n- src/changed.py\n\n## Commands\n- make test"
+
+    # A short ledger drops files read and commands first: the summary's copy then remains.
+    assert unrepeated(summary, entries) == "## Files\n- src/read.py\n\n## Commands\n- make test"
+
+
 def test_a_summary_that_only_repeats_the_ledger_says_so_in_one_line() -> None:
     assert unrepeated("## User requests\n- Fix the parser", ENTRIES) == ALL_IN_LEDGER
     assert unrepeated("A prose summary.", ENTRIES) == "A prose summary."
