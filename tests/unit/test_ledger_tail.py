@@ -10,15 +10,9 @@ from hypothesis import strategies as st
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.simulation.cache import block_text
 from abridged.application.service import Sessions
+from abridged.domain import messages as wire
 from abridged.domain.ledger import CONTINUED, HEADING, LedgerEntry, advance, carried, extract
-from abridged.domain.messages import (
-    Message,
-    Role,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-)
+from abridged.domain.messages import Message, Role, TextBlock, ThinkingBlock
 from abridged.domain.settings import CompactionSettings
 from tests.support.builders import words
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
@@ -32,15 +26,15 @@ TOOLS = tuple(
 
 def read(ident: str, path: str, output: str) -> list[Message]:
     return [
-        Message.assistant(ToolUseBlock(ident, "Read", {"file_path": path})),
-        Message.user(ToolResultBlock(ident, output)),
+        Message.assistant(wire.ToolUseBlock(ident, "Read", {"file_path": path})),
+        Message.user(wire.ToolResultBlock(ident, output)),
     ]
 
 
 def bash(ident: str, command: str, output: str, *, error: bool = False) -> list[Message]:
     return [
-        Message.assistant(ToolUseBlock(ident, "Bash", {"command": command})),
-        Message.user(ToolResultBlock(ident, output, is_error=error)),
+        Message.assistant(wire.ToolUseBlock(ident, "Bash", {"command": command})),
+        Message.user(wire.ToolResultBlock(ident, output, is_error=error)),
     ]
 
 
