@@ -210,13 +210,14 @@ def _call_entries(
     elif any(w in action for w in WRITES):
         kind = "file-modified"
     # A shell command's paths are in its own entry, verbatim, as far as that entry goes: the
-    # paths past its first line or its cap are listed as files.
+    # paths of its first line past the entry's cap are listed as files (not those of the
+    # lines below it: a script's would crowd the ledger).
     skip = {"command", "cmd"} if shell else set()
     paths = list(_paths(call.input, skip))
     if command is not None and shell:
-        shown = next(line.strip() for line in command.splitlines() if line.strip())
-        shown = shown[:COMMAND_CHARS]
-        paths += [w[:PATH_CHARS] for w in PATH_WORD.findall(command) if w not in shown]
+        line = next(line.strip() for line in command.splitlines() if line.strip())
+        shown = line[:COMMAND_CHARS]
+        paths += [w[:PATH_CHARS] for w in PATH_WORD.findall(line) if w not in shown]
     for path in dict.fromkeys(paths):
         yield LedgerEntry(kind, path, position, position)
 

@@ -154,12 +154,13 @@ def test_every_fact_of_the_compacted_messages_stays_in_the_request(seed: int, re
 
 def test_paths_past_a_long_commands_entry_are_listed_as_files() -> None:
     paths = [f"fixtures/user_{i}/Library/Containers/Data/.gitkeep" for i in range(8)]
-    command = f"touch {' '.join(paths)}\nls fixtures/listed/after"
+    command = f"touch {' '.join(paths)}\nls fixtures/listed/below"
     found = extract(list(enumerate(bash("b1", command, "done"))))
 
     [entry] = [e for e in found if e.kind.startswith("command")]
     files = {e.text for e in found if e.kind.startswith("file")}
-    # The command's entry holds its first line up to its cap; what it cannot show is a file.
+    # The command's entry holds its first line up to its cap; what that line names past the
+    # cap is a file. The lines below it are a script's, not listed.
     assert all(p in entry.text or p in files for p in paths)
-    assert "fixtures/listed/after" in files
     assert not any(p in entry.text for p in files)
+    assert "fixtures/listed/below" not in files
