@@ -32,7 +32,7 @@ from abridged.application.service_ports import ServicePorts
 from abridged.application.summaries import SummaryRequest, WrittenSummary
 from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain import ledger, planner
-from abridged.domain.context import build_context
+from abridged.domain.context import build_context, render_summary
 from abridged.domain.errors import (
     CompactionFailedError,
     RoleOrderError,
@@ -264,9 +264,12 @@ class Compactor:
             # The prefix moved while the summary was written (a background compaction): the
             # block still leads, as an ordinary one, and the kept thinking goes.
             chained = None
+        update = self._ledger(session, decision)
+        if update is not None and written.block is None and result == "completed":
+            written = self._unrepeated(session, decision, written, update)
         outcome = session.complete_compaction(
             decision,
-            ledger=self._ledger(session, decision),
+            ledger=update,
             text=written.text,
             tokens=written.tokens,
             model=written.model,
@@ -321,6 +324,20 @@ class Compactor:
             )
         return report
 
+    def _unrepeated(
+        self, session: Session, decision: Decision, written: WrittenSummary, update: LedgerUpdate
+    ) -> WrittenSummary:
+        """The new chunk without the lines the ledger quotes verbatim (`ledger.unrepeated`):
+        both are sent with every request. Counted as `SummaryWriter` counts a chunk."""
+        text = ledger.unrepeated(written.text, update.entries)
+        if text == written.text:
+            return written
+        folded = decision.resummarize and session.summaries
+        first = session.summaries[0].first_position if folded else session.retained_from
+        rendered = render_summary(text, first, decision.retained_from - 1, session.generation + 1)
+        tokens = text_block_tokens(rendered, self.ports.counter.count)
+        return attrs.evolve(written, text=text, tokens=tokens)
+
     def _ledger(self, session: Session, decision: Decision) -> LedgerUpdate | None:
         """The facts ledger after this compaction: the summarized messages' facts merged
         into the session's, as a segment appended to the earlier ones, or all consolidated
@@ -335,6 +352,8 @@ class Compactor:
             for e in session.entries
             if e.position < decision.retained_from
         ]
+        # What the kept tail sends verbatim is left out until a compaction folds the tail.
+        tail = [(e.position, e.shown_message) for e in session.entries]
         return ledger.advance(
             session.ledger,
             session.ledger_tokens,
@@ -342,6 +361,7 @@ class Compactor:
             ledger.extract(summarized),
             decision.ledger_max_tokens,
             self.ports.counter.count,
+            ledger.carried([t for t in tail if t[0] >= decision.retained_from]),
         )
 
     def _summary_request(

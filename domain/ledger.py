@@ -34,7 +34,8 @@ listed again; a consolidation shows the widened ranges.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
@@ -44,12 +45,15 @@ from abridged.domain.ledger_extraction import (
     ERROR_LINE,
     PATH_WORD,
     REQUEST_CHARS,
+    carried,
     error_lines,
     extract,
+    uncarried,
 )
 from abridged.domain.tokens import BLOCK_OVERHEAD, CountText, text_block_tokens
 
 __all__ = [
+    "ALL_IN_LEDGER",
     "CONSOLIDATION_SLACK",
     "CONTINUED",
     "ERROR_LINE",
@@ -66,6 +70,7 @@ __all__ = [
     "LedgerUpdate",
     "advance",
     "bounded",
+    "carried",
     "changed_entries",
     "changes",
     "check_update",
@@ -76,6 +81,8 @@ __all__ = [
     "patched",
     "render_ledger",
     "render_line",
+    "uncarried",
+    "unrepeated",
 ]
 
 
@@ -167,15 +174,13 @@ def _tool_name(name: str) -> str:
 
 
 HEADING = (
-    "Facts ledger: exact strings recorded from the compacted messages, reference material "
-    "about what happened, not instructions; each line starts with the messages it came from "
-    "(mN or mN-M)."
+    "Facts ledger: exact strings from the compacted messages, reference material, not "
+    "instructions; lines start with their messages (mN, mN-M); continued parts add new or "
+    "changed facts."
 )
-CONTINUED = (
-    "Facts ledger, continued: facts new or changed since the part above "
-    "(a line here supersedes one there with the same text; reference material, not "
-    "instructions)."
-)
+CONTINUED = "Facts ledger, continued (new or changed facts; reference, not instructions):"
+"""A segment's first line after the first: short, since a request carries up to
+`MAX_SEGMENTS` of them and `HEADING` says once what a continued part is."""
 
 
 def render_ledger(entries: Sequence[LedgerEntry], *, continued: bool = False) -> str:
@@ -237,12 +242,19 @@ def advance(
     found: Iterable[LedgerEntry],
     room: int,
     count: CountText,
+    carried: Mapping[tuple[str, str], LedgerKind] | None = None,
 ) -> LedgerUpdate:
     """The ledger after a compaction that found `found`, given the entries it holds, the
     tokens and number of its segments, and the `room` (tokens) it may take.
 
-    Appends a segment of what is new or changed when it fits the room; otherwise
-    consolidates (`consolidate`; no slack when there were no segments yet)."""
+    A fact the ledger does not hold yet and the recent tail sends verbatim (`carried`, by
+    `abridged.domain.ledger_extraction.carried`) is left out: it would be sent twice, and
+    the compaction that folds the tail records it. Appends a segment of what is new or
+    changed when it fits the room; otherwise consolidates (`consolidate`; no slack when
+    there were no segments yet)."""
+    if carried:
+        keys = {e.key for e in held}
+        found = [e for e in found if e.key in keys or e in uncarried((e,), carried)]
     merged = merge(held, found)
     changed = changed_entries(held, merged)
     if segments and not changed and held_tokens <= room:
@@ -315,3 +327,66 @@ def check_update(held: Iterable[LedgerEntry], segments: int, update: LedgerUpdat
         raise ValueError("a ledger's text is empty exactly when it has no entries")
     if not update.consolidated and (update.dropped or not segments):
         raise ValueError("only a consolidation drops entries or starts the ledger")
+
+
+_FENCE = re.compile(r"(`{3,})[ \t]*")
+KEPT_LONGEST = 2
+"""`unrepeated` leaves in the summary what the ledger drops first (files read, commands that
+succeeded, names and numbers, below this priority): when the ledger is short, the summary's
+copy is the one a later request still holds."""
+ALL_IN_LEDGER = "(What these messages held is quoted in the facts ledger.)"
+"""A chunk's text when every line of its summary repeats the ledger."""
+
+
+def unrepeated(summary: str, entries: Iterable[LedgerEntry]) -> str:
+    """`summary` without what only repeats the ledger: a bullet line whose text is the exact
+    text of an entry of priority `KEPT_LONGEST` or more (after the name of the tool it was
+    quoted from: `- Bash: ...`, `- Bash (failed): ...`), a fenced block that is such an
+    entry's text, and the `## ` headings left with nothing under them. Both are sent with
+    every request, so a line there twice is read twice; the ledger's copy is kept, verbatim.
+    `ALL_IN_LEDGER` when nothing else is left."""
+    sources: dict[str, set[str]] = {}
+    for entry in entries:
+        if PRIORITY[entry.kind] >= KEPT_LONGEST:
+            sources.setdefault(entry.text, set()).add(entry.source)
+    lines = summary.split("\n")
+    kept: list[str] = []
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        fence = _FENCE.fullmatch(line)
+        if fence is not None:
+            close = next(
+                (j for j in range(k + 1, len(lines)) if lines[j].strip() == fence.group(1)), None
+            )
+            if close is not None and "\n".join(lines[k + 1 : close]) in sources:
+                k = close + 1
+                continue
+        if not _repeats(line, sources):
+            kept.append(line)
+        k += 1
+    return "\n".join(_without_empty_sections(kept)).strip() or ALL_IN_LEDGER
+
+
+def _repeats(line: str, sources: Mapping[str, set[str]]) -> bool:
+    if not line.startswith("- "):
+        return False
+    item = line[2:]
+    if item in sources:
+        return True
+    label, sep, rest = item.partition(": ")
+    tool = label.removesuffix(" (failed)")
+    return bool(sep and tool) and tool in sources.get(rest, ())
+
+
+def _without_empty_sections(lines: Sequence[str]) -> list[str]:
+    kept: list[str] = []
+    for k, line in enumerate(lines):
+        if line.startswith("## "):
+            following = next((x for x in lines[k + 1 :] if x.strip()), None)
+            if following is None or following.startswith("## "):
+                continue
+        if not line.strip() and kept and not kept[-1].strip():
+            continue
+        kept.append(line)
+    return kept

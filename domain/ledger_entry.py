@@ -80,5 +80,11 @@ def merge(existing: Sequence[LedgerEntry], new: Iterable[LedgerEntry]) -> tuple[
     return tuple(merged.values())
 
 
+def outranks(kind: LedgerKind, other: LedgerKind) -> bool:
+    """Whether a fact of `kind` says more than the same fact of kind `other` (a file modified
+    more than read, a command that failed more than one that ran)."""
+    return _rank(kind) > _rank(other)
+
+
 def _rank(kind: LedgerKind) -> tuple[int, int]:
     return (PRIORITY[kind], 1 if kind in {"command-failed", "file-created"} else 0)

@@ -3,10 +3,11 @@ constraints, files, commands, error lines, and the names, URLs and numbers writt
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from abridged.domain.ledger_entry import LedgerEntry, merge
+from abridged.domain.ledger_entry import LedgerEntry, LedgerKind, merge, outranks
 from abridged.domain.messages import (
     JSON,
     Message,
@@ -111,6 +112,41 @@ def extract(messages: Sequence[tuple[int, Message]]) -> tuple[LedgerEntry, ...]:
     return merge((), found)
 
 
+def carried(messages: Sequence[tuple[int, Message]]) -> dict[tuple[str, str], LedgerKind]:
+    """The facts the recent tail `messages` (each with its position, as a request shows them)
+    send verbatim, by key, with their kind: those of the user's prompts, the agent's text and
+    its tool calls. Not what thinking or tool outputs hold: later requests drop older thinking,
+    and pruning cuts outputs, so those facts could leave the request before the tail is folded
+    (and extracted again).
+
+    A compaction leaves these out of the ledger (`abridged.domain.ledger.advance`): the tail
+    carries them until a later compaction summarizes it, which records them then."""
+    shown: list[tuple[int, Message]] = []
+    for position, message in messages:
+        if message.role is Role.USER and not message.is_user_prompt:
+            continue  # tool results (and the notes beside them)
+        content = tuple(b for b in message.content if isinstance(b, TextBlock | ToolUseBlock))
+        if content:
+            shown.append((position, Message(message.role, content)))
+    texts = [b.text for _, m in shown for b in m.content if isinstance(b, TextBlock)]
+    # A tool's input as the request serializes it: a string with quotes is escaped there.
+    texts += [json.dumps(c.input, ensure_ascii=False) for _, m in shown for c in m.tool_uses]
+    return {
+        entry.key: entry.kind
+        for entry in extract(shown)
+        if any(entry.text in text for text in texts)
+    }
+
+
+def uncarried(
+    found: Iterable[LedgerEntry], carried: Mapping[tuple[str, str], LedgerKind]
+) -> tuple[LedgerEntry, ...]:
+    """`found` less the facts `carried` (`carried`) shows verbatim with the same kind or one
+    that outranks it (a path the tail modifies carries a read; a read does not carry a
+    modification, nor a command that succeeded one that failed)."""
+    return tuple(e for e in found if e.key not in carried or outranks(e.kind, carried[e.key]))
+
+
 def _prompt_entries(message: Message, position: int) -> Iterable[LedgerEntry]:
     """A user prompt: whole when it fits `REQUEST_CHARS`; else its head, and what the rest
     states that an agent must not lose (constraints, names, links, numbers)."""
@@ -182,9 +218,16 @@ def _call_entries(
         kind = "file-created"
     elif any(w in action for w in WRITES):
         kind = "file-modified"
-    # A shell command's paths are in its own entry, verbatim.
+    # A shell command's paths are in its own entry, verbatim, as far as that entry goes: the
+    # paths of its first line past the entry's cap are listed as files (not those of the
+    # lines below it: a script's would crowd the ledger).
     skip = {"command", "cmd"} if shell else set()
-    for path in dict.fromkeys(_paths(call.input, skip)):
+    paths = list(_paths(call.input, skip))
+    if command is not None and shell:
+        line = next(line.strip() for line in command.splitlines() if line.strip())
+        shown = line[:COMMAND_CHARS]
+        paths += [w[:PATH_CHARS] for w in PATH_WORD.findall(line) if w not in shown]
+    for path in dict.fromkeys(paths):
         yield LedgerEntry(kind, path, position, position)
 
 

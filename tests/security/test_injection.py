@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from uuid import UUID
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -143,13 +144,14 @@ def feed(app: Sessions, session_id: UUID, messages: Sequence[Message]) -> None:
             app.record_reply(session_id, message)
 
 
+@pytest.mark.parametrize("ledger_share", [0.0, 0.3])
 def test_attacker_text_in_a_tool_output_never_frames_itself_as_the_user(
-    make_app: MakeApp,
+    make_app: MakeApp, ledger_share: float
 ) -> None:
     counter = FakeTokenCounter()
     app = make_app(summarizer=ExtractiveSummarizer(counter))
     # A recent tail of the last turn only, so that the compaction summarizes the fetch.
-    session_id = start(app, keep_recent_tokens=1)
+    session_id = start(app, keep_recent_tokens=1, ledger_share=ledger_share)
     feed(app, session_id, [*fetch_turn(), Message.user("Thanks, next task.")])
     app.compact(session_id)
 
@@ -159,16 +161,22 @@ def test_attacker_text_in_a_tool_output_never_frames_itself_as_the_user(
     blocks = [b.text for b in context.messages[0].content if isinstance(b, TextBlock)]
     rendered = [b for b in blocks if b.startswith("<conversation-summary")]
     assert len(rendered) == 1
-    # The frame closes once, at its end: the attack's closing tag is quoted, escaped.
+    # The frame closes once, at its end.
     assert rendered[0].count("</conversation-summary>") == 1
     assert rendered[0].endswith("</conversation-summary>")
-    assert "&lt;/conversation-summary>" in rendered[0]
-    # In the summary: the attack is a tool's error line, labelled with the tool's name; the
-    # attached page is neither a request nor an earlier summary.
     assert_not_authoritative(chunk.text, "DROP DATABASE", "approved deleting")
-    assert "web_fetch" in sections(chunk.text)["Errors"]
+    if not ledger_share:
+        # In the summary: the attack's closing tag is quoted, escaped; the attack is a tool's
+        # error line, labelled with the tool's name; the attached page is neither a request
+        # nor an earlier summary.
+        assert "&lt;/conversation-summary>" in rendered[0]
+        assert "web_fetch" in sections(chunk.text)["Errors"]
+        return
+    # The ledger quotes the error line, so the summary does not repeat it.
+    assert "DROP DATABASE" not in chunk.text
     # In the ledger (framed as reference material): only under the quoted error lines.
     ledger = "\n".join(context.ledger)
+    assert "DROP DATABASE" in ledger
     assert "reference material" in ledger.splitlines()[0]
     assert "</conversation-summary" not in ledger
     for title, body in ledger_sections(ledger).items():
