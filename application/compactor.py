@@ -63,6 +63,10 @@ class Compactor:
     def __init__(self, uow: UnitOfWork, ports: ServicePorts) -> None:
         self.uow = uow
         self.ports = ports
+        # The last ledger update made, by session, version and decision: a compaction that
+        # hands the prefix as sent to its summarizer needs the update before the summary is
+        # written and again when it is recorded, with nothing recorded in between.
+        self._last_ledger: tuple[tuple[object, ...], LedgerUpdate | None] | None = None
 
     def prune(self, session: Session, plan: PrunePlan) -> int:
         outputs = []
@@ -344,6 +348,10 @@ class Compactor:
         within the decision's room (`None` when the ledger is off)."""
         if decision.ledger_max_tokens <= 0:
             return None
+        key = (session.id, session.version, decision)
+        last = self._last_ledger
+        if last is not None and last[0] == key:
+            return last[1]
         # Redacted before extraction: a ledger entry is re-sent with every later request,
         # and its text is cut to a length that could leave half a secret unrecognized.
         redact = self.ports.redactor.redact
@@ -353,16 +361,22 @@ class Compactor:
             if e.position < decision.retained_from
         ]
         # What the kept tail sends verbatim is left out until a compaction folds the tail.
-        tail = [(e.position, e.shown_message) for e in session.entries]
-        return ledger.advance(
+        tail = [
+            (e.position, e.shown_message)
+            for e in session.entries
+            if e.position >= decision.retained_from
+        ]
+        update = ledger.advance(
             session.ledger,
             session.ledger_tokens,
             len(session.ledger_segments),
             ledger.extract(summarized),
             decision.ledger_max_tokens,
             self.ports.counter.count,
-            ledger.carried([t for t in tail if t[0] >= decision.retained_from]),
+            ledger.carried(tail),
         )
+        self._last_ledger = (key, update)
+        return update
 
     def _summary_request(
         self,
