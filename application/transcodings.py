@@ -55,6 +55,15 @@ def message_json(message: Message) -> str:
     return text
 
 
+def encodable_json(message: Message) -> str | None:
+    """`message_json(message)`, or `None` when JSON cannot carry the message (the size check
+    then says why, in its own words)."""
+    try:
+        return message_json(message)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
 KEPT_TEXTS = 16
 KEPT_TEXT_CHARS = 64 * 1024
 """Texts shorter than this are encoded again when asked: it costs less than keeping them."""
