@@ -24,6 +24,7 @@ from abridged.application.inputs import (
 )
 from abridged.application.ports import MetricNames
 from abridged.application.service_ports import ServicePorts
+from abridged.application.transcodings import encodable_json
 from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain.errors import RoleOrderError
 from abridged.domain.inputs import check_message_size, check_token_count
@@ -64,7 +65,7 @@ class Appender:
         `model` wrote a reply (by default the session's model)."""
         parsed = as_message(message)
         # Size and encodability first: both bound what the checks after them cost.
-        check_message_size(parsed, self.ports.max_message_bytes)
+        check_message_size(parsed, self.ports.max_message_bytes, encodable_json(parsed))
         if counted is None:
             counted = self.counted_once(parsed, hidden_blocks(parsed) if reply else frozenset())
 

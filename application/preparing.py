@@ -32,6 +32,7 @@ from abridged.application.notices import (
 )
 from abridged.application.ports import CompactionReport, MetricNames
 from abridged.application.service_ports import ServicePorts
+from abridged.application.transcodings import encodable_json
 from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain import planner
 from abridged.domain.context import Context, build_context
@@ -137,7 +138,7 @@ class Preparer:
         """See `Sessions.append_and_prepare`."""
         if parsed.role is Role.ASSISTANT:
             raise RoleOrderError("the next request needs a user (or system) message last")
-        check_message_size(parsed, self.ports.max_message_bytes)
+        check_message_size(parsed, self.ports.max_message_bytes, encodable_json(parsed))
         counted = self.appender.counted_once(parsed)
 
         def append(session: Session) -> None:

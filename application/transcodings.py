@@ -8,6 +8,8 @@ the transcoder's own `_type_`/`_data_` markers) and thinking signatures come bac
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import attrs
@@ -29,10 +31,44 @@ class MessageAsJSON(Transcoding):
     name = "message"
 
     def encode(self, obj: Message) -> str:
-        return json.dumps(obj.to_wire(), ensure_ascii=False, separators=(",", ":"))
+        return message_json(obj)
 
     def decode(self, data: str) -> Message:
         return Message.from_wire(json.loads(data))
+
+
+def message_json(message: Message) -> str:
+    """The message's Messages API JSON text, as it is stored. The text of a large message is
+    kept for a while by the message's identity: the proxy digests a new message from this
+    text, and its event stores the same text, so 1 MB is encoded once, not twice."""
+    with _texts_lock:
+        known = _texts.get(id(message))
+    if known is not None and known[0] is message:
+        return known[1]
+    text = json.dumps(message.to_wire(), ensure_ascii=False, separators=(",", ":"))
+    if len(text) >= KEPT_TEXT_CHARS:
+        with _texts_lock:
+            # Held with its message, so that its id is not another's meanwhile.
+            _texts[id(message)] = (message, text)
+            while len(_texts) > KEPT_TEXTS:
+                _texts.popitem(last=False)
+    return text
+
+
+def encodable_json(message: Message) -> str | None:
+    """`message_json(message)`, or `None` when JSON cannot carry the message (the size check
+    then says why, in its own words)."""
+    try:
+        return message_json(message)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+KEPT_TEXTS = 16
+KEPT_TEXT_CHARS = 64 * 1024
+"""Texts shorter than this are encoded again when asked: it costs less than keeping them."""
+_texts: OrderedDict[int, tuple[Message, str]] = OrderedDict()
+_texts_lock = threading.Lock()
 
 
 class AttrsTranscoding(Transcoding):

@@ -8,6 +8,7 @@ leaves no trace in the store.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 
 from abridged.domain.errors import (
@@ -36,14 +37,22 @@ MAX_TOKEN_COUNT = 100_000_000
 model's window by far; a larger one is a bug that would skew every later estimate."""
 
 
-def encoded_size(value: JSON, where: str) -> int:
+def encoded_size(value: JSON, where: str, compact: str | None = None) -> int:
     """The size in bytes of `value` as UTF-8 JSON; raises `UnencodableContentError` when JSON
-    cannot carry it (a lone surrogate, nesting deeper than `MAX_JSON_DEPTH`)."""
+    cannot carry it (a lone surrogate, nesting deeper than `MAX_JSON_DEPTH`). `compact`, the
+    same value's JSON with `separators=(",", ":")`, spares encoding a large value again:
+    the size is then its size plus a byte for each separator's space."""
     depth = _depth(value)
     if depth > MAX_JSON_DEPTH:
         raise UnencodableContentError(
             f"{where} is nested {depth} levels deep; at most {MAX_JSON_DEPTH} are accepted"
         )
+    spaces = _separator_spaces(value) if compact is not None else None
+    if compact is not None and spaces is not None:
+        try:
+            return len(compact.encode("utf-8")) + spaces
+        except UnicodeEncodeError:
+            pass  # said below, at its place in the text the size is of
     try:
         # `allow_nan=False`: NaN and infinities are not JSON; the API refuses a request
         # holding them, so a message holding them would poison every later request.
@@ -57,10 +66,11 @@ def encoded_size(value: JSON, where: str) -> int:
         raise UnencodableContentError(f"{where} is not JSON: {error}") from None
 
 
-def check_message_size(message: Message, limit: int) -> int:
+def check_message_size(message: Message, limit: int, compact: str | None = None) -> int:
     """The message's size in bytes; raises `MessageTooLargeError` over `limit`, and
-    `UnencodableContentError` when it cannot be serialized."""
-    size = encoded_size(message.to_wire(), f"the {message.role.value} message")
+    `UnencodableContentError` when it cannot be serialized. `compact`: its wire JSON without
+    spaces, when the caller has it (see `encoded_size`)."""
+    size = encoded_size(message.to_wire(), f"the {message.role.value} message", compact)
     if size > limit:
         raise MessageTooLargeError(
             f"the {message.role.value} message is {size:,} bytes, over the limit of "
@@ -137,6 +147,24 @@ def _depth(value: JSON) -> int:
             deepest = max(deepest, depth)
             stack.extend((v, depth + 1) for v in item)
     return deepest
+
+
+def _separator_spaces(value: JSON) -> int | None:
+    """How many separators `json.dumps` writes with a space after it (", " and ": ") in
+    `value`; `None` when it holds a float JSON cannot carry (NaN, infinities)."""
+    spaces = 0
+    stack: list[JSON] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            spaces += max(2 * len(item) - 1, 0)
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            spaces += max(len(item) - 1, 0)
+            stack.extend(item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            return None
+    return spaces
 
 
 def check_token_count(value: object, what: str, *, zero: bool = True) -> int:

@@ -8,19 +8,24 @@ compaction locks' (`abridged.adapters.postgres_locks`), which `prepare_request` 
 
 A PostgreSQL lock is released off the request's path: the request goes on (upstream, or
 back to the client) while a small thread pool sends the unlock; the connection returns to
-the pool once it is done. A request of this process waiting for the same session waits for
-that unlock at the server, as one of another process does.
+the pool once it is done. When a request of this process is already waiting for the same
+session, the lock is handed to it instead, held at the server all along (at most
+`HANDOFFS` times in a row, so that the other processes' requests get their turn): the
+unlock, the next lock and the wait between them were most of a hot session's time.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import threading
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
+
+import attrs
 
 from abridged.application.locks import CompactionLocks, ProcessLocks
 
@@ -28,6 +33,20 @@ logger = logging.getLogger(__name__)
 
 KEY_NAMESPACE = b"abridged.serve.request:"
 UNLOCKING_THREADS = 4
+HANDOFFS = 16
+"""How many times in a row a session's PostgreSQL lock passes between this process's
+requests before it is released for the other processes' (PostgreSQL's locks are not
+first-come, first-served: a process handing on without end would keep the others out)."""
+
+
+@attrs.define
+class _Turn:
+    """A session's PostgreSQL lock as this process holds it: the connection holding it, and
+    how many times in a row it was handed on."""
+
+    waiting: int = 0
+    connection: Any = None
+    handed: int = 0
 
 
 def _request_key(session_id: UUID) -> int:
@@ -59,29 +78,54 @@ class RequestLocks:
                 conninfo, min_size=1, max_size=32, kwargs={"autocommit": True}, open=True
             )
             self._unlocking = ThreadPoolExecutor(UNLOCKING_THREADS, "abridged-unlock")
+        self._turns: dict[UUID, _Turn] = {}
+        self._turns_lock = threading.Lock()
 
     @contextmanager
     def held(self, session_id: UUID) -> Iterator[None]:
         """Holds the session's request lock for the block."""
-        local = self._local.acquire(session_id)
-        try:
-            if self._pool is None or self._unlocking is None:
-                yield
-                return
-            key = _request_key(session_id)
-            connection = self._pool.getconn()
-            try:
-                connection.execute("SELECT pg_advisory_lock(%s)", (key,))
-            except BaseException:
-                self._pool.putconn(connection)
-                raise
+        if self._pool is None or self._unlocking is None:
+            only_here = self._local.acquire(session_id)
             try:
                 yield
             finally:
+                only_here.release()
+            return
+        with self._turns_lock:
+            turn = self._turns.setdefault(session_id, _Turn())
+            turn.waiting += 1
+        local = self._local.acquire(session_id)
+        with self._turns_lock:
+            turn.waiting -= 1
+        key = _request_key(session_id)
+        try:
+            if turn.connection is None:
+                connection = self._pool.getconn()
                 try:
-                    self._unlocking.submit(self._unlock, connection, key)
-                except RuntimeError:  # shutting down: no pool thread takes it any more
-                    self._unlock(connection, key)
+                    connection.execute("SELECT pg_advisory_lock(%s)", (key,))
+                except BaseException:
+                    self._pool.putconn(connection)
+                    with self._turns_lock:
+                        if turn.waiting == 0:
+                            self._turns.pop(session_id, None)
+                    raise
+                turn.connection, turn.handed = connection, 0
+            try:
+                yield
+            finally:
+                with self._turns_lock:
+                    handing = turn.waiting > 0 and turn.handed < HANDOFFS
+                    if handing:
+                        turn.handed += 1
+                    else:
+                        connection, turn.connection = turn.connection, None
+                        if turn.waiting == 0:
+                            self._turns.pop(session_id, None)
+                if not handing:
+                    try:
+                        self._unlocking.submit(self._unlock, connection, key)
+                    except RuntimeError:  # shutting down: no pool thread takes it any more
+                        self._unlock(connection, key)
         finally:
             local.release()
 
