@@ -794,7 +794,15 @@ class _Checker:
             self.add(
                 "document-invalid", where, "a document needs a base64/text/url/file/content source"
             )
-        elif source_type in needs and _is_blank(source.get(needs[source_type])):
+        elif source_type == "text" and not isinstance(source.get("data"), str):
+            # Empty is valid: the API's own web fetch of an empty page returns a text document
+            # whose data is "", and a conversation sends it back as it came.
+            self.add("document-invalid", where, "a text document needs its data as a string")
+        elif (
+            source_type in needs
+            and source_type != "text"
+            and _is_blank(source.get(needs[source_type]))
+        ):
             self.add(
                 "document-invalid",
                 where,

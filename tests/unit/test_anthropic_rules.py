@@ -269,6 +269,20 @@ VALID = [
     ),
     pytest.param(
         body(
+            user(
+                text("What does the page say?"),
+                {
+                    "type": "document",
+                    "source": {"type": "text", "media_type": "text/plain", "data": ""},
+                    "title": "empty page",
+                    "citations": {"enabled": True},
+                },
+            )
+        ),
+        id="empty-text-document-as-a-web-fetch-of-an-empty-page-returns-it",
+    ),
+    pytest.param(
+        body(
             user(text("Context", cache_control={"type": "ephemeral", "ttl": "1h"})),
             assistant("Noted."),
             user(text("Question", cache_control={"type": "ephemeral"})),
@@ -418,6 +432,11 @@ INVALID = [
     invalid(
         "document-invalid",
         body(user({"type": "document", "source": {"type": "base64", "data": "JVBER"}})),
+    ),
+    invalid(
+        "document-invalid",
+        body(user({"type": "document", "source": {"type": "text", "media_type": "text/plain"}})),
+        name="text-without-data",
     ),
     invalid(
         "search-result-invalid",

@@ -6,6 +6,7 @@ from uuid import uuid4
 
 import pytest
 
+from abridged.adapters.anthropic.request import render_request
 from abridged.application.service import Sessions
 from abridged.domain.errors import (
     DuplicateToolIdError,
@@ -27,6 +28,7 @@ from abridged.domain.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from tests.support.anthropic_rules import violations
 
 
 @pytest.fixture
@@ -258,6 +260,10 @@ def test_a_document_the_api_produced_with_an_empty_text_is_taken_and_sent_unchan
         session_id, {"role": "user", "content": [{"type": "text", "text": "Read it."}, document]}
     )
 
-    sent = app.prepare_request(session_id).context.messages[-1].to_wire()
+    prepared = app.prepare_request(session_id)
+    sent = prepared.context.messages[-1].to_wire()
 
     assert sent["content"][-1] == document
+    # and the request holding it is one the API takes
+    body = render_request(prepared.context, model="m", max_tokens=prepared.max_tokens)
+    assert violations(body) == []
