@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import attrs
 from eventsourcing.persistence import JSONTranscoder, Transcoding
@@ -24,6 +24,8 @@ from abridged.domain.pruning import DowngradedThinking, PrunedOutput
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.truncation import Replacement, Truncation
 from abridged.domain.usage import Usage
+
+V = TypeVar("V")
 
 
 class MessageAsJSON(Transcoding):
@@ -41,17 +43,12 @@ def message_json(message: Message) -> str:
     """The message's Messages API JSON text, as it is stored. The text of a large message is
     kept for a while by the message's identity: the proxy digests a new message from this
     text, and its event stores the same text, so 1 MB is encoded once, not twice."""
-    with _texts_lock:
-        known = _texts.get(id(message))
-    if known is not None and known[0] is message:
-        return known[1]
+    known = _texts.get(message)
+    if known is not None:
+        return known
     text = json.dumps(message.to_wire(), ensure_ascii=False, separators=(",", ":"))
     if len(text) >= KEPT_TEXT_CHARS:
-        with _texts_lock:
-            # Held with its message, so that its id is not another's meanwhile.
-            _texts[id(message)] = (message, text)
-            while len(_texts) > KEPT_TEXTS:
-                _texts.popitem(last=False)
+        _texts.put(message, text)
     return text
 
 
@@ -64,11 +61,34 @@ def encodable_json(message: Message) -> str | None:
         return None
 
 
+class ByIdentity(Generic[V]):
+    """Values derived from objects, kept for the last `size` objects by their identity. Each
+    object is held with its value, so that its id cannot be another object's meanwhile; safe
+    to share between threads."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._kept: OrderedDict[int, tuple[object, V]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, obj: object) -> V | None:
+        """The value kept for this very object, if any."""
+        with self._lock:
+            known = self._kept.get(id(obj))
+        return known[1] if known is not None and known[0] is obj else None
+
+    def put(self, obj: object, value: V) -> None:
+        """Keeps `value` for `obj`, forgetting the oldest beyond `size`."""
+        with self._lock:
+            self._kept[id(obj)] = (obj, value)
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+
+
 KEPT_TEXTS = 16
 KEPT_TEXT_CHARS = 64 * 1024
 """Texts shorter than this are encoded again when asked: it costs less than keeping them."""
-_texts: OrderedDict[int, tuple[Message, str]] = OrderedDict()
-_texts_lock = threading.Lock()
+_texts: ByIdentity[str] = ByIdentity(KEPT_TEXTS)
 
 
 class AttrsTranscoding(Transcoding):

@@ -23,7 +23,7 @@ import attrs
 
 from abridged.application.inputs import PLAIN_DEPTH, as_message
 from abridged.application.service import Sessions
-from abridged.application.transcodings import message_json
+from abridged.application.transcodings import ByIdentity, message_json
 from abridged.domain.errors import UnknownSessionError
 from abridged.domain.events import MessageAppended, Started
 from abridged.domain.messages import Message
@@ -54,10 +54,9 @@ def _without_nulls(value: Any) -> Any:
 def message_digest(message: Message) -> str:
     """The digest of a message as abridged stores and sends it. A field set to null counts
     as absent: an SDK writes back a reply's optional fields as nulls the API left out."""
-    with _recent_lock:
-        known = _recent.get(id(message))
-    if known is not None and known[0] is message:
-        return known[1]
+    known = _recent.get(message)
+    if known is not None:
+        return known
     wire = message.to_wire()
     present = _without_nulls(wire)
     # Without nulls, the text is the one its event stores: encoded once for both.
@@ -67,19 +66,14 @@ def message_digest(message: Message) -> str:
         else json.dumps(present, ensure_ascii=False, separators=(",", ":"))
     )
     digest = hashlib.sha256(text.encode()).hexdigest()
-    with _recent_lock:
-        # Held with its message, so that its id is not another's meanwhile.
-        _recent[id(message)] = (message, digest)
-        if len(_recent) > RECENT_DIGESTS:
-            _recent.popitem(last=False)
+    _recent.put(message, digest)
     return digest
 
 
 RECENT_DIGESTS = 256
 """Digests kept by message identity: a message parsed from a request is digested again
 when the event appending it is saved (`StoredDigests.saved`), and may be 1 MB of JSON."""
-_recent: OrderedDict[int, tuple[Message, str]] = OrderedDict()
-_recent_lock = threading.Lock()
+_recent: ByIdentity[str] = ByIdentity(RECENT_DIGESTS)
 
 
 def chain(digests: Sequence[str]) -> str:
