@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 from uuid import UUID
 
 from abridged.adapters.anthropic.request import render_request
+from abridged.adapters.token_counters import TiktokenCounter
 from abridged.application.ports import TokenCounter
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.messages import Message, Role
@@ -38,7 +40,19 @@ def recount(body: dict[str, Any], counter: TokenCounter) -> int:
         )
         for m in body["messages"]
     ]
-    return request_tokens(system_text(body), body.get("tools", []), messages, counter.count)
+    return request_tokens(system_text(body), body.get("tools", []), messages, _counting(counter))
+
+
+@functools.lru_cache(maxsize=4096)
+def _cl100k_count(text: str) -> int:
+    return TiktokenCounter().count(text)
+
+
+def _counting(counter: TokenCounter) -> Callable[[str], int]:
+    """`counter.count`, remembered by text for the tiktoken counter: a replay recounts every
+    request from scratch, and all but its last few blocks were in the request before. The
+    tiktoken counter is a pure function of the text, so a remembered count is the count."""
+    return _cl100k_count if type(counter) is TiktokenCounter else counter.count
 
 
 def check_request(
