@@ -30,10 +30,9 @@ import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import anthropic
 import attrs
 import pytest
 
@@ -47,6 +46,11 @@ from tests.support.thinking_binding import (
     sign_reply,
     without_blocks,
 )
+
+if TYPE_CHECKING:
+    # Imported where a client is made: this module is a pytest plugin, loaded by every
+    # process of a run (the xdist controller too), and the SDK takes seconds to import.
+    import anthropic
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
@@ -350,6 +354,8 @@ class FakeAnthropic:
         """An SDK client for this server (made once: building one takes ~0.1 s), with no
         retries of its own; adapters set theirs with `with_options`."""
         if self._client is None:
+            import anthropic
+
             self._client = anthropic.Anthropic(
                 api_key=TEST_API_KEY, base_url=self.base_url, max_retries=0, timeout=10.0
             )
