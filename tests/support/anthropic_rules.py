@@ -18,6 +18,7 @@ from typing import Any, TypeGuard
 import attrs
 
 from tests.support.thinking_binding import (
+    MAPPING,
     PREFIX_MISMATCH,
     binding_failures,
     drop_requested,
@@ -126,7 +127,7 @@ def _leads_with_compaction(message: Mapping[str, Any]) -> bool:
     return (
         isinstance(content, list)
         and bool(content)
-        and isinstance(content[0], Mapping)
+        and isinstance(content[0], MAPPING)
         and content[0].get("type") == "compaction"
     )
 
@@ -215,22 +216,15 @@ def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     content = message.get("content")
     if not isinstance(content, list):
         return []
-    return [block for block in content if isinstance(block, Mapping)]
+    return [block for block in content if isinstance(block, MAPPING)]
 
 
-def _tool_use_ids(message: Mapping[str, Any]) -> list[str]:
+def _ids(blocks: list[Mapping[str, Any]], kind: str, key: str) -> list[str]:
+    """The string `key` of each `kind` block: tool_use ids, or the ids tool_results answer."""
     return [
-        block["id"]
-        for block in _blocks(message)
-        if block.get("type") == "tool_use" and isinstance(block.get("id"), str)
-    ]
-
-
-def _tool_result_ids(message: Mapping[str, Any]) -> list[str]:
-    return [
-        block["tool_use_id"]
-        for block in _blocks(message)
-        if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str)
+        block[key]
+        for block in blocks
+        if block.get("type") == kind and isinstance(block.get(key), str)
     ]
 
 
@@ -243,19 +237,26 @@ class _Checker:
         self.found: list[Violation] = []
         raw_messages = body.get("messages")
         self.messages: list[Mapping[str, Any]] = (
-            [message for message in raw_messages if isinstance(message, Mapping)]
+            [message for message in raw_messages if isinstance(message, MAPPING)]
             if isinstance(raw_messages, list)
             else []
         )
         # Indexes into the body's list, so `where` stays right when some entries are malformed.
         self.message_indexes: list[int] = (
-            [i for i, message in enumerate(raw_messages) if isinstance(message, Mapping)]
+            [i for i, message in enumerate(raw_messages) if isinstance(message, MAPPING)]
             if isinstance(raw_messages, list)
             else []
         )
+        # Each message's well-formed blocks and tool ids, found once: the pairing checks
+        # read every message and its neighbours.
+        self.block_lists = [_blocks(message) for message in self.messages]
+        self.use_ids = [_ids(blocks, "tool_use", "id") for blocks in self.block_lists]
+        self.result_ids = [
+            _ids(blocks, "tool_result", "tool_use_id") for blocks in self.block_lists
+        ]
         tools = body.get("tools")
         self.tool_names: set[str] = (
-            {tool["name"] for tool in tools if isinstance(tool, Mapping) and "name" in tool}
+            {tool["name"] for tool in tools if isinstance(tool, MAPPING) and "name" in tool}
             if isinstance(tools, list)
             else set()
         )
@@ -263,12 +264,12 @@ class _Checker:
         for message in self.messages:
             content = message.get("content") if message.get("role") == "system" else None
             for block in content if isinstance(content, list) else ():
-                tool = block.get("tool") if isinstance(block, Mapping) else None
-                definition = tool.get("definition") if isinstance(tool, Mapping) else None
-                if isinstance(definition, Mapping) and isinstance(definition.get("name"), str):
+                tool = block.get("tool") if isinstance(block, MAPPING) else None
+                definition = tool.get("definition") if isinstance(tool, MAPPING) else None
+                if isinstance(definition, MAPPING) and isinstance(definition.get("name"), str):
                     self.tool_names.add(definition["name"])
         thinking = body.get("thinking")
-        thinking_type = thinking.get("type") if isinstance(thinking, Mapping) else None
+        thinking_type = thinking.get("type") if isinstance(thinking, MAPPING) else None
         self.thinking_enabled = thinking_type == "enabled"
         self.thinking_active = thinking_type in {"enabled", "adaptive"}
 
@@ -336,7 +337,7 @@ class _Checker:
             return
         for i, block in enumerate(system):
             where = f"system[{i}]"
-            if not isinstance(block, Mapping) or block.get("type") != "text":
+            if not isinstance(block, MAPPING) or block.get("type") != "text":
                 self.add("system-invalid", where, "system blocks must be {'type': 'text'} blocks")
             elif _is_blank(block.get("text")):
                 self.add("system-invalid", where, "system text blocks must have non-blank text")
@@ -351,7 +352,7 @@ class _Checker:
         seen: set[str] = set()
         for i, tool in enumerate(tools):
             where = f"tools[{i}]"
-            if not isinstance(tool, Mapping):
+            if not isinstance(tool, MAPPING):
                 self.add("tools-invalid", where, "each tool must be an object")
                 continue
             name = tool.get("name")
@@ -366,7 +367,7 @@ class _Checker:
             else:
                 seen.add(name)
             schema = tool.get("input_schema")
-            if not isinstance(schema, Mapping) or schema.get("type") != "object":
+            if not isinstance(schema, MAPPING) or schema.get("type") != "object":
                 self.add(
                     "tool-schema-invalid",
                     f"{where}.input_schema",
@@ -377,7 +378,7 @@ class _Checker:
         if "tool_choice" not in self.body:
             return
         choice = self.body["tool_choice"]
-        choice_type = choice.get("type") if isinstance(choice, Mapping) else None
+        choice_type = choice.get("type") if isinstance(choice, MAPPING) else None
         if choice_type not in TOOL_CHOICE_TYPES:
             self.add(
                 "tool-choice-invalid",
@@ -395,7 +396,7 @@ class _Checker:
         if "thinking" not in self.body:
             return
         thinking = self.body["thinking"]
-        if not isinstance(thinking, Mapping) or thinking.get("type") not in THINKING_CONFIG_TYPES:
+        if not isinstance(thinking, MAPPING) or thinking.get("type") not in THINKING_CONFIG_TYPES:
             self.add(
                 "thinking-config-invalid",
                 "thinking",
@@ -419,7 +420,7 @@ class _Checker:
                 f"budget_tokens ({budget}) must be less than max_tokens ({max_tokens})",
             )
         choice = self.body.get("tool_choice")
-        if isinstance(choice, Mapping) and choice.get("type") not in TOOL_CHOICES_WITH_THINKING:
+        if isinstance(choice, MAPPING) and choice.get("type") not in TOOL_CHOICES_WITH_THINKING:
             self.add(
                 "thinking-tool-choice",
                 "tool_choice",
@@ -450,7 +451,7 @@ class _Checker:
         previous_role: object = None
         for i, message in enumerate(raw_messages):
             where = f"messages[{i}]"
-            if not isinstance(message, Mapping):
+            if not isinstance(message, MAPPING):
                 self.add("message-invalid", where, "each message must be an object")
                 previous_role = None
                 continue
@@ -484,8 +485,8 @@ class _Checker:
             return
         previous = raw_messages[i - 1] if i > 0 else None
         following = raw_messages[i + 1] if i + 1 < len(raw_messages) else None
-        previous_role = previous.get("role") if isinstance(previous, Mapping) else None
-        following_role = following.get("role") if isinstance(following, Mapping) else None
+        previous_role = previous.get("role") if isinstance(previous, MAPPING) else None
+        following_role = following.get("role") if isinstance(following, MAPPING) else None
         if i == 0:
             self.add("system-message-misplaced", where, "a system message cannot be first")
         elif previous_role not in ("user", "system"):
@@ -509,7 +510,7 @@ class _Checker:
             self.add("system-message-invalid", f"{where}.content", "content must be a list")
             return
         for j, block in enumerate(content):
-            kind = block.get("type") if isinstance(block, Mapping) else None
+            kind = block.get("type") if isinstance(block, MAPPING) else None
             if kind not in SYSTEM_MESSAGE_BLOCK_TYPES:
                 self.add(
                     "system-message-invalid",
@@ -569,7 +570,7 @@ class _Checker:
         seen_non_thinking = False
         for j, block in enumerate(content):
             block_where = f"{where}.content[{j}]"
-            if not isinstance(block, Mapping):
+            if not isinstance(block, MAPPING):
                 self.add("block-invalid", block_where, "each content block must be an object")
                 continue
             block_type = block.get("type")
@@ -593,7 +594,7 @@ class _Checker:
                 # that reply's thinking still starts it.
                 seen_non_thinking = True
         last_block = content[-1]
-        if isinstance(last_block, Mapping):
+        if isinstance(last_block, MAPPING):
             if role == "assistant" and last_block.get("type") in THINKING_TYPES:
                 self.add(
                     "thinking-last-block",
@@ -664,7 +665,7 @@ class _Checker:
 
     def check_image(self, block: Mapping[str, Any], where: str) -> None:
         source = block.get("source")
-        if not isinstance(source, Mapping):
+        if not isinstance(source, MAPPING):
             source = {}
         source_type = source.get("type")
         if source_type == "base64":
@@ -697,7 +698,7 @@ class _Checker:
             )
         elif name not in self.tool_names and isinstance(self.body.get("tools"), list):
             self.add("tool-use-undefined", where, f"tool {name!r} is not defined in 'tools'")
-        if not isinstance(block.get("input"), Mapping):
+        if not isinstance(block.get("input"), MAPPING):
             self.add("tool-use-input-invalid", where, "tool_use input must be an object")
 
     def check_tool_result(self, block: Mapping[str, Any], where: str) -> None:
@@ -719,7 +720,7 @@ class _Checker:
             return
         for k, inner in enumerate(content):
             inner_where = f"{where}.content[{k}]"
-            inner_type = inner.get("type") if isinstance(inner, Mapping) else None
+            inner_type = inner.get("type") if isinstance(inner, MAPPING) else None
             if inner_type in self.future_types:
                 continue
             if inner_type not in TOOL_RESULT_CONTENT_TYPES:
@@ -781,16 +782,16 @@ class _Checker:
             tool_id = block.get("id")
             if not isinstance(tool_id, str) or not TOOL_USE_ID_PATTERN.match(tool_id):
                 self.add("server-tool-use-invalid", where, f"bad server tool id {tool_id!r}")
-            if _is_blank(block.get("name")) or not isinstance(block.get("input"), Mapping):
+            if _is_blank(block.get("name")) or not isinstance(block.get("input"), MAPPING):
                 self.add("server-tool-use-invalid", where, "server_tool_use needs name and input")
         elif block_type in SERVER_RESULT_TYPES and not isinstance(block.get("tool_use_id"), str):
             self.add("server-tool-result-orphan", where, f"{block_type} needs a tool_use_id")
 
     def check_document(self, block: Mapping[str, Any], where: str) -> None:
         source = block.get("source")
-        source_type = source.get("type") if isinstance(source, Mapping) else None
+        source_type = source.get("type") if isinstance(source, MAPPING) else None
         needs = {"base64": "data", "text": "data", "url": "url", "file": "file_id"}
-        if not isinstance(source, Mapping) or source_type not in {*needs, "content"}:
+        if not isinstance(source, MAPPING) or source_type not in {*needs, "content"}:
             self.add(
                 "document-invalid", where, "a document needs a base64/text/url/file/content source"
             )
@@ -819,7 +820,7 @@ class _Checker:
             or not isinstance(content, list)
             or not content
             or any(
-                not isinstance(c, Mapping) or c.get("type") != "text" or _is_blank(c.get("text"))
+                not isinstance(c, MAPPING) or c.get("type") != "text" or _is_blank(c.get("text"))
                 for c in content
             )
         ):
@@ -830,10 +831,10 @@ class _Checker:
             )
 
     def check_server_tool_pairing(self) -> None:
-        for i, message in zip(self.message_indexes, self.messages, strict=True):
+        for i, blocks in zip(self.message_indexes, self.block_lists, strict=True):
             uses: list[str] = []
             answered: set[str] = set()
-            for j, block in enumerate(_blocks(message)):
+            for j, block in enumerate(blocks):
                 if block.get("type") in SERVER_USE_TYPES and isinstance(block.get("id"), str):
                     uses.append(block["id"])
                 elif block.get("type") in SERVER_RESULT_TYPES:
@@ -863,10 +864,11 @@ class _Checker:
         messages = self.messages
         for position, message in enumerate(messages):
             where = f"messages[{self.message_indexes[position]}]"
-            use_ids = _tool_use_ids(message)
-            result_ids = _tool_result_ids(message)
+            use_ids = self.use_ids[position]
+            result_ids = self.result_ids[position]
             has_tool_blocks = has_tool_blocks or any(
-                block.get("type") in {"tool_use", "tool_result"} for block in _blocks(message)
+                block.get("type") in {"tool_use", "tool_result"}
+                for block in self.block_lists[position]
             )
             for tool_id in use_ids:
                 if tool_id in seen_use_ids:
@@ -900,7 +902,7 @@ class _Checker:
     def check_answered(self, position: int, use_ids: Sequence[str]) -> None:
         where = f"messages[{self.message_indexes[position]}]"
         following = self.following_message(position)
-        answered = set(_tool_result_ids(following)) if following is not None else set()
+        answered = set(self.result_ids[position + 1]) if following is not None else set()
         if following is not None and following.get("role") != "user":
             answered = set()
         missing = [tool_id for tool_id in use_ids if tool_id not in answered]
@@ -916,7 +918,7 @@ class _Checker:
         preceding = self.preceding_message(position)
         issued: set[str] = set()
         if preceding is not None and preceding.get("role") == "assistant":
-            issued = set(_tool_use_ids(preceding))
+            issued = set(self.use_ids[position - 1])
         orphans = [tool_id for tool_id in result_ids if tool_id not in issued]
         if orphans:
             self.add(
@@ -954,18 +956,18 @@ class _Checker:
         if not spoken:
             return
         last = self.messages[spoken[-1]]
-        if last.get("role") != "user" or not _tool_result_ids(last):
+        if last.get("role") != "user" or not self.result_ids[spoken[-1]]:
             return
         turn_start: int | None = None
         for position in reversed(spoken):
             message = self.messages[position]
             if message.get("role") == "assistant":
                 turn_start = position
-            elif not _tool_result_ids(message):
+            elif not self.result_ids[position]:
                 break
         if turn_start is None:
             return
-        blocks = _blocks(self.messages[turn_start])
+        blocks = self.block_lists[turn_start]
         if not blocks or blocks[0].get("type") not in THINKING_TYPES:
             self.add(
                 "thinking-tool-loop",
@@ -981,12 +983,12 @@ class _Checker:
         tools = self.body.get("tools")
         if isinstance(tools, list):
             for i, tool in enumerate(tools):
-                if isinstance(tool, Mapping):
+                if isinstance(tool, MAPPING):
                     yield f"tools[{i}]", tool
         system = self.body.get("system")
         if isinstance(system, list):
             for i, block in enumerate(system):
-                if isinstance(block, Mapping):
+                if isinstance(block, MAPPING):
                     yield f"system[{i}]", block
         for position, message in enumerate(self.messages):
             content = message.get("content")
@@ -994,13 +996,13 @@ class _Checker:
                 continue
             where = f"messages[{self.message_indexes[position]}]"
             for j, block in enumerate(content):
-                if not isinstance(block, Mapping):
+                if not isinstance(block, MAPPING):
                     continue
                 yield f"{where}.content[{j}]", block
                 inner = block.get("content") if block.get("type") == "tool_result" else None
                 if isinstance(inner, list):
                     for k, inner_block in enumerate(inner):
-                        if isinstance(inner_block, Mapping):
+                        if isinstance(inner_block, MAPPING):
                             yield f"{where}.content[{j}].content[{k}]", inner_block
 
     def check_cache_control(self) -> None:
@@ -1046,7 +1048,7 @@ class _Checker:
 
     def check_cache_control_value(self, where: str, cache_control: object) -> str | None:
         """Report a malformed cache_control; return its effective TTL when it is well formed."""
-        if not isinstance(cache_control, Mapping) or cache_control.get("type") != "ephemeral":
+        if not isinstance(cache_control, MAPPING) or cache_control.get("type") != "ephemeral":
             self.add(
                 "cache-control-invalid",
                 where,
