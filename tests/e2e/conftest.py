@@ -3,6 +3,7 @@ the packaging and documentation tests run against abridged as a user installs it
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,8 @@ from tests.support.shared_setup import made_once
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ("domain", "application", "adapters")
+UV = importlib.util.find_spec("uv") is not None
+"""Whether the test run's environment has uv (`make` installs it; pip does the work without)."""
 
 
 @pytest.fixture(scope="session")
@@ -39,8 +42,15 @@ def build_wheel(folder: Path) -> None:
             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
         )
     out = folder / "dist"
+    # uv, where `make` installed it, builds in an isolated environment from its cache; pip
+    # makes one by downloading setuptools each run (6 s against under 2).
+    build = (
+        ["-m", "uv", "build", "--quiet", "--wheel", "-o", str(out), str(source)]
+        if UV
+        else ["-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(source)]
+    )
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(out), str(source)],
+        [sys.executable, *build],
         check=False,
         capture_output=True,
         text=True,
@@ -64,18 +74,12 @@ def install(wheel: Path, venv: Path) -> None:
         [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120
     )
     python = venv / "bin" / "python"
+    if UV:  # compiled as pip does: each command of the tests would otherwise compile it
+        command = ["uv", "pip", "install", "--python", str(python), "--compile-bytecode"]
+    else:
+        command = ["pip", "--python", str(python), "install"]
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            str(python),
-            "install",
-            "-q",
-            "--no-deps",
-            str(wheel),
-        ],
+        [sys.executable, "-m", *command, "-q", "--no-deps", str(wheel)],
         check=True,
         capture_output=True,
         timeout=300,
