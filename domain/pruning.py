@@ -8,7 +8,6 @@ byte-stable for prompt caching between moves.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
@@ -24,7 +23,7 @@ from abridged.domain.messages import (
 from abridged.domain.salience import salient_lines
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.tokens import TOOL_OVERHEAD, CountedEntry
-from abridged.domain.truncation import REMEMBERED_TEXT_CHARS, REMEMBERED_TRUNCATIONS
+from abridged.domain.truncation import remembered
 
 PRUNE_MARKER = "…truncated {cut:,} bytes…"
 NAME_ONLY_TOKENS = 40
@@ -67,17 +66,12 @@ class EntryView(CountedEntry, Protocol):
     def replaced_blocks(self) -> frozenset[int]: ...
 
 
+@remembered
 def head_tail(text: str, head_bytes: int, tail_bytes: int, salient_chars: int = 0) -> str:
     """The first and last bytes of `text` with a marker saying how many were cut; with
     `salient_chars`, the marker keeps up to that many characters of the cut middle's salient
-    lines (`abridged.domain.salience`). A large text's result is remembered, as a
-    truncation's is (`abridged.domain.truncation.REMEMBERED_TRUNCATIONS`)."""
-    if salient_chars > 0 and len(text) >= REMEMBERED_TEXT_CHARS:
-        return _remembered_head_tail(text, head_bytes, tail_bytes, salient_chars)
-    return _head_tail(text, head_bytes, tail_bytes, salient_chars)
-
-
-def _head_tail(text: str, head_bytes: int, tail_bytes: int, salient_chars: int) -> str:
+    lines (`abridged.domain.salience`; remembered for large texts, as a truncation is:
+    `abridged.domain.truncation.remembered`)."""
     data = text.encode("utf-8")
     marker_room = len(PRUNE_MARKER.format(cut=len(data))) + 2
     if len(data) <= head_bytes + tail_bytes + marker_room:
@@ -92,9 +86,6 @@ def _head_tail(text: str, head_bytes: int, tail_bytes: int, salient_chars: int) 
         )
         return f"{head}\n{kept}\n…end of the salient lines…\n{tail}"
     return f"{head}\n{PRUNE_MARKER.format(cut=cut)}\n{tail}"
-
-
-_remembered_head_tail = functools.lru_cache(maxsize=REMEMBERED_TRUNCATIONS)(_head_tail)
 
 
 def name_only(tool_name: str, tokens: int, is_error: bool) -> str:

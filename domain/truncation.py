@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar, cast
 
 import attrs
 
@@ -66,32 +67,43 @@ def string_marker(cut_chars: int) -> str:
     return f" [… {cut_chars:,} characters truncated …] "
 
 
-def truncate_text(text: str, head_chars: int, tail_chars: int, salient_chars: int = 0) -> str:
-    """`text` as its head and tail, the marker keeping up to `salient_chars` of the cut
-    middle's salient lines. A large text's result is remembered (`REMEMBERED_TRUNCATIONS`):
-    the same output is shown the same way at every request, index update and reload."""
-    if salient_chars > 0 and len(text) >= REMEMBERED_TEXT_CHARS:
-        return _remembered_truncation(text, head_chars, tail_chars, salient_chars)
-    return _truncate_text(text, head_chars, tail_chars, salient_chars)
-
-
 REMEMBERED_TEXT_CHARS = 8 * 1024
 """Texts from this long are worth remembering: finding the salient lines of their middle
 costs milliseconds, looking one up a hash of the text (kept in the string once made)."""
 REMEMBERED_TRUNCATIONS = 64
-"""How many large texts' truncations are remembered (the texts are held with them)."""
+"""How many large texts' cuts are remembered, per way of cutting (the texts are held with
+them)."""
 
 
-def _truncate_text(text: str, head_chars: int, tail_chars: int, salient_chars: int) -> str:
+C = TypeVar("C", bound=Callable[[str, int, int, int], str])
+
+
+def remembered(cut: C) -> C:
+    """`cut(text, head, tail, salient_chars)`, its result remembered for the last
+    `REMEMBERED_TRUNCATIONS` large texts cut with salient lines: the same output is shown the
+    same way at every request, index update and reload (`inspect.unwrap` gives the function
+    that cuts afresh)."""
+    cache = functools.lru_cache(maxsize=REMEMBERED_TRUNCATIONS)(cut)
+
+    @functools.wraps(cut)
+    def call(text: str, head: int, tail: int, salient_chars: int = 0) -> str:
+        if salient_chars > 0 and len(text) >= REMEMBERED_TEXT_CHARS:
+            return cache(text, head, tail, salient_chars)
+        return cut(text, head, tail, salient_chars)
+
+    return cast(C, call)
+
+
+@remembered
+def truncate_text(text: str, head_chars: int, tail_chars: int, salient_chars: int = 0) -> str:
+    """`text` as its head and tail, the marker keeping up to `salient_chars` of the cut
+    middle's salient lines (remembered for large texts: `remembered`)."""
     middle = salient_lines(text[head_chars : len(text) - tail_chars], salient_chars)
     if not middle or len(text) - head_chars - tail_chars <= 0:
         return _cut(text, head_chars, tail_chars, marker)
     cut = len(text) - head_chars - tail_chars
     tail = text[len(text) - tail_chars :] if tail_chars else ""
     return f"{text[:head_chars]}\n\n{elided(cut, middle)}\n\n{tail}"
-
-
-_remembered_truncation = functools.lru_cache(maxsize=REMEMBERED_TRUNCATIONS)(_truncate_text)
 
 
 def _cut(text: str, head_chars: int, tail_chars: int, mark: Callable[[int], str]) -> str:

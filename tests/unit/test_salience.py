@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -233,13 +235,14 @@ def test_salient_lines_on_a_test_run_as_the_reference_does() -> None:
 
 def test_a_large_text_cut_again_shows_what_cutting_it_afresh_shows() -> None:
     # Large texts' truncations are remembered; each cut must still be its own.
-    from abridged.domain.pruning import _head_tail
-    from abridged.domain.truncation import REMEMBERED_TEXT_CHARS, _truncate_text
+    from abridged.domain.truncation import REMEMBERED_TEXT_CHARS
 
     text = "\n".join(f"src/mod_{i}.py: ok" for i in range(600)) + "\nKeyError: 'x'\n" + "ok\n" * 900
     assert len(text) >= REMEMBERED_TEXT_CHARS
     for head, tail, salient in [(500, 500, 300), (500, 500, 20), (400, 600, 300), (500, 500, 300)]:
-        assert truncate_text(text, head, tail, salient) == _truncate_text(text, head, tail, salient)
-        assert head_tail(text, head, tail, salient) == _head_tail(text, head, tail, salient)
+        fresh_truncation = inspect.unwrap(truncate_text)(text, head, tail, salient)
+        fresh_head_tail = inspect.unwrap(head_tail)(text, head, tail, salient)
+        assert truncate_text(text, head, tail, salient) == fresh_truncation
+        assert head_tail(text, head, tail, salient) == fresh_head_tail
     assert "KeyError: 'x'" in truncate_text(text, 500, 500, 300)
     assert "KeyError: 'x'" not in truncate_text(text, 500, 500, 5)
