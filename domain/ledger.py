@@ -3,15 +3,16 @@
 Prose summaries paraphrase paths, commands and error messages away. The ledger records them
 verbatim from the messages a compaction summarizes: the user's requests (each prompt whole,
 up to `REQUEST_CHARS`), the constraints and decisions a longer prompt states past that, files
-read, modified or created, commands run (failures marked), distinct error lines, and the
-names, flags, URLs and numbers the agent or the user wrote, each with the range of messages
+read, modified or created, commands run (failures marked), the calls of other tools with
+the values given to them (ids, queries, dates), distinct error lines, and the names, flags,
+URLs and numbers the agent or the user wrote, each with the range of messages
 it came from. It is deterministic (the same messages
 give the same ledger), carried from one compaction to the next (entries are merged, never
 re-summarized) and bounded by its own token budget.
 
 When the budget is short, entries are dropped by priority, lowest first:
 
-1. files read,
+1. files read, and the calls of other tools with their arguments,
 2. commands that succeeded, and the names (in backticks, flags) and numbers written in prose,
 3. error lines, failed commands and URLs,
 4. files modified or created,
@@ -145,6 +146,7 @@ SECTIONS: tuple[tuple[str, tuple[LedgerKind, ...]], ...] = (
     ("Files modified or created", ("file-modified", "file-created")),
     ("Files read", ("file-read",)),
     ("Commands run (✗ failed)", ("command-failed", "command")),
+    ("Other tool calls, with their arguments", ("call",)),
     ("Error lines, quoted from tool outputs", ("error",)),
     ("Names and values", ("identifier", "number")),
     ("Links", ("url",)),

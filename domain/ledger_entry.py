@@ -10,7 +10,7 @@ import attrs
 
 LedgerKind = str
 """`request`, `constraint`, `file-read`, `file-modified`, `file-created`, `command`,
-`command-failed`, `error`, `identifier`, `url` or `number`."""
+`command-failed`, `call`, `error`, `identifier`, `url` or `number`."""
 
 KINDS: tuple[LedgerKind, ...] = (
     "request",
@@ -20,6 +20,7 @@ KINDS: tuple[LedgerKind, ...] = (
     "file-read",
     "command-failed",
     "command",
+    "call",
     "error",
     "identifier",
     "url",
@@ -30,6 +31,7 @@ PRIORITY: Mapping[LedgerKind, int] = {
     "file-read": 0,
     "identifier": 1,
     "command": 1,
+    "call": 0,
     "error": 2,
     "command-failed": 2,
     "url": 2,

@@ -1,5 +1,6 @@
 """Reading the facts ledger's entries from messages (`extract`): the user's requests and
-constraints, files, commands, error lines, and the names, URLs and numbers written in prose."""
+constraints, files, commands, the calls of other tools with their arguments, error lines, and
+the names, URLs and numbers written in prose."""
 
 from __future__ import annotations
 
@@ -25,6 +26,14 @@ NAME_CHARS = 120
 COMMAND_CHARS = 240
 ERROR_CHARS = 200
 PATH_CHARS = 300
+CALL_CHARS = 300
+"""A call's entry, its tool's name and arguments, is at most this long (whole arguments)."""
+CALL_VALUE_CHARS = 120
+"""A string argument longer than this (a prose note, a document) is left out of a call's entry."""
+CALL_DEPTH = 4
+ARGUMENT_KEY = re.compile(r"[^\s=,()]{1,64}")
+"""An argument's name as a call's entry shows it (others are left out: the entry is one line
+that reads `name(key=value, ...)`)."""
 
 PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file", "notebook_path")
 CONTENT_KEYS = frozenset(
@@ -131,10 +140,11 @@ def carried(messages: Sequence[tuple[int, Message]]) -> dict[tuple[str, str], Le
     texts = [b.text for _, m in shown for b in m.content if isinstance(b, TextBlock)]
     # A tool's input as the request serializes it: a string with quotes is escaped there.
     texts += [json.dumps(c.input, ensure_ascii=False) for _, m in shown for c in m.tool_uses]
+    # A call's entry is read from a tool call the tail sends whole.
     return {
         entry.key: entry.kind
         for entry in extract(shown)
-        if any(entry.text in text for text in texts)
+        if entry.kind == "call" or any(entry.text in text for text in texts)
     }
 
 
@@ -212,7 +222,11 @@ def _call_entries(
         failed = result is not None and (result.is_error or bool(error_lines(result.text)))
         kind = "command-failed" if failed else "command"
         yield LedgerEntry(kind, first[:COMMAND_CHARS], position, position)
-    action = " ".join([name, str(call.input.get("command", "")).lower()])
+    # An editor's `command` is its mode (`str_replace_editor` views, creates or replaces):
+    # where it has one, the mode says what the call did, not the tool's name.
+    mode = call.input.get("command")
+    has_mode = not shell and isinstance(mode, str) and bool(mode.strip())
+    action = str(mode).lower() if has_mode else " ".join([name, str(mode or "").lower()])
     kind = "file-read"
     if any(w in action for w in CREATES):
         kind = "file-created"
@@ -229,6 +243,55 @@ def _call_entries(
         paths += [w[:PATH_CHARS] for w in PATH_WORD.findall(line) if w not in shown]
     for path in dict.fromkeys(paths):
         yield LedgerEntry(kind, path, position, position)
+    if not shell:
+        yield from _call_entry(call, position)
+
+
+def _call_entry(call: ToolUseBlock, position: int) -> Iterable[LedgerEntry]:
+    """A call of a tool that is not a shell, as `name(key=value, ...)` with its arguments as
+    given (nested ones by their dotted keys), when one of them is a value no path or URL entry
+    holds: an id, a query, a date, a name to find. A support or data agent's facts are these
+    (`get_reservation_details(reservation_id=JG7FMM)`), and a coding agent's searches.
+    Arguments are kept whole, in order, while the entry fits `CALL_CHARS`."""
+    arguments = list(_arguments(call.input, "", 0))
+    if not any(isinstance(v, str) and not _path_or_url(v) for _, v in arguments):
+        return
+    parts: list[str] = []
+    size = len(call.name) + 2
+    for key, value in arguments:
+        part = f"{key}={value if isinstance(value, str) else json.dumps(value)}"
+        if size + len(part) > CALL_CHARS:
+            break
+        parts.append(part)
+        size += len(part) + 2
+    if parts:
+        yield LedgerEntry("call", f"{call.name}({', '.join(parts)})", position, position)
+
+
+def _arguments(value: JSON, key: str, depth: int) -> Iterable[tuple[str, str | int | float]]:
+    """The scalar arguments of a tool input, by dotted key, but file content, a `command` (an
+    editor's mode; a shell's command has its own entry), empty and multi-line strings."""
+    if isinstance(value, dict) and depth < CALL_DEPTH:
+        for name, item in value.items():
+            if (
+                ARGUMENT_KEY.fullmatch(name)
+                and name not in CONTENT_KEYS
+                and not (depth == 0 and name in ("command", "cmd"))
+            ):
+                yield from _arguments(item, f"{key}.{name}" if key else name, depth + 1)
+    elif isinstance(value, list) and depth < CALL_DEPTH:
+        for index, item in enumerate(value):
+            yield from _arguments(item, f"{key}.{index}", depth + 1)
+    elif isinstance(value, str):
+        text = value.strip()
+        if text and "\n" not in text and len(text) <= CALL_VALUE_CHARS:
+            yield key, text
+    elif isinstance(value, int | float):  # booleans too: `dry_run=true`
+        yield key, value
+
+
+def _path_or_url(text: str) -> bool:
+    return bool(PATH_WORD.fullmatch(text) or URL.fullmatch(text))
 
 
 def _paths(inputs: Mapping[str, JSON], skip: set[str]) -> Iterable[str]:

@@ -174,6 +174,7 @@ KIND_LABELS = {
     "identifiers": "name",
     "urls": "url",
     "numbers": "num",
+    "arguments": "arg",
 }
 
 

@@ -20,7 +20,11 @@ task would need again, verbatim:
   (3 to 80 characters), and command-line flags (`--name`) in its text or the user's prompts;
 - **urls**: `http(s)://` addresses in user prompts, the agent's text and tool inputs;
 - **numbers**: a number of two or more digits with the word before it (`port 8080`,
-  `timeout: 30`), in user prompts and the agent's text.
+  `timeout: 30`), in user prompts and the agent's text;
+- **arguments**: the values the agent passed to tools other than shells: each string of a
+  tool call's input (nested ones too), stripped, on one line, 4 to 80 characters, that is not
+  file content, a path input, a `command`/`cmd`, a path-like word or a URL (ids, queries,
+  dates, names to find: `JG7FMM`, `2024-05-21`, `RenameIndex operation implementation`).
 
 A fact counts as kept by a request when its exact string occurs in the text of the request's
 messages (not the system prompt or tool definitions). This is deliberately strict: a
@@ -59,6 +63,7 @@ FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
 URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
 NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?")
 MIN_FACT_CHARS = 4
+ARGUMENT_CHARS = 80
 CONTENT_INPUTS = frozenset(
     {"content", "old_string", "new_string", "file_text", "text", "old_str", "new_str"}
 )
@@ -107,6 +112,9 @@ def extract_facts(messages: Sequence[Message]) -> tuple[Fact, ...]:
             for value in _strings(call.input):
                 for url in URL.findall(value):
                     add("urls", url.rstrip(".,;:!?"), position)
+            if not SHELL_TOOL.search(call.name):
+                for value in _argument_values(call.input):
+                    add("arguments", value, position)
         if message.is_user_prompt:
             text = "\n".join(b.text for b in message.content if isinstance(b, TextBlock))
             add("requests", text.strip()[:REQUEST_CHARS], position)
@@ -137,6 +145,21 @@ def _named(
         add("urls", url.rstrip(".,;:!?"), position)
     for number in NUMBER.findall(text):
         add("numbers", number, position)
+
+
+def _argument_values(inputs: Mapping[str, Any]) -> Iterable[str]:
+    for key, value in inputs.items():
+        if key in CONTENT_INPUTS or key in PATH_INPUTS or key in ("command", "cmd"):
+            continue
+        for raw in _strings(value):
+            text = raw.strip()
+            if (
+                "\n" not in text
+                and len(text) <= ARGUMENT_CHARS
+                and not PATH_WORD.fullmatch(text)
+                and not URL.fullmatch(text)
+            ):
+                yield text
 
 
 def _error_lines(text: str, is_error: bool) -> Iterable[str]:

@@ -1,0 +1,106 @@
+"""The facts ledger keeps the values an agent passed to tools other than shells: the ids,
+queries and dates a support or data agent carries on with, which no path, command or error
+entry holds."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from abridged.domain.ledger import carried, extract, render_ledger
+from abridged.domain.ledger_extraction import CALL_CHARS
+from abridged.domain.messages import Message, ToolResultBlock, ToolUseBlock
+
+
+def _call(ident: str, name: str, **inputs: object) -> list[Message]:
+    return [
+        Message.assistant(ToolUseBlock(ident, name, dict(inputs))),
+        Message.user(ToolResultBlock(ident, "ok")),
+    ]
+
+
+def _entries(messages: list[Message]) -> dict[str, str]:
+    return {e.text: e.kind for e in extract(list(enumerate(messages)))}
+
+
+def test_a_support_agents_ids_dates_and_amounts_are_kept_with_the_tool_that_took_them() -> None:
+    messages = [
+        Message.user("Please move my trip to an earlier flight."),
+        *_call("t1", "get_reservation_details", reservation_id="JG7FMM"),
+        *_call(
+            "t2",
+            "update_reservation_flights",
+            reservation_id="JG7FMM",
+            cabin="economy",
+            flights=[{"flight_number": "HAT136", "date": "2024-05-21"}],
+            refund=True,
+            amount=120.5,
+            note=None,
+        ),
+        *_call("t3", "cancel_reservation", reservation_id="JG7FMM"),
+    ]
+    entries = _entries(messages)
+    assert entries["get_reservation_details(reservation_id=JG7FMM)"] == "call"
+    assert (
+        entries[
+            "update_reservation_flights(reservation_id=JG7FMM, cabin=economy, "
+            "flights.0.flight_number=HAT136, flights.0.date=2024-05-21, refund=true, "
+            "amount=120.5)"
+        ]
+        == "call"
+    )
+    # The same id given to another tool is another fact: what was done with it.
+    assert entries["cancel_reservation(reservation_id=JG7FMM)"] == "call"
+    ledger = render_ledger(extract(list(enumerate(messages))))
+    assert "Other tool calls, with their arguments:\nm2 get_reservation_details(" in ledger
+
+
+def test_shell_commands_file_paths_and_file_content_are_not_listed_again_as_calls() -> None:
+    messages = [
+        Message.user("Fix it."),
+        *_call("t1", "bash", command="pytest -q", timeout=120),
+        *_call("t2", "Read", file_path="src/app/parser.py", offset=10, limit=40),
+        *_call("t3", "Edit", file_path="src/app/parser.py", old_string="a", new_string="b"),
+        *_call("t4", "Grep", pattern="def parse_.*", path="src/app"),
+    ]
+    calls = [text for text, kind in _entries(messages).items() if kind == "call"]
+    assert calls == ["Grep(pattern=def parse_.*, path=src/app)"]
+
+
+def test_an_editors_mode_says_whether_it_read_created_or_changed_the_file() -> None:
+    messages = [
+        Message.user("Look first."),
+        *_call("t1", "str_replace_editor", command="view", path="src/a.py"),
+        *_call("t2", "str_replace_editor", command="create", path="src/b.py", file_text="x"),
+        *_call("t3", "str_replace_editor", command="str_replace", path="src/c.py", old_str="x"),
+    ]
+    entries = _entries(messages)
+    assert entries["src/a.py"] == "file-read"
+    assert entries["src/b.py"] == "file-created"
+    assert entries["src/c.py"] == "file-modified"
+    assert not [kind for kind in entries.values() if kind == "call"]
+
+
+def test_a_call_the_kept_tail_sends_is_carried_by_it_and_not_listed_twice() -> None:
+    tail = [Message.user("Which one?"), *_call("t9", "lookup_order", order_id="A-77120")]
+    assert carried(list(enumerate(tail)))[("call", "lookup_order(order_id=A-77120)")] == "call"
+
+
+@given(
+    st.dictionaries(
+        st.text(min_size=1, max_size=12),
+        st.one_of(st.text(max_size=200), st.integers(), st.booleans(), st.none()),
+        max_size=12,
+    )
+)
+def test_a_call_entry_is_one_bounded_line_that_starts_with_the_first_argument_verbatim(
+    inputs: dict[str, object],
+) -> None:
+    messages = [Message.user("Go."), *_call("t1", "lookup", query="JG7FMM", **inputs)]
+    calls = [text for text, kind in _entries(messages).items() if kind == "call"]
+    assert len(calls) == 1
+    (text,) = calls
+    assert len(text) <= CALL_CHARS
+    assert "\n" not in text
+    assert text.startswith("lookup(query=JG7FMM")
+    assert text.endswith(")")
