@@ -4,9 +4,12 @@ entry holds."""
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given
 from hypothesis import strategies as st
 
+from abridged import bootstrap, render_request
 from abridged.domain.ledger import carried, extract, render_ledger
 from abridged.domain.ledger_extraction import CALL_CHARS
 from abridged.domain.messages import Message, ToolResultBlock, ToolUseBlock
@@ -104,3 +107,35 @@ def test_a_call_entry_is_one_bounded_line_that_starts_with_the_first_argument_ve
     assert "\n" not in text
     assert text.startswith("lookup(query=JG7FMM")
     assert text.endswith(")")
+
+
+def test_after_many_compactions_a_request_still_holds_every_id_the_agent_looked_up() -> None:
+    sessions = bootstrap()  # in memory, the extractive summarizer, cl100k counts
+    session_id = sessions.start_session(
+        model="claude-sonnet-4-5", context_window=8_000, max_output_tokens=1_000
+    )
+    ids = [f"R{k:03d}X{(k * 7919) % 1000:03d}" for k in range(24)]
+    policy = " ".join(f"Clause {k}: fares are final unless the carrier cancels." for k in range(60))
+    for k, reservation in enumerate(ids):
+        sessions.append_message(
+            session_id, {"role": "user", "content": f"Now check booking number {k}, please."}
+        )
+        sessions.prepare_request(session_id)
+        call = {
+            "type": "tool_use",
+            "id": f"toolu_{k:04d}",
+            "name": "get_reservation_details",
+            "input": {"reservation_id": reservation},
+        }
+        sessions.record_reply(session_id, {"role": "assistant", "content": [call]})
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{k:04d}", "content": policy}
+        sessions.append_message(session_id, {"role": "user", "content": [result]})
+        sessions.prepare_request(session_id)
+        sessions.record_reply(session_id, {"role": "assistant", "content": "It is confirmed."})
+    sessions.append_message(session_id, {"role": "user", "content": "Which ones did you check?"})
+    prepared = sessions.prepare_request(session_id)
+    body = render_request(prepared.context, model=prepared.model, max_tokens=prepared.max_tokens)
+
+    assert sessions.session(session_id).generation >= 3
+    shown = json.dumps(body["messages"])
+    assert [reservation for reservation in ids if reservation not in shown] == []
