@@ -43,6 +43,9 @@ CONTENT_KEYS = frozenset(
 WRITES = ("edit", "write", "replace", "patch", "insert", "delete", "move", "rename", "str_replace")
 CREATES = ("create", "new_file", "mkdir", "touch")
 SHELL_TOOL = re.compile(r"bash|shell|terminal|exec|run|cmd|command", re.IGNORECASE)
+PLAN_TOOL = re.compile(r"todo|plan", re.IGNORECASE)
+"""A tool that writes down the agent's own plan (`TodoWrite`, `ExitPlanMode`): each call
+restates the whole list, so its calls are not kept as facts (the latest is in the tail)."""
 PATH_WORD = re.compile(r"(?<![\w:/.])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*\w")
 ERROR_LINE = re.compile(
     r"\b[A-Z]\w*(?:Error|Exception)\b:|(?:^|\s)(?:error|Error|ERROR)(?:\[\w+\])?:"
@@ -243,7 +246,7 @@ def _call_entries(
         paths += [w[:PATH_CHARS] for w in PATH_WORD.findall(line) if w not in shown]
     for path in dict.fromkeys(paths):
         yield LedgerEntry(kind, path, position, position)
-    if not shell:
+    if not shell and not PLAN_TOOL.search(name):
         yield from _call_entry(call, position)
 
 

@@ -58,13 +58,18 @@ def test_a_support_agents_ids_dates_and_amounts_are_kept_with_the_tool_that_took
     assert "Other tool calls, with their arguments:\nm2 get_reservation_details(" in ledger
 
 
-def test_shell_commands_file_paths_and_file_content_are_not_listed_again_as_calls() -> None:
+def test_shell_commands_paths_file_content_and_todo_lists_are_not_listed_again_as_calls() -> None:
     messages = [
         Message.user("Fix it."),
         *_call("t1", "bash", command="pytest -q", timeout=120),
         *_call("t2", "Read", file_path="src/app/parser.py", offset=10, limit=40),
         *_call("t3", "Edit", file_path="src/app/parser.py", old_string="a", new_string="b"),
         *_call("t4", "Grep", pattern="def parse_.*", path="src/app"),
+        *_call(
+            "t5",
+            "TodoWrite",
+            todos=[{"content": "Fix the parser", "status": "pending", "activeForm": "Fixing"}],
+        ),
     ]
     calls = [text for text, kind in _entries(messages).items() if kind == "call"]
     assert calls == ["Grep(pattern=def parse_.*, path=src/app)"]
