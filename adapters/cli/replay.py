@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -57,7 +58,19 @@ class ReplayResult:
     overflows: int
 
 
-_replay_options = stacked(
+@attrs.frozen
+class ReplayRun:
+    """What `replay` and `demo` share: where and how to feed a session, from their options."""
+
+    window: int | None
+    max_output_tokens: int | None
+    db: str
+    dump_requests: Path | None
+    as_json: bool
+    settings: CompactionSettings
+
+
+_run_options = stacked(
     click.option(
         "--window",
         type=click.IntRange(min=1),
@@ -81,6 +94,28 @@ _replay_options = stacked(
 )
 
 
+def _replay_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The shared options, handed to `command` as one `ReplayRun` (its first argument)."""
+
+    @functools.wraps(command)
+    def gathered(
+        *,
+        window: int | None,
+        max_output_tokens: int | None,
+        db: str,
+        dump_requests: Path | None,
+        as_json: bool,
+        preset: str,
+        overrides: tuple[str, ...],
+        **rest: Any,
+    ) -> None:
+        settings = settings_option_values(preset, overrides)
+        run = ReplayRun(window, max_output_tokens, db, dump_requests, as_json, settings)
+        command(run, **rest)
+
+    return _run_options(gathered)
+
+
 @main.command()
 @click.argument("transcript", type=click.Path(dir_okay=False, path_type=Path))
 @_replay_options
@@ -88,17 +123,7 @@ _replay_options = stacked(
     "The transcript's format: abridged's JSONL, a Claude Code session log, or OpenAI "
     "chat-completions messages; auto detects it from the content."
 )
-def replay(
-    transcript: Path,
-    window: int | None,
-    max_output_tokens: int | None,
-    db: str,
-    dump_requests: Path | None,
-    as_json: bool,
-    preset: str,
-    overrides: tuple[str, ...],
-    transcript_format: str,
-) -> None:
+def replay(run: ReplayRun, transcript: Path, transcript_format: str) -> None:
     """Feed a recorded TRANSCRIPT through a session as if live: abridged's JSONL (one message
     per line), a Claude Code session log (~/.claude/projects/**/*.jsonl) or OpenAI
     chat-completions messages.
@@ -113,52 +138,34 @@ def replay(
         raise click.ClickException(str(error)) from None
     for note in loaded.notes:
         click.echo(f"note: {note}", err=True)
-    settings = settings_option_values(preset, overrides)
-    window = context_window_for(loaded.model or DEFAULT_MODEL, window, windows)
-    _run(loaded, window, max_output_tokens, db, dump_requests, as_json, settings)
+    window = context_window_for(loaded.model or DEFAULT_MODEL, run.window, windows)
+    _run(loaded, attrs.evolve(run, window=window))
 
 
 @main.command()
 @_replay_options
 @click.option("--seed", default=7, show_default=True, help="Varies the generated session.")
-def demo(
-    window: int | None,
-    max_output_tokens: int | None,
-    db: str,
-    dump_requests: Path | None,
-    as_json: bool,
-    preset: str,
-    overrides: tuple[str, ...],
-    seed: int,
-) -> None:
+def demo(run: ReplayRun, seed: int) -> None:
     """Replay a realistic coding-agent session generated here (no data or API key needed)."""
     from abridged.adapters.demo import demo_transcript
 
-    settings = settings_option_values(preset, overrides)
-    transcript = demo_transcript(seed=seed)
-    _run(transcript, window or 32_000, max_output_tokens, db, dump_requests, as_json, settings)
+    _run(demo_transcript(seed=seed), attrs.evolve(run, window=run.window or 32_000))
 
 
-def _run(
-    transcript: Transcript,
-    window: int,
-    max_output_tokens: int | None,
-    db: str,
-    dump_requests: Path | None,
-    as_json: bool,
-    settings: CompactionSettings,
-) -> None:
-    reserve = max_output_tokens or min(8192, max(1, window // 4))
+def _run(transcript: Transcript, run: ReplayRun) -> None:
+    window = run.window
+    assert window is not None  # each command chose it
+    reserve = run.max_output_tokens or min(8192, max(1, window // 4))
     _check_whole(transcript)
     try:
         # Checked before the store opens, so a refused start leaves no store behind either.
         check_tool_definitions(transcript.tools)
-        Limits(window, reserve, settings)
+        Limits(window, reserve, run.settings)
     except InvalidSettingsError as error:
         raise click.UsageError(str(error)) from None
     except SessionError as error:
         raise click.ClickException(f"{transcript.source}: {error}") from None
-    app = open_store(db)
+    app = open_store(run.db)
     try:
         session_id = app.start_session(
             model=transcript.model or DEFAULT_MODEL,
@@ -166,7 +173,7 @@ def _run(
             max_output_tokens=reserve,
             system=transcript.system,
             tools=transcript.tools,
-            settings=settings,
+            settings=run.settings,
         )
     except InvalidSettingsError as error:
         raise click.UsageError(str(error)) from None
@@ -176,13 +183,13 @@ def _run(
         raise SystemExit(EXIT_OVERFLOW) from None
     except SessionError as error:
         raise click.ClickException(f"{transcript.source}: {error}") from None
-    if dump_requests is not None:
-        private_folder(dump_requests)
-    result = _feed(app, session_id, transcript, dump_requests, as_json)
-    shown_db = redacted(db)  # never a PostgreSQL password on the screen or in a log
+    if run.dump_requests is not None:
+        private_folder(run.dump_requests)
+    result = _feed(app, session_id, transcript, run.dump_requests, run.as_json)
+    shown_db = redacted(run.db)  # never a PostgreSQL password on the screen or in a log
     summary = attrs.asdict(result) | {"session_id": str(result.session_id), "db": shown_db}
     summary["peak_percent"] = round(100 * result.peak_tokens / window, 1)
-    if as_json:
+    if run.as_json:
         click.echo(json.dumps({"summary": summary}))
     else:
         click.echo(
@@ -190,7 +197,7 @@ def _run(
             f"requests, {result.compactions} compactions, peak {result.peak_tokens:,} tokens "
             f"({summary['peak_percent']}% of {window:,}); events in {shown_db}"
         )
-        if db != MEMORY:
+        if run.db != MEMORY:
             click.echo(f"audit it: abridged history {result.session_id} --db {shown_db}")
     if result.overflows:
         raise SystemExit(EXIT_OVERFLOW)
