@@ -238,5 +238,16 @@ def _redact_json(value: JSON, redact: Callable[[str], str]) -> JSON:
     if isinstance(value, list):
         return [_redact_json(v, redact) for v in value]
     if isinstance(value, Mapping):
-        return {k: _redact_json(v, redact) for k, v in value.items()}
+        return {k: _redact_item(k, v, redact) for k, v in value.items()}
     return value
+
+
+def _redact_item(key: str, value: JSON, redact: Callable[[str], str]) -> JSON:
+    """A value of a JSON object, redacted as `key=value` reads: a tool input's
+    `{"password": "hunter2"}` names its secret by its key, as `password=hunter2` does in text."""
+    if not isinstance(value, str):
+        return _redact_json(value, redact)
+    keyed = redact(f"{key}={value}")
+    if keyed.startswith(f"{key}=") and keyed != f"{key}={value}":
+        return keyed[len(key) + 1 :]
+    return redact(value)

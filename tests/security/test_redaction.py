@@ -33,6 +33,8 @@ KEY_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAAB"
 DB_PASSWORD = "Tr0ub4dor-3xyz"
 URL_PASSWORD = "Sup3rS3cretPw"
 PROMPT_PASSWORD = "hunter2hunter2"
+INPUT_PASSWORD = "c0rrect-h0rse-battery"
+INPUT_API_KEY = "a1b2c3d4e5f6g7h8i9j0klmnop"
 
 SECRETS = {
     "aws-access-key": AWS_KEY,
@@ -45,6 +47,8 @@ SECRETS = {
     "password": DB_PASSWORD,
     "url-password": URL_PASSWORD,
     "password (prompt)": PROMPT_PASSWORD,
+    "password (tool input)": INPUT_PASSWORD,
+    "api key (tool input)": INPUT_API_KEY,
 }
 
 ENV_OUTPUT = f"""\
@@ -84,6 +88,15 @@ def conversation() -> list[Message]:
             )
         ),
         Message.user(ToolResultBlock("t2", f"Error: 401 for token {GITHUB_TOKEN}")),
+        # A tool's input names its secrets by their keys, not by a format of their own.
+        Message.assistant(
+            ToolUseBlock(
+                "t3",
+                "connect_database",
+                {"host": "db.internal", "password": INPUT_PASSWORD, "api_key": INPUT_API_KEY},
+            )
+        ),
+        Message.user(ToolResultBlock("t3", "connected")),
         Message.assistant(f"I decided to rotate {AWS_KEY} because it leaked."),
         Message.user("Now write the release notes."),
         Message.assistant("Done: the release notes are written."),
@@ -147,13 +160,13 @@ def run_session(app: Sessions) -> tuple[UUID, list[str]]:
         ),
     )
     messages = conversation()
-    for message in messages[:7]:
+    for message in messages[:9]:
         if message.role.value == "user":
             app.append_message(session_id, message)
         else:
             app.record_reply(session_id, message)
     app.compact(session_id, instructions=f"keep the key {AWS_KEY}")
-    for message in messages[7:]:
+    for message in messages[9:]:
         if message.role.value == "user":
             app.append_message(session_id, message)
         else:
