@@ -8,6 +8,7 @@ stable stand-in, and the provider's reported usage calibrates the estimate later
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import os
@@ -70,8 +71,8 @@ class TiktokenCounter:
             return 0
         if len(text) > EXACT_COUNT_CHARS:
             return sampled_count(text, self._exact, _helper.sum_counts)
-        if len(text) >= SPLIT_COUNT_CHARS and (cut := even_cut(text)) is not None:
-            return _helper.sum_counts([text[:cut], text[cut:]])
+        if len(text) >= SPLIT_COUNT_CHARS:
+            return _helper.sum_counts(pieces(text))
         return self._exact(text)
 
     @staticmethod
@@ -112,42 +113,47 @@ def sampled_count(
 
 
 SPLIT_COUNT_CHARS = 32_000
-"""Texts from this long (and the windows of a sampled count) are counted in two pieces when a
-second thread can take one (`CountingHelper`): the count is the same, in about half the time
-when a core is free."""
+"""Texts from this long (and the windows of a sampled count) are counted in pieces, shared
+with a helper thread when there is one (`CountingHelper`): the count is the same, in about
+half the time when a core is free."""
+PIECE_CHARS = 16_000
+"""About how long the pieces of a long text are: small enough that whichever thread is
+faster takes more of them, large enough that each costs one call."""
 
 _CUT = re.compile(r"\n(?=\S)")
 """Where a text may be cut so that its pieces' counts add up to its own: after a line break,
 before a character that is not white space. cl100k's pattern splits a text into pieces that
 no token crosses, and none of them runs from a line break on into what follows, unless that is
-white space: a line break ends the piece it is in (`\\s*[\\r\\n]+`, or punctuation's trailing
-`[\\r\\n]*`), and the next piece starts at the character after it, nothing looking back.
-Python's `\\S` excludes a little more than Unicode's white space (U+001C to U+001F), which
-only makes fewer places cuts."""
+white space: a line break ends the piece it is in (`\\s*[\\r\\n]+`, or punctuation's
+trailing `[\\r\\n]*`), and the next piece starts at the character after it, nothing looking
+back. Python's `\\S` excludes a little more than Unicode's white space (U+001C to U+001F),
+which only makes fewer places cuts."""
 
 
-def even_cut(text: str) -> int | None:
-    """The place nearest the middle of `text` (after it first) where it may be cut into two
-    pieces whose counts add up to its own (see `_CUT`), or `None` when there is none between
-    a quarter and three quarters of the way."""
-    middle, quarter = len(text) // 2, len(text) // 4
-    found = _CUT.search(text, middle, len(text) - quarter)
-    if found is not None:
-        return found.end()
-    line_break = text.rfind("\n", quarter, middle)
-    while line_break >= 0:
-        if not text[line_break + 1].isspace():  # what `_CUT`'s `\S` means
-            return line_break + 1
-        line_break = text.rfind("\n", quarter, line_break)
-    return None
+def pieces(text: str, size: int = PIECE_CHARS) -> list[str]:
+    """`text` cut into pieces of about `size` characters or more, each cut at the first place
+    after its mark where the pieces' counts add up to the text's (see `_CUT`); one piece when
+    there is no such place."""
+    cuts = [0]
+    mark = size
+    while mark < len(text) - size // 2:
+        found = _CUT.search(text, max(mark, cuts[-1] + 1))
+        if found is None:
+            break
+        cuts.append(found.end())
+        mark = found.end() + size
+    cuts.append(len(text))
+    return [text[a:b] for a, b in itertools.pairwise(cuts)]
 
 
 class CountingHelper:
     """A second thread that counts with a cl100k encoder of its own, so that a long text is
     counted on two cores: threads sharing tiktoken's encoder spend twice the CPU for the same
     time. Its encoder is built in the background when the first one loads (about 0.06 s of
-    CPU and 21 MB), on machines with a second core only. A piece it has not started when the
-    caller has counted its own is taken back, so a busy helper never makes a count wait."""
+    CPU and 21 MB), on machines with a second core only. The caller and the helper take the
+    pieces of a count one at a time, so a helper slowed down (its core busy, or another
+    caller's count) leaves more of them to the caller, and one it has not started is not
+    waited for."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -186,31 +192,37 @@ class CountingHelper:
                 _log.warning("counting on one thread: no second cl100k encoder (%s)", exc)
         return self._local.encoder
 
-    def _sum(self, texts: Sequence[str]) -> int | None:
+    def _take_and_count(self, texts: Sequence[str], take: Callable[[], int | None]) -> int:
         encoder = self._encoder()
-        if encoder is None:
-            return None
-        return sum(len(encoder.encode(text, disallowed_special=())) for text in texts)
+        total = 0
+        while encoder is not None and (index := take()) is not None:
+            total += len(encoder.encode(texts[index], disallowed_special=()))
+        return total
 
     def sum_counts(self, texts: Sequence[str]) -> int:
-        """The sum of the exact counts of `texts`, the second half of them counted on the
-        helper's thread when it is free."""
+        """The sum of the exact counts of `texts`, taken one at a time by the caller and,
+        when it is free, the helper's thread."""
         if self._pid != os.getpid() and _encoding is not None:
             self.start()
-        half = len(texts) // 2
-        offered: Future[int | None] | None = None
-        if self._executor is not None and half:
-            try:
-                offered = self._executor.submit(self._sum, texts[half:])
-            except RuntimeError:  # shut down at the interpreter's exit
-                offered = None
-        total = sum(map(TiktokenCounter._exact, texts[:half] if offered else texts))
-        if offered is None:
+        if self._executor is None or len(texts) < 2:
+            return sum(map(TiktokenCounter._exact, texts))
+        untaken = iter(range(len(texts)))
+        lock = threading.Lock()
+
+        def take() -> int | None:
+            with lock:
+                return next(untaken, None)
+
+        try:
+            helped: Future[int] | None = self._executor.submit(self._take_and_count, texts, take)
+        except RuntimeError:  # shut down at the interpreter's exit
+            helped = None
+        total = 0
+        while (index := take()) is not None:
+            total += TiktokenCounter._exact(texts[index])
+        if helped is None or helped.cancel():
             return total
-        theirs = None if offered.cancel() else offered.result()
-        if theirs is None:
-            return total + sum(map(TiktokenCounter._exact, texts[half:]))
-        return total + theirs
+        return total + helped.result()
 
 
 _helper = CountingHelper()

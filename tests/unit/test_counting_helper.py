@@ -7,8 +7,9 @@ cut: odd unicode, lone surrogates (JSON can carry them), long runs without white
 
 from __future__ import annotations
 
+import itertools
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from hypothesis import example, given, settings
@@ -19,7 +20,7 @@ from abridged.adapters.token_counters import (
     EXACT_COUNT_CHARS,
     SPLIT_COUNT_CHARS,
     TiktokenCounter,
-    even_cut,
+    pieces,
     sampled_count,
 )
 
@@ -71,23 +72,23 @@ def test_a_text_cut_after_a_line_break_counts_as_its_two_pieces(text: str) -> No
 
 @settings(max_examples=25)
 @given(text=lines, runs=st.integers(1, 3))
-def test_a_long_text_counts_the_same_in_two_pieces_on_two_threads(text: str, runs: int) -> None:
+def test_a_long_text_counts_the_same_in_pieces_on_two_threads(text: str, runs: int) -> None:
     long = "\n".join([text] * (SPLIT_COUNT_CHARS // max(len(text), 1) + 1) * runs)
     assert len(long) >= SPLIT_COUNT_CHARS
 
     assert TiktokenCounter().count(long) == exact(long)
 
 
-def test_the_helper_thread_counts_half_of_a_long_text(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_helper_thread_takes_pieces_of_a_long_text(monkeypatch: pytest.MonkeyPatch) -> None:
     counted_on: list[str] = []
-    helper_sum = token_counters._helper._sum
+    helper_count = token_counters._helper._take_and_count
 
-    def recording(texts: list[str]) -> int | None:
+    def recording(texts: list[str], take: Callable[[], int | None]) -> int:
         counted_on.append(threading.current_thread().name)
-        return helper_sum(texts)
+        return helper_count(texts, take)
 
-    monkeypatch.setattr(token_counters._helper, "_sum", recording)
-    text = "".join(f"line {k}: all fine\n" for k in range(4_000))
+    monkeypatch.setattr(token_counters._helper, "_take_and_count", recording)
+    text = "".join(f"line {k}: all fine\n" for k in range(10_000))
     counter = TiktokenCounter()
     counter.count("warm")
     token_counters._helper.start()
@@ -95,9 +96,26 @@ def test_the_helper_thread_counts_half_of_a_long_text(monkeypatch: pytest.Monkey
     assert counter.count(text) == exact(text)
     assert counted_on
     assert counted_on[0].startswith("abridged-counting")
-    cut = even_cut(text)
-    assert cut is not None
-    assert abs(cut - len(text) // 2) < 40
+
+
+@settings(max_examples=100)
+@given(text=lines, size=st.integers(1, 200))
+def test_a_text_is_cut_into_pieces_only_where_counts_add_up(text: str, size: int) -> None:
+    cut = pieces(text, size)
+
+    assert "".join(cut) == text
+    assert all(cut) or cut == [""]
+    ends = list(itertools.accumulate(len(p) for p in cut))[:-1]
+    assert set(ends) <= set(cuts(text))
+
+
+def test_a_long_text_is_cut_into_pieces_of_about_the_size_asked() -> None:
+    text = "".join(f"line {k}: all fine\n" for k in range(10_000))
+
+    cut = pieces(text)
+
+    assert abs(len(cut) - len(text) / token_counters.PIECE_CHARS) <= 1
+    assert all(abs(len(p) - token_counters.PIECE_CHARS) < 40 for p in cut[:-1])
 
 
 def test_a_busy_helper_leaves_the_caller_to_count_it_all() -> None:
@@ -127,7 +145,7 @@ def test_a_sampled_count_is_the_same_with_its_windows_on_two_threads() -> None:
 def test_a_text_without_a_place_to_cut_is_counted_whole() -> None:
     run = "QUJDRA" * 6_000 + "\n" + " x" * 100
 
-    assert even_cut(run) is None
+    assert pieces(run) == [run]
     assert TiktokenCounter().count(run) == exact(run)
 
 
