@@ -170,8 +170,13 @@ class CountingHelper:
             if self._pid == os.getpid():
                 return
             self._pid = os.getpid()
-            self._executor = ThreadPoolExecutor(1, "abridged-counting")
-            self._executor.submit(self._encoder)
+            executor = ThreadPoolExecutor(1, "abridged-counting")
+            try:
+                executor.submit(self._encoder)
+            except RuntimeError as exc:  # no thread can start (or the interpreter is exiting)
+                _log.warning("counting on one thread: %s", exc)
+                return
+            self._executor = executor
 
     def _encoder(self) -> Any:
         """The helper thread's own encoder (`None` when it cannot be built: then the caller

@@ -173,3 +173,18 @@ def test_a_helper_without_an_encoder_of_its_own_leaves_the_counting_to_the_calle
     texts = ["first line\n", "second line\n", "third"]
 
     assert helper.sum_counts(texts) == sum(map(exact, texts))
+
+
+def test_a_process_that_cannot_start_a_thread_counts_on_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refused(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr("concurrent.futures.ThreadPoolExecutor.submit", refused)
+    helper = token_counters.CountingHelper()
+    TiktokenCounter().count("warm")
+    helper.start()
+
+    assert helper._executor is None
+    assert helper.sum_counts(["a\n", "b"]) == exact("a\n") + exact("b")
