@@ -332,7 +332,11 @@ class Preparer:
         """Reduces the retained messages shown over the cap of the session's current window
         (`degradation.plan_reshowing`); whether any was."""
         cap = message_cap(
-            session.limits, session.system_tokens, session.tools_tokens, session.calibration
+            session.limits,
+            session.system_tokens,
+            session.tools_tokens,
+            session.calibration,
+            system_messages=session.system_message_tokens,
         )
         reshown = plan_reshowing(session.entries, cap, self.ports.counter.count)
         session.reshow(reshown, cap, reason)
