@@ -422,12 +422,13 @@ def unicode_records(seed: int, turns: int) -> list[Record]:
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4).decode()
 
 
-def api_blocks_claude_code_log(seed: int, turns: int) -> Log:
+def api_blocks_claude_code_log(seed: int, turns: int, reminders: int = 5) -> Log:
     """A Claude Code log (a model that takes mid-conversation `system` messages) with the
     blocks the API returns or a host passes on: `system` entries between a prompt and the
     reply, a screenshot, web searches run by the server (encrypted results), cited text,
     a fetched page as a document with empty text, a block of a type not known yet, and
-    known blocks with fields not known yet."""
+    known blocks with fields not known yet. A `system` entry comes every `reminders` turns
+    (every turn, at 1: a host that restates its rules each turn)."""
     rng = random.Random(seed)
     vocabulary = [
         "the", "deploy", "script", "reads", "`config.toml`", "and", "the", "runner",
@@ -441,16 +442,13 @@ def api_blocks_claude_code_log(seed: int, turns: int) -> Log:
         ]
     )
     for k in range(turns):
-        if k % 5 == 2:
+        if k % reminders == 2 % reminders:
             log.raw(
                 {
                     "type": "system",
                     "uuid": f"00000000-0000-4000-9000-{k:012d}",
                     "sessionId": "4f1c8a5e-2b7d-4e0a-9c3b-5d6e7f8a9b0c",
-                    "message": {
-                        "role": "system",
-                        "content": f"Reminder {k}: the CI is slow today.",
-                    },
+                    "message": {"role": "system", "content": _reminder(k, reminders)},
                 }
             )
         search = f"srvtoolu_{seed:02d}{k:05d}"
@@ -519,6 +517,16 @@ def api_blocks_claude_code_log(seed: int, turns: int) -> Log:
     return log
 
 
+def _reminder(k: int, every: int) -> str:
+    if every > 1:
+        return f"Reminder {k}: the CI is slow today."
+    return (
+        f"Turn {k} rules: never force-push to main; always run the dry run first; keep the "
+        "stage order; report the exit code of every deploy step; do not retry a failed "
+        "stage more than twice; use the staging cluster unless told otherwise."
+    )
+
+
 OUTSIDE_SET: dict[str, Callable[[], list[Record]]] = {
     "support-email-301": lambda: support_email_records(seed=301, tickets=30),
     "data-openai-302": lambda: data_agent_records(seed=302, questions=30),
@@ -539,6 +547,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, make in OUTSIDE_SET.items():
         print(write_records(make(), folder / f"{name}.jsonl"))
     print(api_blocks_claude_code_log(306, turns=40).write(folder / "api-blocks-306.log.jsonl"))
+    log = api_blocks_claude_code_log(307, turns=100, reminders=1)
+    print(log.write(folder / "reminders-307.log.jsonl"))
     return 0
 
 
