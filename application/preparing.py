@@ -318,6 +318,7 @@ class Preparer:
         if self.reshow_for_window(session, "the window is smaller than when it was shown"):
             with suppress(ContextOverflowError):
                 return planner.decide(session, trigger, extra_tokens), 0
+            deferred = None  # planned on the messages as they were shown before
         pruned = self.prune(session, deferred, extra_tokens, emit)
         if deferred is not None:
             with suppress(ContextOverflowError):
