@@ -318,6 +318,7 @@ class Preparer:
         if self.reshow_for_window(session, "the window is smaller than when it was shown"):
             with suppress(ContextOverflowError):
                 return planner.decide(session, trigger, extra_tokens), 0
+            deferred = None  # planned on the messages as they were shown before
         pruned = self.prune(session, deferred, extra_tokens, emit)
         if deferred is not None:
             with suppress(ContextOverflowError):
@@ -332,7 +333,11 @@ class Preparer:
         """Reduces the retained messages shown over the cap of the session's current window
         (`degradation.plan_reshowing`); whether any was."""
         cap = message_cap(
-            session.limits, session.system_tokens, session.tools_tokens, session.calibration
+            session.limits,
+            session.system_tokens,
+            session.tools_tokens,
+            session.calibration,
+            system_messages=session.system_message_tokens,
         )
         reshown = plan_reshowing(session.entries, cap, self.ports.counter.count)
         session.reshow(reshown, cap, reason)

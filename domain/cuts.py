@@ -10,13 +10,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from abridged.domain.context import Entry
+from abridged.domain.context import ContextView, Entry, calibrated
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.limits import Limits
 from abridged.domain.messages import RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.tokens import REQUEST_OVERHEAD
 
-__all__ = ["cut_points", "overflow_error", "suffix_sums", "turns_from"]
+__all__ = [
+    "carried_sums",
+    "cut_points",
+    "overflow_error",
+    "recent_room",
+    "suffix_sums",
+    "tail_first",
+    "turns_from",
+]
 
 
 def cut_points(entries: Sequence[Entry], *, thinking_led: bool = False) -> list[int]:
@@ -68,6 +76,57 @@ def suffix_sums(entries: Sequence[Entry], attached: Sequence[Sequence[Any]] = ()
         if extra:
             sums[k] += extra.get(entries[k].position, 0)
     return sums
+
+
+def carried_sums(entries: Sequence[Entry], carried: int) -> list[int]:
+    """`sums[k]`: the tokens of the system messages a cut at `entries[k]` leaves in view
+    before the tail: those compactions already carried (`carried`) and those of
+    `entries[:k]`. No compaction summarizes a system message, so a request sends them all."""
+    sums = [carried] * (len(entries) + 1)
+    for k, entry in enumerate(entries):
+        sums[k + 1] = sums[k] + (entry.shown_tokens if entry.message.is_system else 0)
+    return sums
+
+
+def tail_first(
+    view: ContextView,
+    cuts: Sequence[int],
+    suffix: Sequence[int],
+    carry: Sequence[int],
+    fixed: int,
+) -> tuple[int, int, str]:
+    """Where a compaction that gives the recent tail its room first cuts
+    (docs/settings.md#sharing-the-budget), what it leaves of the budget for the ledger
+    (calibrated; 0 or less when nothing fits) and why. `fixed` is what the request holds
+    besides the ledger, the tail and the system messages in view (`carry`): those stay
+    beside the tail, which gives way to them when both do not fit."""
+    room = view.limits.budget - calibrated(view, fixed)
+    turn_starts = [k for k in cuts if view.entries[k].message.is_user_prompt]
+    tail_room = min(recent_room(view, suffix, turn_starts), room)
+    ruled = next((k for k in cuts if calibrated(view, suffix[k]) <= tail_room), cuts[-1])
+    cut = next(
+        (k for k in cuts[cuts.index(ruled) :] if calibrated(view, suffix[k] + carry[k]) < room),
+        cuts[-1],
+    )
+    shortened = cut != ruled or calibrated(view, suffix[cut]) > tail_room
+    left = room - calibrated(view, suffix[cut] + carry[cut])
+    return cut, left, "minimal tail" if shortened else "recent tokens"
+
+
+def recent_room(view: ContextView, suffix: Sequence[int], turn_starts: list[int]) -> int:
+    """The tokens the recent tail may take: `keep_recent_tokens` (or `keep_recent_share` of
+    the window), raised to hold the last `keep_recent_turns` turns whole when they fit in
+    `retained_share` of the window."""
+    limits = view.limits
+    settings = limits.settings
+    room = limits.recent_tokens
+    cap = int(settings.retained_share * limits.window)
+    turns = min(settings.keep_recent_turns, len(turn_starts))
+    if turns:
+        wanted = calibrated(view, suffix[turn_starts[-turns]])
+        if wanted <= cap:
+            room = max(room, wanted)
+    return room
 
 
 def overflow_error(limits: Limits, fixed: int, entries: Sequence[Entry]) -> ContextOverflowError:

@@ -83,12 +83,17 @@ def irreducible_tokens(message: Message, block_counts: Sequence[int]) -> int:
     )
 
 
-def fixed_tokens(limits: Limits, system_tokens: int, tools_tokens: int) -> int:
-    """What every request carries besides the retained messages, at its largest."""
+def fixed_tokens(
+    limits: Limits, system_tokens: int, tools_tokens: int, system_messages: int = 0
+) -> int:
+    """What every request carries besides the retained messages, at its largest:
+    `system_messages` are the tokens of the `role: "system"` messages in view, which no
+    compaction summarizes (carried after the summaries, or in the tail)."""
     return (
         REQUEST_OVERHEAD
         + system_tokens
         + tools_tokens
+        + system_messages
         + limits.summaries_tokens
         + MESSAGE_OVERHEAD  # the summaries may need a user message of their own
     )
@@ -100,12 +105,13 @@ def message_cap(
     tools_tokens: int,
     calibration: float = 1.0,
     partner_tokens: int | None = None,
+    system_messages: int = 0,
 ) -> int:
     """The most one message is shown as. The last exchange (a tool call and its results)
     is sent whatever else is compacted, so a message gets half of what the fixed part leaves,
     or, answering tool calls, what the message that made them (`partner_tokens`) leaves."""
     usable = math.floor(limits.budget * SAFETY / max(1.0, calibration))
-    room = usable - fixed_tokens(limits, system_tokens, tools_tokens)
+    room = usable - fixed_tokens(limits, system_tokens, tools_tokens, system_messages)
     share = room // 2 if partner_tokens is None else room - partner_tokens
     return max(MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS, share)
 
@@ -118,24 +124,30 @@ def check_room(
     *,
     calibration: float = 1.0,
     what: str = "",
+    system_messages: int = 0,
 ) -> None:
-    """Raises `ContextTooSmallError` when the system prompt, the tools, the room a
-    compaction's summaries may take and `irreducible` (tokens of the last exchange that
-    cannot be reduced; without it, the smallest exchange) do not fit the budget."""
+    """Raises `ContextTooSmallError` when the system prompt, the tools, the system messages
+    in view, the room a compaction's summaries may take and `irreducible` (tokens of the
+    last exchange that cannot be reduced; without it, the smallest exchange) do not fit the
+    budget."""
     least = irreducible or 2 * (MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS)
-    fixed = fixed_tokens(limits, system_tokens, tools_tokens)
+    fixed = fixed_tokens(limits, system_tokens, tools_tokens, system_messages)
     need = math.ceil((fixed + least) * max(1.0, calibration))
     if need <= limits.budget:
         return
-    summaries = fixed - REQUEST_OVERHEAD - system_tokens - tools_tokens
+    summaries = fixed - REQUEST_OVERHEAD - system_tokens - tools_tokens - system_messages
+    instructions = (
+        f"the system messages kept in view ({system_messages:,}), " if system_messages else ""
+    )
     last = (
         f"{what or 'what cannot be reduced'} ({irreducible:,})"
         if irreducible
         else (f"the smallest exchange ({least:,})")
     )
     raise ContextTooSmallError(
-        f"the system prompt ({system_tokens:,} tokens), the tools ({tools_tokens:,}), the room "
-        f"kept for summaries ({summaries:,}) and {last} need {need:,} tokens, more than the "
+        f"the system prompt ({system_tokens:,} tokens), the tools ({tools_tokens:,}), "
+        f"{instructions}the room kept for summaries ({summaries:,}) and {last} need "
+        f"{need:,} tokens, more than the "
         f"budget of {limits.budget:,} (window {limits.window:,} minus "
         f"{limits.reserved_output:,} reserved for output); nothing was written",
         system_tokens=system_tokens,
@@ -151,35 +163,47 @@ def shaped(
     count: CountText,
     *,
     limits: Limits,
-    fixed: tuple[int, int],
+    fixed: tuple[int, int, int],
     calibration: float,
     previous: ShownEntry | None,
 ) -> tuple[tuple[Truncation, ...], tuple[int, ...]]:
     """How `message`, whose blocks count `counts`, is shown when it follows `previous`:
     its tool outputs truncated to the settings' share (`plan_truncations`), then every
-    reducible block within `message_cap`. `fixed` is the system prompt's and the tools'
-    tokens. Raises `ContextTooSmallError` when what the exchange must send unchanged does not
-    fit (`check_room`). Returns the truncations and the per-block counts as shown."""
-    system_tokens, tools_tokens = fixed
+    reducible block within `message_cap`. `fixed` is the system prompt's, the tools' and
+    the system messages' in view (before `message`) tokens.
+    Raises `ContextTooSmallError` when what the exchange must send unchanged does not fit
+    (`check_room`). Returns the truncations and the per-block counts as shown."""
+    system_tokens, tools_tokens, system_messages = fixed
     truncations, shown_counts = plan_truncations(
         message, limits.tool_output_tokens, count, counts, limits.settings.salient_chars
     )
+    irreducible = exchange_irreducible(
+        message,
+        counts,
+        previous.message if previous else None,
+        previous.block_tokens if previous else (),
+    )
+    if message.role is Role.SYSTEM:
+        # An instruction stays in every later request: beside the others, it must leave room
+        # for the user turn it follows, shown at its smallest.
+        irreducible += (
+            irreducible_tokens(previous.message, previous.block_tokens) + MIN_BLOCK_TOKENS
+            if previous is not None
+            else MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS
+        )
     check_room(
         limits,
         system_tokens,
         tools_tokens,
-        exchange_irreducible(
-            message,
-            counts,
-            previous.message if previous else None,
-            previous.block_tokens if previous else (),
-        ),
+        irreducible,
         calibration=calibration,
-        what="the blocks of this exchange that are sent unchanged (thinking, server tools)",
+        what="the blocks of this exchange that are sent unchanged (thinking, server tools, "
+        "system messages)",
+        system_messages=system_messages,
     )
     answers = previous is not None and bool(message.tool_results)
     partner = previous.shown_tokens if previous is not None and answers else None
-    cap = message_cap(limits, system_tokens, tools_tokens, calibration, partner)
+    cap = message_cap(limits, system_tokens, tools_tokens, calibration, partner, system_messages)
     return plan_degradations(message, cap, count, shown_counts, truncations)
 
 

@@ -64,16 +64,28 @@ TOOL_CHANGE_TYPES = frozenset({"tool_addition", "tool_removal"})
 """Blocks of a `system` message that add or withdraw a tool from that point on."""
 
 
+def _with_extra(wire: dict[str, JSON], extra: str) -> dict[str, JSON]:
+    """`wire` with the fields a block kept unmodelled (`extra`, a JSON object's text)."""
+    if extra:
+        wire.update(json.loads(extra))
+    return wire
+
+
 @attrs.frozen
 class TextBlock:
     text: str
     citations: tuple[JSON, ...] | None = attrs.field(default=None, hash=False)
     """The citations the model attached to this text, kept with it (`None`: none)."""
+    extra: str = attrs.field(default="", kw_only=True)
+    """Fields of the block this version does not model, as the text of a JSON object
+    (`""`: none). Every block type modelled here has one: a field the API adds to a known
+    block (a tool call's `caller`) goes back with its block unchanged."""
 
     def to_wire(self) -> dict[str, JSON]:
-        if self.citations is None:
-            return {"type": "text", "text": self.text}
-        return {"type": "text", "text": self.text, "citations": list(self.citations)}
+        wire: dict[str, JSON] = {"type": "text", "text": self.text}
+        if self.citations is not None:
+            wire["citations"] = list(self.citations)
+        return _with_extra(wire, self.extra)
 
 
 @attrs.frozen
@@ -84,14 +96,14 @@ class ImageBlock:
     media_type: str = ""
     data: str = ""
     url: str = ""
+    extra: str = attrs.field(default="", kw_only=True)
 
     def to_wire(self) -> dict[str, JSON]:
         if self.source_type == "url":
-            return {"type": "image", "source": {"type": "url", "url": self.url}}
-        return {
-            "type": "image",
-            "source": {"type": "base64", "media_type": self.media_type, "data": self.data},
-        }
+            source: dict[str, JSON] = {"type": "url", "url": self.url}
+        else:
+            source = {"type": "base64", "media_type": self.media_type, "data": self.data}
+        return _with_extra({"type": "image", "source": source}, self.extra)
 
 
 @attrs.frozen
@@ -99,9 +111,11 @@ class ToolUseBlock:
     id: str
     name: str
     input: Mapping[str, JSON] = attrs.field(hash=False)
+    extra: str = attrs.field(default="", kw_only=True)
 
     def to_wire(self) -> dict[str, JSON]:
-        return {"type": "tool_use", "id": self.id, "name": self.name, "input": dict(self.input)}
+        wire = {"type": "tool_use", "id": self.id, "name": self.name, "input": dict(self.input)}
+        return _with_extra(wire, self.extra)
 
 
 @attrs.frozen
@@ -144,6 +158,7 @@ class ToolResultBlock:
     tool_use_id: str
     content: str | tuple[TextBlock | ImageBlock | WireBlock, ...] = ""
     is_error: bool = False
+    extra: str = attrs.field(default="", kw_only=True)
 
     def to_wire(self) -> dict[str, JSON]:
         wire: dict[str, JSON] = {"type": "tool_result", "tool_use_id": self.tool_use_id}
@@ -153,7 +168,7 @@ class ToolResultBlock:
             wire["content"] = [block.to_wire() for block in self.content]
         if self.is_error:
             wire["is_error"] = True
-        return wire
+        return _with_extra(wire, self.extra)
 
     @property
     def text(self) -> str:
@@ -170,17 +185,20 @@ class ThinkingBlock:
 
     thinking: str
     signature: str
+    extra: str = attrs.field(default="", kw_only=True)
 
     def to_wire(self) -> dict[str, JSON]:
-        return {"type": "thinking", "thinking": self.thinking, "signature": self.signature}
+        wire = {"type": "thinking", "thinking": self.thinking, "signature": self.signature}
+        return _with_extra(wire, self.extra)
 
 
 @attrs.frozen
 class RedactedThinkingBlock:
     data: str
+    extra: str = attrs.field(default="", kw_only=True)
 
     def to_wire(self) -> dict[str, JSON]:
-        return {"type": "redacted_thinking", "data": self.data}
+        return _with_extra({"type": "redacted_thinking", "data": self.data}, self.extra)
 
 
 def nested_text(block: TextBlock | ImageBlock | WireBlock) -> str:
@@ -290,29 +308,64 @@ def _str(wire: Mapping[str, JSON], key: str, kind: str) -> str:
     return value
 
 
+MODELLED_FIELDS: Mapping[str, frozenset[str]] = {
+    "text": frozenset({"type", "text", "citations"}),
+    "image": frozenset({"type", "source"}),
+    "tool_use": frozenset({"type", "id", "name", "input"}),
+    "tool_result": frozenset({"type", "tool_use_id", "content", "is_error"}),
+    "thinking": frozenset({"type", "thinking", "signature"}),
+    "redacted_thinking": frozenset({"type", "data"}),
+}
+"""The fields each modelled block type reads; any other field is kept in the block's
+`extra`, but `cache_control`: a request's breakpoints are placed when it is rendered."""
+
+
+def _extra(wire: Mapping[str, JSON], kind: str) -> str:
+    modelled = MODELLED_FIELDS[kind]
+    if wire.keys() <= modelled:
+        return ""
+    fields = {k: v for k, v in wire.items() if k not in modelled and k != "cache_control"}
+    if not fields:
+        return ""
+    try:
+        return json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as error:
+        raise MalformedBlockError(f"a {kind} block is not plain JSON: {error}") from None
+
+
 def block_from_wire(wire: JSON) -> Block:
     """Build one content block from its Messages API form; raises `MalformedBlockError`."""
     if not isinstance(wire, Mapping):
         raise MalformedBlockError(f"a content block must be an object, got {wire!r:.80}")
     kind = wire.get("type")
+    if isinstance(kind, str) and kind in MODELLED_FIELDS:
+        return _modelled_block(wire, kind, _extra(wire, kind))
+    # Everything else, known or not yet known, is kept as the JSON it came as.
+    return WireBlock.of(wire)
+
+
+def _modelled_block(wire: Mapping[str, JSON], kind: str, extra: str) -> Block:
     if kind == "text":
         citations = wire.get("citations")
         if citations is not None and not isinstance(citations, list | tuple):
             raise MalformedBlockError("a text block's 'citations' must be a list")
         return TextBlock(
-            _str(wire, "text", "text"), tuple(citations) if citations is not None else None
+            _str(wire, "text", "text"),
+            tuple(citations) if citations is not None else None,
+            extra=extra,
         )
     if kind == "image":
         source = wire.get("source")
         if not isinstance(source, Mapping):
             raise MalformedBlockError("an image block needs a 'source' object")
         if source.get("type") == "url":
-            return ImageBlock("url", url=_str(source, "url", "image url"))
+            return ImageBlock("url", url=_str(source, "url", "image url"), extra=extra)
         if source.get("type") == "base64":
             return ImageBlock(
                 "base64",
                 media_type=_str(source, "media_type", "image"),
                 data=_str(source, "data", "image"),
+                extra=extra,
             )
         raise MalformedBlockError(f"unsupported image source type {source.get('type')!r}")
     if kind == "tool_use":
@@ -320,7 +373,7 @@ def block_from_wire(wire: JSON) -> Block:
         if not isinstance(tool_input, Mapping):
             raise MalformedBlockError("a tool_use block's 'input' must be an object")
         return ToolUseBlock(
-            _str(wire, "id", "tool_use"), _str(wire, "name", "tool_use"), tool_input
+            _str(wire, "id", "tool_use"), _str(wire, "name", "tool_use"), tool_input, extra=extra
         )
     if kind == "tool_result":
         raw = wire.get("content", "")
@@ -341,13 +394,13 @@ def block_from_wire(wire: JSON) -> Block:
         is_error = wire.get("is_error", False)
         if not isinstance(is_error, bool):
             raise MalformedBlockError("a tool_result's 'is_error' must be true or false")
-        return ToolResultBlock(_str(wire, "tool_use_id", "tool_result"), content, is_error)
+        tool_use_id = _str(wire, "tool_use_id", "tool_result")
+        return ToolResultBlock(tool_use_id, content, is_error, extra=extra)
     if kind == "thinking":
         signature = wire.get("signature")
         return ThinkingBlock(
-            _str(wire, "thinking", "thinking"), signature if isinstance(signature, str) else ""
+            _str(wire, "thinking", "thinking"),
+            signature if isinstance(signature, str) else "",
+            extra=extra,
         )
-    if kind == "redacted_thinking":
-        return RedactedThinkingBlock(_str(wire, "data", "redacted_thinking"))
-    # Everything else, known or not yet known, is kept as the JSON it came as.
-    return WireBlock.of(wire)
+    return RedactedThinkingBlock(_str(wire, "data", "redacted_thinking"), extra=extra)

@@ -13,8 +13,22 @@ from typing import Protocol, cast
 
 import attrs
 
-from abridged.domain.context import ContextView, Entry, calibrated, raw_estimate, turn_context
-from abridged.domain.cuts import cut_points, overflow_error, suffix_sums, turns_from
+from abridged.domain.context import (
+    ContextView,
+    Entry,
+    calibrated,
+    carried_system,
+    raw_estimate,
+    turn_context,
+)
+from abridged.domain.cuts import (
+    carried_sums,
+    cut_points,
+    overflow_error,
+    suffix_sums,
+    tail_first,
+    turns_from,
+)
 from abridged.domain.indexes import has_thinking, protected_index
 from abridged.domain.messages import Message, Role
 from abridged.domain.pruning import (
@@ -189,11 +203,12 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
         + extra_tokens
     )
     suffix = suffix_sums(entries, turn_context(view))
+    carry = carried_sums(entries, sum(e.shown_tokens for e in carried_system(view)))
     soft = min(limits.retained_tokens + fixed + ledger_room, limits.threshold, limits.target)
 
     def fits(index: int, limit: int, ledger: int | None = None) -> bool:
         room = ledger_room if ledger is None else ledger
-        return calibrated(view, fixed + room + suffix[index]) <= limit
+        return calibrated(view, fixed + room + suffix[index] + carry[index]) <= limit
 
     def choose(cut: int, turns: int, reason: str, ledger: int | None = None) -> Decision:
         return Decision(
@@ -217,18 +232,14 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
     turn_starts = [k for k in cuts if entries[k].message.is_user_prompt]
     if settings.keep_recent_share is not None:
         # The recent tail first, the ledger in what is left (docs/settings.md#sharing-the-budget).
-        fixed_calibrated = calibrated(view, fixed)
-        room = limits.budget - fixed_calibrated
-        tail_room = min(recent_room(view, entries, suffix, turn_starts), room)
-        cut = next((k for k in cuts if calibrated(view, suffix[k]) <= tail_room), cuts[-1])
-        tail = calibrated(view, suffix[cut])
-        left = room - tail
+        cut, left, reason = tail_first(view, cuts, suffix, carry, fixed)
         if left <= 0:
+            if trigger == "threshold" and estimate <= limits.budget:
+                return None  # nothing a compaction can free would fit: send it as it is
             raise overflow_error(view.limits, view.system_tokens + view.tools_tokens, entries[cut:])
         # The ledger takes its share of what the tail leaves: when they do not both fit, the
         # ledger drops entries (by priority, named in its event), never the tail.
         ledger = min(limits.ledger_tokens, int(left / view.calibration))
-        reason = "recent tokens" if tail <= tail_room else "minimal tail"
         return choose(cut, turns_from(entries, cut), reason, ledger)
     if settings.keep_recent_tokens is not None:
         for cut in cuts:
@@ -246,28 +257,10 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
     cut = cuts[-1]
     if fits(cut, limits.budget):
         return choose(cut, turns_from(entries, cut), "minimal tail")
-    left = int(limits.budget / view.calibration) - fixed - suffix[cut]
+    left = int(limits.budget / view.calibration) - fixed - suffix[cut] - carry[cut]
     if ledger_room and left > 0:
         return choose(cut, turns_from(entries, cut), "minimal tail, smaller ledger", left)
     raise overflow_error(view.limits, view.system_tokens + view.tools_tokens, entries[cut:])
-
-
-def recent_room(
-    view: PlannerView, entries: Sequence[Entry], suffix: Sequence[int], turn_starts: list[int]
-) -> int:
-    """The tokens the recent tail may take: `keep_recent_tokens` (or `keep_recent_share` of
-    the window), raised to hold the last `keep_recent_turns` turns whole when they fit in
-    `retained_share` of the window."""
-    limits = view.limits
-    settings = view.settings
-    room = limits.recent_tokens
-    cap = int(settings.retained_share * limits.window)
-    turns = min(settings.keep_recent_turns, len(turn_starts))
-    if turns:
-        wanted = calibrated(view, suffix[turn_starts[-turns]])
-        if wanted <= cap:
-            room = max(room, wanted)
-    return room
 
 
 def held_back(view: PlannerView, estimate: int) -> bool:

@@ -198,7 +198,7 @@ def redact_message(message: Message, redact: Callable[[str], str]) -> Message:
     inputs' strings, tool results, and the JSON of blocks kept as they arrived. The same
     object when nothing changed. (Only for text derived from the message: a thinking block
     whose text changed no longer matches its signature.)"""
-    blocks = tuple(_redact_block(block, redact) for block in message.content)
+    blocks = tuple(_redact_extra(_redact_block(block, redact), redact) for block in message.content)
     if all(a is b for a, b in zip(blocks, message.content, strict=True)):
         return message
     return attrs.evolve(message, content=blocks)
@@ -230,6 +230,17 @@ def _redact_block(block: Block, redact: Callable[[str], str]) -> Block:
         encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         return attrs.evolve(block, json=encoded)
     return block
+
+
+def _redact_extra(block: Block, redact: Callable[[str], str]) -> Block:
+    """The fields a block kept unmodelled are text it holds too."""
+    if isinstance(block, WireBlock) or not block.extra:
+        return block
+    original = json.loads(block.extra)
+    value = _redact_json(original, redact)
+    if value == original:
+        return block
+    return attrs.evolve(block, extra=json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def _redact_json(value: JSON, redact: Callable[[str], str]) -> JSON:

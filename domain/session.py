@@ -96,7 +96,7 @@ class Session(Reconfiguring, TurnContexts, Aggregate):
             counts,
             count,
             limits=self.limits,
-            fixed=(self.system_tokens, self.tools_tokens),
+            fixed=(self.system_tokens, self.tools_tokens, self.system_message_tokens),
             calibration=self.calibration,
             previous=self.entries[-1] if self.entries else None,
         )

@@ -126,6 +126,9 @@ class SessionState(TailIndexes):
     `[position of the user message it follows, text, tokens]` lists, oldest first, while its
     message is retained (`abridged.domain.turn_context`); class defaults, as for the producers."""
     turn_context_tokens: int = 0
+    system_message_tokens: int = 0
+    """Tokens of the `role: "system"` messages appended, all in view (in the tail, or carried):
+    no compaction summarizes one. A class default: a snapshot taken before it loads with 0."""
 
     def producer_of(self, position: int) -> str | None:
         """The model that wrote the retained reply at `position`, if it was recorded."""
@@ -328,6 +331,8 @@ class SessionState(TailIndexes):
         self.message_count += 1
         self.tail_tokens += entry.shown_tokens
         message = entry.message
+        if message.is_system:
+            self.system_message_tokens += entry.shown_tokens
         uses = message.tool_uses
         for use in uses:
             self.tool_ids[use.id] = entry.position

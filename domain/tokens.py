@@ -49,6 +49,14 @@ def text_block_tokens(text: str, count: CountText) -> int:
 
 
 def block_tokens(block: Block, count: CountText) -> int:
+    if isinstance(block, WireBlock):
+        return wire_block_tokens(block, count)
+    # A field this version does not model is sent with its block, so it counts as its JSON.
+    extra = count(block.extra) if block.extra else 0
+    return extra + _modelled_block_tokens(block, count)
+
+
+def _modelled_block_tokens(block: Block, count: CountText) -> int:
     if isinstance(block, TextBlock):
         if block.citations:
             return text_block_tokens(block.text, count) + count(canonical_json(block.citations))
@@ -65,8 +73,6 @@ def block_tokens(block: Block, count: CountText) -> int:
         return BLOCK_OVERHEAD + len(block.data) // 4
     if isinstance(block, ImageBlock):
         return IMAGE_TOKENS
-    if isinstance(block, WireBlock):
-        return wire_block_tokens(block, count)
     raise TypeError(f"not a content block: {block!r}")
 
 

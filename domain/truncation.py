@@ -181,9 +181,7 @@ def shown(
         if r.text is None:
             content[r.block_index] = None
         elif isinstance(original, ToolResultBlock):
-            content[r.block_index] = ToolResultBlock(
-                original.tool_use_id, r.text, original.is_error
-            )
+            content[r.block_index] = attrs.evolve(original, content=r.text)
         else:
             content[r.block_index] = TextBlock(r.text)
     return attrs.evolve(message, content=tuple(b for b in content if b is not None))
@@ -205,13 +203,14 @@ def _shown_block(block: Block, t: Truncation) -> Block:
             what = "image(s)" if kinds == ["image"] else f"{'/'.join(kinds)} block(s)"
             text = f"{text}\n[{len(omitted)} {what} of this tool output omitted: too large]"
             text = text.strip()
-        return ToolResultBlock(block.tool_use_id, text, block.is_error)
+        return attrs.evolve(block, content=text)
     if isinstance(block, TextBlock):
         return TextBlock(_cut(block.text, t.head_chars, t.tail_chars, text_marker))
     if isinstance(block, ToolUseBlock):
         shown_input = truncate_input(dict(block.input), t.head_chars, t.tail_chars)
         assert isinstance(shown_input, dict)
-        return ToolUseBlock(block.id, block.name, shown_input)
+        # The call keeps its id, name and any field not modelled here (its `caller`).
+        return attrs.evolve(block, input=shown_input)
     if isinstance(block, WireBlock) and block.type in SERVER_TOOL_RESULT_TYPES:
         # A server tool's result stays in its place beside its call, its shape whole.
         wire = truncate_input(block.to_wire(), t.head_chars, t.tail_chars, keep=OPAQUE_KEYS)

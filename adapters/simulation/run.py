@@ -183,13 +183,18 @@ def recent_depth(
     message's share of the budget, all its outputs together), which is sent head and
     tail."""
     sent = body.get("messages", ())
-    depth = tokens = turns = 0
-    while depth < min(len(sent), position, DEPTH_CAP):
+    depth = tokens = turns = carried = 0
+    while depth + carried < len(sent) and depth < min(position, DEPTH_CAP):
         original = position - 1 - depth
         wire = wires[original]
         if wire is None:
             wire = wires[original] = messages[original].to_wire()
-        at = len(sent) - 1 - depth
+        at = len(sent) - 1 - depth - carried
+        if sent[at]["role"] == "system" and wire["role"] != "system":
+            # A system message a compaction carried out of the summarized range: it follows
+            # the first message, whatever the tail after it; it stands for none of the tail.
+            carried += 1
+            continue
         shown = _plain(sent[at])
         if at == 0 or (at == 1 and _leads_with_block(sent[0])):
             # The first message may lead with the summary (and ledger) blocks; after the

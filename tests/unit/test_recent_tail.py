@@ -18,6 +18,7 @@ from abridged.domain.settings import CompactionSettings
 from abridged.domain.tokens import message_tokens
 from tests.support.builders import TOOLS, exchange, turn, words
 from tests.support.fakes import FakeTokenCounter
+from tests.support.outside_sessions import support_email_records
 
 COUNTER = FakeTokenCounter()
 WINDOW = 32_000
@@ -149,3 +150,22 @@ def test_the_default_threshold_leaves_a_session_that_fits_whole(app: Sessions) -
     assert sum(message_tokens(m, COUNTER.count) for m in messages) < WINDOW * 0.36
 
     assert replay(app, messages) == []
+
+
+def test_a_default_compaction_keeps_the_last_two_turns_of_long_support_emails(
+    app: Sessions,
+) -> None:
+    # A session of a shape the defaults were not tuned on (tests/support/outside_sessions):
+    # prompts of 300 to 2,000 words, the rules stated once in the first, three calls each.
+    records = support_email_records(seed=311, tickets=20)
+    messages = [Message.from_wire(r) for r in records]
+    compacted = replay(app, messages)
+
+    assert compacted, "the session should have compacted"
+    for request, history, start in compacted:
+        assert sent_whole(request, history, start)
+        prompts = [k for k, m in enumerate(history) if m.is_user_prompt]
+        cap = int(DEFAULTS.retained_share * WINDOW)
+        turns = prompts[-DEFAULTS.keep_recent_turns]
+        if sum(message_tokens(m, COUNTER.count) for m in history[turns:]) <= cap:
+            assert sent_whole(request, history, turns)

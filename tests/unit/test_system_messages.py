@@ -16,7 +16,11 @@ from abridged.adapters.bootstrap import persistence_env
 from abridged.adapters.importers import import_claude_code
 from abridged.application.auditing import audit_session
 from abridged.application.service import Sessions
-from abridged.domain.errors import MisplacedBlockError, MisplacedSystemMessageError
+from abridged.domain.errors import (
+    ContextTooSmallError,
+    MisplacedBlockError,
+    MisplacedSystemMessageError,
+)
 from abridged.domain.messages import Message, Role
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
@@ -306,3 +310,31 @@ def test_a_changed_tool_definition_still_rewrites_the_tools() -> None:
     changed = {**TOOLS[0], "description": "Runs a command, now with a timeout."}
 
     assert app.reconfigure(session_id, tools=[changed, TOOLS[1]]) == ["ToolsChanged"]
+
+
+@pytest.mark.parametrize("stored", [False, True])
+def test_system_messages_that_fill_the_window_are_refused_at_append_never_at_a_request(
+    stored: bool, tmp_path: Path
+) -> None:
+    # A host that sends an instruction every turn: none is ever summarized away, so they fill
+    # the budget. A request never fails for them; the instruction that would leave no room
+    # for a user turn is refused when appended, naming the sizes, and nothing is written.
+    # Stored, every command loads the session from its snapshots and events.
+    app = service(tmp_path / "sessions.sqlite3" if stored else None)
+    session_id = start(app)
+    refused: list[str] = []
+    for k in range(60):
+        app.append_message(session_id, Message.user(f"Turn {k}. {words(30 if k % 5 else 900)}"))
+        before = len(app.history(session_id))
+        try:
+            app.append_message(session_id, Message.system(f"Rule {k}: {words(40)}"))
+        except ContextTooSmallError as error:
+            refused.append(str(error))
+            assert len(app.history(session_id)) == before
+        body = check_request(app.prepare_request(session_id), COUNTER)
+        assert len(system_messages(body)) == k + 1 - len(refused)
+        app.record_reply(session_id, Message.assistant(f"Done {k}. {words(30)}"))
+
+    assert refused, "the instructions should have filled the window"
+    assert "the system messages kept in view" in refused[0]
+    assert audit_session(app, session_id).ok
