@@ -112,23 +112,25 @@ class SessionState(TailIndexes):
     instructed_system: str | None = None
     """The system prompt last given as a system message (`SystemPromptInstructed`)."""
     carried_system: tuple[Entry, ...] = ()
-    """The `role: "system"` messages of the ranges compactions summarized: instructions, like
-    the system prompt, are never summarized away; requests show them right after the
-    summaries. A class default, so states saved before it existed load with none."""
+    """The `role: "system"` messages of the ranges compactions summarized (never summarized
+    away), shown right after the summaries; a class default (older states load with none)."""
     thinking_producers: Sequence[Sequence[Any]] = ()
-    """The model that wrote each retained reply with thinking, as `[position, model]` lists
-    (what a snapshot gives back), as the reply recorded it (`MessageAppended.model`); a reply
-    stored before models were recorded is not listed. A class default, so states saved before
-    it existed load with none; replaced whole, never changed in place."""
-
+    """The model that wrote each retained reply with thinking, `[position, model]` lists, as
+    `MessageAppended.model` recorded it (older replies are not listed); a class default (older
+    states load with none), replaced whole, never changed in place."""
     turn_context: Sequence[Sequence[Any]] = ()
-    """Per-turn content shown to a model that binds thinking (`TurnContextShown`), as
-    `[position of the user message it follows, text, tokens]` lists, oldest first, while its
-    message is retained (`abridged.domain.turn_context`); class defaults, as for the producers."""
+    """Per-turn content shown to a model binding thinking (`TurnContextShown`): `[position of
+    the prompt it follows, text, tokens]` lists, oldest first, while retained; class defaults."""
     turn_context_tokens: int = 0
-    system_message_tokens: int = 0
-    """Tokens of the `role: "system"` messages appended, all in view (in the tail, or carried):
-    no compaction summarizes one. A class default: a snapshot taken before it loads with 0."""
+    counted_system_tokens: int | None = None  # None in states saved before it was kept
+
+    @property
+    def system_message_tokens(self) -> int:
+        """Tokens of the `role: "system"` messages, all in view (tail or carried)."""
+        if self.counted_system_tokens is None:
+            shown = (e.shown_tokens for e in self.entries if e.message.is_system)
+            self.counted_system_tokens = sum(shown, self.carried_tokens)
+        return self.counted_system_tokens
 
     def producer_of(self, position: int) -> str | None:
         """The model that wrote the retained reply at `position`, if it was recorded."""
@@ -326,13 +328,16 @@ class SessionState(TailIndexes):
         `saving` is `saving_of_next(entry)` when known."""
         if saving is None:
             saving = self.saving_of_next(entry)
+        # Kept on every append, live or replayed alike (the two states hold the same keys).
+        counted = self.system_message_tokens
+        self.counted_system_tokens = counted + (
+            entry.shown_tokens if entry.message.is_system else 0
+        )
         self.entries.append(entry)
         self.entry_versions.append(version)
         self.message_count += 1
         self.tail_tokens += entry.shown_tokens
         message = entry.message
-        if message.is_system:
-            self.system_message_tokens += entry.shown_tokens
         uses = message.tool_uses
         for use in uses:
             self.tool_ids[use.id] = entry.position

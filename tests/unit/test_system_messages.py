@@ -216,6 +216,31 @@ def test_carried_system_messages_survive_a_snapshot_and_a_cold_load(tmp_path: Pa
     assert system_messages(warm) == [Message.system(RULE).to_wire()]
 
 
+def test_the_system_messages_in_view_are_counted_again_in_a_state_saved_without_it(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "s.sqlite3"
+    app = service(db)
+    session_id = start(app)
+    app.append_message(session_id, Message.user("Start."))
+    app.append_message(session_id, Message.system(RULE))
+    app.record_reply(session_id, Message.assistant("Oui."))
+    feed(app, session_id, 16, first=1)  # the rule is carried past a compaction
+    app.append_message(session_id, Message.user("Stay brief."))
+    app.append_message(session_id, Message.system(RULE + " And be brief."))
+    session = app.session(session_id)
+    shown = [e.shown_tokens for e in (*session.carried_system, *session.entries)]
+    kinds = [e.message.is_system for e in (*session.carried_system, *session.entries)]
+    expected = sum(t for t, system in zip(shown, kinds, strict=True) if system)
+
+    assert session.system_message_tokens == expected
+    # A snapshot taken before the count was kept: the state has none, and counts it again.
+    del session.__dict__["counted_system_tokens"]
+    assert session.system_message_tokens == expected
+    cold = service(db).session(session_id)
+    assert cold.system_message_tokens == expected
+
+
 def names(app: Sessions, session_id: UUID) -> list[str]:
     return [type(e).__name__ for e in app.history(session_id)]
 
