@@ -199,14 +199,20 @@ def test_a_claude_code_log_keeps_its_system_messages() -> None:
     assert imported.messages[1] == Message.system(RULE)
 
 
-def test_carried_system_messages_survive_a_snapshot_and_a_cold_load(tmp_path: Path) -> None:
-    db = tmp_path / "s.sqlite3"
+def carried_rule(db: Path) -> tuple[Sessions, UUID]:
+    """A session on `db` whose rule, given early, a compaction has carried past."""
     app = service(db)
     session_id = start(app)
     app.append_message(session_id, Message.user("Start."))
     app.append_message(session_id, Message.system(RULE))
     app.record_reply(session_id, Message.assistant("Oui."))
     feed(app, session_id, 16, first=1)
+    return app, session_id
+
+
+def test_carried_system_messages_survive_a_snapshot_and_a_cold_load(tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite3"
+    app, session_id = carried_rule(db)
     app.append_message(session_id, Message.user("And now?"))
     warm = check_request(app.prepare_request(session_id), COUNTER)
 
@@ -220,12 +226,7 @@ def test_the_system_messages_in_view_are_counted_again_in_a_state_saved_without_
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "s.sqlite3"
-    app = service(db)
-    session_id = start(app)
-    app.append_message(session_id, Message.user("Start."))
-    app.append_message(session_id, Message.system(RULE))
-    app.record_reply(session_id, Message.assistant("Oui."))
-    feed(app, session_id, 16, first=1)  # the rule is carried past a compaction
+    app, session_id = carried_rule(db)
     app.append_message(session_id, Message.user("Stay brief."))
     app.append_message(session_id, Message.system(RULE + " And be brief."))
     session = app.session(session_id)
