@@ -68,6 +68,7 @@ logger = logging.getLogger(__name__)
 
 COUNT_TOKENS_SHARE = 0.9
 """Above this share of the budget, `complete` asks the provider to count before sending."""
+RESHOW_REASON = "a message has less room than when shown (a smaller window or system messages)"
 
 
 @attrs.frozen
@@ -313,9 +314,9 @@ class Preparer:
         outputs whole), then, as the last resort, every output before the last exchange shown
         by name (`planner.plan_fit`). Raises `overflow`'s kind when even that does not fit;
         what was recorded is then not saved. Returns the decision and the outputs pruned."""
-        # Messages shown for a larger window (before a reconfigure, or before the provider's
-        # smaller one was learned) are reduced to the window's cap first.
-        if self.reshow_for_window(session, "the window is smaller than when it was shown"):
+        # Messages shown with more room than a message has now (a larger window, fewer system
+        # messages beside them) are reduced to the current cap first.
+        if self.reshow_for_window(session, RESHOW_REASON):
             with suppress(ContextOverflowError):
                 return planner.decide(session, trigger, extra_tokens), 0
             deferred = None  # planned on the messages as they were shown before

@@ -374,8 +374,9 @@ class CompactionRequested(SessionEvent):
 
 
 class MessagesReshown(SessionEvent):
-    """The window shrank (a smaller one the provider enforces, or a reconfigure): retained
-    messages shown larger than one message may now be shown are reduced again, to `cap`."""
+    """A message's room shrank (a smaller window the provider enforces or a reconfigure set,
+    or more of it taken by the system prompt, tools or system messages): retained messages
+    shown larger than one message may now be shown are reduced again, to `cap`."""
 
     messages: tuple[ReshownMessage, ...]
     cap: int
