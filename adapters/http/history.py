@@ -15,7 +15,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from uuid import UUID, uuid5
 
@@ -121,10 +121,16 @@ class Parser:
         self._budget = bytes_kept
         self._lock = threading.Lock()
 
-    def parse(self, messages: Sequence[Any]) -> ClientHistory:
+    def parse(
+        self, messages: Sequence[Any], ahead: Callable[[Message], None] | None = None
+    ) -> ClientHistory:
+        """The messages parsed. `ahead` is given the last one as soon as it is parsed, when
+        it is not in the cache (new to this worker: most likely the one a request appends),
+        before its digest is computed."""
         parsed: list[Message] = []
         digests: list[str] = []
-        for raw in messages:
+        last = len(messages) - 1
+        for index, raw in enumerate(messages):
             fingerprint = raw_fingerprint(raw)
             if fingerprint is None:  # nested too deep to be a message: `as_message` says so
                 message = as_message(stripped(raw))
@@ -138,6 +144,8 @@ class Parser:
                     self._cache.move_to_end(key)
             if hit is None:
                 message = as_message(stripped(raw))
+                if ahead is not None and index == last:
+                    ahead(message)
                 hit = (message, message_digest(message), size)
                 with self._lock:
                     if key not in self._cache:
