@@ -124,9 +124,9 @@ class Parser:
     def parse(
         self, messages: Sequence[Any], ahead: Callable[[Message], None] | None = None
     ) -> ClientHistory:
-        """The messages parsed. `ahead` is given the last one as soon as it is parsed, when
-        it is not in the cache (new to this worker: most likely the one a request appends),
-        before its digest is computed."""
+        """The messages parsed. `ahead` is given the last one as soon as it is parsed and
+        digested, when it was not in the cache (new to this worker: most likely the one the
+        request appends)."""
         parsed: list[Message] = []
         digests: list[str] = []
         last = len(messages) - 1
@@ -144,9 +144,9 @@ class Parser:
                     self._cache.move_to_end(key)
             if hit is None:
                 message = as_message(stripped(raw))
+                hit = (message, message_digest(message), size)
                 if ahead is not None and index == last:
                     ahead(message)
-                hit = (message, message_digest(message), size)
                 with self._lock:
                     if key not in self._cache:
                         self._cache[key] = hit
