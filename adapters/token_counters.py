@@ -176,8 +176,8 @@ class Pieces:
         self._total = 0
         self._failed = False
         self._changed = threading.Condition()
-        self.helped: Future[None] | None = None
-        """The helper's turn at these pieces, while it may not have started."""
+        self.helped: list[Future[None]] = []
+        """The helpers' turns at these pieces, while they may not have started."""
 
     def take(self) -> int | None:
         with self._changed:
@@ -210,8 +210,8 @@ class Pieces:
         started is not waited for. `texts`, when given, are these pieces (`sampled_count`
         hands in the windows it cut from the same text, the same way)."""
         self.count(TiktokenCounter._exact)
-        if self.helped is not None:
-            self.helped.cancel()
+        for helped in self.helped:
+            helped.cancel()
         with self._changed:
             self._changed.wait_for(lambda: not self._counting)
             if not self._failed:
@@ -223,8 +223,8 @@ class Pieces:
         """Nobody will ask for this count: the pieces not taken yet are left uncounted."""
         with self._changed:
             self._taken = len(self.texts)
-        if self.helped is not None:
-            self.helped.cancel()
+        for helped in self.helped:
+            helped.cancel()
 
 
 AHEAD_KEPT = 16
@@ -239,8 +239,13 @@ class CountingHelper:
     CPU and 21 MB), on machines with a second core only. The caller and the helper take the
     pieces of a count one at a time, so a helper slowed down (its core busy, or another
     caller's count) leaves more of them to the caller, and one it has not started is not
-    waited for. A count may also be started on the helper ahead of its caller
-    (`start_ahead`), which takes over the pieces left when it gets there."""
+    waited for.
+
+    A count may also be started before its caller asks for it (`start_ahead`), on a thread
+    of its own with its own encoder (21 MB more), at the lowest scheduling priority where
+    the system has one (Linux): it takes a core only when nothing else wants it, so that a
+    request waiting on PostgreSQL does not slow PostgreSQL down on a busy machine. The
+    caller takes over the pieces left when it gets there, with the helper."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -248,6 +253,7 @@ class CountingHelper:
         self._executor: ThreadPoolExecutor | None = None
         self._local = threading.local()
         self._ahead: OrderedDict[int, tuple[str, Pieces]] = OrderedDict()
+        self._ahead_executor: ThreadPoolExecutor | None = None
 
     def start(self) -> None:
         """Starts the thread and the building of its encoder, once per process (a forked
@@ -266,6 +272,12 @@ class CountingHelper:
                 _log.warning("counting on one thread: %s", exc)
                 return
             self._executor = executor
+            ahead = ThreadPoolExecutor(1, "abridged-counting-ahead", initializer=_low_priority)
+            try:
+                ahead.submit(self._encoder)
+            except RuntimeError:  # counting ahead is left out; the rest counts as before
+                return
+            self._ahead_executor = ahead
 
     def _encoder(self) -> Any:
         """The helper thread's own encoder (`None` when it cannot be built: then the caller
@@ -297,7 +309,7 @@ class CountingHelper:
             self.start()
         if self._executor is not None and len(job.texts) >= 2:
             with contextlib.suppress(RuntimeError):  # shut down at the interpreter's exit
-                job.helped = self._executor.submit(self._take_and_count, job)
+                job.helped.append(self._executor.submit(self._take_and_count, job))
         return job
 
     def sum_counts(self, texts: Sequence[str]) -> int:
@@ -306,10 +318,17 @@ class CountingHelper:
         return self._helped(Pieces(texts)).join()
 
     def start_ahead(self, text: str, texts: Sequence[str]) -> None:
-        """Has the helper start counting `texts`, the pieces of `text`, for `started_for`
-        to hand over; nothing without a helper (the caller then counts it all, later)."""
-        job = self._helped(Pieces(texts))
-        if job.helped is None:
+        """Starts counting `texts`, the pieces of `text`, on the thread that counts ahead,
+        for `started_for` to hand over; nothing without that thread (the caller then counts
+        it all, later, as usual)."""
+        if self._pid != os.getpid() and _encoding is not None:
+            self.start()
+        if self._ahead_executor is None or len(texts) < 2:
+            return
+        job = Pieces(texts)
+        try:
+            job.helped.append(self._ahead_executor.submit(self._take_and_count, job))
+        except RuntimeError:  # shut down at the interpreter's exit
             return
         with self._lock:
             self._ahead[id(text)] = (text, job)
@@ -317,7 +336,8 @@ class CountingHelper:
                 self._ahead.popitem(last=False)[1][1].drop()
 
     def started_for(self, text: str) -> Pieces | None:
-        """The count started ahead for this very text, handed over once (`None`: none)."""
+        """The count started ahead for this very text, handed over once (`None`: none),
+        with the helper taking pieces of it too."""
         if not self._ahead:
             return None
         with self._lock:
@@ -325,7 +345,14 @@ class CountingHelper:
             if found is None or found[0] is not text:
                 return None
             del self._ahead[id(text)]
-        return found[1]
+        return self._helped(found[1])
+
+
+def _low_priority() -> None:
+    """The thread counting ahead yields to every other (Linux: a thread has a nice value of
+    its own); elsewhere it runs as any thread."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 _helper = CountingHelper()

@@ -193,9 +193,10 @@ class MessagesProxy:
         raise from_session_error(SessionError("the session kept changing; try again"))
 
     def _count_ahead(self, message: Message) -> None:
-        """Starts counting a new last message's long texts on the counter's helper thread:
-        the request reads and writes its session before the service counts the message it
-        appends, and the counting goes on meanwhile (the same count: the service's takes it
+        """Starts counting a new last message's long texts on the counter's thread that
+        counts ahead: the request waits on PostgreSQL (the request lock, the route's read,
+        the new session's write, the service's load) before the service counts the message
+        it appends, and a free core counts meanwhile (the same count: the service's takes it
         over). A message that turns out not to be appended was counted for nothing."""
         counter = self.sessions.counter
         if isinstance(counter, TiktokenCounter):

@@ -8,6 +8,8 @@ cut: odd unicode, lone surrogates (JSON can carry them), long runs without white
 from __future__ import annotations
 
 import itertools
+import os
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -164,9 +166,9 @@ def test_a_count_started_ahead_and_finished_by_the_helper_alone() -> None:
     token_counters._helper.start()
     long = "".join(f"line {k}: all fine\n" for k in range(10_000))
     counter.count_ahead(long)
-    executor = token_counters._helper._executor
+    executor = token_counters._helper._ahead_executor
     assert executor is not None
-    executor.submit(lambda: None).result()  # the helper is done with what came before
+    executor.submit(lambda: None).result()  # the thread counting ahead is done with it
 
     assert counter.count(long) == exact(long)
 
@@ -183,6 +185,30 @@ def test_counts_started_ahead_and_never_asked_for_are_dropped() -> None:
     assert token_counters._helper.started_for(texts[-1]) is not None
     for text in texts[-token_counters.AHEAD_KEPT :]:
         token_counters._helper.started_for(text)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's nice is Linux's")
+def test_the_thread_counting_ahead_yields_to_every_other() -> None:
+    TiktokenCounter().count("warm")
+    token_counters._helper.start()
+    executor = token_counters._helper._ahead_executor
+    assert executor is not None
+
+    nice = executor.submit(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+
+    assert nice.result() == 19
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) < 19
+
+
+def test_without_a_second_core_nothing_is_counted_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    helper = token_counters.CountingHelper()
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    helper.start()
+    text = "".join(f"line {k}\n" for k in range(6_000))
+
+    helper.start_ahead(text, pieces(text))
+
+    assert helper.started_for(text) is None
 
 
 def test_short_texts_are_not_counted_ahead() -> None:
