@@ -8,14 +8,12 @@ stable stand-in, and the provider's reported usage calibrates the estimate later
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import logging
 import math
 import os
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -71,22 +69,11 @@ class TiktokenCounter:
         windows and extrapolated with a `SAMPLE_MARGIN` (see `sampled_count`)."""
         if not text:
             return 0
-        ahead = _helper.started_for(text)
         if len(text) > EXACT_COUNT_CHARS:
-            return sampled_count(text, self._exact, ahead.join if ahead else _helper.sum_counts)
+            return sampled_count(text, self._exact, _helper.sum_counts)
         if len(text) >= SPLIT_COUNT_CHARS:
-            return ahead.join() if ahead else _helper.sum_counts(pieces(text))
+            return _helper.sum_counts(pieces(text))
         return self._exact(text)
-
-    def count_ahead(self, text: str) -> None:
-        """Starts counting `text` on the helper thread, when it is long enough to be counted
-        in pieces: `count` of this very text later takes the pieces left and adds up, the
-        same count. A caller that has I/O to wait for before it counts (a proxied request
-        reading and writing its session) has the counting started meanwhile."""
-        if len(text) > EXACT_COUNT_CHARS:
-            _helper.start_ahead(text, sample_windows(text))
-        elif len(text) >= SPLIT_COUNT_CHARS:
-            _helper.start_ahead(text, pieces(text))
 
     @staticmethod
     def _exact(text: str) -> int:
@@ -115,19 +102,14 @@ def sampled_count(
     `sum_counts` (by default a sum of `count`) totals the windows' counts."""
     if len(text) <= SAMPLE_WINDOWS * SAMPLE_WINDOW_CHARS:
         return count(text)
-    windows = sample_windows(text)
-    sampled = sum_counts(windows) if sum_counts else sum(map(count, windows))
-    per_char = sampled / (SAMPLE_WINDOWS * SAMPLE_WINDOW_CHARS)
-    return max(1, math.ceil(per_char * len(text) * SAMPLE_MARGIN))
-
-
-def sample_windows(text: str) -> list[str]:
-    """The `SAMPLE_WINDOWS` windows a sampled count of `text` counts (see `sampled_count`)."""
     step = (len(text) - SAMPLE_WINDOW_CHARS) / (SAMPLE_WINDOWS - 1)
-    return [
+    windows = [
         text[start : start + SAMPLE_WINDOW_CHARS]
         for start in (round(k * step) for k in range(SAMPLE_WINDOWS))
     ]
+    sampled = sum_counts(windows) if sum_counts else sum(map(count, windows))
+    per_char = sampled / (SAMPLE_WINDOWS * SAMPLE_WINDOW_CHARS)
+    return max(1, math.ceil(per_char * len(text) * SAMPLE_MARGIN))
 
 
 SPLIT_COUNT_CHARS = 32_000
@@ -164,74 +146,6 @@ def pieces(text: str, size: int = PIECE_CHARS) -> list[str]:
     return [text[a:b] for a, b in itertools.pairwise(cuts)]
 
 
-class Pieces:
-    """The pieces of one count, taken one at a time by whichever thread is free: the caller,
-    and the helper thread when it gets to them. The count is their counts' sum, whoever
-    counted which."""
-
-    def __init__(self, texts: Sequence[str]) -> None:
-        self.texts = texts
-        self._taken = 0
-        self._counting = 0
-        self._total = 0
-        self._failed = False
-        self._changed = threading.Condition()
-        self.helped: list[Future[None]] = []
-        """The helpers' turns at these pieces, while they may not have started."""
-
-    def take(self) -> int | None:
-        with self._changed:
-            if self._taken == len(self.texts) or self._failed:
-                return None
-            self._taken += 1
-            self._counting += 1
-            return self._taken - 1
-
-    def count(self, encode: Callable[[str], int]) -> None:
-        """Counts pieces with `encode` until none is left."""
-        while (index := self.take()) is not None:
-            try:
-                tokens = encode(self.texts[index])
-            except BaseException:
-                with self._changed:
-                    self._failed = True
-                    self._counting -= 1
-                    self._changed.notify_all()
-                raise
-            with self._changed:
-                self._total += tokens
-                self._counting -= 1
-                if not self._counting:
-                    self._changed.notify_all()
-
-    def join(self, texts: Sequence[str] | None = None) -> int:
-        """The sum of the pieces' counts: the caller counts the pieces nobody took, then
-        waits for any being counted on the helper (one piece at most). A helper that has not
-        started is not waited for. `texts`, when given, are these pieces (`sampled_count`
-        hands in the windows it cut from the same text, the same way)."""
-        self.count(TiktokenCounter._exact)
-        for helped in self.helped:
-            helped.cancel()
-        with self._changed:
-            self._changed.wait_for(lambda: not self._counting)
-            if not self._failed:
-                return self._total
-        # The helper failed on a piece (it cannot, short of a bug): counted here, whole.
-        return sum(map(TiktokenCounter._exact, self.texts))
-
-    def drop(self) -> None:
-        """Nobody will ask for this count: the pieces not taken yet are left uncounted."""
-        with self._changed:
-            self._taken = len(self.texts)
-        for helped in self.helped:
-            helped.cancel()
-
-
-AHEAD_KEPT = 16
-"""Counts started ahead (`TiktokenCounter.count_ahead`) kept for their texts to be counted:
-one not asked for is dropped, the oldest first, with its text."""
-
-
 class CountingHelper:
     """A second thread that counts with a cl100k encoder of its own, so that a long text is
     counted on two cores: threads sharing tiktoken's encoder spend twice the CPU for the same
@@ -239,21 +153,13 @@ class CountingHelper:
     CPU and 21 MB), on machines with a second core only. The caller and the helper take the
     pieces of a count one at a time, so a helper slowed down (its core busy, or another
     caller's count) leaves more of them to the caller, and one it has not started is not
-    waited for.
-
-    A count may also be started before its caller asks for it (`start_ahead`), on a thread
-    of its own with its own encoder (21 MB more), at the lowest scheduling priority where
-    the system has one (Linux): it takes a core only when nothing else wants it, so that a
-    request waiting on PostgreSQL does not slow PostgreSQL down on a busy machine. The
-    caller takes over the pieces left when it gets there, with the helper."""
+    waited for."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pid = 0
         self._executor: ThreadPoolExecutor | None = None
         self._local = threading.local()
-        self._ahead: OrderedDict[int, tuple[str, Pieces]] = OrderedDict()
-        self._ahead_executor: ThreadPoolExecutor | None = None
 
     def start(self) -> None:
         """Starts the thread and the building of its encoder, once per process (a forked
@@ -264,7 +170,6 @@ class CountingHelper:
             if self._pid == os.getpid():
                 return
             self._pid = os.getpid()
-            self._ahead.clear()
             executor = ThreadPoolExecutor(1, "abridged-counting")
             try:
                 executor.submit(self._encoder)
@@ -272,12 +177,6 @@ class CountingHelper:
                 _log.warning("counting on one thread: %s", exc)
                 return
             self._executor = executor
-            ahead = ThreadPoolExecutor(1, "abridged-counting-ahead", initializer=_low_priority)
-            try:
-                ahead.submit(self._encoder)
-            except RuntimeError:  # counting ahead is left out; the rest counts as before
-                return
-            self._ahead_executor = ahead
 
     def _encoder(self) -> Any:
         """The helper thread's own encoder (`None` when it cannot be built: then the caller
@@ -298,61 +197,37 @@ class CountingHelper:
                 _log.warning("counting on one thread: no second cl100k encoder (%s)", exc)
         return self._local.encoder
 
-    def _take_and_count(self, job: Pieces) -> None:
+    def _take_and_count(self, texts: Sequence[str], take: Callable[[], int | None]) -> int:
         encoder = self._encoder()
-        if encoder is not None:
-            job.count(lambda text: len(encoder.encode(text, disallowed_special=())))
-
-    def _helped(self, job: Pieces) -> Pieces:
-        """`job`, given to the helper too when there is one."""
-        if self._pid != os.getpid() and _encoding is not None:
-            self.start()
-        if self._executor is not None and len(job.texts) >= 2:
-            with contextlib.suppress(RuntimeError):  # shut down at the interpreter's exit
-                job.helped.append(self._executor.submit(self._take_and_count, job))
-        return job
+        total = 0
+        while encoder is not None and (index := take()) is not None:
+            total += len(encoder.encode(texts[index], disallowed_special=()))
+        return total
 
     def sum_counts(self, texts: Sequence[str]) -> int:
         """The sum of the exact counts of `texts`, taken one at a time by the caller and,
         when it is free, the helper's thread."""
-        return self._helped(Pieces(texts)).join()
-
-    def start_ahead(self, text: str, texts: Sequence[str]) -> None:
-        """Starts counting `texts`, the pieces of `text`, on the thread that counts ahead,
-        for `started_for` to hand over; nothing without that thread (the caller then counts
-        it all, later, as usual)."""
         if self._pid != os.getpid() and _encoding is not None:
             self.start()
-        if self._ahead_executor is None or len(texts) < 2:
-            return
-        job = Pieces(texts)
+        if self._executor is None or len(texts) < 2:
+            return sum(map(TiktokenCounter._exact, texts))
+        untaken = iter(range(len(texts)))
+        lock = threading.Lock()
+
+        def take() -> int | None:
+            with lock:
+                return next(untaken, None)
+
         try:
-            job.helped.append(self._ahead_executor.submit(self._take_and_count, job))
+            helped: Future[int] | None = self._executor.submit(self._take_and_count, texts, take)
         except RuntimeError:  # shut down at the interpreter's exit
-            return
-        with self._lock:
-            self._ahead[id(text)] = (text, job)
-            while len(self._ahead) > AHEAD_KEPT:
-                self._ahead.popitem(last=False)[1][1].drop()
-
-    def started_for(self, text: str) -> Pieces | None:
-        """The count started ahead for this very text, handed over once (`None`: none),
-        with the helper taking pieces of it too."""
-        if not self._ahead:
-            return None
-        with self._lock:
-            found = self._ahead.get(id(text))
-            if found is None or found[0] is not text:
-                return None
-            del self._ahead[id(text)]
-        return self._helped(found[1])
-
-
-def _low_priority() -> None:
-    """The thread counting ahead yields to every other (Linux: a thread has a nice value of
-    its own); elsewhere it runs as any thread."""
-    with contextlib.suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+            helped = None
+        total = 0
+        while (index := take()) is not None:
+            total += TiktokenCounter._exact(texts[index])
+        if helped is None or helped.cancel():
+            return total
+        return total + helped.result()
 
 
 _helper = CountingHelper()

@@ -15,7 +15,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from uuid import UUID, uuid5
 
@@ -121,16 +121,10 @@ class Parser:
         self._budget = bytes_kept
         self._lock = threading.Lock()
 
-    def parse(
-        self, messages: Sequence[Any], ahead: Callable[[Message], None] | None = None
-    ) -> ClientHistory:
-        """The messages parsed. `ahead` is given the last one as soon as it is parsed and
-        digested, when it was not in the cache (new to this worker: most likely the one the
-        request appends)."""
+    def parse(self, messages: Sequence[Any]) -> ClientHistory:
         parsed: list[Message] = []
         digests: list[str] = []
-        last = len(messages) - 1
-        for index, raw in enumerate(messages):
+        for raw in messages:
             fingerprint = raw_fingerprint(raw)
             if fingerprint is None:  # nested too deep to be a message: `as_message` says so
                 message = as_message(stripped(raw))
@@ -145,8 +139,6 @@ class Parser:
             if hit is None:
                 message = as_message(stripped(raw))
                 hit = (message, message_digest(message), size)
-                if ahead is not None and index == last:
-                    ahead(message)
                 with self._lock:
                     if key not in self._cache:
                         self._cache[key] = hit

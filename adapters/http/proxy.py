@@ -16,7 +16,7 @@ import logging
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 from uuid import UUID
 
@@ -53,7 +53,6 @@ from abridged.adapters.http.wire import (
     session_system,
     upstream_headers,
 )
-from abridged.adapters.token_counters import TiktokenCounter
 from abridged.application.ports import PromptTooLongError
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.context import build_context
@@ -63,7 +62,6 @@ from abridged.domain.errors import (
     SessionExistsError,
     UnknownSessionError,
 )
-from abridged.domain.messages import Message, TextBlock, ToolResultBlock
 
 logger = logging.getLogger(__name__)
 
@@ -166,7 +164,7 @@ class MessagesProxy:
     def _prepare(self, tenant: str, name: str, body: dict[str, Any]) -> Prepared:
         """Appends what is new to the session (or a branch) and prepares its request."""
         try:
-            history = self.parser.parse(body["messages"], self._count_ahead)
+            history = self.parser.parse(body["messages"])
         except InvalidMessageError as error:
             raise from_session_error(error) from None
         root = root_id(tenant, name)
@@ -191,17 +189,6 @@ class MessagesProxy:
                     return Prepared(found.session_id, sent, prepared, len(history))
             guess = found.session_id
         raise from_session_error(SessionError("the session kept changing; try again"))
-
-    def _count_ahead(self, message: Message) -> None:
-        """Starts counting a new last message's long texts on the counter's thread that
-        counts ahead: the request waits on PostgreSQL (the request lock, the route's read,
-        the new session's write, the service's load) before the service counts the message
-        it appends, and a free core counts meanwhile (the same count: the service's takes it
-        over). A message that turns out not to be appended was counted for nothing."""
-        counter = self.sessions.counter
-        if isinstance(counter, TiktokenCounter):
-            for text in _counted_texts(message):
-                counter.count_ahead(text)
 
     def _remember(self, root: UUID, session_id: UUID) -> None:
         with self._routes_lock:
@@ -374,16 +361,3 @@ class MessagesProxy:
                 logger.warning("session %s: reply not recorded: %s", ready.session_id, error)
                 return
         self.metrics.add("abridged.serve.replies", attributes={"outcome": "recorded"})
-
-
-def _counted_texts(message: Message) -> Iterator[str]:
-    """The texts of a message that its count counts as they are (the text of text blocks
-    and tool results, directly or in their text blocks)."""
-    for block in message.content:
-        if isinstance(block, TextBlock):
-            yield block.text
-        elif isinstance(block, ToolResultBlock):
-            if isinstance(block.content, str):
-                yield block.content
-            else:
-                yield from (b.text for b in block.content if isinstance(b, TextBlock))

@@ -50,26 +50,3 @@ def test_messages_that_differ_only_in_a_value_s_type_are_parsed_apart() -> None:
     assert len({raw_fingerprint(use(value)) for value in inputs}) == len(inputs)
     assert raw_fingerprint(["ab"]) != raw_fingerprint(["a", "b"])
     assert raw_fingerprint({"a": "b"}) != raw_fingerprint(["a", "b"])
-
-
-def test_the_last_message_new_to_the_parser_is_handed_over_once_it_is_digested() -> None:
-    parser = Parser()
-    handed: list[Message] = []
-    first = parser.parse([{"role": "user", "content": LOG}], handed.append)
-
-    assert handed == [first.messages[0]]
-    assert handed[0] is first.messages[0]
-    assert message_digest(handed[0]) == first.digests[0]
-
-    history = [
-        {"role": "user", "content": LOG},
-        {"role": "assistant", "content": "ok"},
-        {"role": "user", "content": "next"},
-    ]
-    handed.clear()
-    parser.parse(history, handed.append)
-    assert [m.content[0].text for m in handed] == ["next"]  # type: ignore[union-attr]
-
-    handed.clear()
-    parser.parse(history, handed.append)
-    assert handed == []  # parsed before: nothing new

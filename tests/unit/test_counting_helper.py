@@ -8,10 +8,8 @@ cut: odd unicode, lone surrogates (JSON can carry them), long runs without white
 from __future__ import annotations
 
 import itertools
-import os
-import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from hypothesis import example, given, settings
@@ -85,9 +83,9 @@ def test_the_helper_thread_takes_pieces_of_a_long_text(monkeypatch: pytest.Monke
     counted_on: list[str] = []
     helper_count = token_counters._helper._take_and_count
 
-    def recording(job: token_counters.Pieces) -> None:
+    def recording(texts: list[str], take: Callable[[], int | None]) -> int:
         counted_on.append(threading.current_thread().name)
-        helper_count(job)
+        return helper_count(texts, take)
 
     monkeypatch.setattr(token_counters._helper, "_take_and_count", recording)
     text = "".join(f"line {k}: all fine\n" for k in range(10_000))
@@ -142,84 +140,6 @@ def test_a_sampled_count_is_the_same_with_its_windows_on_two_threads() -> None:
     assert len(text) > EXACT_COUNT_CHARS
 
     assert TiktokenCounter().count(text) == sampled_count(text, exact)
-
-
-def test_a_count_started_ahead_is_taken_over_with_the_same_result() -> None:
-    counter = TiktokenCounter()
-    counter.count("warm")
-    token_counters._helper.start()
-    long = "".join(f"line {k}: all fine\n" for k in range(10_000))
-    sampled = "".join(f"{k:06d} ERROR worker crashed: {'x' * (k % 50)}\n" for k in range(12_000))
-
-    counter.count_ahead(long)
-    counter.count_ahead(sampled)
-
-    assert token_counters._helper.started_for("".join(list(long))) is None  # another object
-    assert counter.count(long) == exact(long)
-    assert counter.count(sampled) == sampled_count(sampled, exact)
-    assert token_counters._helper.started_for(sampled) is None  # handed over once
-
-
-def test_a_count_started_ahead_and_finished_by_the_helper_alone() -> None:
-    counter = TiktokenCounter()
-    counter.count("warm")
-    token_counters._helper.start()
-    long = "".join(f"line {k}: all fine\n" for k in range(10_000))
-    counter.count_ahead(long)
-    executor = token_counters._helper._ahead_executor
-    assert executor is not None
-    executor.submit(lambda: None).result()  # the thread counting ahead is done with it
-
-    assert counter.count(long) == exact(long)
-
-
-def test_counts_started_ahead_and_never_asked_for_are_dropped() -> None:
-    counter = TiktokenCounter()
-    counter.count("warm")
-    token_counters._helper.start()
-    texts = [f"{n}: " + "".join(f"line {k}\n" for k in range(6_000)) for n in range(20)]
-    for text in texts:
-        counter.count_ahead(text)
-
-    assert token_counters._helper.started_for(texts[0]) is None
-    assert token_counters._helper.started_for(texts[-1]) is not None
-    for text in texts[-token_counters.AHEAD_KEPT :]:
-        token_counters._helper.started_for(text)
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's nice is Linux's")
-def test_the_thread_counting_ahead_yields_to_every_other() -> None:
-    TiktokenCounter().count("warm")
-    token_counters._helper.start()
-    executor = token_counters._helper._ahead_executor
-    assert executor is not None
-
-    nice = executor.submit(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
-
-    assert nice.result() == 19
-    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) < 19
-
-
-def test_without_a_second_core_nothing_is_counted_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
-    helper = token_counters.CountingHelper()
-    monkeypatch.setattr("os.cpu_count", lambda: 1)
-    helper.start()
-    text = "".join(f"line {k}\n" for k in range(6_000))
-
-    helper.start_ahead(text, pieces(text))
-
-    assert helper.started_for(text) is None
-
-
-def test_short_texts_are_not_counted_ahead() -> None:
-    counter = TiktokenCounter()
-    counter.count("warm")
-    text = "short\n" * 100
-
-    counter.count_ahead(text)
-
-    assert token_counters._helper.started_for(text) is None
-    assert counter.count(text) == exact(text)
 
 
 def test_a_text_without_a_place_to_cut_is_counted_whole() -> None:
