@@ -39,6 +39,7 @@ from eventsourcing.persistence import (
 )
 from eventsourcing.utils import get_topic
 
+from abridged.application.transcodings import encode_state
 from abridged.domain.errors import InvalidArgumentError
 
 __all__ = [
@@ -104,7 +105,8 @@ def seal(body: bytes, digest: str) -> bytes:
     key = b'"' + CHAIN_KEY.encode() + b'":"' + digest.encode() + b'"}'
     if body == b"{}":
         return b"{" + key
-    return body[:-1] + b"," + key
+    # One copy of a body that may hold a 1 MB message (slicing it first made two).
+    return b",".join((memoryview(body)[:-1], key))
 
 
 def unseal(state: bytes) -> tuple[bytes, str | None]:
@@ -151,7 +153,7 @@ class ChainingMapper(Mapper[UUID]):
         given = _current.get()
         if given is not None:
             state.setdefault(CORRELATION_KEY, given)
-        body = self.transcoder.encode(state)
+        body = encode_state(self.transcoder, state)
         digest = link(self._previous(originator_id, version), originator_id, version, topic, body)
         self._pending.append((originator_id, version, digest))
         stored = seal(body, digest)
