@@ -176,7 +176,6 @@ def shaped(
     (`check_room`). Returns the truncations and the per-block counts as shown."""
     system_tokens, tools_tokens, system_messages = fixed
     previous = retained[-1] if retained else None
-    before_previous = retained[-2] if len(retained) > 1 else None
     truncations, shown_counts = plan_truncations(
         message, limits.tool_output_tokens, count, counts, limits.settings.salient_chars
     )
@@ -200,8 +199,10 @@ def shaped(
             if previous is not None
             else MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS
         )
-        if previous is not None and before_previous is not None and previous.message.tool_results:
-            irreducible += smallest_tokens(before_previous.message, before_previous.block_tokens)
+        if previous is not None and previous.message.tool_results and len(retained) > 1:
+            # Read only here: the entry before the last may not be loaded yet.
+            made = retained[-2]
+            irreducible += smallest_tokens(made.message, made.block_tokens)
     check_room(
         limits,
         system_tokens,
