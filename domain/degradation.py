@@ -165,15 +165,17 @@ def shaped(
     limits: Limits,
     fixed: tuple[int, int, int],
     calibration: float,
-    previous: ShownEntry | None,
+    retained: Sequence[ShownEntry],
 ) -> tuple[tuple[Truncation, ...], tuple[int, ...]]:
-    """How `message`, whose blocks count `counts`, is shown when it follows `previous`:
+    """How `message`, whose blocks count `counts`, is shown when it follows the `retained`
+    messages (only the last two are read):
     its tool outputs truncated to the settings' share (`plan_truncations`), then every
     reducible block within `message_cap`. `fixed` is the system prompt's, the tools' and
     the system messages' in view (before `message`) tokens.
     Raises `ContextTooSmallError` when what the exchange must send unchanged does not fit
     (`check_room`). Returns the truncations and the per-block counts as shown."""
     system_tokens, tools_tokens, system_messages = fixed
+    previous = retained[-1] if retained else None
     truncations, shown_counts = plan_truncations(
         message, limits.tool_output_tokens, count, counts, limits.settings.salient_chars
     )
@@ -183,22 +185,31 @@ def shaped(
         previous.message if previous else None,
         previous.block_tokens if previous else (),
     )
+    if message.role is Role.ASSISTANT and message.tool_uses:
+        # Calls go out with their results: room for those at their smallest, since calls
+        # accepted whose results could not be would leave the session stuck.
+        irreducible = smallest_tokens(message, counts) + MESSAGE_OVERHEAD
+        irreducible += MIN_BLOCK_TOKENS * len(message.tool_uses)
     if message.role is Role.SYSTEM:
         # An instruction stays in every later request: beside the others, it must leave room
-        # for the user turn it follows, shown at its smallest.
+        # for the user turn it follows, shown at its smallest, and, when that turn answers
+        # tool calls, for the call that is sent with it (its thinking kept whole).
         irreducible += (
             irreducible_tokens(previous.message, previous.block_tokens) + MIN_BLOCK_TOKENS
             if previous is not None
             else MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS
         )
+        if previous is not None and previous.message.tool_results and len(retained) > 1:
+            # Read only here: the entry before the last may not be loaded yet.
+            made = retained[-2]
+            irreducible += smallest_tokens(made.message, made.block_tokens)
     check_room(
         limits,
         system_tokens,
         tools_tokens,
         irreducible,
         calibration=calibration,
-        what="the blocks of this exchange that are sent unchanged (thinking, server tools, "
-        "system messages)",
+        what="this exchange at its smallest (thinking, server tools and system messages whole)",
         system_messages=system_messages,
     )
     answers = previous is not None and bool(message.tool_results)
@@ -295,6 +306,16 @@ def _longest_string(value: object) -> int:
     if isinstance(value, list | tuple):
         return max((_longest_string(v) for v in value), default=0)
     return 0
+
+
+def smallest_tokens(message: Message, block_counts: Sequence[int]) -> int:
+    """Tokens `message` takes shown at its smallest: what cannot be reduced whole, each
+    reducible block at most the least a reduced block is aimed at."""
+    return irreducible_tokens(message, block_counts) + sum(
+        min(tokens, MIN_BLOCK_TOKENS)
+        for block, tokens in zip(message.content, block_counts, strict=True)
+        if message.role is not Role.SYSTEM and reducible(block)
+    )
 
 
 def exchange_irreducible(

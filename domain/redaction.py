@@ -100,6 +100,15 @@ class SecretPattern:
 # A value that is already a placeholder is never redacted again.
 _VALUE = r"(?!\[redacted )([^\s\"'`,;]{3,})"
 _SECRET_NAME = r"[A-Z0-9_]*(?:SECRET|TOKEN(?!S)|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIALS?)"
+# A name (of a variable, a JSON or YAML key, a shell assignment) that ends in a word naming a
+# secret, quoted or not: `"refresh_token": "…"`, `cd app && PGPASSWORD=… psql`. Ending in
+# the word, not only holding it: `token_count = 1234` names no secret. (Matched from the word
+# on, whatever comes before it: a pattern that starts with the name would be tried at every
+# position of a long output.)
+_SECRET_WORD = r"(?i:secret|token|api[_-]?key|private[_-]?key|access[_-]?key|credentials?)"
+_SECRET_NAMED = _SECRET_WORD + r"(?![A-Za-z0-9_])"
+# A bare `pass` is more often a count of passed tests (`PASS: 12`) than a key name.
+_PASSWORD_NAMED = r"(?i:password|passwd|passphrase|pwd|(?<=[A-Za-z0-9][_.\-])pass)(?![A-Za-z0-9_])"
 
 DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
     SecretPattern(
@@ -146,9 +155,16 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
     ),
     SecretPattern(
         "url-password",
-        r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\"'<>]+:([^\s@/\"'<>]+)@",
+        # To the last `@` before the host: a password written with an unescaped `@` in it.
+        r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\"'<>]+:([^\s/\"'<>]+)@",
         1,
         hints=("://",),
+    ),
+    SecretPattern(
+        "password",
+        r"(?:^|(?<=\s))(?:-u|--user)\s*[\"']?[^\s:\"'@]+:(?![0-9]+\b|\[redacted )([^\s\"'@]{3,})",
+        1,
+        hints=("-u", "--user"),
     ),
     SecretPattern(
         "password",
@@ -162,6 +178,30 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
         r"(?m)^\s*(?:export\s+)?" + _SECRET_NAME + r"[A-Z0-9_]*\s*[=:]\s*[\"']?" + _VALUE,
         1,
         hints=("secret", "token", "key", "credential"),
+    ),
+    SecretPattern(
+        "password",
+        _PASSWORD_NAMED + r"[\"']?\s*[:=]\s*[\"']?" + _VALUE,
+        1,
+        hints=("pass", "pwd"),
+    ),
+    SecretPattern(
+        "secret",
+        _SECRET_NAMED + r"[\"']?\s*[:=]\s*[\"']?" + _VALUE,
+        1,
+        hints=("secret", "token", "key", "credential"),
+    ),
+    SecretPattern(
+        "password",
+        r"(?:^|(?<=\s))--?(?i:password|passwd|passphrase)(?:=|\s+)[\"']?" + _VALUE,
+        1,
+        hints=("-pass",),
+    ),
+    SecretPattern(
+        "secret",
+        r"(?:^|(?<=\s))--?(?i:[a-z]+-)?" + _SECRET_WORD + r"(?:=|\s+)[\"']?" + _VALUE,
+        1,
+        hints=("-secret", "-token", "-api", "-private", "-access", "-credential"),
     ),
     SecretPattern(
         "password",
@@ -180,7 +220,8 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
 """What `DefaultRedactor` finds, in the order it looks: private key blocks (also a block cut
 before its end), Anthropic, OpenAI, GitHub, GitLab, Slack, Google and Stripe keys, AWS access
 keys and secret keys, JSON web tokens, bearer / token / basic credentials, the password of a
-URL, and the value of a `.env` / config line or a phrase naming a password, secret, token or
+URL or of `curl -u user:password`, and the value of a `.env` / config line, a JSON or YAML
+key, a shell assignment, a command-line flag or a phrase naming a password, secret, token or
 API key."""
 
 
@@ -207,7 +248,13 @@ def redact_message(message: Message, redact: Callable[[str], str]) -> Message:
 def _redact_block(block: Block, redact: Callable[[str], str]) -> Block:
     if isinstance(block, TextBlock):
         text = redact(block.text)
-        return block if text == block.text else attrs.evolve(block, text=text)
+        # A citation quotes the document it cites (`cited_text`): text the block holds too.
+        cited = block.citations
+        if cited is not None:
+            cited = tuple(_redact_json(list(cited), redact))
+        if text == block.text and cited == block.citations:
+            return block
+        return attrs.evolve(block, text=text, citations=cited)
     if isinstance(block, ThinkingBlock):
         text = redact(block.thinking)
         return block if text == block.thinking else attrs.evolve(block, thinking=text)

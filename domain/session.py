@@ -98,7 +98,7 @@ class Session(Reconfiguring, TurnContexts, Aggregate):
             limits=self.limits,
             fixed=(self.system_tokens, self.tools_tokens, self.system_message_tokens),
             calibration=self.calibration,
-            previous=self.entries[-1] if self.entries else None,
+            retained=self.entries,
         )
         tokens = MESSAGE_OVERHEAD + sum(counts)
         self.check_append(message, reply=reply)

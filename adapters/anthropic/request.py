@@ -68,14 +68,17 @@ def render_request(
         raise ValueError(f"ttl must be one of {', '.join(CACHE_TTLS)}, got {ttl!r}")
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
     marker = {"type": "ephemeral"} if ttl == "5m" else {"type": "ephemeral", "ttl": ttl}
+    # Breakpoints the host set on its tool definitions count toward the API's four.
+    taken = sum(1 for tool in context.tools if tool.get("cache_control") is not None)
     if context.system:
-        if cache:
+        if cache and taken < MAX_BREAKPOINTS:
             body["system"] = [{"type": "text", "text": context.system, "cache_control": marker}]
+            taken += 1
         else:
             body["system"] = context.system
     messages = [message.to_wire() for message in context.messages]
     if cache and messages:
-        for index, limit in _breakpoints(context, len(messages)):
+        for index, limit in _breakpoints(context, len(messages), MAX_BREAKPOINTS - taken):
             _mark(messages[index], limit, marker)
     rows = capabilities or context.capabilities or capabilities_for(model)
     if not rows.system_messages and any(m["role"] == "system" for m in messages):
@@ -172,8 +175,9 @@ def _options(options: RequestOptions, max_tokens: int) -> dict[str, Any]:
     return fields
 
 
-def _breakpoints(context: Context, count: int) -> list[tuple[int, int]]:
-    """(message index, number of leading blocks eligible) for each breakpoint, in order."""
+def _breakpoints(context: Context, count: int, budget: int) -> list[tuple[int, int]]:
+    """(message index, number of leading blocks eligible) for each breakpoint, in order, at
+    most `budget` of them."""
     wanted: list[tuple[int, int]] = []
     after_summaries: tuple[int, int] | None = None
     lead = context.compaction_block
@@ -192,7 +196,8 @@ def _breakpoints(context: Context, count: int) -> list[tuple[int, int]]:
         wanted.append((context.stable_prefix - 1, -1))
     last = count - 1
     wanted.append((last, -1 - context.extra_blocks if context.extra_blocks else -1))
-    budget = MAX_BREAKPOINTS - (1 if context.system else 0)
+    if budget <= 0:
+        return []
     unique: list[tuple[int, int]] = []
     for point in wanted:
         if point not in unique:
@@ -203,7 +208,7 @@ def _breakpoints(context: Context, count: int) -> list[tuple[int, int]]:
         unique.remove(after_summaries)
     if len(unique) > budget and lead:
         # The compaction block's breakpoint stays: it is the longest-lived prefix there is.
-        return [unique[0], *unique[1:][-(budget - 1) :]]
+        return [unique[0], *unique[1:][len(unique) - budget :]]
     return unique[-budget:] if len(unique) > budget else unique
 
 

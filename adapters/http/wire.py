@@ -10,7 +10,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from abridged.adapters.anthropic.request import render_request
+from abridged.adapters.anthropic.request import CACHE_TTLS, render_request
 from abridged.adapters.http.errors import ApiError
 from abridged.adapters.http.history import stripped
 from abridged.application.service import PreparedRequest
@@ -155,11 +155,21 @@ def _keep_last_breakpoints(messages: list[dict[str, Any]], room: int) -> None:
         del block["cache_control"]
 
 
+def _automatic_ttl(control: Any) -> str:
+    """The TTL of the message breakpoints: the client's automatic (top-level) breakpoint
+    sits on the last block, and the API refuses a 5-minute entry before a 1-hour one."""
+    ttl = control.get("ttl", "5m") if isinstance(control, dict) else "5m"
+    return ttl if ttl in CACHE_TTLS else "5m"
+
+
 def outgoing(body: dict[str, Any], prepared: PreparedRequest) -> dict[str, Any]:
     """The client's body with the compacted messages; its system, tools and every other
     field as it sent them."""
     rendered = render_request(
-        prepared.context, model=prepared.model, max_tokens=prepared.max_tokens
+        prepared.context,
+        model=prepared.model,
+        max_tokens=prepared.max_tokens,
+        ttl=_automatic_ttl(body.get("cache_control")),
     )
     messages = rendered["messages"]
     room = MAX_BREAKPOINTS - _breakpoints(

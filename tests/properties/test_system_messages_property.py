@@ -14,7 +14,14 @@ from abridged.adapters.token_counters import TiktokenCounter
 from abridged.application.auditing import audit_session
 from abridged.application.service import Sessions
 from abridged.domain.errors import ContextOverflowError
-from abridged.domain.messages import Message, Role
+from abridged.domain.messages import (
+    Message,
+    RedactedThinkingBlock,
+    Role,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from abridged.domain.settings import CompactionSettings
 from tests.properties.strategies import TOOLS, conversations
 from tests.support.anthropic_rules import assert_valid_request
@@ -95,4 +102,85 @@ def test_system_messages_stay_valid_and_in_view(
     session = app.session(session_id)
     note(f"compacted: {'yes' if session.generation else 'no'}")
     note(f"system messages carried: {'yes' if session.carried_system else 'no'}")
+    assert audit_session(app, session_id).ok
+
+
+def found_by_a_run_with_long_instructions() -> list[Message]:
+    """The session a run of the property above found with 150-word instructions at a
+    3,000-token window (shrunk by hypothesis; its token counts matter, so its text stays)."""
+    ids = (f"toolu_{n:05d}" for n in range(1, 100))
+
+    def calls(count: int, command: str = "0") -> list[ToolUseBlock]:
+        return [
+            ToolUseBlock(next(ids), "run_command", {"command": command, "n": 0})
+            for _ in range(count)
+        ]
+
+    def answered(made: list[ToolUseBlock], outputs: list[str] | None = None) -> Message:
+        given = outputs or [""] * len(made)
+        results = [ToolResultBlock(c.id, out) for c, out in zip(made, given, strict=True)]
+        return Message.user(*results, TextBlock("0"))
+
+    def lines(count: int, line: str) -> str:
+        return "\n".join(f"{i}: {line}" for i in range(count))
+
+    messages = [Message.user("0")]
+    for count in (3, 1, 1, 2, 1, 1, 3):
+        made = calls(count)
+        if count == 3 and len(messages) == 1:
+            made[1] = ToolUseBlock(made[1].id, "run_command", {"command": "\U00047633PÀ³Ê", "n": 0})
+        messages += [Message.assistant(*made), answered(made)]
+    messages += [
+        Message.assistant("0"),
+        Message.user("0"),
+        Message.assistant("0"),
+        Message.user("0"),
+    ]
+    made = calls(1)
+    messages += [Message.assistant(*made), answered(made)]
+    made = calls(1, " ".join(["token"] * 204))
+    messages += [
+        Message.assistant(RedactedThinkingBlock("RVhBTVBMRQ=="), *made),
+        answered(made, [lines(467, "abc")]),
+    ]
+    made = calls(2)
+    messages += [Message.assistant(*made), answered(made, ["", lines(40, "\x15\x06Øó")])]
+    for count in (2, 1, 1):
+        made = calls(count)
+        messages += [Message.assistant(*made), answered(made)]
+    return messages
+
+
+def test_a_prune_put_off_for_a_compaction_is_planned_again_after_a_reshow() -> None:
+    # Instructions after the 6th to 12th user turns shrink what a message may be shown in;
+    # a request that no longer fits shows the tail again, smaller. The prune put off for the
+    # compaction had been planned on the tail as shown before: run with those counts, it
+    # recorded a prune the audit, re-deriving it after the reshow, could not match.
+    app = Sessions(
+        counter=COUNTER,
+        summarizer=FakeSummarizer(),
+        env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+    )
+    session_id = app.start_session(
+        model="claude-opus-4-8",
+        context_window=3_000,
+        max_output_tokens=400,
+        system="You are an agent.",
+        tools=TOOLS,
+        settings=CompactionSettings(threshold_floor_tokens=0),
+    )
+    rule = " ".join(["answer briefly and cite the file you read"] * 21)
+    messages = found_by_a_run_with_long_instructions()
+    picks = [False] * 5 + [True] * 7
+    for sent in with_instructions(messages, picks):
+        if sent.role is Role.ASSISTANT:
+            app.prepare_request(session_id)
+            app.record_reply(session_id, sent)
+        elif sent.role is Role.SYSTEM:
+            app.append_message(
+                session_id, Message.system(sent.text.replace("answer briefly.", rule))
+            )
+        else:
+            app.append_message(session_id, sent)
+    assert any(type(e).__name__ == "ToolsPruned" for e in app.history(session_id))
     assert audit_session(app, session_id).ok

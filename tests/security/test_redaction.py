@@ -19,7 +19,7 @@ from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.application.ports import Summary
 from abridged.application.service import Sessions
 from abridged.domain.messages import Message, ToolResultBlock, ToolUseBlock
-from abridged.domain.redaction import DEFAULT_PATTERNS
+from abridged.domain.redaction import DEFAULT_PATTERNS, redact_message
 from abridged.domain.settings import CompactionSettings
 from tests.support.fakes import FakeTokenCounter
 
@@ -307,6 +307,17 @@ def test_a_host_adds_its_own_kind_of_secret(store: Path) -> None:
         (f"mysql://root:{URL_PASSWORD}@localhost/app", "url-password"),
         (f"STRIPE_SECRET={DB_PASSWORD}", "secret"),
         (f'{{"api_key": "{DB_PASSWORD}"}}', "secret"),
+        # Named by a key or a variable in the forms tools print and commands take.
+        (f'{{"name": "app", "secret": "{DB_PASSWORD}"}}', "secret"),
+        (f'  "refresh_token": "{DB_PASSWORD}",', "secret"),
+        (f"client:\n  token: {DB_PASSWORD}", "secret"),
+        (f"export github_token={DB_PASSWORD}", "secret"),
+        (f"cd app && PGPASSWORD={DB_PASSWORD} psql -h db", "password"),
+        (f"curl -u admin:{DB_PASSWORD} https://api.internal/v1", "password"),
+        (f"deploy --token {DB_PASSWORD} --env prod", "secret"),
+        (f"docker login --password={DB_PASSWORD} registry", "password"),
+        (f"GET https://api.example.com/v1/items?page=2&access_token={DB_PASSWORD}", "secret"),
+        (f"postgres://app:p@{DB_PASSWORD}@db.internal/prod", "url-password"),
     ],
 )
 def test_each_default_kind_becomes_its_stable_placeholder(text: str, kind: str | None) -> None:
@@ -317,11 +328,57 @@ def test_each_default_kind_becomes_its_stable_placeholder(text: str, kind: str |
     assert DefaultRedactor().redact(redacted) == redacted  # stable: nothing redacted twice
 
 
+def test_a_tool_inputs_secrets_are_found_by_their_keys_at_any_depth() -> None:
+    call = ToolUseBlock(
+        "t1",
+        "deploy",
+        {
+            "token": DB_PASSWORD,
+            "steps": [{"args": ["push"], "private_key": URL_PASSWORD}],
+            "auth": {"user": "app", "db_pass": PROMPT_PASSWORD, "secret": INPUT_PASSWORD},
+        },
+    )
+    redacted = redact_message(Message.assistant(call), DefaultRedactor().redact)
+    text = json.dumps(redacted.to_wire())
+    assert leaked(text) == [], text
+    assert '"user": "app"' in text  # a key that names no secret keeps its value
+
+
+def test_the_citations_of_a_text_are_redacted_with_its_text() -> None:
+    reply = Message.from_wire(
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "text",
+                    "text": "The deploy password is in the runbook.",
+                    "citations": [
+                        {
+                            "type": "char_location",
+                            "cited_text": f"DB_PASSWORD={DB_PASSWORD}",
+                            "document_index": 0,
+                            "document_title": "runbook",
+                            "start_char_index": 0,
+                            "end_char_index": 26,
+                        }
+                    ],
+                }
+            ],
+        }
+    )
+    redacted = redact_message(reply, DefaultRedactor().redact)
+    text = json.dumps(redacted.to_wire())
+    assert leaked(text) == []
+    assert "[redacted password]" in text
+
+
 def test_ordinary_text_is_left_alone() -> None:
     text = (
         "max_tokens=1024, MAX_OUTPUT_TOKENS=8192; the token budget is 200k.\n"
         "git clone https://github.com/acme/app.git && pytest tests/test_keys.py\n"
-        "KeyError: 'SECRET_KEY' in config/settings.py line 12"
+        "KeyError: 'SECRET_KEY' in config/settings.py line 12\n"
+        "tokenizer: cl100k_base, token_count = 1234, bypass: true\n# PASS: 120\n"
+        "git push -u origin main && docker run -u 1000:1000 app --token-file /run/token"
     )
     assert DefaultRedactor().redact(text) == text
     assert all(p.kind for p in DEFAULT_PATTERNS)

@@ -21,7 +21,7 @@ from abridged.domain.errors import (
     MisplacedBlockError,
     MisplacedSystemMessageError,
 )
-from abridged.domain.messages import Message, Role
+from abridged.domain.messages import Message, Role, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from tests.support.anthropic_rules import assert_valid_request
@@ -353,7 +353,7 @@ def test_system_messages_that_fill_the_window_are_refused_at_append_never_at_a_r
         app.append_message(session_id, Message.user(f"Turn {k}. {words(30 if k % 5 else 900)}"))
         before = len(app.history(session_id))
         try:
-            app.append_message(session_id, Message.system(f"Rule {k}: {words(40)}"))
+            app.append_message(session_id, Message.system(f"Rule {k}: {words(90)}"))
         except ContextTooSmallError as error:
             refused.append(str(error))
             assert len(app.history(session_id)) == before
@@ -363,4 +363,49 @@ def test_system_messages_that_fill_the_window_are_refused_at_append_never_at_a_r
 
     assert refused, "the instructions should have filled the window"
     assert "the system messages kept in view" in refused[0]
+    assert audit_session(app, session_id).ok
+
+
+def accepted(app: Sessions, session_id: UUID, message: Message) -> bool:
+    """Appends (or records, for a reply) `message`; False when it is refused, writing nothing."""
+    before = len(app.history(session_id))
+    try:
+        if message.role is Role.ASSISTANT:
+            app.record_reply(session_id, message)
+        else:
+            app.append_message(session_id, message)
+    except ContextTooSmallError:
+        assert len(app.history(session_id)) == before
+        return False
+    return True
+
+
+@pytest.mark.parametrize("thinking", [100, 250])
+def test_system_messages_beside_a_loop_led_by_thinking_never_fail_a_request(
+    thinking: int,
+) -> None:
+    # An instruction every turn, and one again after each tool result. While a loop is open
+    # its call goes out with its thinking whole: an instruction after the result must leave
+    # room for that call too, and a call for its results at their smallest, or the next
+    # request cannot be built and the session is stuck.
+    app = service()
+    session_id = start(app)
+    refused = 0
+    for k in range(24):
+        app.append_message(session_id, Message.user(f"Task {k}."))
+        refused += not accepted(app, session_id, Message.system(f"Rule {k}: {words(90)}"))
+        check_request(app.prepare_request(session_id), COUNTER)
+        call = Message.assistant(
+            ThinkingBlock(words(thinking, "think"), f"sig-{k}"),
+            ToolUseBlock(f"toolu_{k}", "run_command", {"command": "ls"}),
+        )
+        if not accepted(app, session_id, call):
+            app.record_reply(session_id, Message.assistant(f"Task {k} is too large."))
+            continue
+        app.append_message(session_id, Message.user(ToolResultBlock(f"toolu_{k}", words(40))))
+        refused += not accepted(app, session_id, Message.system(f"Again {k}: {words(90)}"))
+        check_request(app.prepare_request(session_id), COUNTER)
+        app.record_reply(session_id, Message.assistant(f"Done {k}."))
+
+    assert refused, "the instructions should have filled the window"
     assert audit_session(app, session_id).ok
