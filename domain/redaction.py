@@ -108,6 +108,11 @@ _SECRET_NAME = r"[A-Z0-9_]*(?:SECRET|TOKEN(?!S)|API_?KEY|PRIVATE_?KEY|ACCESS_?KE
 _SECRET_WORD = r"(?i:secret|token|api[_-]?key|private[_-]?key|access[_-]?key|credentials?)"
 _SECRET_NAMED = _SECRET_WORD + r"(?![A-Za-z0-9_])"
 # A bare `pass` is more often a count of passed tests (`PASS: 12`) than a key name.
+_ENV_NAME = (
+    r"[A-Za-z0-9_.\-]*(?i:password|passwd|secret|token(?!s)|api_?key|private_?key|access_?key"
+    r"|credentials?)[A-Za-z0-9_.\-]*"
+)
+"""A variable's name that names a secret (`DB_PASSWORD`, `github_token`; not `MAX_TOKENS`)."""
 _PASSWORD_NAMED = r"(?i:password|passwd|passphrase|pwd|(?<=[A-Za-z0-9][_.\-])pass)(?![A-Za-z0-9_])"
 
 DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
@@ -216,13 +221,49 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
         1,
         hints=("key", "secret", "token"),
     ),
+    SecretPattern(
+        "secret",
+        # An environment list's pair, in JSON or YAML: `{"name": "DB_TOKEN", "value": "…"}`.
+        r'"name"\s*:\s*"' + _ENV_NAME + r'"\s*,\s*"value"\s*:\s*"(?!\[redacted )([^"]{3,})"',
+        1,
+        hints=('"value"',),
+    ),
+    SecretPattern(
+        "secret",
+        r"(?m)^[ \t]*-?[ \t]*name:[ \t]*[\"']?"
+        + _ENV_NAME
+        + r"[\"']?[ \t]*\n[ \t]*value:[ \t]*[\"']?"
+        + _VALUE,
+        1,
+        hints=("value:",),
+    ),
+    SecretPattern(
+        "cookie",
+        r"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*(?!\[redacted )([^\s\"'][^\r\n\"']{2,})",
+        1,
+        hints=("cookie",),
+    ),
+    SecretPattern(
+        "cookie",
+        r"(?:^|(?<=\s))(?:-b|--cookie)\s+[\"']?(?!\[redacted )([^\s\"']*=[^\s\"']{3,})",
+        1,
+        hints=("-b", "--cookie"),
+    ),
+    SecretPattern(
+        "password",
+        # `mysql -pSECRET` (`-p` alone, or followed by a space, asks for it instead).
+        r"\bmysql(?:dump|admin|import|show|check)?\b[^\n]*?(?<=\s)-p(?!\[redacted )([^\s\"']{3,})",
+        1,
+        hints=("mysql",),
+    ),
 )
 """What `DefaultRedactor` finds, in the order it looks: private key blocks (also a block cut
 before its end), Anthropic, OpenAI, GitHub, GitLab, Slack, Google and Stripe keys, AWS access
 keys and secret keys, JSON web tokens, bearer / token / basic credentials, the password of a
-URL or of `curl -u user:password`, and the value of a `.env` / config line, a JSON or YAML
-key, a shell assignment, a command-line flag or a phrase naming a password, secret, token or
-API key."""
+URL or of `curl -u user:password` or `mysql -pPASSWORD`, the value of a `.env` / config line,
+a JSON or YAML key, an environment list's name/value pair, a shell assignment, a command-line
+flag or a phrase naming a password, secret, token or API key, and cookies (a `Cookie:` or
+`Set-Cookie:` header's value, `curl -b name=value`)."""
 
 
 def redact_text(text: str, patterns: Sequence[SecretPattern]) -> str:

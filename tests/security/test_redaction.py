@@ -318,6 +318,13 @@ def test_a_host_adds_its_own_kind_of_secret(store: Path) -> None:
         (f"docker login --password={DB_PASSWORD} registry", "password"),
         (f"GET https://api.example.com/v1/items?page=2&access_token={DB_PASSWORD}", "secret"),
         (f"postgres://app:p@{DB_PASSWORD}@db.internal/prod", "url-password"),
+        # An environment list's pairs, cookies and a password fixed to its flag.
+        (f'[{{"name": "DB_TOKEN", "value": "{DB_PASSWORD}"}}]', "secret"),
+        (f"env:\n  - name: STRIPE_API_KEY\n    value: '{DB_PASSWORD}'", "secret"),
+        (f"Cookie: session={DB_PASSWORD}; theme=dark", "cookie"),
+        (f"< Set-Cookie: sid={DB_PASSWORD}; Path=/; HttpOnly", "cookie"),
+        (f"curl -b 'sid={DB_PASSWORD}' https://app.internal/me", "cookie"),
+        (f"mysqldump -h db -P 3306 -u root -p{DB_PASSWORD} app > app.sql", "password"),
     ],
 )
 def test_each_default_kind_becomes_its_stable_placeholder(text: str, kind: str | None) -> None:
@@ -378,7 +385,10 @@ def test_ordinary_text_is_left_alone() -> None:
         "git clone https://github.com/acme/app.git && pytest tests/test_keys.py\n"
         "KeyError: 'SECRET_KEY' in config/settings.py line 12\n"
         "tokenizer: cl100k_base, token_count = 1234, bypass: true\n# PASS: 120\n"
-        "git push -u origin main && docker run -u 1000:1000 app --token-file /run/token"
+        "git push -u origin main && docker run -u 1000:1000 app --token-file /run/token\n"
+        "git checkout -b fix-login && mysql -u root -p appdb\n"
+        '[{"name": "MAX_TOKENS", "value": "4096"}, {"name": "LOG_LEVEL", "value": "debug"}]\n'
+        "- name: max_tokens\n  value: 4096\nthe cookie jar: empty"
     )
     assert DefaultRedactor().redact(text) == text
     assert all(p.kind for p in DEFAULT_PATTERNS)
