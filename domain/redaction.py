@@ -247,7 +247,8 @@ DEFAULT_PATTERNS: tuple[SecretPattern, ...] = (
         "cookie",
         r"(?:^|(?<=\s))(?:-b|--cookie)\s+[\"']?(?!\[redacted )([^\s\"']*=[^\s\"']{3,})",
         1,
-        hints=("-b", "--cookie"),
+        # `-b` then white space: a bare "-b" is in every "web-based" and "re-build".
+        hints=("-b ", "-b\t", "-b\n", "-b\r", "-b\x0b", "-b\x0c", "--cookie"),
     ),
     SecretPattern(
         "password",
