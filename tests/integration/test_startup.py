@@ -1,6 +1,7 @@
 """A command or a host that never calls the API starts without importing the anthropic SDK:
 its import is most of a command's start-up time (about 1.5 s of 2 s before), paid again by
-every `abridged` a shell script runs."""
+every `abridged` a shell script runs. Nor does a command that keeps no read model import
+SQLAlchemy (about 0.2 s)."""
 
 from __future__ import annotations
 
@@ -23,12 +24,12 @@ for args in json.loads(sys.argv[1]):
         main(args, standalone_mode=False)
     except SystemExit as exit:
         assert not exit.code, (args, exit.code)
-    ran.append((args[0], "anthropic" in sys.modules))
+    ran.append((args[0], "anthropic" in sys.modules, "sqlalchemy" in sys.modules))
 print(json.dumps(ran))
 """
 
 
-def test_commands_that_call_no_api_leave_the_sdk_unimported(tmp_path: Path) -> None:
+def test_commands_that_call_no_api_leave_the_sdk_and_sqlalchemy_unimported(tmp_path: Path) -> None:
     transcript = tmp_path / "session.jsonl"
     transcript.write_text("\n".join(transcript_lines()) + "\n")
     db = tmp_path / "sessions.db"
@@ -50,4 +51,4 @@ def test_commands_that_call_no_api_leave_the_sdk_unimported(tmp_path: Path) -> N
     )
     assert done.returncode == 0, done.stderr[-3000:]
     ran = json.loads(done.stdout.strip().splitlines()[-1])
-    assert ran == [[args[0], False] for args in commands]
+    assert ran == [[args[0], False, False] for args in commands]
