@@ -109,8 +109,7 @@ _SECRET_WORD = r"(?i:secret|token|api[_-]?key|private[_-]?key|access[_-]?key|cre
 _SECRET_NAMED = _SECRET_WORD + r"(?![A-Za-z0-9_])"
 # A bare `pass` is more often a count of passed tests (`PASS: 12`) than a key name.
 _ENV_NAME = (
-    r"[A-Za-z0-9_.\-]*(?i:password|passwd|secret|token(?!s)|api_?key|private_?key|access_?key"
-    r"|credentials?)[A-Za-z0-9_.\-]*"
+    r"[A-Za-z0-9_.\-]*(?:(?i:password|passwd)|(?!(?i:tokens))" + _SECRET_WORD + r")[A-Za-z0-9_.\-]*"
 )
 """A variable's name that names a secret (`DB_PASSWORD`, `github_token`; not `MAX_TOKENS`)."""
 _PASSWORD_NAMED = r"(?i:password|passwd|passphrase|pwd|(?<=[A-Za-z0-9][_.\-])pass)(?![A-Za-z0-9_])"
