@@ -366,13 +366,19 @@ class Compactor:
             for e in session.entries
             if e.position >= decision.retained_from
         ]
+        # The first compaction folds the session's first prompt, its task: kept longer
+        # where there is room. (Later ones fold later messages only.)
+        count = self.ports.counter.count
+        task = ledger.REQUEST_CHARS
+        if session.retained_from == 0:
+            task = ledger.task_chars(summarized, decision.ledger_max_tokens, count)
         update = ledger.advance(
             session.ledger,
             session.ledger_tokens,
             len(session.ledger_segments),
-            ledger.extract(summarized),
+            ledger.extract(summarized, task=task),
             decision.ledger_max_tokens,
-            self.ports.counter.count,
+            count,
             ledger.carried(tail),
         )
         self._last_ledger = (key, update)

@@ -46,9 +46,12 @@ from abridged.domain.ledger_extraction import (
     ERROR_LINE,
     PATH_WORD,
     REQUEST_CHARS,
+    TASK_CHARS,
+    TASK_SHARE,
     carried,
     error_lines,
     extract,
+    task_chars,
     uncarried,
 )
 from abridged.domain.tokens import BLOCK_OVERHEAD, CountText, text_block_tokens
@@ -66,6 +69,8 @@ __all__ = [
     "RECENT_PER_KIND",
     "REQUEST_CHARS",
     "SECTIONS",
+    "TASK_CHARS",
+    "TASK_SHARE",
     "LedgerEntry",
     "LedgerKind",
     "LedgerUpdate",
@@ -82,6 +87,7 @@ __all__ = [
     "patched",
     "render_ledger",
     "render_line",
+    "task_chars",
     "uncarried",
     "unrepeated",
 ]
@@ -126,6 +132,10 @@ def bounded(
 def _drop_order(entries: Sequence[LedgerEntry]) -> Callable[[int], tuple[int, int, int, int]]:
     """The key that orders `entries` (by index) from the first to drop to the last."""
     recent: set[int] = set()
+    # The oldest request is the task: it goes with the latest facts, last.
+    requests = [i for i, e in enumerate(entries) if e.kind == "request"]
+    if requests:
+        recent.add(min(requests, key=lambda i: entries[i].first_position))
     seen: dict[str, int] = {}
     for i in sorted(range(len(entries)), key=lambda i: -entries[i].last_position):
         family = entries[i].key[0]

@@ -18,9 +18,17 @@ from abridged.domain.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from abridged.domain.tokens import CountText
 
 REQUEST_CHARS = 1_500
 """A prompt is kept whole up to this many characters (the task is in it), its head beyond."""
+TASK_CHARS = 6_000
+"""The session's first prompt, the task (an issue to fix, a spec, a ticket), is kept whole up
+to this many characters where the ledger has room (`task_chars`): its details (the commit, the
+names, the numbers it gives) are what an agent works from to the end. A pasted log longer than
+that keeps its head, with the constraints, names, links and numbers of the rest."""
+TASK_SHARE = 0.15
+"""The share of the ledger's room the task may take before its head is cut shorter."""
 CONSTRAINT_CHARS = 300
 NAME_CHARS = 120
 COMMAND_CHARS = 240
@@ -87,8 +95,30 @@ def error_lines(text: str, is_error: bool = False) -> list[str]:
     return list(found)
 
 
-def extract(messages: Sequence[tuple[int, Message]]) -> tuple[LedgerEntry, ...]:
-    """The ledger entries of `messages` (each with its position), merged in order."""
+def task_chars(messages: Sequence[tuple[int, Message]], room: int, count: CountText) -> int:
+    """How much of the task, the first prompt of `messages` (which start the session), the
+    ledger keeps: up to `TASK_CHARS` characters, as many as `TASK_SHARE` of its `room` (tokens)
+    holds, and never fewer than any prompt's `REQUEST_CHARS`."""
+    prompt = next((m for _, m in messages if m.is_user_prompt), None)
+    if prompt is None:
+        return REQUEST_CHARS
+    head = _prompt_text(prompt)[:TASK_CHARS]
+    allowed = TASK_SHARE * room
+    tokens = count(head)
+    if len(head) <= REQUEST_CHARS or tokens <= allowed:
+        return max(len(head), REQUEST_CHARS)
+    cap = int(len(head) * allowed / tokens)
+    while cap > REQUEST_CHARS and count(head[:cap]) > allowed:
+        cap = int(cap * 0.95)
+    return max(REQUEST_CHARS, cap)
+
+
+def extract(
+    messages: Sequence[tuple[int, Message]], *, task: int = REQUEST_CHARS
+) -> tuple[LedgerEntry, ...]:
+    """The ledger entries of `messages` (each with its position), merged in order: each
+    prompt whole up to `REQUEST_CHARS`, the first up to `task` characters (when `messages`
+    start the session, that prompt is its task: see `task_chars`)."""
     results: dict[str, ToolResultBlock] = {
         block.tool_use_id: block
         for _, message in messages
@@ -97,9 +127,11 @@ def extract(messages: Sequence[tuple[int, Message]]) -> tuple[LedgerEntry, ...]:
     }
     tools = {call.id: call.name for _, message in messages for call in message.tool_uses}
     found: list[LedgerEntry] = []
+    first = next((p for p, m in messages if m.is_user_prompt), None)
     for position, message in messages:
         if message.is_user_prompt:
-            found.extend(_prompt_entries(message, position))
+            cap = max(task, REQUEST_CHARS) if position == first else REQUEST_CHARS
+            found.extend(_prompt_entries(message, position, cap))
         elif message.role is Role.ASSISTANT:
             for block in message.content:
                 if isinstance(block, TextBlock):
@@ -160,21 +192,25 @@ def uncarried(
     return tuple(e for e in found if e.key not in carried or outranks(e.kind, carried[e.key]))
 
 
-def _prompt_entries(message: Message, position: int) -> Iterable[LedgerEntry]:
-    """A user prompt: whole when it fits `REQUEST_CHARS`; else its head, and what the rest
+def _prompt_entries(message: Message, position: int, cap: int) -> Iterable[LedgerEntry]:
+    """A user prompt: whole when it fits `cap` characters; else its head, and what the rest
     states that an agent must not lose (constraints, names, links, numbers)."""
-    text = "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
+    text = _prompt_text(message)
     if not text:
         return
-    head = text[:REQUEST_CHARS]
+    head = text[:cap]
     yield LedgerEntry("request", head, position, position)
-    if len(text) <= REQUEST_CHARS:
+    if len(text) <= cap:
         return
     for part in SENTENCE_END.split(text):
         sentence = part.strip()[:CONSTRAINT_CHARS]
         if len(sentence) > 3 and sentence not in head and CONSTRAINT.search(sentence):
             yield LedgerEntry("constraint", sentence, position, position)
     yield from (e for e in _named(text, position, backticks=False) if e.text not in head)
+
+
+def _prompt_text(message: Message) -> str:
+    return "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
 
 
 def _named(text: str, position: int, *, backticks: bool) -> Iterable[LedgerEntry]:
