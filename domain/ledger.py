@@ -49,6 +49,7 @@ from abridged.domain.ledger_extraction import (
     carried,
     error_lines,
     extract,
+    stated_rules,
     uncarried,
 )
 from abridged.domain.tokens import BLOCK_OVERHEAD, CountText, text_block_tokens
@@ -123,7 +124,9 @@ def bounded(
     return kept, tuple(e for i, e in enumerate(entries) if i in dropped)
 
 
-def _drop_order(entries: Sequence[LedgerEntry]) -> Callable[[int], tuple[int, int, int, int]]:
+def _drop_order(
+    entries: Sequence[LedgerEntry],
+) -> Callable[[int], tuple[int, int, int, int, int]]:
     """The key that orders `entries` (by index) from the first to drop to the last."""
     recent: set[int] = set()
     seen: dict[str, int] = {}
@@ -133,9 +136,11 @@ def _drop_order(entries: Sequence[LedgerEntry]) -> Callable[[int], tuple[int, in
             recent.add(i)
             seen[family] = seen.get(family, 0) + 1
 
-    def key(i: int) -> tuple[int, int, int, int]:
+    def key(i: int) -> tuple[int, int, int, int, int]:
         entry = entries[i]
-        return (i in recent, PRIORITY[entry.kind], entry.last_position, i)
+        # A rule the user stated stands until it is revoked; an ask is done with sooner.
+        rule = entry.kind == "constraint"
+        return (i in recent, PRIORITY[entry.kind], rule, entry.last_position, i)
 
     return key
 
@@ -279,10 +284,53 @@ def consolidate(
     if whole and whole_tokens <= room:
         return LedgerUpdate(tuple(entries), whole, whole_tokens)
     target = room - int(room * CONSOLIDATION_SLACK) if slack else room
-    kept, dropped = bounded(entries, max(target - BLOCK_OVERHEAD, 0), count)
+    limit = max(target - BLOCK_OVERHEAD, 0)
+    kept, dropped = bounded(entries, limit, count)
+    rules = rules_of_dropped(kept, dropped)
+    if rules:
+        # The rules of the requests dropped take their room before the other entries.
+        kept, dropped = bounded(entries, max(limit - _lines_tokens(rules, count), 0), count)
+        kept += _fitting(kept, rules_of_dropped(kept, dropped), limit, count)
     text = render_ledger(kept)
     tokens = text_block_tokens(text, count) if text else 0
     return LedgerUpdate(kept, text, tokens, dropped)
+
+
+def rules_of_dropped(
+    kept: Sequence[LedgerEntry], dropped: Sequence[LedgerEntry]
+) -> tuple[LedgerEntry, ...]:
+    """The rules stated in the requests `dropped` (`stated_rules`), as `constraint` entries
+    of the same messages, the latest requests' first, leaving out those `kept` or `dropped`
+    hold already: a prompt that set a rule ("never touch the migrations") is often the
+    oldest, and its ask is done long before its rule stops applying."""
+    known = {e.key for e in kept} | {e.key for e in dropped}
+    rules: list[LedgerEntry] = []
+    for request in sorted(dropped, key=lambda e: -e.last_position):
+        if request.kind != "request":
+            continue
+        for sentence in stated_rules(request.text):
+            rule = LedgerEntry(
+                "constraint", sentence, request.first_position, request.last_position
+            )
+            if rule.key not in known:
+                known.add(rule.key)
+                rules.append(rule)
+    return tuple(rules)
+
+
+def _lines_tokens(entries: Sequence[LedgerEntry], count: CountText) -> int:
+    """About what `entries` add to a rendering: their lines, and a section's title."""
+    return sum(count(render_line(e)) + 1 for e in entries) + count(SECTIONS[1][0]) + 2
+
+
+def _fitting(
+    kept: Sequence[LedgerEntry], more: Sequence[LedgerEntry], max_tokens: int, count: CountText
+) -> tuple[LedgerEntry, ...]:
+    """The first of `more` that fit beside `kept` in `max_tokens`, as rendered."""
+    added = list(more)
+    while added and count(render_ledger([*kept, *added])) > max_tokens:
+        added.pop()
+    return tuple(added)
 
 
 def changes(held: Sequence[LedgerEntry], update: LedgerUpdate) -> tuple[LedgerEntry, ...] | None:
