@@ -36,12 +36,20 @@ listed again; a consolidation shows the widened ranges.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
 from abridged.domain.framing import escape_framing, fenced
-from abridged.domain.ledger_entry import KINDS, PRIORITY, LedgerEntry, LedgerKind, merge
+from abridged.domain.ledger_entry import (
+    KINDS,
+    PRIORITY,
+    RECENT_PER_KIND,
+    LedgerEntry,
+    LedgerKind,
+    drop_order,
+    merge,
+)
 from abridged.domain.ledger_extraction import (
     ERROR_LINE,
     PATH_WORD,
@@ -51,6 +59,7 @@ from abridged.domain.ledger_extraction import (
     carried,
     error_lines,
     extract,
+    stated_rules,
     task_chars,
     uncarried,
 )
@@ -93,12 +102,6 @@ __all__ = [
 ]
 
 
-RECENT_PER_KIND = 6
-"""When the ledger must drop entries, the most recent this many of each kind (requests,
-files, commands, errors, ...) go last: whatever its priority, every kind keeps its latest
-facts, the ones an agent is most likely to need next."""
-
-
 def bounded(
     entries: Sequence[LedgerEntry], max_tokens: int, count: CountText
 ) -> tuple[tuple[LedgerEntry, ...], tuple[LedgerEntry, ...]]:
@@ -110,7 +113,7 @@ def bounded(
     then the rendering is counted and trimmed further, in the same order, until it fits."""
     if not entries:
         return (), ()
-    order = sorted(range(len(entries)), key=_drop_order(entries))
+    order = sorted(range(len(entries)), key=drop_order(entries))
     # A first pass by the lines' own counts (the section titles are left to the exact
     # check below, so this pass never drops more than it must).
     sizes = {i: count(render_line(entries[i])) + 1 for i in order}
@@ -127,27 +130,6 @@ def bounded(
         dropped.add(remaining.pop(0))
     kept = tuple(e for i, e in enumerate(entries) if i not in dropped)
     return kept, tuple(e for i, e in enumerate(entries) if i in dropped)
-
-
-def _drop_order(entries: Sequence[LedgerEntry]) -> Callable[[int], tuple[int, int, int, int]]:
-    """The key that orders `entries` (by index) from the first to drop to the last."""
-    recent: set[int] = set()
-    # The oldest request is the task: it goes with the latest facts, last.
-    requests = [i for i, e in enumerate(entries) if e.kind == "request"]
-    if requests:
-        recent.add(min(requests, key=lambda i: entries[i].first_position))
-    seen: dict[str, int] = {}
-    for i in sorted(range(len(entries)), key=lambda i: -entries[i].last_position):
-        family = entries[i].key[0]
-        if seen.get(family, 0) < RECENT_PER_KIND:
-            recent.add(i)
-            seen[family] = seen.get(family, 0) + 1
-
-    def key(i: int) -> tuple[int, int, int, int]:
-        entry = entries[i]
-        return (i in recent, PRIORITY[entry.kind], entry.last_position, i)
-
-    return key
 
 
 SECTIONS: tuple[tuple[str, tuple[LedgerKind, ...]], ...] = (
@@ -289,10 +271,53 @@ def consolidate(
     if whole and whole_tokens <= room:
         return LedgerUpdate(tuple(entries), whole, whole_tokens)
     target = room - int(room * CONSOLIDATION_SLACK) if slack else room
-    kept, dropped = bounded(entries, max(target - BLOCK_OVERHEAD, 0), count)
+    limit = max(target - BLOCK_OVERHEAD, 0)
+    kept, dropped = bounded(entries, limit, count)
+    rules = rules_of_dropped(kept, dropped)
+    if rules:
+        # The rules of the requests dropped take their room before the other entries.
+        kept, dropped = bounded(entries, max(limit - _lines_tokens(rules, count), 0), count)
+        kept += _fitting(kept, rules_of_dropped(kept, dropped), limit, count)
     text = render_ledger(kept)
     tokens = text_block_tokens(text, count) if text else 0
     return LedgerUpdate(kept, text, tokens, dropped)
+
+
+def rules_of_dropped(
+    kept: Sequence[LedgerEntry], dropped: Sequence[LedgerEntry]
+) -> tuple[LedgerEntry, ...]:
+    """The rules stated in the requests `dropped` (`stated_rules`), as `constraint` entries
+    of the same messages, the latest requests' first, leaving out those `kept` or `dropped`
+    hold already: a prompt that set a rule ("never touch the migrations") is often the
+    oldest, and its ask is done long before its rule stops applying."""
+    known = {e.key for e in kept} | {e.key for e in dropped}
+    rules: list[LedgerEntry] = []
+    for request in sorted(dropped, key=lambda e: -e.last_position):
+        if request.kind != "request":
+            continue
+        for sentence in stated_rules(request.text):
+            rule = LedgerEntry(
+                "constraint", sentence, request.first_position, request.last_position
+            )
+            if rule.key not in known:
+                known.add(rule.key)
+                rules.append(rule)
+    return tuple(rules)
+
+
+def _lines_tokens(entries: Sequence[LedgerEntry], count: CountText) -> int:
+    """About what `entries` add to a rendering: their lines, and a section's title."""
+    return sum(count(render_line(e)) + 1 for e in entries) + count(SECTIONS[1][0]) + 2
+
+
+def _fitting(
+    kept: Sequence[LedgerEntry], more: Sequence[LedgerEntry], max_tokens: int, count: CountText
+) -> tuple[LedgerEntry, ...]:
+    """The first of `more` that fit beside `kept` in `max_tokens`, as rendered."""
+    added = list(more)
+    while added and count(render_ledger([*kept, *added])) > max_tokens:
+        added.pop()
+    return tuple(added)
 
 
 def changes(held: Sequence[LedgerEntry], update: LedgerUpdate) -> tuple[LedgerEntry, ...] | None:

@@ -1,10 +1,10 @@
 """A fact of the facts ledger (`abridged.domain.ledger`): its kind, exact text, the messages it
-came from and, for a fact read from a tool's call or output, the tool's name; and how facts
-seen again merge."""
+came from and, for a fact read from a tool's call or output, the tool's name; how facts seen
+again merge, and in which order a short ledger drops them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
@@ -41,6 +41,11 @@ PRIORITY: Mapping[LedgerKind, int] = {
     "constraint": 4,
 }
 """Higher stays longer when the ledger's budget is short."""
+
+RECENT_PER_KIND = 6
+"""When the ledger must drop entries, the most recent this many of each kind (requests,
+files, commands, errors, ...) go last: whatever its priority, every kind keeps its latest
+facts, the ones an agent is most likely to need next."""
 
 
 @attrs.frozen
@@ -90,3 +95,29 @@ def outranks(kind: LedgerKind, other: LedgerKind) -> bool:
 
 def _rank(kind: LedgerKind) -> tuple[int, int]:
     return (PRIORITY[kind], 1 if kind in {"command-failed", "file-created"} else 0)
+
+
+def drop_order(
+    entries: Sequence[LedgerEntry],
+) -> Callable[[int], tuple[int, int, int, int, int]]:
+    """The key that orders `entries` (by index) from the first a short ledger drops to the
+    last (`abridged.domain.ledger.bounded`)."""
+    recent: set[int] = set()
+    # The oldest request is the task: it goes with the latest facts, last.
+    requests = [i for i, e in enumerate(entries) if e.kind == "request"]
+    if requests:
+        recent.add(min(requests, key=lambda i: entries[i].first_position))
+    seen: dict[str, int] = {}
+    for i in sorted(range(len(entries)), key=lambda i: -entries[i].last_position):
+        family = entries[i].key[0]
+        if seen.get(family, 0) < RECENT_PER_KIND:
+            recent.add(i)
+            seen[family] = seen.get(family, 0) + 1
+
+    def key(i: int) -> tuple[int, int, int, int, int]:
+        entry = entries[i]
+        # A rule the user stated stands until it is revoked; an ask is done with sooner.
+        rule = entry.kind == "constraint"
+        return (i in recent, PRIORITY[entry.kind], rule, entry.last_position, i)
+
+    return key

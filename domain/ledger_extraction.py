@@ -202,15 +202,25 @@ def _prompt_entries(message: Message, position: int, cap: int) -> Iterable[Ledge
     yield LedgerEntry("request", head, position, position)
     if len(text) <= cap:
         return
-    for part in SENTENCE_END.split(text):
-        sentence = part.strip()[:CONSTRAINT_CHARS]
-        if len(sentence) > 3 and sentence not in head and CONSTRAINT.search(sentence):
+    for sentence in stated_rules(text):
+        if sentence not in head:
             yield LedgerEntry("constraint", sentence, position, position)
     yield from (e for e in _named(text, position, backticks=False) if e.text not in head)
 
 
 def _prompt_text(message: Message) -> str:
     return "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
+
+
+def stated_rules(text: str) -> list[str]:
+    """The sentences of a prompt that state a rule or a decision (`CONSTRAINT`), each at
+    most `CONSTRAINT_CHARS` long, in order, each once."""
+    rules: list[str] = []
+    for part in SENTENCE_END.split(text):
+        sentence = part.strip()[:CONSTRAINT_CHARS]
+        if len(sentence) > 3 and sentence not in rules and CONSTRAINT.search(sentence):
+            rules.append(sentence)
+    return rules
 
 
 def _named(text: str, position: int, *, backticks: bool) -> Iterable[LedgerEntry]:

@@ -26,6 +26,8 @@ from abridged.domain.ledger import (
     LedgerUpdate,
     advance,
     bounded,
+    check_update,
+    consolidate,
     extract,
     merge,
     render_ledger,
@@ -188,14 +190,20 @@ def test_bounding_fits_loses_nothing_unsaid_keeps_priority_and_is_deterministic(
     assert not kept or COUNTER.count(render_ledger(kept)) <= budget
     assert sorted(map(repr, kept + dropped)) == sorted(map(repr, entries))
     assert (kept, dropped) == bounded(entries, budget, COUNTER.count)
-    # Every kind's latest facts go last; before them and among them, the lower priority
-    # and the older first.
+    # Every kind's latest facts go last; before them and among them, the lower priority,
+    # a request before a rule of the same priority, and the older first.
     recent = most_recent_of_each_kind(entries)
     for gone in dropped:
         for stays in kept:
-            assert (gone in recent, PRIORITY[gone.kind], gone.last_position) <= (
+            assert (
+                gone in recent,
+                PRIORITY[gone.kind],
+                gone.kind == "constraint",
+                gone.last_position,
+            ) <= (
                 stays in recent,
                 PRIORITY[stays.kind],
+                stays.kind == "constraint",
                 stays.last_position,
             )
 
@@ -218,6 +226,47 @@ def test_a_short_budget_keeps_the_latest_errors_before_older_requests() -> None:
     assert requests[1] in dropped
     assert requests[0] in kept
     assert set(requests[-RECENT_PER_KIND:]) <= set(kept)
+
+
+def test_a_rule_outlasts_the_requests_of_its_priority() -> None:
+    rule = LedgerEntry("constraint", "Never touch db/migrations.", 0, 0)
+    asks = tuple(
+        LedgerEntry("request", f"Task {k}: raise the limit in internal/proxy.go.", k, k)
+        for k in range(1, 3)
+    )
+    entries = (rule, *asks)
+
+    kept, dropped = bounded(entries, COUNTER.count(render_ledger((rule,))), COUNTER.count)
+
+    assert kept == (rule,)
+    assert dropped == asks
+
+
+def test_a_consolidation_that_drops_a_request_keeps_the_rules_it_stated() -> None:
+    # The session's task (the oldest request) is dropped last; the one after it states rules.
+    task = LedgerEntry("request", "Work the support queue.", 0, 0)
+    first = LedgerEntry(
+        "request",
+        "Rules for this shift: never refund more than 30000 JPY without escalating. "
+        "Customer 0 asks about order SK-1001.\n" + words(60),
+        1,
+        1,
+    )
+    later = tuple(
+        LedgerEntry("request", f"Customer {k} asks about order SK-{1000 + k}. {words(40)}", k, k)
+        for k in range(2, 3 + RECENT_PER_KIND)
+    )
+    room = COUNTER.count(render_ledger((task, *later))) + 80
+
+    update = consolidate((task, first, *later), room, COUNTER.count, slack=False)
+
+    assert first in update.dropped
+    assert task in update.entries
+    rule = "Rules for this shift: never refund more than 30000 JPY without escalating."
+    assert LedgerEntry("constraint", rule, 1, 1) in update.entries
+    assert rule in update.text
+    assert update.tokens <= room
+    check_update((first, *later), 1, update)
 
 
 def start(app: Sessions, window: int, **overrides: object) -> UUID:
