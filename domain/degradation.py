@@ -215,7 +215,9 @@ def shaped(
     answers = previous is not None and bool(message.tool_results)
     partner = previous.shown_tokens if previous is not None and answers else None
     cap = message_cap(limits, system_tokens, tools_tokens, calibration, partner, system_messages)
-    return plan_degradations(message, cap, count, shown_counts, truncations)
+    return plan_degradations(
+        message, cap, count, shown_counts, truncations, limits.settings.salient_chars
+    )
 
 
 def plan_degradations(
@@ -224,9 +226,12 @@ def plan_degradations(
     count: CountText,
     block_counts: Sequence[int],
     truncations: Sequence[Truncation] = (),
+    salient_chars: int = 0,
 ) -> tuple[tuple[Truncation, ...], tuple[int, ...]]:
     """Truncations that show `message` in at most about `cap` tokens, on top of
     `truncations` (tool outputs already cut); `block_counts` are the blocks' shown counts.
+    A text block cut keeps up to `salient_chars` (at most a third of what it shows) of its
+    middle's salient lines, as a tool output does.
 
     The reducible blocks share what the others leave (water-filling: small ones stay whole).
     Returns all truncations, by block, and the shown message's per-block counts."""
@@ -248,14 +253,21 @@ def plan_degradations(
         # The whole block's count (when nothing cut it yet) tells its density: the first
         # cut tried is then about the right size, and is counted once or twice, not five times.
         whole = counts[index] if index not in by_index else None
-        reduced = _reduce(message, index, max(allowed, MIN_BLOCK_TOKENS), count, whole)
+        reduced = _reduce(
+            message, index, max(allowed, MIN_BLOCK_TOKENS), count, whole, salient_chars
+        )
         if reduced is not None and reduced[1] < counts[index]:
             by_index[index], counts[index] = reduced
     return tuple(by_index[i] for i in sorted(by_index)), tuple(counts)
 
 
 def _reduce(
-    message: Message, index: int, allowed: int, count: CountText, whole: int | None = None
+    message: Message,
+    index: int,
+    allowed: int,
+    count: CountText,
+    whole: int | None = None,
+    salient_chars: int = 0,
 ) -> tuple[Truncation, int] | None:
     block = message.content[index]
 
@@ -275,7 +287,14 @@ def _reduce(
         placeholder = Truncation(index, 0, 0)
         return placeholder, tokens_of(placeholder)
     first = int(size * allowed / whole * DENSITY_MARGIN) if whole else allowed * 4
-    return _shrink(index, size, allowed, tokens_of, first)
+    salient = salient_chars if isinstance(block, TextBlock) and size <= SALIENT_TEXT_CHARS else 0
+    return _shrink(index, size, allowed, tokens_of, first, salient)
+
+
+SALIENT_TEXT_CHARS = 256_000
+"""A text block up to this long keeps salient lines when cut (a pasted log, a traceback). A
+longer one is cut to head and tail only: scanning its middle would cost about 10 ms a
+shrinking step for a megabyte, on the path of the request that brings it."""
 
 
 DENSITY_MARGIN = 0.97
@@ -284,14 +303,20 @@ varies along the text."""
 
 
 def _shrink(
-    index: int, size: int, allowed: int, tokens_of: Callable[[Truncation], int], first: int
+    index: int,
+    size: int,
+    allowed: int,
+    tokens_of: Callable[[Truncation], int],
+    first: int,
+    salient_chars: int = 0,
 ) -> tuple[Truncation, int]:
     # Token density varies along a text, so shrink until the shown block counts within budget:
     # by the density just counted when far over, by 15% at least.
     keep = max(min(size, first), 0)
     while True:
-        head = (keep * 2) // 3
-        truncation = Truncation(index, head, keep - head)
+        salient = max(0, min(salient_chars, keep // 3))
+        head = ((keep - salient) * 2) // 3
+        truncation = Truncation(index, head, keep - salient - head, salient)
         tokens = tokens_of(truncation)
         if tokens <= allowed or keep <= 0:
             return truncation, tokens

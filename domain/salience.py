@@ -107,13 +107,14 @@ def _may_name_a_test(line: str) -> bool:
     )
 
 
-def elided(cut_chars: int, kept: list[str]) -> str:
-    """The marker for a cut stretch of output, with the salient lines it keeps."""
+def elided(cut_chars: int, kept: list[str], what: str = "tool output") -> str:
+    """The marker for a cut stretch of output (or of `what` else), with the salient lines it
+    keeps."""
     if not kept:
-        return f"[… {cut_chars:,} characters of tool output truncated …]"
+        return f"[… {cut_chars:,} characters of {what} truncated …]"
     return "\n".join(
         [
-            f"[… {cut_chars:,} characters of tool output truncated; {len(kept)} salient "
+            f"[… {cut_chars:,} characters of {what} truncated; {len(kept)} salient "
             "line(s) of them kept: …]",
             *kept,
             "[… end of the salient lines …]",

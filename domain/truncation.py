@@ -51,8 +51,9 @@ class Truncation:
     head_chars: int
     tail_chars: int
     salient_chars: int = 0
-    """A tool output keeps at most this many characters of salient lines from its cut
-    middle (0 in events recorded before salient truncation, which show as they did)."""
+    """A tool output or a text block keeps at most this many characters of salient lines
+    from its cut middle (0 in events recorded before salient truncation, which show as they
+    did)."""
 
 
 def marker(cut_chars: int) -> str:
@@ -98,12 +99,26 @@ def remembered(cut: C) -> C:
 def truncate_text(text: str, head_chars: int, tail_chars: int, salient_chars: int = 0) -> str:
     """`text` as its head and tail, the marker keeping up to `salient_chars` of the cut
     middle's salient lines (remembered for large texts: `remembered`)."""
-    middle = salient_lines(text[head_chars : len(text) - tail_chars], salient_chars)
+    return _salient_cut(text, head_chars, tail_chars, salient_chars, "tool output")
+
+
+@remembered
+def truncate_message_text(
+    text: str, head_chars: int, tail_chars: int, salient_chars: int = 0
+) -> str:
+    """A message's text block as `truncate_text` shows a tool output: a log or a traceback
+    the user pasted keeps the lines that matter from its cut middle too."""
+    return _salient_cut(text, head_chars, tail_chars, salient_chars, "this message")
+
+
+def _salient_cut(text: str, head_chars: int, tail_chars: int, salient: int, what: str) -> str:
+    middle = salient_lines(text[head_chars : len(text) - tail_chars], salient)
     if not middle or len(text) - head_chars - tail_chars <= 0:
-        return _cut(text, head_chars, tail_chars, marker)
+        mark = marker if what == "tool output" else text_marker
+        return _cut(text, head_chars, tail_chars, mark)
     cut = len(text) - head_chars - tail_chars
     tail = text[len(text) - tail_chars :] if tail_chars else ""
-    return f"{text[:head_chars]}\n\n{elided(cut, middle)}\n\n{tail}"
+    return f"{text[:head_chars]}\n\n{elided(cut, middle, what)}\n\n{tail}"
 
 
 def _cut(text: str, head_chars: int, tail_chars: int, mark: Callable[[int], str]) -> str:
@@ -205,7 +220,9 @@ def _shown_block(block: Block, t: Truncation) -> Block:
             text = text.strip()
         return attrs.evolve(block, content=text)
     if isinstance(block, TextBlock):
-        return TextBlock(_cut(block.text, t.head_chars, t.tail_chars, text_marker))
+        return TextBlock(
+            truncate_message_text(block.text, t.head_chars, t.tail_chars, t.salient_chars)
+        )
     if isinstance(block, ToolUseBlock):
         shown_input = truncate_input(dict(block.input), t.head_chars, t.tail_chars)
         assert isinstance(shown_input, dict)
