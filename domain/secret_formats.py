@@ -146,11 +146,11 @@ SECRET_FORMATS: tuple[SecretPattern, ...] = (
     SecretPattern(
         "bearer-token",
         # An authorization header's credential, however short, with or without its scheme,
-        # written as a header, a `key=value`, or a pair in code: `("Authorization", "…")`.
-        r"(?i)(?:\b(?:proxy-)?authorization(?:\\?[\"'])?[ \t]*[:=]"
-        r"|(?:(?<=[(\[][\"'])|(?<=[(\[] [\"'])|(?<=[(\[]\\\")|(?<=[(\[] \\\"))"
-        r"authorization\\?[\"'][ \t]*,[ \t]*(?=\\?[\"']))"
-        r"[ \t]*(?:\\?[\"'])?(?:(?:bearer|basic|token|digest|negotiate|apikey|sso-key)[ \t]+)?"
+        # written as a header, a `key=value`, or a pair in code: `("Authorization", "…")`,
+        # its quotes escaped once or more where the text is JSON (inside JSON).
+        r"(?i)(?:\b(?:proxy-)?authorization(?:\\*[\"'])?[ \t]*[:=]"
+        r"|[(\[] ?\\*[\"']authorization\\*[\"'][ \t]*,[ \t]*(?=\\*[\"']))"
+        r"[ \t]*(?:\\*[\"'])?(?:(?:bearer|basic|token|digest|negotiate|apikey|sso-key)[ \t]+)?"
         r"(?!\[redacted |\S+[ \t]+\[redacted )((?:[^\s\"'`,;\\]|\\(?![\"'\\nrt])){6,})",
         1,
         hints=("authorization",),

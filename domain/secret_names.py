@@ -28,8 +28,16 @@ _VALUE = r"(?!\[redacted )" + _NOT_CODE + "(?=" + _CHAR + "*?[A-Za-z0-9])(" + _C
 # A value a sentence gives (`the password hunter2`, `password is Summer2024!`): a word with a
 # digit or a symbol in it, since `the password is wrong` gives none.
 _PROSE_VALUE = r"(?!\[redacted )(?=[^\s\"'`]*[0-9!@#$%^&*+=?~])" + _NOT_CODE + "(" + _CHAR + "{3,})"
-# A key's end and its separator: `password=`, `"password": "`, `\"password\": \"`.
-_QUOTE = r"(?:\\?[\"'])?"
+# Words that say what state a password is in, not what it is (`the password is wrong`).
+_PASSWORD_STATE = (
+    r"wrong|incorrect|correct|invalid|valid|required|optional|missing|empty|blank|expired"
+    r"|set|unset|not|too|being|still|now|also|the|a|an|in|on|at|of|for|from|stored|saved"
+    r"|hashed|encrypted|changed|reset|rotated|weak|strong|long|short|same|different|case"
+    r"|that|this|what|which|known|unknown|secret|hidden|mandatory|needed|used|ok|fine"
+)
+# A key's end and its separator: `password=`, `"password": "`, `\"password\": \"`, escaped
+# once or more (JSON text inside JSON).
+_QUOTE = r"(?:\\*[\"'])?"
 _IS = _QUOTE + r"\s*[:=]\s*" + _QUOTE
 
 _SECRET_NAME = r"[A-Z0-9_]*(?:SECRET|TOKEN(?!S)|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIALS?)"
@@ -93,7 +101,7 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         "password",
         # A key named only `pw`, or `pass` as a key is written (quoted, or `pass=`),
         # lowercase: `PASS: 12` is a test count, `see it pass: …` a sentence.
-        r"(?<![A-Za-z0-9_.\-])p(?:w|(?<=[\"']p)ass(?=\\?[\"'])|ass(?==))"
+        r"(?<![A-Za-z0-9_.\-])p(?:w|(?<=[\"']p)ass(?=\\*[\"'])|ass(?==))"
         + _IS
         + r"(?![0-9.]+\b)"
         + _VALUE,
@@ -120,8 +128,8 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         "secret",
         # A two-item tuple or list naming a secret then holding it, in code:
         # `("X-Api-Key", "…")`, `['password', '…']`; not a list of field names.
-        r"[(\[][ \t]*\\?[\"']" + _ENV_NAME + r"\\?[\"'][ \t]*,[ \t]*\\?[\"'](?!\[redacted )"
-        r"(?=[^\"'\s\\]*[0-9!@#$%^&*+=?~])([^\"'\n\\]{6,})\\?[\"'][ \t]*[)\]]",
+        r"[(\[][ \t]*\\*[\"']" + _ENV_NAME + r"\\*[\"'][ \t]*,[ \t]*\\*[\"'](?!\[redacted )"
+        r"(?=[^\"'\s\\]*[0-9!@#$%^&*+=?~])([^\"'\n\\]{6,})\\*[\"'][ \t]*[)\]]",
         1,
         hints=('",', "',"),
     ),
@@ -146,8 +154,18 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
     ),
     SecretPattern(
         "password",
-        # A sentence: `my password is …`, `the password …`, `pw …`.
-        r"(?i)\b(?:password|passwd|passphrase|pw)\b(?:\s+(?:is|was)\b)?\s+[\"'`]?" + _PROSE_VALUE,
+        # A sentence that says what the password is: `my password is sunshine`, any word but
+        # one that says what state it is in (`the password is wrong`, `… is required`).
+        r"(?i)\b(?:password|passwd|passphrase|pw)\s+(?:is|was)\s+[\"'`]?"
+        r"(?!(?:" + _PASSWORD_STATE + r")\b)" + _VALUE,
+        1,
+        hints=("passw", "passphrase", "pw"),
+    ),
+    SecretPattern(
+        "password",
+        # A sentence that names it without `is`: `the password hunter2 …`, `pw Summer24!`: a
+        # word with a digit or a symbol, since `the password field …` gives none.
+        r"(?i)\b(?:password|passwd|passphrase|pw)\b\s+[\"'`]?" + _PROSE_VALUE,
         1,
         hints=("passw", "passphrase", "pw"),
     ),
@@ -162,7 +180,7 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         "password",
         # `.pgpass`: `host:port:database:user:password`, in a text that names the file (the
         # shape alone is any colon-separated record's).
-        r"(?m)(?:^|(?<=[\s\"']))(?:\*|[A-Za-z0-9.\-]*[A-Za-z.][A-Za-z0-9.\-]*|\[[0-9A-Fa-f:]+\])"
+        r"(?m)(?:^|(?<=[\s\"'])|(?<=\\n))(?:\*|[A-Za-z0-9.\-]*[A-Za-z.][A-Za-z0-9.\-]*|\[[0-9A-Fa-f:]+\])"
         r":(?:[0-9]+|\*):[^\s:]+:[^\s:]*[A-Za-z*_][^\s:]*:(?!\[redacted )([^\s:\"']{3,})"
         r"(?=$|[\s\"'])",
         1,
@@ -171,9 +189,10 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
     SecretPattern(
         "secret",
         # An environment list's or a header list's pair, in JSON or YAML:
-        # `{"name": "DB_TOKEN", "value": "…"}`, `{"key": "Authorization", "value": "…"}`.
-        r'\\?"(?:name|key)\\?"\s*:\s*\\?"' + _ENV_NAME + r'\\?"\s*,\s*\\?"value\\?"\s*:\s*\\?"'
-        r'(?!\[redacted )([^"\\]{3,})\\?"',
+        # `{"name": "DB_TOKEN", "value": "…"}`, `{"key": "Authorization", "value": "…"}`, its
+        # quotes escaped once or more in JSON text.
+        r'\\*"(?:name|key)\\*"\s*:\s*\\*"' + _ENV_NAME + r'\\*"\s*,\s*\\*"value\\*"\s*:\s*\\*"'
+        r'(?!\[redacted )([^"\\]{3,})\\*"',
         1,
         hints=("value",),
     ),

@@ -284,6 +284,11 @@ LEAKS: tuple[Leak, ...] = (
         "hunter2" + fake(ALNUM, 4, 92),
     ),
     _leak("password is", "My password is {s} btw", "Summer" + fake(string.digits, 4, 93) + "!"),
+    _leak(
+        "password is a plain word",
+        "fyi the wifi password is {s}, ask Sam for the guest one",
+        fake(string.ascii_lowercase, 9, 97),
+    ),
     _leak("pw colon in prose", "creds for the box: pw: {s}", "x" + fake(ALNUM, 9, 94)),
     _leak(
         "password flag equals", "./manage.py createsuperuser --password={s}", fake(ALNUM, 12, 95)
