@@ -46,6 +46,7 @@ from abridged.adapters.http.wire import (
     SESSION_HEADER,
     TOKEN_HEADER,
     check_messages_request,
+    check_sendable,
     json_body,
     outgoing,
     response_headers,
@@ -114,8 +115,10 @@ class MessagesProxy:
     async def messages(self, request: Request) -> Response:
         try:
             tenant = self._tenant(request)
+            headers = upstream_headers(request.headers)
             body = await json_body(request, self.config.max_body_bytes)
             check_messages_request(body)
+            check_sendable(body, skip="messages")  # the messages: as they are parsed
             name = session_name(request.headers, body)
             ready = await anyio.to_thread.run_sync(self._prepare, tenant, name, body)
         except ApiError as refused:
@@ -128,21 +131,23 @@ class MessagesProxy:
             self.metrics.add("abridged.serve.refused", attributes={"type": "api_error"})
             return error_response(500, "api_error", "abridged: the request failed; try again")
         self.metrics.add("abridged.serve.requests", attributes={"path": "messages"})
-        return await self._forward(request, ready)
+        return await self._forward(headers, ready)
 
     async def count_tokens(self, request: Request) -> Response:
         """Forwarded as the client sent it: a count stores nothing."""
         try:
             self._tenant(request)
+            headers = upstream_headers(request.headers)
             body = await json_body(request, self.config.max_body_bytes)
+            check_sendable(body)
         except ApiError as refused:
             return error_response(refused.status, refused.kind, refused.message)
         self.metrics.add("abridged.serve.requests", attributes={"path": "count_tokens"})
         try:
             answer = await self.upstream.post(
                 "/v1/messages/count_tokens",
-                content=json.dumps(body).encode(),
-                headers=upstream_headers(request.headers),
+                content=json.dumps(body, ensure_ascii=False).encode(),
+                headers=headers,
             )
         except httpx2.TimeoutException:
             return error_response(504, "timeout_error", "abridged: the upstream did not answer")
@@ -273,11 +278,12 @@ class MessagesProxy:
 
     # The upstream.
 
-    async def _forward(self, request: Request, ready: Prepared) -> Response:
-        headers = upstream_headers(request.headers)
+    async def _forward(self, headers: dict[str, str], ready: Prepared) -> Response:
         content = json.dumps(ready.body, ensure_ascii=False).encode()
-        sent = self.upstream.build_request("POST", "/v1/messages", content=content, headers=headers)
         try:
+            sent = self.upstream.build_request(
+                "POST", "/v1/messages", content=content, headers=headers
+            )
             answer = await self.upstream.send(sent, stream=True)
         except httpx2.TimeoutException:
             self.metrics.add("abridged.serve.upstream_errors", attributes={"type": "timeout"})
