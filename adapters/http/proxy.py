@@ -40,7 +40,7 @@ from abridged.adapters.http.history import (
 )
 from abridged.adapters.http.locks import RequestLocks
 from abridged.adapters.http.metrics import ServeMetrics
-from abridged.adapters.http.sse import ReplyAccumulator
+from abridged.adapters.http.sse import BROKEN_OFF, ReplyAccumulator, complete_events
 from abridged.adapters.http.wire import (
     MAX_NAME_LENGTH,
     SESSION_HEADER,
@@ -312,13 +312,24 @@ class MessagesProxy:
 
     async def _relay(self, answer: httpx2.Response, ready: Prepared) -> AsyncIterator[bytes]:
         accumulator = ReplyAccumulator()
+        pending = b""
         try:
             async for chunk in answer.aiter_bytes():
                 accumulator.feed(chunk)
-                yield chunk
+                pending += chunk
+                if whole := complete_events(pending):
+                    yield pending[:whole]
+                    pending = pending[whole:]
         except httpx2.HTTPError:
             self.metrics.add("abridged.serve.upstream_errors", attributes={"type": "stream"})
-            return  # the client sees the stream end early, as it would from the API
+        if not accumulator.ended:
+            # Passed on as it broke, the stream would end cleanly here (the proxy closes its
+            # own response properly) and the client would keep half a reply as a whole one,
+            # and send it back as such: it is told instead, as the API tells it.
+            yield BROKEN_OFF
+            return
+        if pending:
+            yield pending
         reply = accumulator.message
         if reply is not None:
             await anyio.to_thread.run_sync(self._record, ready, reply)

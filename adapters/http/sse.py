@@ -5,6 +5,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
+BROKEN_OFF = (
+    b"event: error\n"
+    b'data: {"type": "error", "error": {"type": "api_error", '
+    b'"message": "abridged: the upstream stream broke off before message_stop"}}\n\n'
+)
+"""What the proxy adds to a stream that ended without saying how: the SDKs raise on an
+`error` event, where a stream that merely stops would be taken as a whole, shorter reply."""
+
+
+def complete_events(data: bytes) -> int:
+    """How many bytes of `data` are whole events (up to the last blank line): the proxy
+    passes events on whole, so that an `error` event it adds never follows half of one."""
+    ends = [(data.rfind(b"\n\n"), 2), (data.rfind(b"\r\n\r\n"), 4)]
+    return max((at + size for at, size in ends if at >= 0), default=0)
+
 
 class ReplyAccumulator:
     """Builds the reply message from the server-sent events of `POST /v1/messages` with
@@ -17,10 +32,16 @@ class ReplyAccumulator:
         self._partial: dict[int, str] = {}
         self._done = False
         self._broken = False
+        self._errored = False
 
     @property
     def message(self) -> dict[str, Any] | None:
         return self._message if self._done and not self._broken else None
+
+    @property
+    def ended(self) -> bool:
+        """Whether the stream said how it ended: `message_stop`, or an `error` event."""
+        return self._done or self._errored
 
     def feed(self, chunk: bytes) -> None:
         """Reads the complete events in `chunk` (with what earlier chunks left over)."""
@@ -66,7 +87,7 @@ class ReplyAccumulator:
         elif kind == "message_stop":
             self._done = True
         elif kind == "error":
-            self._broken = True
+            self._broken = self._errored = True
         # "ping" and event types added later carry nothing the reply is made of.
 
     def _delta(self, index: int, delta: dict[str, Any]) -> None:
