@@ -81,13 +81,18 @@ def chain(digests: Sequence[str]) -> str:
     return hashlib.sha256("".join(digests).encode()).hexdigest()
 
 
-def root_id(tenant: str, name: str) -> UUID:
-    """The id of the session a name starts with: a UUID name is taken as it is, any other
-    name is mapped to an id in the tenant's namespace."""
+def named_id(name: str) -> UUID | None:
+    """The session id a name is, when it is one (a session of the tenant's to carry on)."""
     try:
         return UUID(name)
     except ValueError:
-        return uuid5(NAMESPACE, f"{tenant}\n{name}")
+        return None
+
+
+def root_id(tenant: str, name: str) -> UUID:
+    """The id of the session a name starts with: a UUID name is taken as it is, any other
+    name is mapped to an id in the tenant's namespace."""
+    return named_id(name) or uuid5(NAMESPACE, f"{tenant}\n{name}")
 
 
 def branch_id(parent: UUID, diverged_at: str) -> UUID:

@@ -10,7 +10,6 @@ reply with its usage. Nothing of the client's credentials is stored or logged.
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 import re
@@ -27,13 +26,14 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from abridged.adapters.http.config import ServeConfig
+from abridged.adapters.http.config import ServeConfig, tenant_of
 from abridged.adapters.http.errors import ApiError, error_response, from_session_error
 from abridged.adapters.http.history import (
     ClientHistory,
     Parser,
     Route,
     StoredDigests,
+    named_id,
     root_id,
     route,
     stripped,
@@ -160,11 +160,14 @@ class MessagesProxy:
     def _tenant(self, request: Request) -> str:
         if not self.config.tokens:
             return DEFAULT_TENANT
-        given = request.headers.get(TOKEN_HEADER, "")
-        for token, tenant in self.config.tokens.items():
-            if given and hmac.compare_digest(given.encode(), token.encode()):
-                return tenant
-        raise ApiError(401, "authentication_error", f"abridged: a valid {TOKEN_HEADER} is needed")
+        given = request.headers.getlist(TOKEN_HEADER)
+        # Sent twice, a token could be read one way here and another by a gateway in front.
+        tenant = tenant_of(given[0], self.config.tokens) if len(given) == 1 else None
+        if tenant is None:
+            raise ApiError(
+                401, "authentication_error", f"abridged: one valid {TOKEN_HEADER} is needed"
+            )
+        return tenant
 
     def _prepare(self, tenant: str, name: str, body: dict[str, Any]) -> Prepared:
         """Appends what is new to the session (or a branch) and prepares its request."""
@@ -182,6 +185,10 @@ class MessagesProxy:
                     found = route(self.stored, root, history, {TENANT_KEY: tenant})
                 except UnknownSessionError as error:
                     raise from_session_error(error) from None
+                if not found.exists and found.session_id == named_id(name):
+                    # An id names a session that exists: a client never picks the id of a
+                    # new one (another tenant's names map to ids anyone can compute).
+                    raise from_session_error(UnknownSessionError(f"no session {root}"))
                 if found.session_id == guess:
                     try:
                         prepared = self._append_and_prepare(tenant, name, body, history, found)
