@@ -83,7 +83,9 @@ def create_app(config: ServeConfig, sessions: Sessions | None = None) -> FastAPI
         """This worker's counters, in the Prometheus text format."""
         return PlainTextResponse(metrics.text())
 
-    app.include_router(sessions_router(service))
+    # The limit is checked before the body is read, and before the bearer token: FastAPI
+    # reads a route's JSON body before it runs its dependencies.
+    app.include_router(sessions_router(service), max_body_size=config.max_body_bytes)
     return app
 
 

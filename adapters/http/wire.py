@@ -26,6 +26,7 @@ _DROPPED_REQUEST_HEADERS = frozenset(
     {
         "host",
         "content-length",
+        "content-encoding",
         "transfer-encoding",
         "connection",
         "keep-alive",
@@ -47,6 +48,13 @@ async def json_body(request: Request, limit: int) -> dict[str, Any]:
     """The request's body as a JSON object: 413 over `limit` bytes (before reading it all,
     when the client declared its length), 400 for anything but a JSON object in UTF-8 (NaN
     and Infinity are not JSON, and could not be sent on)."""
+    media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media_type != "application/json":
+        # What a web page may send anywhere without asking first (text/plain, a form): a
+        # proxy on loopback with no tokens must not take it.
+        raise ApiError(400, "invalid_request_error", "content-type must be application/json")
+    if request.headers.get("content-encoding", "identity").strip().lower() != "identity":
+        raise ApiError(400, "invalid_request_error", "a compressed request body is not accepted")
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise ApiError(413, "request_too_large", f"the request is over {limit} bytes")
