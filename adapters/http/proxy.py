@@ -27,7 +27,13 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from abridged.adapters.http.config import ServeConfig, tenant_of
-from abridged.adapters.http.errors import ApiError, error_response, from_session_error
+from abridged.adapters.http.errors import (
+    ApiError,
+    error_response,
+    from_session_error,
+    is_count,
+    upstream_answer,
+)
 from abridged.adapters.http.history import (
     ClientHistory,
     Parser,
@@ -76,6 +82,13 @@ ROUTES_KEPT = 4_096
 PROMPT_TOO_LONG = re.compile(
     r"prompt is too long:\s*(?P<tokens>\d+)\s*tokens\s*>\s*(?P<maximum>\d+)\s*maximum", re.I
 )
+
+
+def unreachable(error: Exception) -> Response:
+    """502: the client is told the upstream could not be reached, the log says why (never
+    the upstream's address, which may carry a gateway's credentials)."""
+    logger.warning("the upstream could not be reached: %s", type(error).__name__)
+    return error_response(502, "api_error", "abridged: the upstream could not be reached")
 
 
 @attrs.frozen
@@ -152,8 +165,10 @@ class MessagesProxy:
         except httpx2.TimeoutException:
             return error_response(504, "timeout_error", "abridged: the upstream did not answer")
         except httpx2.HTTPError as error:
-            return error_response(502, "api_error", f"abridged: upstream unreachable: {error}")
-        return Response(answer.content, answer.status_code, response_headers(answer.headers))
+            return unreachable(error)
+        status, payload, _ = upstream_answer(answer.status_code, answer.content, is_count)
+        headers = response_headers(answer.headers) | {"content-type": "application/json"}
+        return Response(payload, status, headers)
 
     # Before the upstream.
 
@@ -297,7 +312,7 @@ class MessagesProxy:
             return error_response(504, "timeout_error", "abridged: the upstream did not answer")
         except httpx2.HTTPError as error:
             self.metrics.add("abridged.serve.upstream_errors", attributes={"type": "connection"})
-            return error_response(502, "api_error", f"abridged: upstream unreachable: {error}")
+            return unreachable(error)
         reply_headers = response_headers(answer.headers)
         reply_headers[SESSION_HEADER] = str(ready.session_id)
         streamed = answer.headers.get("content-type", "").startswith("text/event-stream")
@@ -308,8 +323,10 @@ class MessagesProxy:
                 await answer.aclose()
                 return error_response(502, "api_error", "abridged: the upstream's answer broke off")
             await answer.aclose()
-            await anyio.to_thread.run_sync(self._learn, ready, answer.status_code, payload)
-            return Response(payload, answer.status_code, reply_headers)
+            status, payload, parsed = upstream_answer(answer.status_code, payload)
+            reply_headers["content-type"] = "application/json"
+            await anyio.to_thread.run_sync(self._learn, ready, status, parsed)
+            return Response(payload, status, reply_headers)
         return StreamingResponse(
             self._relay(answer, ready),
             status_code=200,
@@ -341,12 +358,8 @@ class MessagesProxy:
         if reply is not None:
             await anyio.to_thread.run_sync(self._record, ready, reply)
 
-    def _learn(self, ready: Prepared, status: int, payload: bytes) -> None:
+    def _learn(self, ready: Prepared, status: int, answer: Any) -> None:
         """Records a reply, or what an error teaches (an overflow compacts the session)."""
-        try:
-            answer = json.loads(payload)
-        except ValueError:
-            return
         if status == 200 and isinstance(answer, dict) and answer.get("type") == "message":
             self._record(ready, answer)
             return
