@@ -30,14 +30,13 @@ class ApiError(Exception):
 
 
 def error_response(status: int, kind: str, message: str) -> JSONResponse:
-    """`{"type": "error", "error": {"type": kind, "message": ...}, "request_id": ...}`."""
+    """`{"type": "error", "error": {"type": kind, "message": ...}, "request_id": ...}`, the
+    id also in a `request-id` header, where the SDKs read it from."""
+    request_id = f"req_abridged_{uuid4().hex[:24]}"
     return JSONResponse(
-        {
-            "type": "error",
-            "error": {"type": kind, "message": message},
-            "request_id": f"req_abridged_{uuid4().hex[:24]}",
-        },
+        {"type": "error", "error": {"type": kind, "message": message}, "request_id": request_id},
         status_code=status,
+        headers={"request-id": request_id},
     )
 
 
@@ -76,7 +75,10 @@ def is_count(answer: Any) -> bool:
 
 
 def upstream_answer(
-    status: int, payload: bytes, is_reply: Callable[[Any], bool] = is_message
+    status: int,
+    payload: bytes,
+    is_reply: Callable[[Any], bool] = is_message,
+    request_id: str | None = None,
 ) -> tuple[int, bytes, Any]:
     """The status and body the client gets for the upstream's whole (not streamed) answer,
     and its JSON: the answer itself when it is a reply (200) or an API error; else, an
@@ -96,5 +98,7 @@ def upstream_answer(
     else:
         text = f"abridged: the upstream answered {status} without an API error"
     error_type = KINDS_BY_STATUS.get(status, "api_error")
-    error = {"type": "error", "error": {"type": error_type, "message": text}}
+    error: dict[str, Any] = {"type": "error", "error": {"type": error_type, "message": text}}
+    if request_id:
+        error["request_id"] = request_id  # the upstream's: the one its operator can look up
     return status, json.dumps(error).encode(), error

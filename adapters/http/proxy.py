@@ -166,7 +166,9 @@ class MessagesProxy:
             return error_response(504, "timeout_error", "abridged: the upstream did not answer")
         except httpx2.HTTPError as error:
             return unreachable(error)
-        status, payload, _ = upstream_answer(answer.status_code, answer.content, is_count)
+        status, payload, _ = upstream_answer(
+            answer.status_code, answer.content, is_count, answer.headers.get("request-id")
+        )
         headers = response_headers(answer.headers) | {"content-type": "application/json"}
         return Response(payload, status, headers)
 
@@ -323,7 +325,9 @@ class MessagesProxy:
                 await answer.aclose()
                 return error_response(502, "api_error", "abridged: the upstream's answer broke off")
             await answer.aclose()
-            status, payload, parsed = upstream_answer(answer.status_code, payload)
+            status, payload, parsed = upstream_answer(
+                answer.status_code, payload, request_id=answer.headers.get("request-id")
+            )
             reply_headers["content-type"] = "application/json"
             await anyio.to_thread.run_sync(self._learn, ready, status, parsed)
             return Response(payload, status, reply_headers)

@@ -68,6 +68,7 @@ def test_an_answer_not_in_the_apis_shape_reaches_the_client_in_it(
     assert error["type"] == "error"
     assert error["error"]["type"] == kind
     assert got.headers["request-id"].startswith("req_fake")  # the upstream's, to report
+    assert error["request_id"] == got.headers["request-id"]
     assert recorded_roles(store) == ["user"]
 
 
@@ -100,3 +101,14 @@ def test_a_count_that_is_not_the_apis_shape_reaches_the_client_in_it(
         ).json()["input_tokens"]
         > 0
     )
+
+
+def test_the_proxys_own_errors_carry_a_request_id_as_the_apis_do(
+    client: anthropic.Anthropic, fake_anthropic: FakeAnthropic
+) -> None:
+    fake_anthropic.enqueue(fake.slow(fake.message(), 3.0))  # the proxy waits 2 s
+    with pytest.raises(anthropic.APIStatusError) as raised:
+        client.messages.create(**BODY)  # type: ignore[call-overload]
+    assert raised.value.status_code == 504
+    assert raised.value.request_id is not None
+    assert raised.value.request_id == raised.value.body["request_id"]  # type: ignore[index]
