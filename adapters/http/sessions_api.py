@@ -9,6 +9,7 @@ The schema is at `/openapi.json` (and browsable at `/docs`).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 from uuid import UUID
@@ -32,6 +33,7 @@ from abridged.domain.errors import (
 )
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 
 class StartSession(BaseModel):
@@ -131,7 +133,9 @@ def sessions_router(sessions: Sessions) -> APIRouter:  # noqa: PLR0915
         except ConcurrentWriteError as error:
             raise HTTPException(409, str(error)) from None
         except StoreError as error:
-            raise HTTPException(503, str(error)) from None
+            # The store's host and user are the operator's to read, not a tenant's.
+            logger.warning("sessions API: %s", error)
+            raise HTTPException(503, "the session store failed; try again") from None
         except SessionError as error:
             raise HTTPException(422, f"{type(error).__name__}: {error}") from None
 

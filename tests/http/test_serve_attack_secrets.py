@@ -85,3 +85,23 @@ def test_the_startup_line_hides_the_upstreams_credentials(monkeypatch: pytest.Mo
     assert result.exit_code == 0, result.output
     assert "gateway.internal:8443/anthropic" in result.output
     assert "SECRET" not in result.output
+
+
+def test_a_failing_store_is_logged_not_described_to_clients(
+    secured: str, store: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from abridged.domain.errors import StoreError
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        raise StoreError(
+            'the session store failed: connection to server at "db.internal" (10.1.2.3), '
+            'port 5432 failed: FATAL: password authentication failed for user "abridged"'
+        )
+
+    monkeypatch.setattr(store, "list_sessions", failing)
+    health = httpx2.get(f"{secured}/healthz")
+    listed = httpx2.get(f"{secured}/v1/sessions", headers={"authorization": f"Bearer {TOKEN_A}"})
+    assert (health.status_code, listed.status_code) == (503, 503)
+    for answer in (health, listed):
+        assert "db.internal" not in answer.text
+        assert "10.1.2.3" not in answer.text
