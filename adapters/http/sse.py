@@ -33,6 +33,7 @@ class ReplyAccumulator:
         self._done = False
         self._broken = False
         self._errored = False
+        self._stopped = False
 
     @property
     def message(self) -> dict[str, Any] | None:
@@ -41,25 +42,25 @@ class ReplyAccumulator:
     @property
     def ended(self) -> bool:
         """Whether the stream said how it ended: `message_stop`, or an `error` event."""
-        return self._done or self._errored
+        return self._done or self._stopped or self._errored
 
     def feed(self, chunk: bytes) -> None:
-        """Reads the complete events in `chunk` (with what earlier chunks left over)."""
-        if self._broken:
-            return
+        """Reads the complete events in `chunk` (with what earlier chunks left over). Once
+        the reply cannot be built, the events are still read for how the stream ends."""
         self._buffer += chunk.replace(b"\r\n", b"\n")
         while b"\n\n" in self._buffer:
             raw, self._buffer = self._buffer.split(b"\n\n", 1)
-            data = b"\n".join(
-                line[5:].lstrip(b" ") for line in raw.split(b"\n") if line.startswith(b"data:")
-            )
-            if not data:
+            lines = raw.split(b"\n")
+            name = next((line[6:].strip() for line in lines if line.startswith(b"event:")), b"")
+            self._stopped = self._stopped or name == b"message_stop"
+            self._errored = self._errored or name == b"error"
+            data = b"\n".join(line[5:].lstrip(b" ") for line in lines if line.startswith(b"data:"))
+            if self._broken or not data:
                 continue
             try:
                 self._event(json.loads(data))
             except (ValueError, KeyError, TypeError, IndexError):
                 self._broken = True
-                return
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event["type"]
