@@ -121,7 +121,8 @@ def serve(
     )
     os.environ[CONFIG_VARIABLE] = config.to_env()
     click.echo(
-        f"abridged serve on http://{host}:{port} -> {upstream} ({workers} worker(s))", err=True
+        f"abridged serve on http://{host}:{port} -> {_shown_url(upstream)} ({workers} worker(s))",
+        err=True,
     )
     options: dict[str, Any] = {
         "factory": True,
@@ -150,6 +151,17 @@ def tcp_socket(sock: socket.socket) -> socket.socket:
     if sock.family not in (socket.AF_INET, socket.AF_INET6):
         return sock
     return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
+
+
+def _shown_url(url: str) -> str:
+    """`url` without the user and password a gateway's address may carry."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"***@{host}"))
 
 
 def _overrides(items: tuple[str, ...]) -> dict[str, Any]:

@@ -3,6 +3,7 @@ and metrics, over one `Sessions` service per worker process."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -20,6 +21,8 @@ from abridged.adapters.http.proxy import MessagesProxy
 from abridged.adapters.http.sessions_api import sessions_router
 from abridged.application.service import Sessions
 from abridged.domain.errors import SessionError
+
+logger = logging.getLogger(__name__)
 
 WORKER_THREADS = 64
 """Threads a worker runs store work and token counting on (the event loop never blocks)."""
@@ -75,7 +78,9 @@ def create_app(config: ServeConfig, sessions: Sessions | None = None) -> FastAPI
         try:
             await anyio.to_thread.run_sync(lambda: service.list_sessions(limit=1))
         except SessionError as error:
-            return JSONResponse({"status": "unavailable", "error": str(error)}, 503)
+            # Unauthenticated: the store's host and user are the log's, not the caller's.
+            logger.warning("health check: %s", error)
+            return JSONResponse({"status": "unavailable"}, 503)
         return JSONResponse({"status": "ok"})
 
     @app.get("/metrics", tags=["operations"])
@@ -83,7 +88,9 @@ def create_app(config: ServeConfig, sessions: Sessions | None = None) -> FastAPI
         """This worker's counters, in the Prometheus text format."""
         return PlainTextResponse(metrics.text())
 
-    app.include_router(sessions_router(service))
+    # The limit is checked before the body is read, and before the bearer token: FastAPI
+    # reads a route's JSON body before it runs its dependencies.
+    app.include_router(sessions_router(service), max_body_size=config.max_body_bytes)
     return app
 
 

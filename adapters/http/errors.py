@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from typing import Any
 from uuid import uuid4
 
 from starlette.responses import JSONResponse
@@ -27,14 +30,13 @@ class ApiError(Exception):
 
 
 def error_response(status: int, kind: str, message: str) -> JSONResponse:
-    """`{"type": "error", "error": {"type": kind, "message": ...}, "request_id": ...}`."""
+    """`{"type": "error", "error": {"type": kind, "message": ...}, "request_id": ...}`, the
+    id also in a `request-id` header, where the SDKs read it from."""
+    request_id = f"req_abridged_{uuid4().hex[:24]}"
     return JSONResponse(
-        {
-            "type": "error",
-            "error": {"type": kind, "message": message},
-            "request_id": f"req_abridged_{uuid4().hex[:24]}",
-        },
+        {"type": "error", "error": {"type": kind, "message": message}, "request_id": request_id},
         status_code=status,
+        headers={"request-id": request_id},
     )
 
 
@@ -50,3 +52,53 @@ def from_session_error(error: SessionError) -> ApiError:
     if isinstance(error, ContextTooSmallError | ContextOverflowError):
         return ApiError(400, "invalid_request_error", f"prompt is too long (abridged): {error}")
     return ApiError(400, "invalid_request_error", f"abridged: {error}")
+
+
+KINDS_BY_STATUS = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+
+
+def is_message(answer: Any) -> bool:
+    return isinstance(answer, dict) and answer.get("type") == "message"
+
+
+def is_count(answer: Any) -> bool:
+    return isinstance(answer, dict) and isinstance(answer.get("input_tokens"), int)
+
+
+def upstream_answer(
+    status: int,
+    payload: bytes,
+    is_reply: Callable[[Any], bool] = is_message,
+    request_id: str | None = None,
+) -> tuple[int, bytes, Any]:
+    """The status and body the client gets for the upstream's whole (not streamed) answer,
+    and its JSON: the answer itself when it is a reply (200) or an API error; else, an
+    API error of the kind the status says (a 200 that is no reply: 502 `api_error`). A
+    gateway's HTML page or a body cut short would otherwise reach an SDK that cannot read
+    it; it is not quoted (what a gateway writes is no business of the client's)."""
+    try:
+        answer = json.loads(payload)
+    except ValueError:
+        answer = None
+    if status == 200 and is_reply(answer):
+        return status, payload, answer
+    if status != 200 and isinstance(answer, dict) and isinstance(answer.get("error"), dict):
+        return status, payload, answer
+    if status == 200:
+        status, text = 502, "abridged: the upstream's answer was not one of the API's"
+    else:
+        text = f"abridged: the upstream answered {status} without an API error"
+    error_type = KINDS_BY_STATUS.get(status, "api_error")
+    error: dict[str, Any] = {"type": "error", "error": {"type": error_type, "message": text}}
+    if request_id:
+        error["request_id"] = request_id  # the upstream's: the one its operator can look up
+    return status, json.dumps(error).encode(), error

@@ -24,7 +24,7 @@ import attrs
 from abridged.application.inputs import PLAIN_DEPTH, as_message
 from abridged.application.service import Sessions
 from abridged.application.transcodings import ByIdentity, message_json
-from abridged.domain.errors import UnknownSessionError
+from abridged.domain.errors import UnencodableContentError, UnknownSessionError
 from abridged.domain.events import MessageAppended, Started
 from abridged.domain.messages import Message
 from abridged.domain.session import Session
@@ -81,13 +81,18 @@ def chain(digests: Sequence[str]) -> str:
     return hashlib.sha256("".join(digests).encode()).hexdigest()
 
 
-def root_id(tenant: str, name: str) -> UUID:
-    """The id of the session a name starts with: a UUID name is taken as it is, any other
-    name is mapped to an id in the tenant's namespace."""
+def named_id(name: str) -> UUID | None:
+    """The session id a name is, when it is one (a session of the tenant's to carry on)."""
     try:
         return UUID(name)
     except ValueError:
-        return uuid5(NAMESPACE, f"{tenant}\n{name}")
+        return None
+
+
+def root_id(tenant: str, name: str) -> UUID:
+    """The id of the session a name starts with: a UUID name is taken as it is, any other
+    name is mapped to an id in the tenant's namespace."""
+    return named_id(name) or uuid5(NAMESPACE, f"{tenant}\n{name}")
 
 
 def branch_id(parent: UUID, diverged_at: str) -> UUID:
@@ -124,13 +129,17 @@ class Parser:
     def parse(self, messages: Sequence[Any]) -> ClientHistory:
         parsed: list[Message] = []
         digests: list[str] = []
-        for raw in messages:
-            fingerprint = raw_fingerprint(raw)
-            if fingerprint is None:  # nested too deep to be a message: `as_message` says so
-                message = as_message(stripped(raw))
-                parsed.append(message)
-                digests.append(message_digest(message))
-                continue
+        for index, raw in enumerate(messages):
+            try:
+                fingerprint = raw_fingerprint(raw)
+            except UnicodeEncodeError:
+                raise UnencodableContentError(
+                    f"message {index} holds a lone surrogate (U+D800 to U+DFFF), which is not UTF-8"
+                ) from None
+            if fingerprint is None:
+                raise UnencodableContentError(
+                    f"message {index} is nested more than {PLAIN_DEPTH} levels deep"
+                )
             key, size = fingerprint
             with self._lock:
                 hit = self._cache.get(key)
@@ -164,7 +173,7 @@ def _feed(digest: Any, value: Any, depth: int) -> int | None:
     if depth > PLAIN_DEPTH:
         return None
     if isinstance(value, str):
-        data = value.encode("utf-8", "surrogatepass")
+        data = value.encode("utf-8")  # a lone surrogate: `UnicodeEncodeError`
         digest.update(b"s%d:" % len(data))
         digest.update(data)
         return len(data)

@@ -10,7 +10,6 @@ reply with its usage. Nothing of the client's credentials is stored or logged.
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 import re
@@ -27,25 +26,33 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from abridged.adapters.http.config import ServeConfig
-from abridged.adapters.http.errors import ApiError, error_response, from_session_error
+from abridged.adapters.http.config import ServeConfig, tenant_of
+from abridged.adapters.http.errors import (
+    ApiError,
+    error_response,
+    from_session_error,
+    is_count,
+    upstream_answer,
+)
 from abridged.adapters.http.history import (
     ClientHistory,
     Parser,
     Route,
     StoredDigests,
+    named_id,
     root_id,
     route,
     stripped,
 )
 from abridged.adapters.http.locks import RequestLocks
 from abridged.adapters.http.metrics import ServeMetrics
-from abridged.adapters.http.sse import ReplyAccumulator
+from abridged.adapters.http.sse import BROKEN_OFF, ReplyAccumulator, complete_events
 from abridged.adapters.http.wire import (
     MAX_NAME_LENGTH,
     SESSION_HEADER,
     TOKEN_HEADER,
     check_messages_request,
+    check_sendable,
     json_body,
     outgoing,
     response_headers,
@@ -75,6 +82,13 @@ ROUTES_KEPT = 4_096
 PROMPT_TOO_LONG = re.compile(
     r"prompt is too long:\s*(?P<tokens>\d+)\s*tokens\s*>\s*(?P<maximum>\d+)\s*maximum", re.I
 )
+
+
+def unreachable(error: Exception) -> Response:
+    """502: the client is told the upstream could not be reached, the log says why (never
+    the upstream's address, which may carry a gateway's credentials)."""
+    logger.warning("the upstream could not be reached: %s", type(error).__name__)
+    return error_response(502, "api_error", "abridged: the upstream could not be reached")
 
 
 @attrs.frozen
@@ -114,8 +128,10 @@ class MessagesProxy:
     async def messages(self, request: Request) -> Response:
         try:
             tenant = self._tenant(request)
+            headers = upstream_headers(request.headers)
             body = await json_body(request, self.config.max_body_bytes)
             check_messages_request(body)
+            check_sendable(body, skip="messages")  # the messages: as they are parsed
             name = session_name(request.headers, body)
             ready = await anyio.to_thread.run_sync(self._prepare, tenant, name, body)
         except ApiError as refused:
@@ -128,38 +144,47 @@ class MessagesProxy:
             self.metrics.add("abridged.serve.refused", attributes={"type": "api_error"})
             return error_response(500, "api_error", "abridged: the request failed; try again")
         self.metrics.add("abridged.serve.requests", attributes={"path": "messages"})
-        return await self._forward(request, ready)
+        return await self._forward(headers, ready)
 
     async def count_tokens(self, request: Request) -> Response:
         """Forwarded as the client sent it: a count stores nothing."""
         try:
             self._tenant(request)
+            headers = upstream_headers(request.headers)
             body = await json_body(request, self.config.max_body_bytes)
+            check_sendable(body)
         except ApiError as refused:
             return error_response(refused.status, refused.kind, refused.message)
         self.metrics.add("abridged.serve.requests", attributes={"path": "count_tokens"})
         try:
             answer = await self.upstream.post(
                 "/v1/messages/count_tokens",
-                content=json.dumps(body).encode(),
-                headers=upstream_headers(request.headers),
+                content=json.dumps(body, ensure_ascii=False).encode(),
+                headers=headers,
             )
         except httpx2.TimeoutException:
             return error_response(504, "timeout_error", "abridged: the upstream did not answer")
         except httpx2.HTTPError as error:
-            return error_response(502, "api_error", f"abridged: upstream unreachable: {error}")
-        return Response(answer.content, answer.status_code, response_headers(answer.headers))
+            return unreachable(error)
+        status, payload, _ = upstream_answer(
+            answer.status_code, answer.content, is_count, answer.headers.get("request-id")
+        )
+        headers = response_headers(answer.headers) | {"content-type": "application/json"}
+        return Response(payload, status, headers)
 
     # Before the upstream.
 
     def _tenant(self, request: Request) -> str:
         if not self.config.tokens:
             return DEFAULT_TENANT
-        given = request.headers.get(TOKEN_HEADER, "")
-        for token, tenant in self.config.tokens.items():
-            if given and hmac.compare_digest(given.encode(), token.encode()):
-                return tenant
-        raise ApiError(401, "authentication_error", f"abridged: a valid {TOKEN_HEADER} is needed")
+        given = request.headers.getlist(TOKEN_HEADER)
+        # Sent twice, a token could be read one way here and another by a gateway in front.
+        tenant = tenant_of(given[0], self.config.tokens) if len(given) == 1 else None
+        if tenant is None:
+            raise ApiError(
+                401, "authentication_error", f"abridged: one valid {TOKEN_HEADER} is needed"
+            )
+        return tenant
 
     def _prepare(self, tenant: str, name: str, body: dict[str, Any]) -> Prepared:
         """Appends what is new to the session (or a branch) and prepares its request."""
@@ -177,6 +202,10 @@ class MessagesProxy:
                     found = route(self.stored, root, history, {TENANT_KEY: tenant})
                 except UnknownSessionError as error:
                     raise from_session_error(error) from None
+                if not found.exists and found.session_id == named_id(name):
+                    # An id names a session that exists: a client never picks the id of a
+                    # new one (another tenant's names map to ids anyone can compute).
+                    raise from_session_error(UnknownSessionError(f"no session {root}"))
                 if found.session_id == guess:
                     try:
                         prepared = self._append_and_prepare(tenant, name, body, history, found)
@@ -273,18 +302,19 @@ class MessagesProxy:
 
     # The upstream.
 
-    async def _forward(self, request: Request, ready: Prepared) -> Response:
-        headers = upstream_headers(request.headers)
+    async def _forward(self, headers: dict[str, str], ready: Prepared) -> Response:
         content = json.dumps(ready.body, ensure_ascii=False).encode()
-        sent = self.upstream.build_request("POST", "/v1/messages", content=content, headers=headers)
         try:
+            sent = self.upstream.build_request(
+                "POST", "/v1/messages", content=content, headers=headers
+            )
             answer = await self.upstream.send(sent, stream=True)
         except httpx2.TimeoutException:
             self.metrics.add("abridged.serve.upstream_errors", attributes={"type": "timeout"})
             return error_response(504, "timeout_error", "abridged: the upstream did not answer")
         except httpx2.HTTPError as error:
             self.metrics.add("abridged.serve.upstream_errors", attributes={"type": "connection"})
-            return error_response(502, "api_error", f"abridged: upstream unreachable: {error}")
+            return unreachable(error)
         reply_headers = response_headers(answer.headers)
         reply_headers[SESSION_HEADER] = str(ready.session_id)
         streamed = answer.headers.get("content-type", "").startswith("text/event-stream")
@@ -295,8 +325,12 @@ class MessagesProxy:
                 await answer.aclose()
                 return error_response(502, "api_error", "abridged: the upstream's answer broke off")
             await answer.aclose()
-            await anyio.to_thread.run_sync(self._learn, ready, answer.status_code, payload)
-            return Response(payload, answer.status_code, reply_headers)
+            status, payload, parsed = upstream_answer(
+                answer.status_code, payload, request_id=answer.headers.get("request-id")
+            )
+            reply_headers["content-type"] = "application/json"
+            await anyio.to_thread.run_sync(self._learn, ready, status, parsed)
+            return Response(payload, status, reply_headers)
         return StreamingResponse(
             self._relay(answer, ready),
             status_code=200,
@@ -306,23 +340,30 @@ class MessagesProxy:
 
     async def _relay(self, answer: httpx2.Response, ready: Prepared) -> AsyncIterator[bytes]:
         accumulator = ReplyAccumulator()
+        pending = b""
         try:
             async for chunk in answer.aiter_bytes():
                 accumulator.feed(chunk)
-                yield chunk
+                pending += chunk
+                if whole := complete_events(pending):
+                    yield pending[:whole]
+                    pending = pending[whole:]
         except httpx2.HTTPError:
             self.metrics.add("abridged.serve.upstream_errors", attributes={"type": "stream"})
-            return  # the client sees the stream end early, as it would from the API
+        if not accumulator.ended:
+            # Passed on as it broke, the stream would end cleanly here (the proxy closes its
+            # own response properly) and the client would keep half a reply as a whole one,
+            # and send it back as such: it is told instead, as the API tells it.
+            yield BROKEN_OFF
+            return
+        if pending:
+            yield pending
         reply = accumulator.message
         if reply is not None:
             await anyio.to_thread.run_sync(self._record, ready, reply)
 
-    def _learn(self, ready: Prepared, status: int, payload: bytes) -> None:
+    def _learn(self, ready: Prepared, status: int, answer: Any) -> None:
         """Records a reply, or what an error teaches (an overflow compacts the session)."""
-        try:
-            answer = json.loads(payload)
-        except ValueError:
-            return
         if status == 200 and isinstance(answer, dict) and answer.get("type") == "message":
             self._record(ready, answer)
             return

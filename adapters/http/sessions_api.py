@@ -8,8 +8,8 @@ The schema is at `/openapi.json` (and browsable at `/docs`).
 
 from __future__ import annotations
 
-import hmac
 import json
+import logging
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
 from uuid import UUID
@@ -20,7 +20,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from pydantic import BaseModel, Field
 
 from abridged.adapters.anthropic.request import render_request
-from abridged.adapters.http.config import ServeConfig
+from abridged.adapters.http.config import ServeConfig, tenant_of
 from abridged.adapters.http.proxy import TENANT_KEY
 from abridged.application.audit import event_facts
 from abridged.application.auditing import audit_session
@@ -33,6 +33,7 @@ from abridged.domain.errors import (
 )
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 
 class StartSession(BaseModel):
@@ -107,11 +108,11 @@ def _default(value: Any) -> Any:
 def _tenant(request: Request) -> str:
     """The tenant of the request's bearer token (`config.tokens` of the application)."""
     config: ServeConfig = request.app.state.config
-    scheme, _, given = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and given:
-        for token, name in config.tokens.items():
-            if hmac.compare_digest(given.encode(), token.encode()):
-                return name
+    sent = request.headers.getlist("authorization")
+    scheme, _, given = sent[0].partition(" ") if len(sent) == 1 else ("", "", "")
+    tenant = tenant_of(given, config.tokens) if scheme.lower() == "bearer" else None
+    if tenant is not None:
+        return tenant
     raise HTTPException(401, "a valid bearer token is needed", {"WWW-Authenticate": "Bearer"})
 
 
@@ -132,7 +133,9 @@ def sessions_router(sessions: Sessions) -> APIRouter:  # noqa: PLR0915
         except ConcurrentWriteError as error:
             raise HTTPException(409, str(error)) from None
         except StoreError as error:
-            raise HTTPException(503, str(error)) from None
+            # The store's host and user are the operator's to read, not a tenant's.
+            logger.warning("sessions API: %s", error)
+            raise HTTPException(503, "the session store failed; try again") from None
         except SessionError as error:
             raise HTTPException(422, f"{type(error).__name__}: {error}") from None
 

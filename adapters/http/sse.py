@@ -5,6 +5,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
+BROKEN_OFF = (
+    b"event: error\n"
+    b'data: {"type": "error", "error": {"type": "api_error", '
+    b'"message": "abridged: the upstream stream broke off before message_stop"}}\n\n'
+)
+"""What the proxy adds to a stream that ended without saying how: the SDKs raise on an
+`error` event, where a stream that merely stops would be taken as a whole, shorter reply."""
+
+
+def complete_events(data: bytes) -> int:
+    """How many bytes of `data` are whole events (up to the last blank line): the proxy
+    passes events on whole, so that an `error` event it adds never follows half of one."""
+    ends = [(data.rfind(b"\n\n"), 2), (data.rfind(b"\r\n\r\n"), 4)]
+    return max((at + size for at, size in ends if at >= 0), default=0)
+
 
 class ReplyAccumulator:
     """Builds the reply message from the server-sent events of `POST /v1/messages` with
@@ -17,28 +32,35 @@ class ReplyAccumulator:
         self._partial: dict[int, str] = {}
         self._done = False
         self._broken = False
+        self._errored = False
+        self._stopped = False
 
     @property
     def message(self) -> dict[str, Any] | None:
         return self._message if self._done and not self._broken else None
 
+    @property
+    def ended(self) -> bool:
+        """Whether the stream said how it ended: `message_stop`, or an `error` event."""
+        return self._done or self._stopped or self._errored
+
     def feed(self, chunk: bytes) -> None:
-        """Reads the complete events in `chunk` (with what earlier chunks left over)."""
-        if self._broken:
-            return
+        """Reads the complete events in `chunk` (with what earlier chunks left over). Once
+        the reply cannot be built, the events are still read for how the stream ends."""
         self._buffer += chunk.replace(b"\r\n", b"\n")
         while b"\n\n" in self._buffer:
             raw, self._buffer = self._buffer.split(b"\n\n", 1)
-            data = b"\n".join(
-                line[5:].lstrip(b" ") for line in raw.split(b"\n") if line.startswith(b"data:")
-            )
-            if not data:
+            lines = raw.split(b"\n")
+            name = next((line[6:].strip() for line in lines if line.startswith(b"event:")), b"")
+            self._stopped = self._stopped or name == b"message_stop"
+            self._errored = self._errored or name == b"error"
+            data = b"\n".join(line[5:].lstrip(b" ") for line in lines if line.startswith(b"data:"))
+            if self._broken or not data:
                 continue
             try:
                 self._event(json.loads(data))
             except (ValueError, KeyError, TypeError, IndexError):
                 self._broken = True
-                return
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event["type"]
@@ -66,7 +88,7 @@ class ReplyAccumulator:
         elif kind == "message_stop":
             self._done = True
         elif kind == "error":
-            self._broken = True
+            self._broken = self._errored = True
         # "ping" and event types added later carry nothing the reply is made of.
 
     def _delta(self, index: int, delta: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from abridged.adapters.anthropic.request import CACHE_TTLS, render_request
 from abridged.adapters.http.errors import ApiError
 from abridged.adapters.http.history import stripped
+from abridged.application.inputs import PLAIN_DEPTH
 from abridged.application.service import PreparedRequest
 
 SESSION_HEADER = "x-abridged-session"
@@ -25,6 +26,7 @@ _DROPPED_REQUEST_HEADERS = frozenset(
     {
         "host",
         "content-length",
+        "content-encoding",
         "transfer-encoding",
         "connection",
         "keep-alive",
@@ -44,7 +46,15 @@ _DROPPED_RESPONSE_HEADERS = frozenset(
 
 async def json_body(request: Request, limit: int) -> dict[str, Any]:
     """The request's body as a JSON object: 413 over `limit` bytes (before reading it all,
-    when the client declared its length), 400 for anything but a JSON object."""
+    when the client declared its length), 400 for anything but a JSON object in UTF-8 (NaN
+    and Infinity are not JSON, and could not be sent on)."""
+    media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media_type != "application/json":
+        # What a web page may send anywhere without asking first (text/plain, a form): a
+        # proxy on loopback with no tokens must not take it.
+        raise ApiError(400, "invalid_request_error", "content-type must be application/json")
+    if request.headers.get("content-encoding", "identity").strip().lower() != "identity":
+        raise ApiError(400, "invalid_request_error", "a compressed request body is not accepted")
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise ApiError(413, "request_too_large", f"the request is over {limit} bytes")
@@ -56,12 +66,57 @@ async def json_body(request: Request, limit: int) -> dict[str, Any]:
             raise ApiError(413, "request_too_large", f"the request is over {limit} bytes")
         chunks.append(chunk)
     try:
-        body = json.loads(b"".join(chunks))
+        # Strict UTF-8: `json.loads` of bytes would take UTF-16, and surrogates encoded as
+        # bytes, which cannot be stored or sent on.
+        body = json.loads(b"".join(chunks).decode("utf-8"), parse_constant=_not_json)
+    except RecursionError:
+        raise _too_deep() from None
     except ValueError:
-        raise ApiError(400, "invalid_request_error", "the request body is not valid JSON") from None
+        raise ApiError(
+            400, "invalid_request_error", "the request body is not valid JSON in UTF-8"
+        ) from None
     if not isinstance(body, dict):
         raise ApiError(400, "invalid_request_error", "the request body must be a JSON object")
     return body
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON value")
+
+
+def _too_deep() -> ApiError:
+    return ApiError(
+        400, "invalid_request_error", f"the request body is nested more than {PLAIN_DEPTH} deep"
+    )
+
+
+def check_sendable(body: Mapping[str, Any], *, skip: str | None = None) -> None:
+    """400 unless every field of `body` (but `skip`, checked elsewhere) can be sent upstream
+    as JSON in UTF-8: at most `PLAIN_DEPTH` deep (the proxy's own reading of a field, and
+    the encoder, would otherwise run out of stack), and no lone surrogate (`"\\ud800"`)
+    in a string or a key. Checked before anything is stored: a request that could not be
+    sent stores nothing."""
+    fields = {key: value for key, value in body.items() if key != skip}
+    pending: list[tuple[Any, int]] = [(fields, 0)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > PLAIN_DEPTH:
+            raise _too_deep()
+        pending.extend((child, depth + 1) for child in children)
+    try:
+        json.dumps(fields, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        raise ApiError(
+            400,
+            "invalid_request_error",
+            "the request body holds a lone surrogate (U+D800 to U+DFFF), which is not UTF-8",
+        ) from None
 
 
 def session_name(headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
@@ -120,7 +175,16 @@ def check_messages_request(body: Mapping[str, Any]) -> None:
 
 
 def upstream_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The headers sent upstream; 400 for a value that cannot be (HTTP/1.1 client headers
+    are ASCII), named but never quoted: it may be a key."""
     passed = {k: v for k, v in headers.items() if k.lower() not in _DROPPED_REQUEST_HEADERS}
+    for name, value in passed.items():
+        if not value.isascii():
+            raise ApiError(
+                400,
+                "invalid_request_error",
+                f"the {name.lower()} header holds characters other than ASCII",
+            )
     passed["content-type"] = "application/json"
     passed["accept-encoding"] = "identity"
     return passed
