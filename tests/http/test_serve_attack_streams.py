@@ -60,7 +60,7 @@ def test_a_whole_stream_the_proxy_cannot_read_passes_without_an_added_error(
 ) -> None:
     # A delta type of a later API version: the proxy cannot record the reply, but the
     # stream is whole, and reaches the client as it was sent.
-    events = [
+    events: list[dict[str, Any]] = [
         {"type": "message_start", "message": {"id": "msg_1", "type": "message",
             "role": "assistant", "model": MODEL, "content": [], "stop_reason": None,
             "usage": {"input_tokens": 5, "output_tokens": 1}}},
