@@ -99,7 +99,7 @@ def remembered(cut: C) -> C:
 def truncate_text(text: str, head_chars: int, tail_chars: int, salient_chars: int = 0) -> str:
     """`text` as its head and tail, the marker keeping up to `salient_chars` of the cut
     middle's salient lines (remembered for large texts: `remembered`)."""
-    return _salient_cut(text, head_chars, tail_chars, salient_chars, "tool output")
+    return _salient_cut(text, head_chars, tail_chars, salient_chars, "tool output", marker)
 
 
 @remembered
@@ -108,13 +108,19 @@ def truncate_message_text(
 ) -> str:
     """A message's text block as `truncate_text` shows a tool output: a log or a traceback
     the user pasted keeps the lines that matter from its cut middle too."""
-    return _salient_cut(text, head_chars, tail_chars, salient_chars, "this message")
+    return _salient_cut(text, head_chars, tail_chars, salient_chars, "this message", text_marker)
 
 
-def _salient_cut(text: str, head_chars: int, tail_chars: int, salient: int, what: str) -> str:
+def _salient_cut(
+    text: str,
+    head_chars: int,
+    tail_chars: int,
+    salient: int,
+    what: str,
+    mark: Callable[[int], str],
+) -> str:
     middle = salient_lines(text[head_chars : len(text) - tail_chars], salient)
     if not middle or len(text) - head_chars - tail_chars <= 0:
-        mark = marker if what == "tool output" else text_marker
         return _cut(text, head_chars, tail_chars, mark)
     cut = len(text) - head_chars - tail_chars
     tail = text[len(text) - tail_chars :] if tail_chars else ""
