@@ -176,8 +176,14 @@ def shaped(
     (`check_room`). Returns the truncations and the per-block counts as shown."""
     system_tokens, tools_tokens, system_messages = fixed
     previous = retained[-1] if retained else None
+    settings = limits.settings
     truncations, shown_counts = plan_truncations(
-        message, limits.tool_output_tokens, count, counts, limits.settings.salient_chars
+        message,
+        limits.tool_output_tokens,
+        count,
+        counts,
+        settings.salient_chars,
+        settings.salient_rules,
     )
     irreducible = exchange_irreducible(
         message,
@@ -216,7 +222,12 @@ def shaped(
     partner = previous.shown_tokens if previous is not None and answers else None
     cap = message_cap(limits, system_tokens, tools_tokens, calibration, partner, system_messages)
     return plan_degradations(
-        message, cap, count, shown_counts, truncations, limits.settings.salient_chars
+        message,
+        cap,
+        count,
+        shown_counts,
+        truncations,
+        (settings.salient_chars, settings.salient_rules),
     )
 
 
@@ -226,12 +237,12 @@ def plan_degradations(
     count: CountText,
     block_counts: Sequence[int],
     truncations: Sequence[Truncation] = (),
-    salient_chars: int = 0,
+    salient: tuple[int, int] = (0, 1),
 ) -> tuple[tuple[Truncation, ...], tuple[int, ...]]:
     """Truncations that show `message` in at most about `cap` tokens, on top of
     `truncations` (tool outputs already cut); `block_counts` are the blocks' shown counts.
-    A text block cut keeps up to `salient_chars` (at most a third of what it shows) of its
-    middle's salient lines, as a tool output does.
+    A text block cut keeps up to `salient` characters (at most a third of what it shows) of
+    its middle's salient lines, by the rules given beside them, as a tool output does.
 
     The reducible blocks share what the others leave (water-filling: small ones stay whole).
     Returns all truncations, by block, and the shown message's per-block counts."""
@@ -253,9 +264,7 @@ def plan_degradations(
         # The whole block's count (when nothing cut it yet) tells its density: the first
         # cut tried is then about the right size, and is counted once or twice, not five times.
         whole = counts[index] if index not in by_index else None
-        reduced = _reduce(
-            message, index, max(allowed, MIN_BLOCK_TOKENS), count, whole, salient_chars
-        )
+        reduced = _reduce(message, index, max(allowed, MIN_BLOCK_TOKENS), count, whole, salient)
         if reduced is not None and reduced[1] < counts[index]:
             by_index[index], counts[index] = reduced
     return tuple(by_index[i] for i in sorted(by_index)), tuple(counts)
@@ -267,7 +276,7 @@ def _reduce(
     allowed: int,
     count: CountText,
     whole: int | None = None,
-    salient_chars: int = 0,
+    salient: tuple[int, int] = (0, 1),
 ) -> tuple[Truncation, int] | None:
     block = message.content[index]
 
@@ -287,7 +296,8 @@ def _reduce(
         placeholder = Truncation(index, 0, 0)
         return placeholder, tokens_of(placeholder)
     first = int(size * allowed / whole * DENSITY_MARGIN) if whole else allowed * 4
-    salient = salient_chars if isinstance(block, TextBlock) and size <= SALIENT_TEXT_CHARS else 0
+    if not isinstance(block, TextBlock) or size > SALIENT_TEXT_CHARS:
+        salient = (0, salient[1])
     return _shrink(index, size, allowed, tokens_of, first, salient)
 
 
@@ -308,15 +318,15 @@ def _shrink(
     allowed: int,
     tokens_of: Callable[[Truncation], int],
     first: int,
-    salient_chars: int = 0,
+    salient: tuple[int, int] = (0, 1),
 ) -> tuple[Truncation, int]:
     # Token density varies along a text, so shrink until the shown block counts within budget:
     # by the density just counted when far over, by 15% at least.
     keep = max(min(size, first), 0)
     while True:
-        salient = max(0, min(salient_chars, keep // 3))
-        head = ((keep - salient) * 2) // 3
-        truncation = Truncation(index, head, keep - salient - head, salient)
+        kept = max(0, min(salient[0], keep // 3))
+        head = ((keep - kept) * 2) // 3
+        truncation = Truncation(index, head, keep - kept - head, kept, salient[1])
         tokens = tokens_of(truncation)
         if tokens <= allowed or keep <= 0:
             return truncation, tokens

@@ -67,11 +67,13 @@ class EntryView(CountedEntry, Protocol):
 
 
 @remembered
-def head_tail(text: str, head_bytes: int, tail_bytes: int, salient_chars: int = 0) -> str:
+def head_tail(
+    text: str, head_bytes: int, tail_bytes: int, salient_chars: int = 0, rules: int = 1
+) -> str:
     """The first and last bytes of `text` with a marker saying how many were cut; with
     `salient_chars`, the marker keeps up to that many characters of the cut middle's salient
-    lines (`abridged.domain.salience`; remembered for large texts, as a truncation is:
-    `abridged.domain.truncation.remembered`)."""
+    lines, chosen by `rules` (`abridged.domain.salience`; remembered for large texts, as a
+    truncation is: `abridged.domain.truncation.remembered`)."""
     data = text.encode("utf-8")
     marker_room = len(PRUNE_MARKER.format(cut=len(data))) + 2
     if len(data) <= head_bytes + tail_bytes + marker_room:
@@ -79,7 +81,7 @@ def head_tail(text: str, head_bytes: int, tail_bytes: int, salient_chars: int = 
     head = data[:head_bytes].decode("utf-8", errors="ignore")
     tail = data[len(data) - tail_bytes :].decode("utf-8", errors="ignore") if tail_bytes else ""
     cut = len(data) - len(head.encode()) - len(tail.encode())
-    middle = salient_lines(text[len(head) : len(text) - len(tail)], salient_chars)
+    middle = salient_lines(text[len(head) : len(text) - len(tail)], salient_chars, rules)
     if middle:
         kept = "\n".join(
             [f"…truncated {cut:,} bytes; {len(middle)} salient line(s) of them kept:…", *middle]
@@ -134,6 +136,7 @@ def pruned_output(
             settings.prune_head_bytes,
             settings.prune_tail_bytes,
             settings.prune_salient_chars,
+            settings.salient_rules,
         )
         after = TOOL_OVERHEAD + len(text.encode()) // 3 + 1
     if after >= before or (policy == "prune" and text == block.text):

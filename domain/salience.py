@@ -9,9 +9,16 @@ text, the lines that matter most, up to a cap, in this priority:
 3. the last two frames of each traceback (`File "…", line N, in …`),
 4. lines naming a path (a word with a `/`, not a URL).
 
+Rules 2 (`LATEST_RULES`, the default of `CompactionSettings.salient_rules`) also take, as
+error lines, log lines at ERROR, FATAL or CRITICAL level (`… ERROR [worker] job failed`,
+`level=error`), the exception that ends a traceback whatever its name
+(`psycopg.errors.SerializationFailure: …`), and, as failures, pytest's `E   …` lines. Rules 1
+are the ones before: a truncation or a prune records which rules it was made with, so a
+session stored earlier is shown as it was.
+
 Lines are stripped of surrounding blank space, each capped at `LINE_CHARS`, deduplicated,
-and returned in their order in the text. Pure and deterministic: the same text and cap give
-the same lines, so a view built from stored events is rebuilt identically.
+and returned in their order in the text. Pure and deterministic: the same text, cap and rules
+give the same lines, so a view built from stored events is rebuilt identically.
 """
 
 from __future__ import annotations
@@ -26,6 +33,14 @@ FAILING_TEST = re.compile(
 )
 FRAME = re.compile(r'^\s*File "[^"]+", line \d+')
 TRACEBACK_END = re.compile(r"^\w[\w.]*(?:Error|Exception|Exit|Interrupt)\b")
+RAISED = re.compile(r"[A-Za-z_][\w.]*(?::[ \t]|:?$)")
+"""Rules 2: the unindented line after a traceback's frames names the exception raised."""
+LOG_ERROR = re.compile(
+    r"(?<![\w.-])(?:ERROR|FATAL|CRITICAL)(?![\w.-])|\blevel[=:]\s*\"?(?i:error|fatal|critical)\b"
+)
+"""Rules 2: a log line at an error level (upper case as a word, or a `level=` field)."""
+PYTEST_E = re.compile(r"^E {2,}\S")
+LATEST_RULES = 2
 
 PRIORITY_ERROR = 0
 PRIORITY_TEST = 1
@@ -33,8 +48,9 @@ PRIORITY_FRAME = 2
 PRIORITY_PATH = 3
 
 
-def salient_lines(text: str, max_chars: int) -> list[str]:
-    """The salient lines of `text`, at most `max_chars` characters in all (a newline each)."""
+def salient_lines(text: str, max_chars: int, rules: int = 1) -> list[str]:
+    """The salient lines of `text`, at most `max_chars` characters in all (a newline each),
+    chosen by `rules` (1 or 2: see the module)."""
     if max_chars <= 0 or not text:
         return []
     lines = text.splitlines()
@@ -53,17 +69,29 @@ def salient_lines(text: str, max_chars: int) -> list[str]:
     may_error = _may_report_error(text)
     may_test = _may_name_a_test(text)
     may_path = "/" in text
+    later = rules >= 2
+    may_log = later and _may_log_error(text)
     for index, line in enumerate(lines):
         if may_frame and 'File "' in line and FRAME.match(line):
             frames.append(index)
+            continue
+        if frames and later and line[:1].strip() and RAISED.match(line):
+            for frame in frames[-2:]:
+                add(frame, PRIORITY_FRAME)
+            frames = []
+            add(index, PRIORITY_ERROR)
             continue
         if frames and TRACEBACK_END.match(line.strip()):
             for frame in frames[-2:]:
                 add(frame, PRIORITY_FRAME)
             frames = []
-        if may_error and _may_report_error(line) and ERROR_LINE.search(line):
+        if (may_error and _may_report_error(line) and ERROR_LINE.search(line)) or (
+            may_log and _may_log_error(line) and LOG_ERROR.search(line)
+        ):
             add(index, PRIORITY_ERROR)
-        elif may_test and _may_name_a_test(line) and FAILING_TEST.search(line):
+        elif (later and line.startswith("E  ") and PYTEST_E.match(line)) or (
+            may_test and _may_name_a_test(line) and FAILING_TEST.search(line)
+        ):
             add(index, PRIORITY_TEST)
         elif may_path and "/" in line and PATH_WORD.search(line):
             add(index, PRIORITY_PATH)
@@ -92,6 +120,11 @@ def _may_report_error(line: str) -> bool:
         or "panic:" in line
         or "Traceback" in line
     )
+
+
+def _may_log_error(text: str) -> bool:
+    """False only for a text `LOG_ERROR` cannot match."""
+    return "ERROR" in text or "FATAL" in text or "CRITICAL" in text or "level" in text
 
 
 def _may_name_a_test(line: str) -> bool:

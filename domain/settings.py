@@ -208,6 +208,11 @@ class CompactionSettings:
     salient_chars: int = attrs.field(default=2_000, validator=_int)
     """An output truncated at append (over `tool_output_share`) keeps up to this many
     characters of salient lines from its cut middle (at most a third of what it shows)."""
+    salient_rules: int = attrs.field(default=2, validator=_int)
+    """Which rules choose salient lines (`abridged.domain.salience`): 2 also takes log lines
+    at ERROR, FATAL or CRITICAL level, the exception that ends a traceback whatever its name,
+    and pytest's `E` lines; 1, the rules before them, is what sessions stored earlier keep,
+    so that what they showed is shown the same."""
     tool_policies: dict[str, ToolPolicy] = attrs.field(
         factory=dict, hash=False, validator=_tool_policies
     )
@@ -275,6 +280,8 @@ class CompactionSettings:
             _at_most(name, getattr(self, name), MAX_WINDOW)
         if self.keep_recent_share is not None:
             _share("keep_recent_share", self.keep_recent_share)
+        _at_least("salient_rules", self.salient_rules, 1)
+        _at_most("salient_rules", self.salient_rules, 2)
 
     def tool_policy(self, tool_name: str) -> ToolPolicy:
         return self.tool_policies.get(tool_name, "prune")
@@ -316,10 +323,12 @@ ADDED_SETTINGS: dict[str, Any] = {
     "prune_salient_chars": 0,
     "salient_chars": 0,
     "keep_recent_share": None,
+    "salient_rules": 1,
 }
 """Settings added after sessions were first stored, each with the value that behaves as if
 it did not exist (no earlier mark, no target below the threshold, no growth guard, no
-ledger, no salient lines, the ledger's share counted before the recent tail)."""
+ledger, no salient lines, the ledger's share counted before the recent tail, the first
+rules of salient lines)."""
 
 
 PRESETS: dict[str, CompactionSettings] = {

@@ -54,6 +54,9 @@ class Truncation:
     """A tool output or a text block keeps at most this many characters of salient lines
     from its cut middle (0 in events recorded before salient truncation, which show as they
     did)."""
+    salient_rules: int = 1
+    """The rules that chose those lines (`abridged.domain.salience`; 1 in events recorded
+    before there were others)."""
 
 
 def marker(cut_chars: int) -> str:
@@ -76,50 +79,54 @@ REMEMBERED_TRUNCATIONS = 64
 them)."""
 
 
-C = TypeVar("C", bound=Callable[[str, int, int, int], str])
+C = TypeVar("C", bound=Callable[[str, int, int, int, int], str])
 
 
 def remembered(cut: C) -> C:
-    """`cut(text, head, tail, salient_chars)`, its result remembered for the last
+    """`cut(text, head, tail, salient_chars, rules)`, its result remembered for the last
     `REMEMBERED_TRUNCATIONS` large texts cut with salient lines: the same output is shown the
     same way at every request, index update and reload (`inspect.unwrap` gives the function
     that cuts afresh)."""
     cache = functools.lru_cache(maxsize=REMEMBERED_TRUNCATIONS)(cut)
 
     @functools.wraps(cut)
-    def call(text: str, head: int, tail: int, salient_chars: int = 0) -> str:
+    def call(text: str, head: int, tail: int, salient_chars: int = 0, rules: int = 1) -> str:
         if salient_chars > 0 and len(text) >= REMEMBERED_TEXT_CHARS:
-            return cache(text, head, tail, salient_chars)
-        return cut(text, head, tail, salient_chars)
+            return cache(text, head, tail, salient_chars, rules)
+        return cut(text, head, tail, salient_chars, rules)
 
     return cast(C, call)
 
 
 @remembered
-def truncate_text(text: str, head_chars: int, tail_chars: int, salient_chars: int = 0) -> str:
+def truncate_text(
+    text: str, head_chars: int, tail_chars: int, salient_chars: int = 0, rules: int = 1
+) -> str:
     """`text` as its head and tail, the marker keeping up to `salient_chars` of the cut
-    middle's salient lines (remembered for large texts: `remembered`)."""
-    return _salient_cut(text, head_chars, tail_chars, salient_chars, "tool output", marker)
+    middle's salient lines, chosen by `rules` (remembered for large texts: `remembered`)."""
+    return _salient_cut(text, head_chars, tail_chars, (salient_chars, rules), "tool output", marker)
 
 
 @remembered
 def truncate_message_text(
-    text: str, head_chars: int, tail_chars: int, salient_chars: int = 0
+    text: str, head_chars: int, tail_chars: int, salient_chars: int = 0, rules: int = 1
 ) -> str:
     """A message's text block as `truncate_text` shows a tool output: a log or a traceback
     the user pasted keeps the lines that matter from its cut middle too."""
-    return _salient_cut(text, head_chars, tail_chars, salient_chars, "this message", text_marker)
+    return _salient_cut(
+        text, head_chars, tail_chars, (salient_chars, rules), "this message", text_marker
+    )
 
 
 def _salient_cut(
     text: str,
     head_chars: int,
     tail_chars: int,
-    salient: int,
+    salient: tuple[int, int],
     what: str,
     mark: Callable[[int], str],
 ) -> str:
-    middle = salient_lines(text[head_chars : len(text) - tail_chars], salient)
+    middle = salient_lines(text[head_chars : len(text) - tail_chars], *salient)
     if not middle or len(text) - head_chars - tail_chars <= 0:
         return _cut(text, head_chars, tail_chars, mark)
     cut = len(text) - head_chars - tail_chars
@@ -210,7 +217,9 @@ def shown(
 
 def _shown_block(block: Block, t: Truncation) -> Block:
     if isinstance(block, ToolResultBlock):
-        text = truncate_text(block.text, t.head_chars, t.tail_chars, t.salient_chars)
+        text = truncate_text(
+            block.text, t.head_chars, t.tail_chars, t.salient_chars, t.salient_rules
+        )
         others = (
             []
             if isinstance(block.content, str)
@@ -227,7 +236,9 @@ def _shown_block(block: Block, t: Truncation) -> Block:
         return attrs.evolve(block, content=text)
     if isinstance(block, TextBlock):
         return TextBlock(
-            truncate_message_text(block.text, t.head_chars, t.tail_chars, t.salient_chars)
+            truncate_message_text(
+                block.text, t.head_chars, t.tail_chars, t.salient_chars, t.salient_rules
+            )
         )
     if isinstance(block, ToolUseBlock):
         shown_input = truncate_input(dict(block.input), t.head_chars, t.tail_chars)
@@ -248,13 +259,15 @@ def plan_truncations(
     count: CountText,
     block_counts: Sequence[int],
     salient_chars: int = 0,
+    salient_rules: int = 1,
 ) -> tuple[tuple[Truncation, ...], tuple[int, ...]]:
     """Truncations that bring the message's tool outputs to about `limit` tokens in all.
 
     `block_counts` are the message's per-block counts (`block_tokens`), so nothing already
     counted is counted again. Small outputs stay whole; the large ones share what is left
     (water-filling), each cut to head and tail, keeping up to `salient_chars` (at most a third
-    of what is shown) of salient lines from the middle. Returns the truncations and the shown
+    of what is shown) of salient lines from the middle, chosen by `salient_rules`. Returns
+    the truncations and the shown
     message's per-block counts.
     """
     results = [
@@ -270,7 +283,9 @@ def plan_truncations(
     for (index, block, tokens), allowed in zip(results, allowance, strict=True):
         if tokens <= allowed:
             continue
-        truncation, _ = _fit(index, block.text, tokens, allowed, count, salient_chars)
+        truncation, _ = _fit(
+            index, block.text, tokens, allowed, count, (salient_chars, salient_rules)
+        )
         truncations.append(truncation)
         # Counted as shown, with the note naming what was omitted besides the text.
         shown_counts[index] = block_tokens(_shown_block(block, truncation), count)
@@ -298,15 +313,16 @@ def fair_shares(sizes: list[int], limit: int) -> list[int]:
 
 
 def _fit(
-    index: int, text: str, tokens: int, allowed: int, count: CountText, salient_chars: int = 0
+    index: int, text: str, tokens: int, allowed: int, count: CountText, salient: tuple[int, int]
 ) -> tuple[Truncation, int]:
+    salient_chars, rules = salient
     # Token density varies along a text, so shrink until the shown text counts within budget.
     keep = int(len(text) * allowed / max(tokens, 1))
     while True:
-        salient = max(0, min(salient_chars, keep // 3))
-        head = max(0, ((keep - salient) * 2) // 3)
-        tail = max(0, keep - salient - head)
-        shown_tokens = count(truncate_text(text, head, tail, salient))
+        kept = max(0, min(salient_chars, keep // 3))
+        head = max(0, ((keep - kept) * 2) // 3)
+        tail = max(0, keep - kept - head)
+        shown_tokens = count(truncate_text(text, head, tail, kept, rules))
         if keep <= 0 or shown_tokens <= allowed:
-            return Truncation(index, head, tail, salient), shown_tokens
+            return Truncation(index, head, tail, kept, rules), shown_tokens
         keep = int(keep * 0.85)
