@@ -37,6 +37,7 @@ from abridged.application.ports import (
     SummarizerError,
     Summary,
     TokenCounter,
+    TokenCounterError,
 )
 from abridged.application.redaction import DefaultRedactor, NoRedaction, SecretPattern
 from abridged.application.service import PreparedRequest, Sessions
@@ -130,6 +131,7 @@ __all__ = [
     "Summary",
     "TokenBreakdown",
     "TokenCounter",
+    "TokenCounterError",
     "UnencodableContentError",
     "UnknownSessionError",
     "Usage",

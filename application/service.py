@@ -27,6 +27,7 @@ from abridged.application.background import BackgroundCompactions
 from abridged.application.chain import correlation
 from abridged.application.compactor import Compactor
 from abridged.application.completion import completion, driven, still_too_long
+from abridged.application.counting import CheckedCounter
 from abridged.application.erasing import DeleteCommands
 from abridged.application.guard import GuardedSummarizer
 from abridged.application.inputs import as_session_id
@@ -110,6 +111,7 @@ class Sessions(
         type."""
         self.options = options = options_of("Sessions", options, keywords)
         self.counter = counter
+        counter = CheckedCounter(counter)  # what it returns is recorded: hold it to its contract
         self.max_message_bytes = options.max_message_bytes
         self.summarizer = GuardedSummarizer(summarizer, options.summarizer_breaker)
         self.redactor: Redactor = options.redactor
