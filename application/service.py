@@ -191,8 +191,12 @@ class Sessions(
             yield
 
     def close(self) -> None:
-        """Waits for background compactions, then closes the store."""
+        """Waits for background compactions, then closes the store. Every later call raises
+        `ServiceClosedError`; closing again does nothing."""
         self.background.shutdown()
+        if self.uow.closed:
+            return
+        self.uow.closed = True
         super().close()
 
     def request_compaction(self, session_id: UUID | str, reason: str = "requested") -> None:
@@ -231,6 +235,7 @@ class Sessions(
         """Sessions, newest first, one page at a time: those whose metadata has every given
         key with the given value and that carry every given tag. Deleted sessions are not
         listed. Pass the page's `next_cursor` as `cursor` for the next page."""
+        self.uow.check_open()
         return list_sessions(self, metadata=metadata, tags=tags, limit=limit, cursor=cursor)
 
     def stats(self, session_id: UUID | str) -> SessionStats:
