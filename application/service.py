@@ -61,6 +61,7 @@ from abridged.application.summaries import SummaryWriter
 from abridged.application.topics import register_legacy_topics
 from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain.capabilities import ModelCapabilities
+from abridged.domain.errors import InvalidArgumentError
 from abridged.domain.session import Session
 from abridged.domain.settings import (
     parse_model_windows,
@@ -202,6 +203,8 @@ class Sessions(
     def request_compaction(self, session_id: UUID | str, reason: str = "requested") -> None:
         """Asks for a compaction mid-turn; it runs at the first request of the next turn."""
         session_id = as_session_id(session_id)
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidArgumentError(f"reason must be a non-blank string, got {reason!r:.40}")
 
         def command() -> None:
             session = self.uow.load(session_id)
@@ -221,7 +224,12 @@ class Sessions(
         """The session as it is now (or as it was at `version`): a copy of its own.
 
         Raises `UnknownSessionError`, or `SessionDeletedError` (a subclass) for a deleted
-        session's current state; its earlier versions stay readable, for audits."""
+        session's current state; its earlier versions stay readable, for audits.
+        `InvalidArgumentError` when `version` is not a positive int."""
+        if version is not None and (
+            isinstance(version, bool) or not isinstance(version, int) or version < 1
+        ):
+            raise InvalidArgumentError(f"version must be an int from 1, got {version!r:.40}")
         return self.uow.session(as_session_id(session_id), version)
 
     def list_sessions(
