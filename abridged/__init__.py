@@ -37,6 +37,7 @@ from abridged.application.ports import (
     SummarizerError,
     Summary,
     TokenCounter,
+    TokenCounterError,
 )
 from abridged.application.redaction import DefaultRedactor, NoRedaction, SecretPattern
 from abridged.application.service import PreparedRequest, Sessions
@@ -55,6 +56,7 @@ from abridged.domain.errors import (
     MisplacedSystemMessageError,
     NotAnOverflowError,
     NothingToCompactError,
+    ServiceClosedError,
     SessionDeletedError,
     SessionError,
     SessionExistsError,
@@ -114,6 +116,7 @@ __all__ = [
     "RequestOptions",
     "Role",
     "SecretPattern",
+    "ServiceClosedError",
     "Session",
     "SessionAudit",
     "SessionDeletedError",
@@ -130,6 +133,7 @@ __all__ = [
     "Summary",
     "TokenBreakdown",
     "TokenCounter",
+    "TokenCounterError",
     "UnencodableContentError",
     "UnknownSessionError",
     "Usage",

@@ -19,6 +19,7 @@ from abridged.application.inputs import (
     as_message,
     as_session_id,
     as_usage,
+    optional_text,
     reply_model,
     reply_usage,
 )
@@ -186,7 +187,7 @@ class AppendCommands:
         if request_estimate is not None:
             check_token_count(request_estimate, "request_estimate", zero=False)
         session_id = as_session_id(session_id)
-        writer = model or reply_model(message)
+        writer = optional_text(model, "model", blank=False) or reply_model(message)
         return self.appender.append(
             session_id, parsed, counted, request_estimate, reply=True, model=writer
         )

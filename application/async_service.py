@@ -213,6 +213,7 @@ class AsyncSessions:
 
     async def _run(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         self._loop.bind()
+        self.sync.uow.check_open()  # its workers are gone too: say so, not the executor
         loop = asyncio.get_running_loop()
         # The caller's context goes with the command (a `correlation` block, for one).
         context = contextvars.copy_context()
@@ -301,6 +302,8 @@ class AsyncSessions:
 
     async def aclose(self) -> None:
         """Waits for the background compactions, then closes the store and the workers."""
+        if self.sync.uow.closed:
+            return
         await self.wait_background()
         await self._run(self.sync.close)
         self._executor.shutdown(wait=False)

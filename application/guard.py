@@ -150,7 +150,7 @@ class GuardedSummarizer:
 
     def _translated(self, call: Callable[[], Summary]) -> Summary:
         try:
-            return call()
+            return self._checked(call())
         except SummarizerError:
             raise
         except Exception as error:
@@ -160,6 +160,15 @@ class GuardedSummarizer:
             raise SummarizerError(
                 f"summarizer {self.inner.name} failed: {type(error).__name__}: {error}"
             ) from error
+
+    def _checked(self, summary: object) -> Summary:
+        # What a summarizer returns is recorded in the session's events: a value of another
+        # shape (None, a bare string, counts that cannot be) is a failure like any other.
+        problem = summary_problem(summary)
+        if problem:
+            raise SummarizerError(f"summarizer {self.inner.name} returned {problem}")
+        assert isinstance(summary, Summary)
+        return summary
 
     def _failed(self) -> None:
         with self._lock:
@@ -173,3 +182,20 @@ class GuardedSummarizer:
                     self._failures,
                     self.settings.cooldown,
                 )
+
+
+def summary_problem(summary: object) -> str | None:
+    """What is wrong with a summarizer's result, or `None` when it is a `Summary` whose text
+    and model are strings and whose token counts are whole numbers, not negative."""
+    if not isinstance(summary, Summary):
+        return f"{type(summary).__name__}, not a Summary"
+    for field in ("text", "model"):
+        if not isinstance(getattr(summary, field), str):
+            return f"a Summary whose {field} is {type(getattr(summary, field)).__name__}, not str"
+    for field in ("input_tokens", "output_tokens"):
+        value = getattr(summary, field)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return f"a Summary whose {field} is {value!r:.40}, not a count"
+    if summary.block is not None and not isinstance(summary.block, str):
+        return f"a Summary whose block is {type(summary.block).__name__}, not str"
+    return None

@@ -12,12 +12,14 @@ from typing import Any
 from uuid import UUID
 
 from abridged.domain.errors import (
+    InvalidArgumentError,
     MalformedBlockError,
     UnencodableContentError,
     UnknownSessionError,
 )
 from abridged.domain.inputs import MAX_JSON_DEPTH, check_token_count
 from abridged.domain.messages import JSON, Message
+from abridged.domain.settings import CompactionSettings
 from abridged.domain.usage import Usage, with_reply_report
 from abridged.domain.validation import check_cache_control
 
@@ -149,3 +151,37 @@ def as_session_id(session_id: UUID | str) -> UUID:
         except ValueError:
             pass
     raise UnknownSessionError(f"no session with id {session_id!r:.80}: not a UUID")
+
+
+def optional_text(value: object, what: str, *, blank: bool = True) -> str | None:
+    """`value` when it is `None` or a string (non-blank without `blank`); raises
+    `InvalidArgumentError` naming `what` otherwise, before anything is recorded."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or (not blank and not value.strip()):
+        kind = "a string" if blank else "a non-blank string"
+        raise InvalidArgumentError(
+            f"{what} must be {kind} or None, got {type(value).__name__} {value!r:.40}"
+        )
+    return value
+
+
+def optional_count(value: object, what: str) -> int | None:
+    """`value` when it is `None` or an int (not a bool); `InvalidArgumentError` otherwise.
+    Its range is the settings' to check (`InvalidSettingsError`)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise InvalidArgumentError(
+            f"{what} must be an int or None, got {type(value).__name__} {value!r:.40}"
+        )
+    return value
+
+
+def optional_settings(value: object) -> CompactionSettings | None:
+    """`value` when it is `None` or `CompactionSettings`; a dict (or anything else) raises
+    `InvalidArgumentError` pointing at `settings_from`, before anything is recorded."""
+    if value is not None and not isinstance(value, CompactionSettings):
+        raise InvalidArgumentError(
+            f"settings must be CompactionSettings or None, got {type(value).__name__}; build "
+            "them with CompactionSettings(...) or settings_from(preset, **changes)"
+        )
+    return value

@@ -16,10 +16,15 @@ from uuid import UUID
 
 from abridged.application.appending import Appender
 from abridged.application.compactor import Compactor
-from abridged.application.inputs import as_session_id
+from abridged.application.inputs import (
+    as_session_id,
+    optional_count,
+    optional_settings,
+    optional_text,
+)
 from abridged.application.ports import SummarizerError
 from abridged.application.service_ports import ServicePorts
-from abridged.application.starting import new_session
+from abridged.application.starting import check_start_arguments, new_session
 from abridged.application.summaries import SummaryRequest
 from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain import planner
@@ -184,6 +189,10 @@ class Lifecycle:
         if "model" in changes and "context_window" not in changes:
             start["context_window"] = None  # the new model's own window
         start.update(changes)
+        check_start_arguments(
+            start["model"], start["max_output_tokens"], start["context_window"], start["system"]
+        )
+        optional_settings(start["settings"])
         window = context_window_for(
             start["model"], start["context_window"], self.ports.model_windows
         )
@@ -310,7 +319,13 @@ class LifecycleCommands:
         Raises `InvalidSettingsError` for inconsistent limits or a system prompt and tools
         too large for the budget, `InvalidMessageError` for removing every tool while tool
         calls are in the context; nothing is recorded then."""
-        new = (model, context_window, max_output_tokens)
+        new = (
+            optional_text(model, "model", blank=False),
+            optional_count(context_window, "context_window"),
+            optional_count(max_output_tokens, "max_output_tokens"),
+        )
+        system = optional_text(system, "system")
+        settings = optional_settings(settings)
         return self.lifecycle.reconfigure(as_session_id(session_id), system, tools, new, settings)
 
     def clear_session(self, session_id: UUID | str, *, instructions: str | None = None) -> UUID:
@@ -320,6 +335,7 @@ class LifecycleCommands:
         The parent is left as it is. Raises `CompactionFailedError` when the summary cannot
         be written (nothing is saved)."""
         session_id = as_session_id(session_id)
+        instructions = optional_text(instructions, "instructions")
         return self.lifecycle.continue_session(session_id, "clear", instructions=instructions)
 
     def resume_session(self, session_id: UUID | str, /, **changes: object) -> UUID:

@@ -17,7 +17,7 @@ from uuid import UUID
 import attrs
 
 from abridged.domain.context import Context
-from abridged.domain.errors import InvalidRequestOptionsError
+from abridged.domain.errors import InvalidRequestOptionsError, SessionError
 from abridged.domain.messages import JSON, Message
 from abridged.domain.planner import Decision
 from abridged.domain.usage import Usage
@@ -35,6 +35,11 @@ class TokenCounter(Protocol):
     def count(self, text: str) -> int:
         """The number of tokens in `text`; 0 for the empty string, never negative."""
         ...
+
+
+class TokenCounterError(SessionError):
+    """The token counter raised, or returned what is not a token count (negative, not a
+    number); nothing of the command was written, and it can run again once it counts."""
 
 
 MIN_SUMMARY_TOKENS = 16

@@ -21,7 +21,7 @@ import attrs
 from abridged.application.appending import Appender
 from abridged.application.background import BackgroundCompactions
 from abridged.application.compactor import Compactor
-from abridged.application.inputs import as_message, as_session_id
+from abridged.application.inputs import as_message, as_session_id, optional_text
 from abridged.application.notices import (
     ContextStatus,
     Notice,
@@ -434,9 +434,9 @@ class PrepareCommands:
 
         Fails loudly: `NothingToCompactError` when nothing can be summarized, and
         `CompactionFailedError` when the summarizer fails (the failure is recorded)."""
-        session_id = as_session_id(session_id)
+        session_id, focus = as_session_id(session_id), optional_text(instructions, "instructions")
         with self.uow.compaction_lock(session_id):
-            return self.uow.run(session_id, lambda: self.preparer.manual(session_id, instructions))
+            return self.uow.run(session_id, lambda: self.preparer.manual(session_id, focus))
 
     def compact_soon(self, session_id: UUID | str) -> Future[CompactionReport | None]:
         """Starts a compaction off the user's turn, on a worker thread, when the session is

@@ -27,6 +27,7 @@ from abridged.application.background import BackgroundCompactions
 from abridged.application.chain import correlation
 from abridged.application.compactor import Compactor
 from abridged.application.completion import completion, driven, still_too_long
+from abridged.application.counting import CheckedCounter
 from abridged.application.erasing import DeleteCommands
 from abridged.application.guard import GuardedSummarizer
 from abridged.application.inputs import as_session_id
@@ -60,6 +61,7 @@ from abridged.application.summaries import SummaryWriter
 from abridged.application.topics import register_legacy_topics
 from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain.capabilities import ModelCapabilities
+from abridged.domain.errors import InvalidArgumentError
 from abridged.domain.session import Session
 from abridged.domain.settings import (
     parse_model_windows,
@@ -110,6 +112,7 @@ class Sessions(
         type."""
         self.options = options = options_of("Sessions", options, keywords)
         self.counter = counter
+        counter = CheckedCounter(counter)  # what it returns is recorded: hold it to its contract
         self.max_message_bytes = options.max_message_bytes
         self.summarizer = GuardedSummarizer(summarizer, options.summarizer_breaker)
         self.redactor: Redactor = options.redactor
@@ -189,13 +192,19 @@ class Sessions(
             yield
 
     def close(self) -> None:
-        """Waits for background compactions, then closes the store."""
+        """Waits for background compactions, then closes the store. Every later call raises
+        `ServiceClosedError`; closing again does nothing."""
         self.background.shutdown()
+        if self.uow.closed:
+            return
+        self.uow.closed = True
         super().close()
 
     def request_compaction(self, session_id: UUID | str, reason: str = "requested") -> None:
         """Asks for a compaction mid-turn; it runs at the first request of the next turn."""
         session_id = as_session_id(session_id)
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidArgumentError(f"reason must be a non-blank string, got {reason!r:.40}")
 
         def command() -> None:
             session = self.uow.load(session_id)
@@ -215,7 +224,12 @@ class Sessions(
         """The session as it is now (or as it was at `version`): a copy of its own.
 
         Raises `UnknownSessionError`, or `SessionDeletedError` (a subclass) for a deleted
-        session's current state; its earlier versions stay readable, for audits."""
+        session's current state; its earlier versions stay readable, for audits.
+        `InvalidArgumentError` when `version` is not a positive int."""
+        if version is not None and (
+            isinstance(version, bool) or not isinstance(version, int) or version < 1
+        ):
+            raise InvalidArgumentError(f"version must be an int from 1, got {version!r:.40}")
         return self.uow.session(as_session_id(session_id), version)
 
     def list_sessions(
@@ -229,6 +243,7 @@ class Sessions(
         """Sessions, newest first, one page at a time: those whose metadata has every given
         key with the given value and that carry every given tag. Deleted sessions are not
         listed. Pass the page's `next_cursor` as `cursor` for the next page."""
+        self.uow.check_open()
         return list_sessions(self, metadata=metadata, tags=tags, limit=limit, cursor=cursor)
 
     def stats(self, session_id: UUID | str) -> SessionStats:

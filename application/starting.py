@@ -10,7 +10,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from uuid import UUID, uuid4
 
-from abridged.application.inputs import as_session_id
+from abridged.application.inputs import as_session_id, optional_settings
 from abridged.application.service_ports import ServicePorts
 from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain.context import SummaryChunk
@@ -47,8 +47,8 @@ def new_session(
 ) -> Session:
     """The session `start_session` describes, started but not saved; raises the errors
     `Sessions.start_session` documents, before anything is counted."""
-    settings = settings or CompactionSettings()
-    _check_arguments(model, max_output_tokens, context_window, system)
+    settings = optional_settings(settings) or CompactionSettings()
+    check_start_arguments(model, max_output_tokens, context_window, system)
     check_tool_definitions(tools)
     context_window = context_window_for(model, context_window, ports.model_windows)
     limits = Limits(context_window, max_output_tokens, settings)  # validates first
@@ -96,7 +96,7 @@ def _new_session_id(session_id: object) -> UUID:
         raise InvalidArgumentError(f"session_id must be a UUID, got {session_id!r:.80}") from None
 
 
-def _check_arguments(
+def check_start_arguments(
     model: object, max_output_tokens: object, context_window: object, system: object
 ) -> None:
     """Typed errors for arguments of the wrong type, before they fail deep inside."""

@@ -30,6 +30,7 @@ from abridged.application.locks import CommandLocks, CompactionLocks
 from abridged.application.ports import ERASED_MARK
 from abridged.domain.errors import (
     ConcurrentWriteError,
+    ServiceClosedError,
     SessionDeletedError,
     SessionErasedError,
     SessionExistsError,
@@ -69,10 +70,19 @@ class UnitOfWork:
         self.command_locks = command_locks if command_locks is not None else CommandLocks()
         self.recorders = tuple(recorders)
         """The store's recorders of events and snapshots, for erasure."""
+        self.closed = False
+        """Set by the service's `close()`: every later command and query raises
+        `ServiceClosedError` instead of reaching a closed store (or, in memory, working on)."""
+
+    def check_open(self) -> None:
+        """Raises `ServiceClosedError` once the service is closed."""
+        if self.closed:
+            raise ServiceClosedError("the service was closed: build a new one on the store")
 
     def run(self, session_id: UUID, command: Callable[[], T]) -> T:
         """Runs a command on the session holding its command lock, and again on another
         process's conflicting write, re-reading the session after a short random pause."""
+        self.check_open()
         for attempt in range(CONFLICT_RETRIES):
             try:
                 # A failed attempt leaves nothing unsaved in the cache (see `SessionLoader`).
@@ -106,6 +116,7 @@ class UnitOfWork:
 
     def save_new(self, session: Session) -> None:
         """Saves a session just started; `SessionExistsError` when its id is taken."""
+        self.check_open()
         try:
             with store_errors():
                 self._save(session)
@@ -128,6 +139,7 @@ class UnitOfWork:
 
     def session(self, session_id: UUID, version: int | None = None) -> Session:
         """A copy of the session to read (as it was at `version`, when given)."""
+        self.check_open()
         with store_errors():
             session = self.loader.for_query(session_id, version)
         if session.deleted is not None:
@@ -136,6 +148,7 @@ class UnitOfWork:
 
     def history(self, session_id: UUID) -> list[Aggregate.Event]:
         """Every event of the session, oldest first."""
+        self.check_open()
         with store_errors():
             events = cast(list[Aggregate.Event], list(self._events.get(session_id)))
         if not events:

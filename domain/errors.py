@@ -168,6 +168,11 @@ class StoreError(SessionError):
     command was saved, and running it again is safe once the store is back."""
 
 
+class ServiceClosedError(SessionError, RuntimeError):
+    """The service was closed (`Sessions.close()`, `AsyncSessions.aclose()`): it takes no
+    more commands or queries. Build a new one (`bootstrap`) on the same store."""
+
+
 class SessionExistsError(ConcurrentWriteError):
     """`start_session` was given the id of a session that already exists (another writer
     started it first)."""

@@ -8,6 +8,7 @@ record the same events: the last test compares their audit trails fact for fact.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -69,13 +70,17 @@ def run(
     scenario: Scenario,
     summarizer: FakeSummarizer | None = None,
     chat: FakeChatModel | None = None,
+    before_close: Callable[[Driver], None] | None = None,
 ) -> Driver:
-    """Runs the scenario against a fresh service of `kind`; returns its driver (closed)."""
+    """Runs the scenario against a fresh service of `kind`; returns its driver (closed: a
+    closed service answers nothing, so `before_close` reads what it needs first)."""
     driver = make_driver(kind, summarizer or FakeSummarizer(words(30, "fact")), chat)
 
     async def main() -> None:
         try:
             await scenario(driver)
+            if before_close is not None:
+                before_close(driver)
         finally:
             await driver.aclose()
 
@@ -299,9 +304,11 @@ def trail(driver: Driver) -> list[list[dict[str, Any]]]:
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_both_services_record_the_same_events(name: str) -> None:
     scenario, chat = SCENARIOS[name]
-    sync = run("sync", scenario, summarizer_for(name), chat())
-    asynchronous = run("async", scenario, summarizer_for(name), chat())
-    assert trail(sync) == trail(asynchronous)
+    trails: dict[str, list[list[dict[str, Any]]]] = {}
+    for kind in ("sync", "async"):
+        keep = functools.partial(lambda kind, d: trails.__setitem__(kind, trail(d)), kind)
+        run(kind, scenario, summarizer_for(name), chat(), before_close=keep)
+    assert trails["sync"] == trails["async"]
 
 
 def test_usage_from_an_awaited_reply_calibrates_like_a_synchronous_one() -> None:
