@@ -1,18 +1,17 @@
 """Conversations recorded by other tools, read as Messages API messages.
 
-Two formats besides abridged's own JSONL (`abridged.adapters.transcripts`):
+Three formats besides abridged's own JSONL (`abridged.adapters.transcripts`):
 
 - **Claude Code** session logs (`~/.claude/projects/<project>/<session>.jsonl`): one entry
   per line. An assistant message is streamed as several entries sharing its
   `message.id`, one block each; they are regrouped. Sidechain (sub-agent) entries, meta
   entries, API-error placeholders and bookkeeping entries (summaries, snapshots, system
   notes) are skipped. Thinking blocks are kept byte for byte, signatures included.
-- **OpenAI chat completions** messages: a JSON list, an object with `messages`, or one
-  message per line. `system` / `developer` messages become the system prompt, an
-  assistant's `tool_calls` become `tool_use` blocks (their JSON `arguments` the input),
-  and `tool` messages become the `tool_result` blocks of one user message.
+- **OpenAI chat completions** messages (`abridged.adapters.openai_chat`).
+- **Anthropic Messages API** documents: a request body (`model`, `system`, `tools`,
+  `messages`) or a JSON list of messages, saved as one JSON document.
 
-Both end the same way (`normalize`): consecutive messages of one role are joined, a tool
+All end the same way (`normalize`): consecutive messages of one role are joined, a tool
 call left unanswered gets an error result saying so, a result answering no call of the
 message before it is dropped, and the conversation starts at its first user message. What
 was changed to make a valid conversation is listed in `Imported.notes`.
@@ -23,20 +22,22 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.messages import JSON, Message
 
-Format = Literal["abridged", "claude-code", "openai"]
-FORMATS: tuple[str, ...] = ("abridged", "claude-code", "openai")
+Format = Literal["abridged", "claude-code", "openai", "anthropic"]
+FORMATS: tuple[str, ...] = ("abridged", "claude-code", "openai", "anthropic")
 
 _CLAUDE_CODE_TYPES = frozenset(
     {"user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation"}
 )
 _OPENAI_ROLES = frozenset({"system", "developer", "tool", "function"})
+_OPENAI_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call", "refusal"})
+_OPENAI_PARTS = frozenset({"image_url", "input_audio", "file", "refusal"})
 _ID_CHARACTERS = re.compile(r"[^a-zA-Z0-9_-]")
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 UNANSWERED = "[no result was recorded for this tool call]"
@@ -61,6 +62,8 @@ class Imported:
     system: str = ""
     model: str | None = None
     notes: tuple[str, ...] = ()
+    tools: tuple[Mapping[str, JSON], ...] = attrs.field(default=(), hash=False)
+    """Tool definitions the record gives (a request body's `tools`)."""
 
 
 def detect_format(records: Sequence[tuple[int, JSON]]) -> Format:
@@ -72,16 +75,37 @@ def detect_format(records: Sequence[tuple[int, JSON]]) -> Format:
             "sessionId" in record or "uuid" in record or "leafUuid" in record
         ):
             return "claude-code"
-        if record.get("role") in _OPENAI_ROLES or "tool_calls" in record:
-            return "openai"
         if isinstance(record.get("messages"), list):
+            # A request body: OpenAI's when a message says so, else the Messages API's (the
+            # two read a conversation of plain text alike).
+            messages = record["messages"][:50]
+            return "openai" if any(_openai_shaped(m) for m in messages) else "anthropic"
+        if _openai_shaped(record):
             return "openai"
-    return "abridged"
+    one_document = bool(records) and all(number == 0 for number, _ in records)
+    return "anthropic" if one_document else "abridged"
 
 
-def read_records(text: str) -> list[tuple[int, JSON]]:
+def _openai_shaped(message: JSON) -> bool:
+    """Whether a message has what only an OpenAI chat message has."""
+    if not isinstance(message, Mapping):
+        return False
+    if message.get("role") in _OPENAI_ROLES or not _OPENAI_KEYS.isdisjoint(message):
+        return True
+    content = message.get("content", "")
+    if content is None:  # the Messages API requires content
+        return True
+    return isinstance(content, list) and any(
+        isinstance(part, Mapping) and part.get("type") in _OPENAI_PARTS for part in content
+    )
+
+
+def read_records(text: str, notes: list[str] | None = None) -> list[tuple[int, JSON]]:
     """The JSON records of a file: one document (a list's items, or an object's
-    `messages`), else one record per non-blank line. Raises `FormatError`."""
+    `messages`), else one record per non-blank line. Raises `FormatError`.
+
+    Given `notes`, a last line cut short (no line end, not JSON: a write interrupted by a
+    crash) is skipped, and a note says so."""
     stripped = text.strip()
     if stripped.startswith("["):
         try:
@@ -91,7 +115,8 @@ def read_records(text: str) -> list[tuple[int, JSON]]:
         if isinstance(document, list):
             return [(0, item) for item in document]
     records: list[tuple[int, JSON]] = []
-    for number, line in enumerate(text.split("\n"), start=1):
+    lines = text.split("\n")
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -99,8 +124,18 @@ def read_records(text: str) -> list[tuple[int, JSON]]:
         except json.JSONDecodeError as error:
             if number == 1 and stripped.startswith("{"):
                 return _one_document(stripped)
+            if notes is not None and number == len(lines) and records:
+                notes.append(cut_short_note(number))
+                break
             raise FormatError(number, f"not valid JSON ({error.msg})") from None
     return records
+
+
+def cut_short_note(line: int) -> str:
+    return (
+        f"line {line}, the last, is cut short (no line end, not JSON: a write interrupted "
+        "by a crash?); skipped"
+    )
 
 
 def _one_document(text: str) -> list[tuple[int, JSON]]:
@@ -114,7 +149,7 @@ def _one_document(text: str) -> list[tuple[int, JSON]]:
 # Claude Code.
 
 
-def import_claude_code(records: Iterable[tuple[int, JSON]]) -> Imported:
+def import_claude_code(records: Iterable[tuple[int, JSON]], notes: Iterable[str] = ()) -> Imported:
     """A Claude Code session log's main conversation; raises `FormatError`."""
     raw: list[tuple[int, str, list[JSON], str | None]] = []  # line, role, blocks, message id
     model = None
@@ -157,7 +192,9 @@ def import_claude_code(records: Iterable[tuple[int, JSON]]) -> Imported:
         raw.append(
             (number, kind, list(blocks), message_id if isinstance(message_id, str) else None)
         )
-    notes = [f"{skipped} sidechain, meta or synthetic entries skipped"] if skipped else []
+    notes = list(notes)
+    if skipped:
+        notes.append(f"{skipped} sidechain, meta or synthetic entries skipped")
     return normalize([(n, role, blocks) for n, role, blocks, _ in raw], model=model, notes=notes)
 
 
@@ -172,131 +209,51 @@ def _system_blocks(message: Mapping[str, JSON]) -> list[JSON]:
     return list(content) if isinstance(content, list) else []
 
 
-# OpenAI chat completions.
+# Anthropic Messages API documents.
 
 
-def import_openai(records: Iterable[tuple[int, JSON]]) -> Imported:
-    """OpenAI chat-completions messages; raises `FormatError`."""
-    flat: list[tuple[int, JSON]] = []
+def import_anthropic(records: Iterable[tuple[int, JSON]], notes: Iterable[str] = ()) -> Imported:
+    """A Messages API request body, or messages, one a record; raises `FormatError`."""
+    system, model, tools = "", None, ()
+    wires: list[tuple[int, JSON]] = []
     for number, record in records:
         if isinstance(record, Mapping) and isinstance(record.get("messages"), list):
-            flat.extend((number, m) for m in record["messages"])
+            system = _system_text(record.get("system"), number)
+            model = record.get("model") if isinstance(record.get("model"), str) else None
+            defined = record.get("tools")
+            tools = tuple(defined) if isinstance(defined, list) else ()
+            wires.extend((number, m) for m in record["messages"])
         else:
-            flat.append((number, record))
-    system: list[str] = []
+            wires.append((number, record))
     raw: list[tuple[int, str, list[JSON]]] = []
-    notes: list[str] = []
-    model = None
-    for number, message in flat:
-        if not isinstance(message, Mapping):
-            raise FormatError(number or None, "an OpenAI message must be a JSON object")
-        role = message.get("role")
-        if isinstance(message.get("model"), str) and model is None:
-            model = message["model"]
-        if role in ("system", "developer"):
-            text = _openai_text(message.get("content"), number)
-            if text.strip():
-                system.append(text)
-        elif role == "user":
-            raw.append((number, "user", _openai_parts(message.get("content"), number)))
-        elif role == "assistant":
-            raw.append((number, "assistant", _openai_assistant(message, number)))
-        elif role == "tool":
-            tool_call_id = message.get("tool_call_id")
-            if not isinstance(tool_call_id, str):
-                raise FormatError(number or None, "a tool message needs its 'tool_call_id'")
-            result: dict[str, JSON] = {
-                "type": "tool_result",
-                "tool_use_id": _tool_id(tool_call_id),
-                "content": _openai_text(message.get("content"), number),
-            }
-            raw.append((number, "user", [result]))
-        elif role == "function":
-            notes.append(f"a legacy 'function' message (line {number}) was skipped")
-        else:
-            raise FormatError(number or None, f"unknown role {role!r}")
-    return normalize(raw, system="\n\n".join(system), model=model, notes=notes)
-
-
-def _openai_text(content: JSON, number: int) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            part["text"]
-            for part in content
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str)
-        )
-    raise FormatError(number or None, "message content must be a string or a list of parts")
-
-
-def _openai_parts(content: JSON, number: int) -> list[JSON]:
-    if content is None or isinstance(content, str):
-        return [{"type": "text", "text": content or ""}]
-    if not isinstance(content, list):
-        raise FormatError(number or None, "message content must be a string or a list of parts")
-    blocks: list[JSON] = []
-    for part in content:
-        if not isinstance(part, Mapping):
-            continue
-        if part.get("type") == "text" and isinstance(part.get("text"), str):
-            blocks.append({"type": "text", "text": part["text"]})
-        elif part.get("type") == "image_url":
-            image = part.get("image_url")
-            url = image.get("url") if isinstance(image, Mapping) else image
-            if isinstance(url, str):
-                blocks.append(_image(url))
-    return blocks
-
-
-def _image(url: str) -> dict[str, JSON]:
-    match = re.match(r"^data:(image/[a-z]+);base64,(.*)$", url, re.DOTALL)
-    if match:
-        source = {"type": "base64", "media_type": match[1], "data": match[2]}
-        return {"type": "image", "source": source}
-    return {"type": "image", "source": {"type": "url", "url": url}}
-
-
-def _openai_assistant(message: Mapping[str, Any], number: int) -> list[JSON]:
-    blocks: list[JSON] = []
-    text = _openai_text(message.get("content"), number)
-    if text.strip():
-        blocks.append({"type": "text", "text": text})
-    calls = message.get("tool_calls") or []
-    if not isinstance(calls, list):
-        raise FormatError(number or None, "'tool_calls' must be a list")
-    for call in calls:
-        function = call.get("function") if isinstance(call, Mapping) else None
-        if not isinstance(function, Mapping) or not isinstance(call.get("id"), str):
-            raise FormatError(number or None, "a tool call needs an 'id' and a 'function'")
-        arguments = function.get("arguments")
-        tool_input: JSON
+    for index, (number, wire) in enumerate(wires):
         try:
-            tool_input = json.loads(arguments) if isinstance(arguments, str) else arguments
-        except json.JSONDecodeError:
-            tool_input = {"arguments": arguments}
-        if tool_input is None:
-            tool_input = {}
-        if not isinstance(tool_input, Mapping):
-            tool_input = {"value": tool_input}
-        blocks.append(
-            {
-                "type": "tool_use",
-                "id": _tool_id(call["id"]),
-                "name": _tool_name(function.get("name")),
-                "input": dict(tool_input),
-            }
-        )
-    return blocks
+            message = Message.from_wire(wire)
+        except InvalidMessageError as error:
+            where = f"line {number}" if number else f"messages[{index}]"
+            raise FormatError(None, f"{where}: {error}") from None
+        content = wire["content"] if isinstance(wire, Mapping) else None
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        raw.append((number, message.role.value, list(blocks or [])))
+    imported = normalize(raw, system=system, model=model, notes=list(notes))
+    return attrs.evolve(imported, tools=tools)
 
 
-def _tool_id(raw: str) -> str:
+def _system_text(system: JSON, number: int) -> str:
+    if system is None or isinstance(system, str):
+        return system or ""
+    if isinstance(system, list) and all(
+        isinstance(b, Mapping) and isinstance(b.get("text"), str) for b in system
+    ):
+        return "\n\n".join(b["text"] for b in system if isinstance(b, Mapping))
+    raise FormatError(number or None, "'system' must be a string or a list of text blocks")
+
+
+def tool_id(raw: str) -> str:
     return _ID_CHARACTERS.sub("_", raw) or "call"
 
 
-def _tool_name(raw: object) -> str:
+def tool_name(raw: object) -> str:
     name = _ID_CHARACTERS.sub("_", raw if isinstance(raw, str) else "")[:64]
     return name if _NAME.match(name) else "tool"
 
@@ -326,20 +283,26 @@ def normalize(
     while joined and joined[0][1] != "user":
         joined.pop(0)
         notes.append("an assistant message before the first user message was skipped")
-    messages: list[Message] = []
-    numbers: list[int] = []
+    paired: list[tuple[int, str, list[JSON]]] = []
     previous_calls: list[str] = []
     for number, role, recorded in joined:
         blocks = _paired(recorded, previous_calls, notes, number) if role == "user" else recorded
         if not blocks:
             continue
+        if paired and paired[-1][1] == role:
+            # A user message left empty (its results answered no call) no longer stands
+            # between two replies: they are one turn.
+            paired[-1] = (paired[-1][0], role, _join(role, paired[-1][2], blocks))
+        else:
+            paired.append((number, role, blocks))
+        previous_calls = _call_ids(paired[-1][2]) if role == "assistant" else []
+    messages: list[Message] = []
+    for number, role, blocks in paired:
         try:
-            message = Message.from_wire({"role": role, "content": blocks})
+            messages.append(Message.from_wire({"role": role, "content": blocks}))
         except InvalidMessageError as error:
             raise FormatError(number or None, str(error)) from None
-        previous_calls = [u.id for u in message.tool_uses] if role == "assistant" else []
-        messages.append(message)
-        numbers.append(number)
+    numbers = [number for number, _, _ in paired]
     if not messages:
         raise FormatError(None, "holds no conversation (no user message)")
     return Imported(tuple(messages), tuple(numbers), system, model, tuple(notes))
@@ -371,6 +334,14 @@ def _blank_text(block: JSON) -> bool:
         and block.get("type") == "text"
         and (not isinstance(block.get("text"), str) or not block["text"].strip())
     )
+
+
+def _call_ids(blocks: list[JSON]) -> list[str]:
+    return [
+        b["id"]
+        for b in blocks
+        if isinstance(b, Mapping) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)
+    ]
 
 
 def _is_result(block: JSON) -> bool:

@@ -19,15 +19,18 @@ from typing import BinaryIO
 
 import attrs
 
+from abridged.adapters.foreign_formats import READ, foreign_format
 from abridged.adapters.importers import (
     FORMATS,
     FormatError,
     Imported,
+    cut_short_note,
     detect_format,
+    import_anthropic,
     import_claude_code,
-    import_openai,
     read_records,
 )
+from abridged.adapters.openai_chat import import_openai
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.inputs import first_invalid
 from abridged.domain.messages import JSON, Message
@@ -95,7 +98,9 @@ def load_transcript(path: Path | str, format: str = "auto") -> Transcript:
     with _file_errors(source):
         stream = path.open("rb")
     with stream:
-        return _parse(_decoded_lines(stream, source), source, meta, meta_source=str(meta_path))
+        return _parse(
+            _decoded_lines(stream, source), source, meta, meta_source=str(meta_path), notes=[]
+        )
 
 
 def _import(path: Path, source: str, format: str) -> Imported | None:
@@ -109,13 +114,20 @@ def _import(path: Path, source: str, format: str) -> Imported | None:
         raise TranscriptError(
             source, line, f"not UTF-8 (byte {error.start + 1}: {error.reason})"
         ) from None
+    notes: list[str] = []
     try:
-        records = read_records(text)
+        records = read_records(text, notes)
         chosen = detect_format(records) if format == "auto" else format
+        foreign = foreign_format(records) if format == "auto" else None
+        if foreign is not None and chosen in ("abridged", "anthropic"):
+            line, name = foreign
+            raise FormatError(line or None, f"this is {name}, not read here: {READ}")
         if chosen == "claude-code":
-            return import_claude_code(records)
+            return import_claude_code(records, notes)
         if chosen == "openai":
-            return import_openai(records)
+            return import_openai(records, notes)
+        if chosen == "anthropic":
+            return import_anthropic(records, notes)
     except FormatError as error:
         raise TranscriptError(source, error.line, error.problem) from None
     except RecursionError:
@@ -127,7 +139,9 @@ def _from_imported(
     imported: Imported, source: str, meta: Mapping[str, JSON] | None, meta_source: str
 ) -> Transcript:
     meta = meta or {}
-    defined = meta.get("tools") or ()
+    defined = meta.get("tools") or imported.tools
+    if not meta.get("tools"):
+        meta_source = source  # the tools are the record's own (a request body's)
     if not isinstance(defined, Sequence) or isinstance(defined, str | bytes):
         raise TranscriptError(meta_source, None, "'tools' must be a list of tool definitions")
     system = meta.get("system")
@@ -164,8 +178,11 @@ def _parse(
     meta: Mapping[str, JSON] | None,
     *,
     meta_source: str,
+    notes: list[str] | None = None,
 ) -> Transcript:
-    numbered = tuple(_messages(numbered_lines, source))
+    """`notes`, when given, is where a last line cut short is noted (and the line skipped):
+    lines read from a file end with their line break, but for the last one."""
+    numbered = tuple(_messages(numbered_lines, source, notes))
     messages = tuple(message for _, message in numbered)
     if not messages:
         raise TranscriptError(source, None, "holds no messages (every line is blank)")
@@ -185,11 +202,12 @@ def _parse(
         model=model if isinstance(model, str) else None,
         source=source,
         line_numbers=tuple(number for number, _ in numbered),
+        notes=tuple(notes or ()),
     )
 
 
 def _messages(
-    numbered_lines: Iterable[tuple[int, str]], source: str
+    numbered_lines: Iterable[tuple[int, str]], source: str, notes: list[str] | None
 ) -> Iterable[tuple[int, Message]]:
     for number, line in numbered_lines:
         if not line.strip():
@@ -197,6 +215,9 @@ def _messages(
         try:
             wire = json.loads(line)
         except json.JSONDecodeError as error:
+            if notes is not None and not line.endswith("\n") and number > 1:
+                notes.append(cut_short_note(number))
+                return
             raise TranscriptError(
                 source, number, f"not valid JSON ({error.msg} at column {error.colno})"
             ) from None

@@ -72,6 +72,16 @@ def configure_logging(verbose: bool) -> None:
     library.setLevel(level)
 
 
+class Interrupted(click.ClickException):
+    """Ctrl-C: one line saying what was left, and status 130 (128 + SIGINT), as a shell
+    reports an interrupted command, so that a script tells it from a failure (1)."""
+
+    exit_code = 130
+
+    def show(self, file: Any = None) -> None:
+        click.echo(self.format_message(), err=True)
+
+
 class _Commands(click.Group):
     """Runs every command so that a failure is one line on stderr and a non-zero exit; the
     traceback is for `--debug`."""
@@ -81,6 +91,8 @@ class _Commands(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted; nothing more was done") from None
         except Exception as error:
             if ctx.params.get("debug"):
                 raise

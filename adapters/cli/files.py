@@ -23,13 +23,24 @@ def write_private(path: Path, text: str, *, store: str | None = None) -> None:
     """Writes `text` (UTF-8) to `path`, created 0600; raises `click.ClickException`, writing
     nothing, when `path` is a symbolic link, a SQLite database or the store `store`."""
     _check_target(path, store)
+    # Written beside it, then renamed over it: a run stopped part way (Ctrl-C, a full disk)
+    # leaves the file as it was, never half of it.
+    partial = path.with_name(f".{path.name}.partial")
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
     try:
-        descriptor = os.open(path, flags, 0o600)
+        descriptor = os.open(partial, flags, 0o600)
     except OSError as error:
         raise click.ClickException(f"cannot write {path}: {error.strerror or error}") from None
-    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-        file.write(text)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(partial, path)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        if isinstance(error, OSError):
+            raise click.ClickException(f"cannot write {path}: {error.strerror or error}") from None
+        raise
 
 
 def private_folder(path: Path) -> None:

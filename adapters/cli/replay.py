@@ -17,6 +17,7 @@ from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import MEMORY, redacted
 from abridged.adapters.cli.common import (
     DEFAULT_MODEL,
+    Interrupted,
     db_option,
     main,
     max_output_tokens_option,
@@ -235,6 +236,12 @@ def _feed(
             raise click.ClickException(
                 f"{transcript.source} {where}: {error} (session {session_id} holds the "
                 "messages before it)"
+            ) from None
+        except KeyboardInterrupt:
+            where = f"line {line}" if line > 0 else f"message {-line}"
+            raise Interrupted(
+                f"interrupted at {transcript.source} {where}: session {session_id} holds the "
+                "messages before it"
             ) from None
     return ReplayResult(
         session_id, len(transcript.messages), requests, compactions, peak, overflows

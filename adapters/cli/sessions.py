@@ -58,7 +58,7 @@ def sessions(
 ) -> None:
     """List the store's sessions, newest first: id, model, messages, compactions, last
     activity. Deleted sessions are not listed."""
-    app = open_store(db)
+    app = open_store(db, read_only=True)  # a mistyped --db lists nothing, creates nothing
     try:
         page = app.list_sessions(metadata=_pairs(meta), tags=tags, limit=limit, cursor=cursor)
         rows = [_row(app, info) for info in page.sessions]

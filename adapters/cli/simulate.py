@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -30,7 +31,8 @@ from abridged.adapters.simulation.strategies import Strategy
 from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.adapters.token_counters import default_token_counter
 from abridged.adapters.transcripts import TranscriptError, check_conversation, load_transcript
-from abridged.domain.settings import PRESETS, CompactionSettings
+from abridged.domain.errors import InvalidSettingsError
+from abridged.domain.settings import PRESETS, CompactionSettings, Limits
 
 
 @main.command("simulate")
@@ -60,8 +62,8 @@ from abridged.domain.settings import PRESETS, CompactionSettings
     "The transcripts' format: abridged's JSONL, a Claude Code session log, or OpenAI "
     "chat messages; auto detects it from each file."
 )
-@click.option("--write-rate", type=float, default=1.25, show_default=True)
-@click.option("--read-rate", type=float, default=0.1, show_default=True)
+@click.option("--write-rate", type=click.FloatRange(min=0), default=1.25, show_default=True)
+@click.option("--read-rate", type=click.FloatRange(min=0), default=0.1, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead.")
 def simulate_command(
     transcripts: tuple[Path, ...],
@@ -86,6 +88,18 @@ def simulate_command(
     requests, constraints, names, URLs, numbers), and the recent-context depth: how many of
     the last messages a compacted request sends whole. See docs/evaluation.md.
     """
+    for name, rate in (("--write-rate", write_rate), ("--read-rate", read_rate)):
+        if not math.isfinite(rate):
+            # An infinite rate bills NaN, and --json would print what no JSON parser reads.
+            raise click.BadParameter(f"{rate} is not a finite number", param_hint=name)
+    settings = settings_option_values(preset, overrides)
+    reserve = max_output_tokens or min(8192, max(1, window // 4))
+    if reserve >= window:
+        raise click.BadParameter("must be below the window", param_hint="--max-output-tokens")
+    try:
+        Limits(window, reserve, settings)
+    except InvalidSettingsError as error:
+        raise click.UsageError(str(error)) from None
     loaded = []
     for path in transcripts:
         try:
@@ -94,18 +108,15 @@ def simulate_command(
             loaded.append(transcript)
         except TranscriptError as error:
             raise click.ClickException(str(error)) from None
-    if write_rate < 0 or read_rate < 0:
-        raise click.BadParameter("rates cannot be negative", param_hint="--write-rate")
+        for note in transcript.notes:
+            click.echo(f"note: {path}: {note}", err=True)
     unknown = [r for r in references.split(",") if r and r not in CHOICES]
     if unknown:
         raise click.BadParameter(
             f"unknown reference {unknown[0]!r}; choose from {', '.join(CHOICES)}",
             param_hint="--references",
         )
-    reserve = max_output_tokens or min(8192, max(1, window // 4))
-    if reserve >= window:
-        raise click.BadParameter("must be below the window", param_hint="--max-output-tokens")
-    configurations = [("abridged", settings_option_values(preset, overrides))]
+    configurations = [("abridged", settings)]
     for item in compare:
         configurations.append(_comparison(item))
     makers: list[Callable[[Setup], Strategy]] = [

@@ -79,7 +79,10 @@ def test_sessions_filters_pages_and_prints_text(tmp_path: Path) -> None:
 
 
 def test_sessions_of_an_empty_store_prints_nothing(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["sessions", "--db", str(tmp_path / "new.sqlite3")])
+    # Made first: `sessions` reads a store, and refuses a path that holds none.
+    store = tmp_path / "new.sqlite3"
+    bootstrap(store).close()
+    result = CliRunner().invoke(main, ["sessions", "--db", str(store)])
     assert result.exit_code == 0
     assert result.output == ""
 

@@ -1,0 +1,189 @@
+"""OpenAI chat-completions messages, read as Messages API messages.
+
+A JSON list, an object with `messages` (a request body), or one message per line.
+`system` / `developer` messages become the system prompt; an assistant's `tool_calls`, and
+the legacy `function_call`, become `tool_use` blocks (their JSON `arguments` the input); a
+`refusal` is the reply's text; `tool` messages, and legacy `function` messages, become the
+`tool_result` blocks of one user message. What could not be carried over (arguments that
+are not JSON, parts of a kind the Messages API has no block for) is listed in the notes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from abridged.adapters.importers import (
+    FormatError,
+    Imported,
+    normalize,
+    tool_id,
+    tool_name,
+)
+from abridged.domain.messages import JSON
+
+_TEXT_PARTS = frozenset({"text", "refusal"})
+
+
+def import_openai(records: Iterable[tuple[int, JSON]], notes: Iterable[str] = ()) -> Imported:
+    """OpenAI chat-completions messages; raises `FormatError`."""
+    flat: list[tuple[int, JSON]] = []
+    for number, record in records:
+        if isinstance(record, Mapping) and isinstance(record.get("messages"), list):
+            flat.extend((number, m) for m in record["messages"])
+        else:
+            flat.append((number, record))
+    reader = _Reader(list(notes))
+    for number, message in flat:
+        reader.read(number, message)
+    return normalize(
+        reader.raw, system="\n\n".join(reader.system), model=reader.model, notes=reader.notes
+    )
+
+
+class _Reader:
+    """The messages read so far, and what the next one may answer."""
+
+    def __init__(self, notes: list[str]) -> None:
+        self.notes = notes
+        self.system: list[str] = []
+        self.raw: list[tuple[int, str, list[JSON]]] = []
+        self.model: str | None = None
+        self.function_call: str | None = None
+        """The id given to the last legacy `function_call`, which a `function` message answers."""
+
+    def read(self, number: int, message: JSON) -> None:
+        if not isinstance(message, Mapping):
+            raise FormatError(number or None, "an OpenAI message must be a JSON object")
+        role = message.get("role")
+        if isinstance(message.get("model"), str) and self.model is None:
+            self.model = message["model"]
+        if role in ("system", "developer"):
+            text = self._text(message.get("content"), number)
+            if text.strip():
+                self.system.append(text)
+        elif role == "user":
+            self.raw.append((number, "user", self._parts(message.get("content"), number)))
+        elif role == "assistant":
+            self.raw.append((number, "assistant", self._assistant(message, number)))
+        elif role == "tool":
+            tool_call_id = message.get("tool_call_id")
+            if not isinstance(tool_call_id, str):
+                raise FormatError(number or None, "a tool message needs its 'tool_call_id'")
+            self._result(number, tool_id(tool_call_id), message.get("content"))
+        elif role == "function":
+            if self.function_call is None:
+                self.notes.append(
+                    f"a legacy 'function' message (line {number}) answers no "
+                    "'function_call' and was skipped"
+                )
+            else:
+                self._result(number, self.function_call, message.get("content"))
+                self.function_call = None
+        else:
+            raise FormatError(number or None, f"unknown role {role!r}")
+
+    def _result(self, number: int, call_id: str, content: JSON) -> None:
+        result: dict[str, JSON] = {
+            "type": "tool_result",
+            "tool_use_id": call_id,
+            "content": self._text(content, number),
+        }
+        self.raw.append((number, "user", [result]))
+
+    def _text(self, content: JSON, number: int) -> str:
+        if content is None:
+            return ""
+        if isinstance(content, str):
+            return content
+        if not isinstance(content, list):
+            raise FormatError(number or None, "message content must be a string or a list of parts")
+        texts = []
+        for part in content:
+            kind = part.get("type") if isinstance(part, Mapping) else None
+            key = "refusal" if kind == "refusal" else "text"
+            if kind in _TEXT_PARTS and isinstance(part, Mapping):
+                if isinstance(part.get(key), str):
+                    texts.append(part[key])
+            else:
+                self._skipped(number, kind)
+        return "\n".join(texts)
+
+    def _parts(self, content: JSON, number: int) -> list[JSON]:
+        if content is None or isinstance(content, str):
+            return [{"type": "text", "text": content or ""}]
+        if not isinstance(content, list):
+            raise FormatError(number or None, "message content must be a string or a list of parts")
+        blocks: list[JSON] = []
+        for part in content:
+            kind = part.get("type") if isinstance(part, Mapping) else None
+            if kind == "text" and isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                blocks.append({"type": "text", "text": part["text"]})
+            elif kind == "image_url" and isinstance(part, Mapping):
+                image = part.get("image_url")
+                url = image.get("url") if isinstance(image, Mapping) else image
+                if isinstance(url, str):
+                    blocks.append(_image(url))
+                else:
+                    self._skipped(number, kind)
+            else:
+                self._skipped(number, kind)
+        return blocks
+
+    def _skipped(self, number: int, kind: object) -> None:
+        # Never silently: a conversation missing a part is not the one recorded.
+        self.notes.append(f"line {number}: a content part of type {kind!r} was skipped")
+
+    def _assistant(self, message: Mapping[str, Any], number: int) -> list[JSON]:
+        blocks: list[JSON] = []
+        text = self._text(message.get("content"), number)
+        refusal = message.get("refusal")
+        if not text.strip() and isinstance(refusal, str):
+            text = refusal  # what the model answered, in the field the API gives refusals
+        if text.strip():
+            blocks.append({"type": "text", "text": text})
+        calls = message.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise FormatError(number or None, "'tool_calls' must be a list")
+        for call in calls:
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if not isinstance(function, Mapping) or not isinstance(call.get("id"), str):
+                raise FormatError(number or None, "a tool call needs an 'id' and a 'function'")
+            blocks.append(self._tool_use(tool_id(call["id"]), function, number))
+        legacy = message.get("function_call")
+        if isinstance(legacy, Mapping):
+            self.function_call = f"function_call_{number}_{len(self.raw)}"
+            blocks.append(self._tool_use(self.function_call, legacy, number))
+        return blocks
+
+    def _tool_use(self, call_id: str, function: Mapping[str, Any], number: int) -> JSON:
+        arguments = function.get("arguments")
+        tool_input: JSON
+        try:
+            tool_input = json.loads(arguments) if isinstance(arguments, str) else arguments
+        except json.JSONDecodeError:
+            tool_input = {"arguments": arguments}
+            self.notes.append(
+                f"line {number}: the arguments of call {call_id} are not JSON; kept as text "
+                "under 'arguments'"
+            )
+        if tool_input is None:
+            tool_input = {}
+        if not isinstance(tool_input, Mapping):
+            tool_input = {"value": tool_input}
+        return {
+            "type": "tool_use",
+            "id": call_id,
+            "name": tool_name(function.get("name")),
+            "input": dict(tool_input),
+        }
+
+
+def _image(url: str) -> dict[str, JSON]:
+    match = re.match(r"^data:(image/[a-z]+);base64,(.*)$", url, re.DOTALL)
+    if match:
+        source = {"type": "base64", "media_type": match[1], "data": match[2]}
+        return {"type": "image", "source": source}
+    return {"type": "image", "source": {"type": "url", "url": url}}

@@ -1,0 +1,162 @@
+"""The command line on inputs and interruptions nobody listed: a mistyped store, rates no
+bill can use, a huge window, Ctrl-C part way, notes from an import."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from abridged.adapters.cli import main
+from abridged.adapters.cli.files import write_private
+
+TRANSCRIPT = [
+    {"role": "user", "content": "Hi"},
+    {"role": "assistant", "content": "Hello."},
+]
+
+
+def write_transcript(path: Path) -> Path:
+    path.write_text("".join(json.dumps(m) + "\n" for m in TRANSCRIPT), encoding="utf-8")
+    return path
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_sessions_on_a_mistyped_store_is_an_error_and_creates_nothing(tmp_path: Path) -> None:
+    # Before: an empty store was created at the typo and nothing listed, with status 0.
+    typo = tmp_path / "abridgd.sqlite3"
+
+    code, _, err = invoke("sessions", "--db", str(typo), "--json")
+
+    assert code == 1
+    assert "no session store" in err
+    assert not typo.exists()
+
+
+def test_simulate_refuses_rates_that_would_print_invalid_json(tmp_path: Path) -> None:
+    # Before: --read-rate inf billed NaN and --json printed `NaN`, which JSON parsers refuse.
+    path = write_transcript(tmp_path / "t.jsonl")
+    for option, value in (("--read-rate", "inf"), ("--write-rate", "nan")):
+        code, out, err = invoke("simulate", str(path), "--window", "2000", option, value, "--json")
+        assert code == 2
+        assert "not a finite number" in err
+        assert out == ""
+
+
+def test_simulate_calls_a_window_too_large_a_usage_error_as_replay_does(tmp_path: Path) -> None:
+    path = write_transcript(tmp_path / "t.jsonl")
+    for command in (["simulate"], ["replay", "--db", ":memory:"]):
+        code, _, err = invoke(*command, str(path), "--window", str(10**12))
+        assert code == 2, command
+        assert "at most" in err
+
+
+def test_simulate_prints_what_an_import_changed(tmp_path: Path) -> None:
+    path = tmp_path / "chat.jsonl"
+    records = [
+        {"role": "user", "content": "Go."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "assistant", "content": "Done."},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+    code, _, err = invoke("simulate", str(path), "--window", "2000", "--references", "")
+
+    assert code == 0
+    assert "note:" in err
+    assert "not JSON" in err
+
+
+def test_a_file_write_stopped_part_way_leaves_the_old_file_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before: the file was truncated, then written in place: Ctrl-C or a full disk part way
+    # left half a report (or an empty one) where the earlier one was.
+    target = tmp_path / "report.html"
+    target.write_text("the earlier report")
+    real_fdopen = os.fdopen
+
+    def stopped_part_way(descriptor: int, *args: Any, **kwargs: Any) -> Any:
+        file = real_fdopen(descriptor, *args, **kwargs)
+
+        def write(text: str) -> int:
+            file.buffer.write(text[: len(text) // 2].encode())
+            file.flush()
+            raise KeyboardInterrupt
+
+        file.write = write
+        return file
+
+    monkeypatch.setattr(os, "fdopen", stopped_part_way)
+    with pytest.raises(KeyboardInterrupt):
+        write_private(target, "<html>the new report</html>")
+
+    assert target.read_text() == "the earlier report"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+
+
+def long_transcript(path: Path) -> Path:
+    lines = []
+    for turn in range(400):
+        lines.append({"role": "user", "content": f"Step {turn}: " + "word " * 400})
+        lines.append({"role": "assistant", "content": f"Done with step {turn}."})
+    path.write_text("".join(json.dumps(m) + "\n" for m in lines), encoding="utf-8")
+    return path
+
+
+# A background job (as under a test runner) may start with SIGINT ignored; a command run at
+# a terminal does not.
+AS_AT_A_TERMINAL = (
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from abridged.adapters.cli import main; main(sys.argv[1:], prog_name='abridged')"
+)
+
+
+def interrupted(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """The command, sent SIGINT (Ctrl-C) once it has printed its first line."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-c", AS_AT_A_TERMINAL, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert process.stdout is not None
+    first = process.stdout.readline()
+    time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    return subprocess.CompletedProcess(args, process.returncode, first + out, err)
+
+
+def test_ctrl_c_during_replay_says_where_it_stopped_and_exits_130(tmp_path: Path) -> None:
+    # Before: "Aborted!" and status 1, the same as a failure, naming no session.
+    path = long_transcript(tmp_path / "long.jsonl")
+
+    done = interrupted(["replay", str(path), "--db", ":memory:", "--window", "4000"], tmp_path)
+
+    assert done.returncode == 130, done.stderr
+    assert "interrupted at" in done.stderr
+    assert "holds the messages before it" in done.stderr
+    assert "Traceback" not in done.stderr

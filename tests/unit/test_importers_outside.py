@@ -1,0 +1,269 @@
+"""Logs of shapes the importers were not written around: each is read as the conversation it
+records, with a note for whatever changed, or refused naming its format and line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from abridged.adapters.transcripts import Transcript, TranscriptError, load_transcript
+
+
+def write_lines(path: Path, records: Sequence[object], *, end: str = "\n") -> Path:
+    path.write_text("".join(json.dumps(r) + end for r in records), encoding="utf-8")
+    return path
+
+
+def wires(transcript: Transcript) -> list[dict[str, Any]]:
+    return [dict(m.to_wire()) for m in transcript.messages]
+
+
+def test_an_anthropic_request_body_keeps_its_system_tools_and_tool_blocks(
+    tmp_path: Path,
+) -> None:
+    # Read as OpenAI chat before: the tool_use and tool_result blocks and the system prompt
+    # were dropped without a word, leaving a two-message conversation.
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 1024,
+        "system": [{"type": "text", "text": "Be brief."}],
+        "tools": [{"name": "grep", "input_schema": {"type": "object"}}],
+        "messages": [
+            {"role": "user", "content": "Find the TODOs."},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": "grep", "input": {}}],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py"}],
+            },
+            {"role": "assistant", "content": "One, in a.py."},
+        ],
+    }
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(body, indent=2), encoding="utf-8")
+
+    transcript = load_transcript(path)
+
+    assert [m["role"] for m in wires(transcript)] == ["user", "assistant", "user", "assistant"]
+    assert transcript.messages[1].tool_uses[0].id == "toolu_1"
+    assert transcript.system == "Be brief."
+    assert transcript.model == "claude-sonnet-4-5"
+    assert [t["name"] for t in transcript.tools] == ["grep"]
+
+
+def test_a_json_list_of_messages_api_messages_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "messages.json"
+    messages = [
+        {"role": "user", "content": "Hello"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Hi"}]},
+    ]
+    path.write_text(json.dumps(messages, indent=1), encoding="utf-8")
+
+    assert [m["role"] for m in wires(load_transcript(path))] == ["user", "assistant"]
+
+
+def test_a_bad_message_in_a_request_body_is_named_by_its_index(tmp_path: Path) -> None:
+    path = tmp_path / "request.json"
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}, {"role": "bot"}]}
+    path.write_text(json.dumps(body, indent=2), encoding="utf-8")
+
+    with pytest.raises(TranscriptError, match=r"messages\[1\]"):
+        load_transcript(path)
+
+
+def test_an_openai_refusal_is_the_replys_text(tmp_path: Path) -> None:
+    # Before: not even detected as OpenAI (read as abridged's JSONL, "content must be ...").
+    path = write_lines(
+        tmp_path / "chat.jsonl",
+        [
+            {"role": "user", "content": "Help me pick a lock."},
+            {"role": "assistant", "content": None, "refusal": "I can't help with that."},
+            {"role": "user", "content": "A lock of my own."},
+            {"role": "assistant", "content": "Then call a locksmith."},
+        ],
+    )
+
+    transcript = load_transcript(path)
+
+    assert wires(transcript)[1]["content"] == [{"type": "text", "text": "I can't help with that."}]
+    assert len(transcript.messages) == 4
+
+
+def test_a_legacy_function_call_and_its_answer_are_a_tool_use_and_its_result(
+    tmp_path: Path,
+) -> None:
+    # Before: the call vanished and its answer was skipped, the reply losing its action.
+    path = write_lines(
+        tmp_path / "chat.jsonl",
+        [
+            {"role": "system", "content": "You may call functions."},
+            {"role": "user", "content": "Weather in Oslo?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "function_call": {"name": "weather", "arguments": '{"city": "Oslo"}'},
+            },
+            {"role": "function", "name": "weather", "content": "-3 C, snow"},
+            {"role": "assistant", "content": "Cold and snowy."},
+        ],
+    )
+
+    messages = wires(load_transcript(path))
+
+    use = messages[1]["content"][0]
+    assert (use["type"], use["name"], use["input"]) == ("tool_use", "weather", {"city": "Oslo"})
+    result = messages[2]["content"][0]
+    assert result["tool_use_id"] == use["id"]
+    assert result["content"] == "-3 C, snow"
+
+
+def test_what_an_openai_import_cannot_carry_over_is_noted(tmp_path: Path) -> None:
+    path = write_lines(
+        tmp_path / "chat.jsonl",
+        [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "Transcribe this."},
+                    {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}},
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "done"},
+            {"role": "assistant", "content": "Done."},
+        ],
+    )
+
+    notes = " ".join(load_transcript(path).notes)
+
+    assert "'input_audio' was skipped" in notes
+    assert "arguments of call c1 are not JSON" in notes
+
+
+def test_a_result_answering_no_call_does_not_leave_two_replies_in_a_row(tmp_path: Path) -> None:
+    # Before: the orphan result was dropped, then the two replies either side of it were
+    # refused as "two assistant messages in a row".
+    path = write_lines(
+        tmp_path / "chat.jsonl",
+        [
+            {"role": "user", "content": "Go."},
+            {"role": "assistant", "content": "Starting."},
+            {"role": "tool", "tool_call_id": "unknown", "content": "stray"},
+            {"role": "assistant", "content": "Finished."},
+        ],
+    )
+
+    transcript = load_transcript(path)
+
+    assert [m["role"] for m in wires(transcript)] == ["user", "assistant"]
+    assert [b["text"] for b in wires(transcript)[1]["content"]] == ["Starting.", "Finished."]
+    assert any("answer no call" in note for note in transcript.notes)
+
+
+CLAUDE_CODE = [
+    {"type": "user", "uuid": "u1", "sessionId": "s", "message": {"role": "user", "content": "Hi"}},
+    {
+        "type": "assistant",
+        "uuid": "a1",
+        "sessionId": "s",
+        "message": {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5", "content": []},
+    },
+]
+CLAUDE_CODE[1]["message"]["content"] = [{"type": "text", "text": "Hello."}]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("name", ["session.jsonl", "session.json"])
+def test_a_last_line_cut_short_by_a_crash_is_skipped_with_a_note(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    cut = json.dumps({"type": "user", "uuid": "u2", "sessionId": "s", "message": {}})[:30]
+    path.write_text("".join(json.dumps(r) + "\n" for r in CLAUDE_CODE) + cut, encoding="utf-8")
+
+    transcript = load_transcript(path)
+
+    assert len(transcript.messages) == 2
+    assert any("line 3, the last, is cut short" in note for note in transcript.notes)
+
+
+def test_abridged_jsonl_cut_short_by_a_crash_is_read_up_to_the_cut(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    lines = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."}]
+    path.write_text("".join(json.dumps(m) + "\n" for m in lines) + '{"role": "us', "utf-8")
+
+    transcript = load_transcript(path, "abridged")
+
+    assert len(transcript.messages) == 2
+    assert transcript.notes
+    assert "line 3" in transcript.notes[0]
+
+
+def test_a_bad_line_in_the_middle_is_still_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(CLAUDE_CODE[0]) + "\n{oops\n" + json.dumps(CLAUDE_CODE[1]) + "\n")
+
+    with pytest.raises(TranscriptError, match="line 2: not valid JSON"):
+        load_transcript(path)
+
+
+@pytest.mark.parametrize(
+    ("records", "named", "line"),
+    [
+        (
+            [
+                {"timestamp": "t", "type": "session_meta", "payload": {"id": "x"}},
+                {"timestamp": "t", "type": "response_item", "payload": {"type": "message"}},
+            ],
+            "a Codex CLI rollout log",
+            1,
+        ),
+        (
+            [
+                {"type": "message", "role": "user", "content": [{"type": "input_text"}]},
+                {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+            ],
+            "an OpenAI Responses API item",
+            1,
+        ),
+        (
+            [{"model": "gpt-4.1", "input": [{"role": "user", "content": "hi"}]}],
+            "an OpenAI Responses API document",
+            1,
+        ),
+        (
+            [{"type": "human", "data": {"content": "hi"}}, {"type": "ai", "data": {}}],
+            "a LangChain message dump",
+            1,
+        ),
+    ],
+)
+def test_other_agents_logs_are_refused_by_name_and_line(
+    tmp_path: Path, records: list[object], named: str, line: int
+) -> None:
+    # Before: "line 1: role must be 'user', 'assistant' or 'system', got None".
+    path = write_lines(tmp_path / "log.jsonl", records)
+
+    with pytest.raises(TranscriptError) as raised:
+        load_transcript(path)
+
+    assert raised.value.line == line
+    assert named in str(raised.value)
+    assert "Claude Code session logs" in str(raised.value)  # and what is read instead
+
+
+def test_crlf_line_ends_and_a_byte_order_mark_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    text = "".join(json.dumps(r) + "\r\n" for r in CLAUDE_CODE)
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+
+    assert len(load_transcript(path).messages) == 2
