@@ -114,6 +114,7 @@ def measure(
     cap = Limits(setup.window, setup.reserved_output, CompactionSettings()).tool_output_tokens
     depths: list[int] = []
     short = 0
+    released = 0
     for index, body in enumerate(strategy.requests(transcript)):
         if on_request is not None:
             on_request()
@@ -122,6 +123,11 @@ def measure(
         depth, whole_tokens, turns, back = recent_depth(
             body, transcript.messages, positions[index], wires, count, cap
         )
+        # Only the last DEPTH_CAP messages before a request are compared, and requests move
+        # forward: the wire forms behind them are let go, not kept for the whole transcript.
+        while released < positions[index] - DEPTH_CAP:
+            wires[released] = None
+            released += 1
         if depth < min(positions[index], DEPTH_CAP):
             depths.append(depth)
             room = RECENT_SHARE * setup.window
