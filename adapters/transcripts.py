@@ -12,7 +12,7 @@ line is checked here: whether the conversation is a valid request is the session
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -77,11 +77,14 @@ def check_conversation(transcript: Transcript) -> None:
     raise TranscriptError(transcript.source, None, f"message {index + 1}: {error}")
 
 
-def load_transcript(path: Path | str, format: str = "auto") -> Transcript:
+def load_transcript(
+    path: Path | str, format: str = "auto", progress: Callable[[int], None] | None = None
+) -> Transcript:
     """Read a transcript file and the `.meta.json` beside it, if any; raises `TranscriptError`.
 
     `format` is `abridged` (one Messages API message per line), `claude-code` (a Claude Code
     session log), `openai` (chat-completions messages) or `auto`: detected from the content.
+    `progress`, when given, is called with the bytes of each line as the file is read.
     """
     path = Path(path)
     source = str(path)
@@ -92,31 +95,32 @@ def load_transcript(path: Path | str, format: str = "auto") -> Transcript:
     meta_path = path.with_name(f"{path.stem}.meta.json") if path.name else None
     meta = _read_meta(meta_path) if meta_path and meta_path.is_file() else None
     if format != "abridged":
-        imported = _import(path, source, format)
+        imported = _import(path, source, format, progress)
         if imported is not None:
             return _from_imported(imported, source, meta, str(meta_path))
+        progress = None  # read once already: the second reading is the shorter
     with _file_errors(source):
         stream = path.open("rb")
     with stream:
         return _parse(
-            _decoded_lines(stream, source), source, meta, meta_source=str(meta_path), notes=[]
+            _decoded_lines(stream, source, progress),
+            source,
+            meta,
+            meta_source=str(meta_path),
+            notes=[],
         )
 
 
-def _import(path: Path, source: str, format: str) -> Imported | None:
+def _import(
+    path: Path, source: str, format: str, advance: Callable[[int], None] | None = None
+) -> Imported | None:
     """The conversation in another tool's format, or `None` when it is abridged's own."""
-    with _file_errors(source):
-        raw = _bounded_read(path, source)
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
-        raise TranscriptError(
-            source, line, f"not UTF-8 (byte {error.start + 1}: {error.reason})"
-        ) from None
     notes: list[str] = []
     try:
-        records = read_records(text, notes)
+        with _file_errors(source):
+            records = _streamed_records(path, source, notes, advance)
+            if records is None:
+                records = read_records(_whole_text(path, source), notes)
         chosen = detect_format(records) if format == "auto" else format
         foreign = foreign_format(records) if format == "auto" else None
         if foreign is not None and chosen in ("abridged", "anthropic"):
@@ -133,6 +137,66 @@ def _import(path: Path, source: str, format: str) -> Imported | None:
     except RecursionError:
         raise TranscriptError(source, None, "JSON nested too deeply to read") from None
     return None
+
+
+def _streamed_records(
+    path: Path, source: str, notes: list[str], advance: Callable[[int], None] | None
+) -> list[tuple[int, JSON]] | None:
+    """The file's records read line by line, as `read_records` reads them from the whole
+    text; `None` for a file that is one JSON document (it starts with `[`, or its first line
+    is an unfinished `{`) or has a line too long to read as one, which is read whole.
+
+    A 50 MB log read whole was held three or four times over at once (its bytes, its text,
+    four bytes a character when one character needs it, a stripped copy and its lines)
+    beside the records parsed from it; line by line, only the records stay."""
+    records: list[tuple[int, JSON]] = []
+    read = 0
+    started = False
+    with path.open("rb") as stream:
+        for number, raw in enumerate(_bounded_lines(stream), start=1):
+            if len(raw) > MAX_LINE_BYTES:
+                if number == 1:
+                    raise TranscriptError(
+                        source, 1, f"longer than {MAX_LINE_BYTES:,} bytes; not a transcript line"
+                    )
+                return None
+            if read + len(raw) > MAX_TRANSCRIPT_BYTES:
+                raise TranscriptError(source, None, f"larger than {MAX_TRANSCRIPT_BYTES:,} bytes")
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as error:
+                raise TranscriptError(
+                    source, number, f"not UTF-8 (byte {read + error.start + 1}: {error.reason})"
+                ) from None
+            read += len(raw)
+            if advance is not None:
+                advance(len(raw))
+            if not line.strip():
+                continue
+            if not started and line.lstrip().startswith("["):
+                return None
+            started = True
+            try:
+                records.append((number, json.loads(line)))
+            except json.JSONDecodeError as error:
+                if number == 1 and line.lstrip().startswith("{"):
+                    return None
+                if not raw.endswith(b"\n") and records:
+                    notes.append(cut_short_note(number))
+                    break
+                raise FormatError(number, f"not valid JSON ({error.msg})") from None
+    return records
+
+
+def _whole_text(path: Path, source: str) -> str:
+    raw = _bounded_read(path, source)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise TranscriptError(
+            source, line, f"not UTF-8 (byte {error.start + 1}: {error.reason})"
+        ) from None
 
 
 def _from_imported(
@@ -273,10 +337,14 @@ def _bounded_lines(stream: BinaryIO) -> Iterable[bytes]:
         yield raw
 
 
-def _decoded_lines(stream: BinaryIO, source: str) -> Iterable[tuple[int, str]]:
+def _decoded_lines(
+    stream: BinaryIO, source: str, advance: Callable[[int], None] | None = None
+) -> Iterable[tuple[int, str]]:
     # Split on b"\n" only: a JSON string may hold U+2028 and similar, which str.splitlines
     # would take for line breaks.
     for number, raw in enumerate(_bounded_lines(stream), start=1):
+        if advance is not None:
+            advance(len(raw))
         if len(raw) > MAX_LINE_BYTES:
             raise TranscriptError(
                 source, number, f"longer than {MAX_LINE_BYTES:,} bytes; not a transcript line"

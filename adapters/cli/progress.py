@@ -9,9 +9,12 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sized
-from typing import TypeVar
+from pathlib import Path
+from typing import Protocol, TypeVar
 
 from tqdm import tqdm
+
+from abridged.adapters.cli.terminal import printable
 
 T = TypeVar("T")
 
@@ -40,16 +43,24 @@ def progress(
         bar.close()
 
 
+class Advance(Protocol):
+    """Moves a `counting` bar on by `n`; `now`, when given, names the work under way."""
+
+    def __call__(self, n: int, /, *, now: str | None = None) -> None: ...
+
+
 @contextlib.contextmanager
 def counting(
-    *, total: int | None, description: str, unit: str = "it"
-) -> Iterator[Callable[[int], None]]:
+    *, total: int | None, description: str, unit: str = "it", unit_scale: bool = False
+) -> Iterator[Advance]:
     """A bar advanced by the work itself: the context yields `advance(n)`, for work that
-    reports progress through a callback rather than by being iterated."""
+    reports progress through a callback rather than by being iterated. `unit_scale` shows
+    large counts as 1.2M (for bytes)."""
     bar = tqdm(
         total=total,
         desc=description,
         unit=unit,
+        unit_scale=unit_scale,
         file=sys.stderr,
         disable=None,
         leave=False,
@@ -57,9 +68,24 @@ def counting(
     )
     try:
 
-        def advance(n: int) -> None:
+        def advance(n: int, /, *, now: str | None = None) -> None:
+            if now is not None:
+                bar.set_description_str(f"{description} {now}", refresh=False)
             bar.update(n)
 
         yield advance
     finally:
         bar.close()
+
+
+@contextlib.contextmanager
+def reading(path: Path) -> Iterator[Callable[[int], None]]:
+    """A bar for reading the file at `path`, in bytes of its size (a count when it has none,
+    as a pipe has not): the context yields `advance(n)`."""
+    try:
+        size = path.stat().st_size or None
+    except OSError:
+        size = None  # the reader says what is wrong with the file
+    name = printable(path.name, one_line=True)
+    with counting(total=size, description=f"reading {name}", unit="B", unit_scale=True) as advance:
+        yield advance

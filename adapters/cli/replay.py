@@ -28,7 +28,7 @@ from abridged.adapters.cli.common import (
     transcript_format_option,
 )
 from abridged.adapters.cli.files import private_folder, write_private
-from abridged.adapters.cli.progress import progress
+from abridged.adapters.cli.progress import progress, reading
 from abridged.adapters.transcripts import (
     Transcript,
     TranscriptError,
@@ -133,7 +133,8 @@ def replay(run: ReplayRun, transcript: Path, transcript_format: str) -> None:
     (compacted when needed), checked against the budget, printed and optionally dumped.
     """
     try:
-        loaded = load_transcript(transcript, transcript_format)
+        with reading(transcript) as advance:
+            loaded = load_transcript(transcript, transcript_format, advance)
         windows = parse_model_windows(os.environ.get("ABRIDGED_MODEL_WINDOWS", ""))
     except (TranscriptError, InvalidSettingsError) as error:
         raise click.ClickException(str(error)) from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -16,7 +17,8 @@ from abridged.adapters.cli.common import (
     settings_options,
     transcript_format_option,
 )
-from abridged.adapters.cli.progress import counting
+from abridged.adapters.cli.progress import counting, reading
+from abridged.adapters.cli.terminal import printable
 from abridged.adapters.simulation import (
     REFERENCES,
     AbridgedStrategy,
@@ -27,6 +29,7 @@ from abridged.adapters.simulation import (
     simulate,
     totals,
 )
+from abridged.adapters.simulation.run import requests_to_measure
 from abridged.adapters.simulation.strategies import Strategy
 from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.adapters.token_counters import default_token_counter
@@ -103,7 +106,8 @@ def simulate_command(
     loaded = []
     for path in transcripts:
         try:
-            transcript = load_transcript(path, transcript_format)
+            with reading(path) as advance:
+                transcript = load_transcript(path, transcript_format, advance)
             check_conversation(transcript)  # a session would refuse it part way
             loaded.append(transcript)
         except TranscriptError as error:
@@ -125,10 +129,23 @@ def simulate_command(
     makers += [_reference(r, configurations[0][1]) for r in references.split(",") if r]
     counter = default_token_counter()
     setup = Setup(window, reserve, counter, ExtractiveSummarizer)
-    steps = len(loaded) * len(makers)
+    # Counted in requests, not runs: one long transcript is most of the work, and a bar
+    # that moved once per run would stand still through it.
+    steps = sum(requests_to_measure(t) for t in loaded) * len(makers)
     rates = CacheRates(write_rate, read_rate)
-    with counting(total=steps, description="simulating", unit="run") as advance:
-        outcomes = simulate(loaded, setup, makers, rates, lambda _: advance(1))
+    runs, started = len(makers) * len(loaded), itertools.count(1)
+    with counting(total=steps, description="simulating", unit="req") as advance:
+
+        def follow(run: str, done: int) -> None:
+            if done:
+                advance(done)
+                return
+            # A run starts: the bar names it (`run 2/10: coding.jsonl langchain`).
+            source, _, strategy = run.rpartition(" ")
+            shown = printable(f"{Path(source).name} {strategy}", one_line=True)
+            advance(0, now=f"run {next(started)}/{runs}: {shown}")
+
+        outcomes = simulate(loaded, setup, makers, rates, follow)
     if as_json:
         document = {
             "window": window,

@@ -91,8 +91,10 @@ def measure(
     setup: Setup,
     rates: CacheRates,
     count: Callable[[str], int],
+    on_request: Callable[[], None] | None = None,
 ) -> Outcome:
-    """Replays `transcript` with `strategy` and measures what its requests keep and cost."""
+    """Replays `transcript` with `strategy` and measures what its requests keep and cost;
+    `on_request` is called as each request is measured."""
     name = strategy.name
     if strategy.fits_only(transcript):
         whole = request_tokens(transcript.system, transcript.tools, transcript.messages, count)
@@ -112,12 +114,20 @@ def measure(
     cap = Limits(setup.window, setup.reserved_output, CompactionSettings()).tool_output_tokens
     depths: list[int] = []
     short = 0
+    released = 0
     for index, body in enumerate(strategy.requests(transcript)):
+        if on_request is not None:
+            on_request()
         if body is None:
             continue
         depth, whole_tokens, turns, back = recent_depth(
             body, transcript.messages, positions[index], wires, count, cap
         )
+        # Only the last DEPTH_CAP messages before a request are compared, and requests move
+        # forward: the wire forms behind them are let go, not kept for the whole transcript.
+        while released < positions[index] - DEPTH_CAP:
+            wires[released] = None
+            released += 1
         if depth < min(positions[index], DEPTH_CAP):
             depths.append(depth)
             room = RECENT_SHARE * setup.window
@@ -343,16 +353,38 @@ def simulate(
     setup: Setup,
     strategies: Sequence[Callable[[Setup], Strategy]],
     rates: CacheRates | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str, int], None] | None = None,
 ) -> list[Outcome]:
-    """Every strategy on every transcript (a fresh strategy each time), measured."""
+    """Every strategy on every transcript (a fresh strategy each time), measured.
+
+    `progress(run, done)` follows the work: `done` is 0 as a run (`"<source> <strategy>"`)
+    starts, then the requests measured since the last call, which over a run add up to
+    `requests_to_measure` of its transcript (a strategy that does not apply skips them)."""
     rates = rates or CacheRates()
     count = _memo(setup.counter.count)
     outcomes = []
     for transcript in transcripts:
+        expected = requests_to_measure(transcript)
         for make in strategies:
             strategy = make(setup)
-            outcomes.append(measure(transcript, strategy, setup, rates, count))
-            if progress is not None:
-                progress(f"{transcript.source} {strategy.name}")
+            if progress is None:
+                outcomes.append(measure(transcript, strategy, setup, rates, count))
+                continue
+            run = f"{transcript.source} {strategy.name}"
+            measured = 0
+
+            def one_more(run: str = run) -> None:
+                nonlocal measured
+                measured += 1
+                progress(run, 1)
+
+            progress(run, 0)
+            outcomes.append(measure(transcript, strategy, setup, rates, count, one_more))
+            if measured < expected:
+                progress(run, expected - measured)
     return outcomes
+
+
+def requests_to_measure(transcript: Transcript) -> int:
+    """A run's requests: one before each assistant message."""
+    return sum(message.role is Role.ASSISTANT for message in transcript.messages)

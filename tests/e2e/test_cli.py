@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from abridged.adapters.cli import main
 from tests.support.anthropic_rules import assert_valid_request
+from tests.support.progress_bars import recording_bars
 
 
 def write_transcript(path: Path, lines: Sequence[object]) -> Path:
@@ -141,6 +142,26 @@ def test_bad_input_names_the_line_and_exits_non_zero(
 
     assert result.exit_code != 0
     assert message in result.output
+
+
+def test_replay_progress_moves_per_message_and_stays_out_of_the_json_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    transcript = write_transcript(tmp_path / "agent.jsonl", AGENT)
+    bars = recording_bars(monkeypatch)
+
+    result = CliRunner().invoke(main, ["replay", str(transcript), "--db", ":memory:", "--json"])
+
+    assert result.exit_code == 0, result.output
+    for line in result.stdout.splitlines():
+        json.loads(line)
+    reading, replaying = bars
+    assert reading.description == "reading agent.jsonl"
+    assert sum(reading.updates) == reading.total == transcript.stat().st_size
+    assert replaying.description == "replaying"
+    assert replaying.updates == [1] * len(AGENT)
+    assert replaying.total == len(AGENT)
+    assert all(bar.to_stderr and bar.closed for bar in bars)
 
 
 def test_a_missing_transcript_is_a_clear_error(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from tests.support.generated_sessions import (
     write_jsonl,
     write_records,
 )
+from tests.support.progress_bars import recording_bars
 
 
 def simulate(*args: str) -> dict[str, Any]:
@@ -172,3 +173,28 @@ def test_a_conversation_no_session_accepts_is_refused_with_its_file_and_line(
     assert result.exit_code == 1
     assert "doubled.jsonl line 3: two user messages in a row" in result.output
     assert "simulating" not in result.output  # refused before any run
+
+
+def test_progress_moves_with_each_request_and_stays_out_of_the_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = research_session(seed=2, questions=2)
+    transcript = write_jsonl(session, tmp_path / "long.jsonl")
+    requests = sum(m.role.value == "assistant" for m in session)
+    bars = recording_bars(monkeypatch)
+
+    options = ["--window", "16000", "--references", "sliding-window", "--json"]
+    result = CliRunner().invoke(main, ["simulate", str(transcript), *options])
+
+    assert result.exit_code == 0, result.output
+    json.loads(result.stdout)  # the bar never writes into the document
+    (bar,) = [b for b in bars if b.description == "simulating"]
+    assert bar.to_stderr
+    assert bar.closed
+    # Two runs (abridged, sliding-window), each one step per request, not one per run.
+    assert bar.total == 2 * requests
+    assert [n for n in bar.updates if n] == [1] * (2 * requests)
+    assert bar.descriptions == [
+        "simulating run 1/2: long.jsonl abridged",
+        "simulating run 2/2: long.jsonl sliding-window",
+    ]
