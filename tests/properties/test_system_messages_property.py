@@ -12,13 +12,16 @@ from hypothesis import strategies as st
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.token_counters import TiktokenCounter
 from abridged.application.auditing import audit_session
+from abridged.application.ports import RequestOptions
 from abridged.application.service import Sessions
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.messages import (
+    Block,
     Message,
     RedactedThinkingBlock,
     Role,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
 )
@@ -183,4 +186,61 @@ def test_a_prune_put_off_for_a_compaction_is_planned_again_after_a_reshow() -> N
         else:
             app.append_message(session_id, sent)
     assert any(type(e).__name__ == "ToolsPruned" for e in app.history(session_id))
+    assert audit_session(app, session_id).ok
+
+
+def test_a_thinking_loop_that_outgrows_its_instructions_is_cut_inside_with_thinking_paused() -> (
+    None
+):
+    # Six long instructions after one prompt, then a loop led by signed thinking whose two
+    # exchanges were each accepted (each fits beside the instructions at its smallest). Cuts
+    # inside a thinking-led loop fall only before a reply that starts with thinking, so the
+    # smallest tail held the whole loop, which did not fit: every later request raised
+    # `ContextOverflowError`, on messages the session had accepted.
+    app = Sessions(
+        counter=COUNTER,
+        summarizer=FakeSummarizer(),
+        env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+    )
+    session_id = app.start_session(
+        model="claude-opus-4-8",
+        context_window=3_000,
+        max_output_tokens=400,
+        system="You are an agent.",
+        tools=TOOLS,
+        settings=CompactionSettings(threshold_floor_tokens=0),
+    )
+    rule = " ".join(["answer briefly and cite the file you read"] * 21)
+    ids = (f"toolu_{n:05d}" for n in range(1, 10))
+
+    def words(word: str, count: int) -> str:
+        return " ".join([word] * count)
+
+    def exchange(lead: list[Block], commands: list[str]) -> list[Message]:
+        calls = [ToolUseBlock(next(ids), "run_command", {"command": c, "n": 0}) for c in commands]
+        output = "\n".join(f"{i}: 0" for i in range(300))
+        results = [ToolResultBlock(calls[0].id, ""), ToolResultBlock(calls[1].id, output)]
+        return [Message.assistant(*lead, *calls), Message.user(*results)]
+
+    conversation = [Message.user("Fix the build.")]
+    conversation += [Message.system(f"Instruction {k}: {rule}") for k in range(6)]
+    thought = [ThinkingBlock(words("plan", 150), "sig1=="), TextBlock(words("token", 150))]
+    conversation += exchange(thought, [words("token", 150), "0"])
+    conversation += exchange([TextBlock(words("token", 250))], ["0", words("token", 250)])
+    conversation.append(Message.assistant("Done."))
+    for message in conversation:
+        if message.role is Role.ASSISTANT:
+            prepared = app.prepare_request(session_id)
+            check_request(prepared, COUNTER, app.session(session_id).calibration)
+            app.record_reply(session_id, message)
+        else:
+            app.append_message(session_id, message)
+    # The last request cut inside the loop: the reply that opened it left with its thinking,
+    # so thinking is off until the next prompt, as the API requires.
+    assert prepared.context.thinking_paused
+    thinking = RequestOptions(thinking={"type": "enabled", "budget_tokens": 1_024})
+    body = render_request(
+        prepared.context, model="claude-opus-4-8", max_tokens=2_000, options=thinking
+    )
+    assert "thinking" not in body
     assert audit_session(app, session_id).ok
