@@ -90,9 +90,9 @@ def decided(
     when no request fits."""
     if trigger in ("threshold", "requested"):
         plan = plan_preparation(state, extra_tokens, trigger=trigger, pruned=True)
-        if plan.overflow is not None:
-            raise plan.overflow
-        return plan.decision, plan.suppressed
+        if plan.overflow is None:
+            return plan.decision, plan.suppressed
+        # Nothing else fitted: the last resort, a cut inside an open loop (or the error).
     decision = planner.decide(state, trigger, extra_tokens)
     return decision, planner.suppression(state, decision) if decision is not None else None
 
@@ -265,7 +265,7 @@ class DecisionChecks:
             # The last resort: recorded only when no request fitted as the session stood.
             plan = planner.plan_fit(state)
             try:
-                planner.decide(state, "threshold", extra or 0)
+                planner.decide(state, "threshold", extra or 0, cut_loop=False)
             except ContextOverflowError:
                 pass
             else:

@@ -230,9 +230,7 @@ class Preparer:
             plan = plan_preparation(session, extra_tokens, trigger=trigger, pruned=True)
         decision, suppressed, deferred = plan.decision, plan.suppressed, plan.deferred
         if plan.overflow is not None:
-            decision, more = self.decide_to_fit(
-                session, trigger, deferred, extra_tokens, emit, plan.overflow
-            )
+            decision, more = self.decide_to_fit(session, trigger, deferred, extra_tokens, emit)
             pruned += more
             deferred = None
             suppressed = planner.suppression(session, decision) if decision else None
@@ -307,26 +305,26 @@ class Preparer:
         deferred: PrunePlan | None,
         extra_tokens: int,
         emit: Callable[[Notice], None],
-        overflow: ContextOverflowError,
     ) -> tuple[Decision | None, int]:
-        """The decision when no tail fits as the session stands (`overflow`): with the prune
-        put off for the compaction run first (nothing to cut, or no tail that fits with its
-        outputs whole), then, as the last resort, every output before the last exchange shown
-        by name (`planner.plan_fit`). Raises `overflow`'s kind when even that does not fit;
-        what was recorded is then not saved. Returns the decision and the outputs pruned."""
+        """The decision when no tail fits as the session stands: with the prune put off for
+        the compaction run first (nothing to cut, or no tail that fits with its outputs whole),
+        then every output before the last exchange shown by name (`planner.plan_fit`), then,
+        as the last resort, a cut inside an open loop led by thinking (`cut_loop`). Raises
+        `ContextOverflowError` when even that does not fit; what was recorded is then not
+        saved. Returns the decision and the outputs pruned."""
         # Messages shown with more room than a message has now (a larger window, fewer system
         # messages beside them) are reduced to the current cap first.
         if self.reshow_for_window(session, RESHOW_REASON):
             with suppress(ContextOverflowError):
-                return planner.decide(session, trigger, extra_tokens), 0
+                return planner.decide(session, trigger, extra_tokens, cut_loop=False), 0
             deferred = None  # planned on the messages as they were shown before
         pruned = self.prune(session, deferred, extra_tokens, emit)
         if deferred is not None:
             with suppress(ContextOverflowError):
-                return planner.decide(session, trigger, extra_tokens), pruned
+                return planner.decide(session, trigger, extra_tokens, cut_loop=False), pruned
         fit = planner.plan_fit(session)
         if fit is None:
-            raise overflow
+            return planner.decide(session, trigger, extra_tokens), pruned
         pruned += self.prune(session, fit, extra_tokens, emit)
         return planner.decide(session, trigger, extra_tokens), pruned
 

@@ -147,10 +147,10 @@ class Context:
     """The facts ledger's segments as they read, a text block each before the summary chunks
     (append-only between consolidations, so a cached prefix keeps them)."""
     thinking_paused: bool = False
-    """The model binds thinking to its prefix, and the open tool loop's thinking had to
-    leave the view (the loop no longer fit without a compaction): the request goes with
-    thinking off until the next user prompt, as the API requires of a loop whose first
-    reply has no thinking."""
+    """The open tool loop's thinking had to leave the view (the loop no longer fit without
+    a compaction: the model binds thinking to its prefix, or the cut fell inside the loop):
+    the request goes with thinking off until the next user prompt, as the API requires of a
+    loop whose first reply has no thinking."""
     compaction_block: int = 0
     """1 when the first message is the API's `compaction` block (then the summaries' user
     message, if any, is the second), else 0."""
@@ -357,9 +357,18 @@ def build_context(
     sent = tuple(messages) if edited else tuple(shown_messages)
     raw = raw_estimate(view) + extra_tokens
     paused = False
-    if getattr(view, "thinking_bound", False) and getattr(view, "thinking_seen", False):
+    if getattr(view, "thinking_seen", False):
+        # Bound thinking leaves with any change before it; other thinking only with the
+        # replies a cut inside the loop summarized (the tail then holds no prompt).
         opener = loop_opener(sent)
-        paused = opener is not None and not opener.starts_with_thinking
+        paused = (
+            opener is not None
+            and not opener.starts_with_thinking
+            and (
+                getattr(view, "thinking_bound", False)
+                or not any(e.message.is_user_prompt for e in view.entries)
+            )
+        )
     return Context(
         system=view.system,
         tools=tuple(view.tools),

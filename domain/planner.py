@@ -29,6 +29,7 @@ from abridged.domain.cuts import (
     tail_first,
     turns_from,
 )
+from abridged.domain.errors import ContextOverflowError
 from abridged.domain.indexes import has_thinking, protected_index
 from abridged.domain.messages import Message, Role
 from abridged.domain.pruning import (
@@ -156,15 +157,17 @@ def holds_prefix(view: PlannerView) -> bool:
     return False
 
 
-def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decision | None:
-    """Whether to compact now and where to cut; `ContextOverflowError` if nothing fits.
-
+def decide(
+    view: PlannerView, trigger: Trigger, extra_tokens: int = 0, *, cut_loop: bool = True
+) -> Decision | None:
+    """Whether to compact now and where to cut; `ContextOverflowError` if nothing fits. An
+    open loop keeps the reply that starts its thinking while that fits, else (`cut_loop`) it
+    is cut like any other and sent without thinking (`Context.thinking_paused`).
     `extra_tokens` are per-turn content's. Only a `threshold` trigger may decide not to
     compact because the estimate is below the threshold, and a `background` one below the
     earlier mark (`background_threshold_ratio`; never, when it is not set).
     """
     limits = view.limits
-    settings = view.settings
     estimate = calibrated(view, raw_estimate(view) + extra_tokens)
     if trigger == "threshold" and estimate < limits.threshold:
         return None
@@ -179,6 +182,20 @@ def decide(view: PlannerView, trigger: Trigger, extra_tokens: int = 0) -> Decisi
         # next request, so the cut is one that request could have made.
         considered = entries[:-1]
     cuts = cut_points(considered, thinking_led=view.thinking_seen)
+    try:
+        return _cut(view, trigger, estimate, cuts, extra_tokens)
+    except ContextOverflowError:
+        if not cut_loop or (loose := cut_points(considered)) == cuts:
+            raise
+        return _cut(view, trigger, estimate, loose, extra_tokens)
+
+
+def _cut(
+    view: PlannerView, trigger: Trigger, estimate: int, cuts: list[int], extra_tokens: int
+) -> Decision | None:
+    limits = view.limits
+    settings = view.settings
+    entries = view.entries
     if not cuts:
         if estimate > limits.budget:
             raise overflow_error(view.limits, view.system_tokens + view.tools_tokens, entries)

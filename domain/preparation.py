@@ -10,6 +10,7 @@ A request is prepared in these steps, and only in this order:
 3. **fit**: when no retained tail fits as the session stands, the messages shown for a larger
    window are reduced, then the deferred prune runs, then (the last resort) every output
    before the last exchange is shown by name (`planner.plan_fit`), deciding again after each;
+   when nothing else fits, an open tool loop led by thinking is cut inside (`cut_loop`);
 4. **suppress**: a loop guard may hold the compaction back (`planner.suppression`);
 5. **compact**: the summary written and recorded;
 6. **prune with compaction**: the retained tail's outputs, since the prefix moved anyway
@@ -80,7 +81,8 @@ def plan_preparation(
     if plan is not None and deferred is None:
         return PreparationPlan(trigger, prune=plan)
     try:
-        decision = planner.decide(view, trigger, extra_tokens)
+        # A loop is cut inside only as step 3's very last resort, after outputs by name.
+        decision = planner.decide(view, trigger, extra_tokens, cut_loop=False)
     except ContextOverflowError as error:
         return PreparationPlan(trigger, deferred=deferred, overflow=error)
     suppressed = planner.suppression(view, decision) if decision is not None else None

@@ -12,13 +12,16 @@ from hypothesis import strategies as st
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.token_counters import TiktokenCounter
 from abridged.application.auditing import audit_session
+from abridged.application.ports import RequestOptions
 from abridged.application.service import Sessions
-from abridged.domain.errors import ContextOverflowError
+from abridged.domain.errors import ContextTooSmallError
 from abridged.domain.messages import (
+    Block,
     Message,
     RedactedThinkingBlock,
     Role,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
 )
@@ -31,8 +34,15 @@ from tests.support.fakes import FakeSummarizer
 COUNTER = TiktokenCounter()
 
 
-def with_instructions(messages: list[Message], after: list[bool]) -> list[Message]:
-    """The conversation with a system message after each user message `after` picks."""
+LONG_RULE = " ".join(["answer briefly and cite the file you read"] * 21)
+"""About 150 words: six of them take a third of a 3,000-token window."""
+
+
+def with_instructions(
+    messages: list[Message], after: list[bool], rule: str = "answer briefly."
+) -> list[Message]:
+    """The conversation with a system message (`rule`) after each user message `after`
+    picks."""
     out: list[Message] = []
     picks = iter(after)
     for index, message in enumerate(messages):
@@ -43,7 +53,7 @@ def with_instructions(messages: list[Message], after: list[bool]) -> list[Messag
             and (following is None or following.role is Role.ASSISTANT)
             and next(picks, False)
         ):
-            out.append(Message.system(f"Instruction {index}: answer briefly."))
+            out.append(Message.system(f"Instruction {index}: {rule}"))
     return out
 
 
@@ -59,10 +69,14 @@ def with_instructions(messages: list[Message], after: list[bool]) -> list[Messag
     after=st.lists(st.booleans(), min_size=20, max_size=20),
     model=st.sampled_from(["claude-opus-4-8", "claude-sonnet-4-5"]),
     window=st.integers(3_000, 8_000),
+    long=st.booleans(),
 )
 def test_system_messages_stay_valid_and_in_view(
-    messages: list[Message], after: list[bool], model: str, window: int
+    messages: list[Message], after: list[bool], model: str, window: int, long: bool
 ) -> None:
+    # Long instructions fill small windows: an append (a reply's too) may then be refused (a
+    # typed error, nothing written), which ends the session here; a request never is once
+    # every append was accepted, whatever loop led by thinking is open (invariant 2).
     app = Sessions(
         counter=COUNTER,
         summarizer=FakeSummarizer(),
@@ -77,16 +91,12 @@ def test_system_messages_stay_valid_and_in_view(
         settings=CompactionSettings(threshold_floor_tokens=0),
     )
     given_so_far: list[str] = []
-    conversation = with_instructions(messages, after)
+    conversation = with_instructions(messages, after, LONG_RULE if long else "answer briefly.")
     if conversation[-1].role is Role.ASSISTANT:
         conversation.append(Message.user("What next?"))
     for message in conversation:
         if message.role is Role.ASSISTANT:
-            try:
-                prepared = app.prepare_request(session_id)
-            except ContextOverflowError:
-                app.record_reply(session_id, message)
-                continue
+            prepared = app.prepare_request(session_id)
             if model == "claude-opus-4-8":
                 body = check_request(prepared, COUNTER, app.session(session_id).calibration)
             else:
@@ -94,9 +104,17 @@ def test_system_messages_stay_valid_and_in_view(
                 assert_valid_request(body)
             sent = repr(body["messages"])
             assert all(text in sent for text in given_so_far)
-            app.record_reply(session_id, message)
+            try:
+                app.record_reply(session_id, message)
+            except ContextTooSmallError:
+                note("a reply refused")
+                break
         else:
-            app.append_message(session_id, message)
+            try:
+                app.append_message(session_id, message)
+            except ContextTooSmallError:
+                note("an append refused")
+                break
             if message.role is Role.SYSTEM:
                 given_so_far.append(message.text)
     session = app.session(session_id)
@@ -169,7 +187,6 @@ def test_a_prune_put_off_for_a_compaction_is_planned_again_after_a_reshow() -> N
         tools=TOOLS,
         settings=CompactionSettings(threshold_floor_tokens=0),
     )
-    rule = " ".join(["answer briefly and cite the file you read"] * 21)
     messages = found_by_a_run_with_long_instructions()
     picks = [False] * 5 + [True] * 7
     for sent in with_instructions(messages, picks):
@@ -178,9 +195,68 @@ def test_a_prune_put_off_for_a_compaction_is_planned_again_after_a_reshow() -> N
             app.record_reply(session_id, sent)
         elif sent.role is Role.SYSTEM:
             app.append_message(
-                session_id, Message.system(sent.text.replace("answer briefly.", rule))
+                session_id, Message.system(sent.text.replace("answer briefly.", LONG_RULE))
             )
         else:
             app.append_message(session_id, sent)
     assert any(type(e).__name__ == "ToolsPruned" for e in app.history(session_id))
+    assert audit_session(app, session_id).ok
+
+
+def test_a_thinking_loop_that_outgrows_its_instructions_is_cut_inside_with_thinking_paused() -> (
+    None
+):
+    # Six long instructions after one prompt, then a loop led by signed thinking whose two
+    # exchanges were each accepted (each fits beside the instructions at its smallest). Cuts
+    # inside a thinking-led loop fall only before a reply that starts with thinking, so the
+    # smallest tail held the whole loop, which did not fit: every later request raised
+    # `ContextOverflowError`, on messages the session had accepted.
+    app = Sessions(
+        counter=COUNTER,
+        summarizer=FakeSummarizer(),
+        env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+    )
+    session_id = app.start_session(
+        model="claude-opus-4-8",
+        context_window=3_000,
+        max_output_tokens=400,
+        system="You are an agent.",
+        tools=TOOLS,
+        settings=CompactionSettings(threshold_floor_tokens=0),
+    )
+    ids = (f"toolu_{n:05d}" for n in range(1, 10))
+
+    def words(word: str, count: int) -> str:
+        return " ".join([word] * count)
+
+    def exchange(lead: list[Block], commands: list[str]) -> list[Message]:
+        calls = [ToolUseBlock(next(ids), "run_command", {"command": c, "n": 0}) for c in commands]
+        output = "\n".join(f"{i}: 0" for i in range(300))
+        results = [ToolResultBlock(calls[0].id, ""), ToolResultBlock(calls[1].id, output)]
+        return [Message.assistant(*lead, *calls), Message.user(*results)]
+
+    conversation = [Message.user("Fix the build.")]
+    conversation += [Message.system(f"Instruction {k}: {LONG_RULE}") for k in range(6)]
+    thought: list[Block] = [
+        ThinkingBlock(words("plan", 150), "sig1=="),
+        TextBlock(words("token", 150)),
+    ]
+    conversation += exchange(thought, [words("token", 150), "0"])
+    conversation += exchange([TextBlock(words("token", 250))], ["0", words("token", 250)])
+    conversation.append(Message.assistant("Done."))
+    for message in conversation:
+        if message.role is Role.ASSISTANT:
+            prepared = app.prepare_request(session_id)
+            check_request(prepared, COUNTER, app.session(session_id).calibration)
+            app.record_reply(session_id, message)
+        else:
+            app.append_message(session_id, message)
+    # The last request cut inside the loop: the reply that opened it left with its thinking,
+    # so thinking is off until the next prompt, as the API requires.
+    assert prepared.context.thinking_paused
+    thinking = RequestOptions(thinking={"type": "enabled", "budget_tokens": 1_024})
+    body = render_request(
+        prepared.context, model="claude-opus-4-8", max_tokens=2_000, options=thinking
+    )
+    assert "thinking" not in body
     assert audit_session(app, session_id).ok
