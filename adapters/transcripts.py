@@ -78,16 +78,21 @@ def check_conversation(transcript: Transcript) -> None:
 
 
 def load_transcript(
-    path: Path | str, format: str = "auto", progress: Callable[[int], None] | None = None
+    path: Path | str,
+    format: str = "auto",
+    progress: Callable[[int], None] | None = None,
+    *,
+    source: str | None = None,
 ) -> Transcript:
     """Read a transcript file and the `.meta.json` beside it, if any; raises `TranscriptError`.
 
     `format` is `abridged` (one Messages API message per line), `claude-code` (a Claude Code
     session log), `openai` (chat-completions messages) or `auto`: detected from the content.
     `progress`, when given, is called with the bytes of each line as the file is read.
+    `source` names the transcript in errors and reports (by default, its path).
     """
     path = Path(path)
-    source = str(path)
+    source = source or str(path)
     if format not in ("auto", *FORMATS):
         raise TranscriptError(
             source, None, f"unknown format {format!r}; choose auto, {', '.join(FORMATS)}"

@@ -79,13 +79,14 @@ def counting(
 
 
 @contextlib.contextmanager
-def reading(path: Path) -> Iterator[Callable[[int], None]]:
-    """A bar for reading the file at `path`, in bytes of its size (a count when it has none,
-    as a pipe has not): the context yields `advance(n)`."""
+def reading(path: Path, name: str | None = None) -> Iterator[Callable[[int], None]]:
+    """A bar for reading the file at `path` (shown as `name`, by default its file name), in
+    bytes of its size (a count when it has none, as a pipe has not): the context yields
+    `advance(n)`."""
     try:
         size = path.stat().st_size or None
     except OSError:
         size = None  # the reader says what is wrong with the file
-    name = printable(path.name, one_line=True)
-    with counting(total=size, description=f"reading {name}", unit="B", unit_scale=True) as advance:
+    shown = printable(name or path.name, one_line=True)
+    with counting(total=size, description=f"reading {shown}", unit="B", unit_scale=True) as advance:
         yield advance

@@ -29,6 +29,7 @@ from abridged.adapters.cli.common import (
 )
 from abridged.adapters.cli.files import private_folder, write_private
 from abridged.adapters.cli.progress import progress, reading
+from abridged.adapters.cli.stdin import transcript_file
 from abridged.adapters.transcripts import (
     Transcript,
     TranscriptError,
@@ -126,15 +127,15 @@ def _replay_options(command: Callable[..., None]) -> Callable[..., None]:
 )
 def replay(run: ReplayRun, transcript: Path, transcript_format: str) -> None:
     """Feed a recorded TRANSCRIPT through a session as if live: abridged's JSONL (one message
-    per line), a Claude Code session log (~/.claude/projects/**/*.jsonl) or OpenAI
-    chat-completions messages.
+    per line), a Claude Code session log (~/.claude/projects/**/*.jsonl), OpenAI
+    chat-completions messages or an Anthropic request body; `-` reads standard input.
 
     Before each assistant message, the request the model would have received is prepared
     (compacted when needed), checked against the budget, printed and optionally dumped.
     """
     try:
-        with reading(transcript) as advance:
-            loaded = load_transcript(transcript, transcript_format, advance)
+        with transcript_file(transcript) as (path, name), reading(path, Path(name).name) as advance:
+            loaded = load_transcript(path, transcript_format, advance, source=name)
         windows = parse_model_windows(os.environ.get("ABRIDGED_MODEL_WINDOWS", ""))
     except (TranscriptError, InvalidSettingsError) as error:
         raise click.ClickException(str(error)) from None

@@ -18,6 +18,7 @@ from abridged.adapters.cli.common import (
     transcript_format_option,
 )
 from abridged.adapters.cli.progress import counting, reading
+from abridged.adapters.cli.stdin import check_one_stdin, transcript_file
 from abridged.adapters.cli.terminal import printable
 from abridged.adapters.simulation import (
     REFERENCES,
@@ -81,7 +82,8 @@ def simulate_command(
     read_rate: float,
     as_json: bool,
 ) -> None:
-    """Replay TRANSCRIPT... with abridged and reference strategies, side by side.
+    """Replay TRANSCRIPT... with abridged and reference strategies, side by side (`-` reads
+    one transcript from standard input).
 
     Touches no store. For each transcript and in total: requests, prunes, compactions,
     summarizer calls and tokens, peak and mean context, billed input token-equivalents under
@@ -103,17 +105,18 @@ def simulate_command(
         Limits(window, reserve, settings)
     except InvalidSettingsError as error:
         raise click.UsageError(str(error)) from None
+    check_one_stdin(transcripts)
     loaded = []
-    for path in transcripts:
+    for given in transcripts:
         try:
-            with reading(path) as advance:
-                transcript = load_transcript(path, transcript_format, advance)
+            with transcript_file(given) as (path, name), reading(path, Path(name).name) as advance:
+                transcript = load_transcript(path, transcript_format, advance, source=name)
             check_conversation(transcript)  # a session would refuse it part way
             loaded.append(transcript)
         except TranscriptError as error:
             raise click.ClickException(str(error)) from None
         for note in transcript.notes:
-            click.echo(f"note: {path}: {note}", err=True)
+            click.echo(f"note: {transcript.source}: {note}", err=True)
     unknown = [r for r in references.split(",") if r and r not in CHOICES]
     if unknown:
         raise click.BadParameter(

@@ -160,3 +160,29 @@ def test_ctrl_c_during_replay_says_where_it_stopped_and_exits_130(tmp_path: Path
     assert "interrupted at" in done.stderr
     assert "holds the messages before it" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_replay_and_simulate_read_a_transcript_piped_to_standard_input() -> None:
+    piped = "".join(json.dumps(m) + "\n" for m in TRANSCRIPT)
+
+    replayed = CliRunner().invoke(main, ["replay", "-", "--db", ":memory:", "--json"], input=piped)
+    simulated = CliRunner().invoke(
+        main, ["simulate", "-", "--window", "2000", "--references", "", "--json"], input=piped
+    )
+
+    assert replayed.exit_code == 0, replayed.stderr
+    assert json.loads(replayed.stdout.splitlines()[-1])["summary"]["messages"] == 2
+    assert simulated.exit_code == 0, simulated.stderr
+    assert [row["transcript"] for row in json.loads(simulated.stdout)["outcomes"]] == ["<stdin>"]
+
+
+def test_standard_input_is_named_in_errors_and_read_once() -> None:
+    bad = CliRunner().invoke(main, ["replay", "-", "--db", ":memory:"], input='{"role": "user"\n')
+    twice = CliRunner().invoke(
+        main, ["simulate", "-", "-", "--window", "2000"], input=json.dumps(TRANSCRIPT[0])
+    )
+
+    assert bad.exit_code == 1
+    assert "<stdin> line 1" in bad.stderr
+    assert twice.exit_code == 2
+    assert "can be given once" in twice.stderr
