@@ -7,7 +7,8 @@ straight to the fake API, the difference (the latency the proxy adds), and the r
 lost, duplicated or invalid (checked against the store afterwards). Scenarios:
 
 - one at a time: one conversation, 16 turns, one request at a time (the proxy's own cost,
-  without queueing); and the same, 8 turns, with a 1 MB first message;
+  without queueing); and five conversations of 4 turns with a 1 MB first message, one
+  conversation after the other (five new 1 MB messages, fifteen continuing);
 - many sessions: 16 conversations at once, 8 turns each, ~2 KB per new message;
 - one hot session: one conversation whose every request is sent by 8 clients at once;
 - 1 MB bodies: 4 conversations at once whose history starts with a 1 MB tool output.
@@ -59,11 +60,13 @@ class Scenario:
     first_bytes: int
     """Size of the conversation's first message (a tool output pasted in)."""
     turn_bytes: int
+    at_once: int = 0
+    """How many conversations run at the same time (0: all of them)."""
 
 
 SCENARIOS = (
     Scenario("one at a time", 1, 16, 1, 2_000, 2_000),
-    Scenario("1 MB, one at a time", 1, 8, 1, 1_000_000, 2_000),
+    Scenario("1 MB, one at a time", 5, 4, 1, 1_000_000, 2_000, at_once=1),
     Scenario("many sessions", 16, 8, 1, 2_000, 2_000),
     Scenario("one hot session", 1, 8, 8, 2_000, 2_000),
     Scenario("1 MB bodies", 4, 4, 1, 1_000_000, 2_000),
@@ -138,7 +141,7 @@ def run(url: str, scenario: Scenario, tag: str, proxied: bool) -> Outcome:
 
     names = [f"{tag}-{scenario.name}-{n}" for n in range(scenario.conversations)]
     started = time.perf_counter()
-    with ThreadPoolExecutor(len(names)) as pool:
+    with ThreadPoolExecutor(scenario.at_once or len(names)) as pool:
         list(pool.map(conversation, names))
     outcome.seconds = time.perf_counter() - started
     return outcome
