@@ -49,7 +49,7 @@ MIN_BLOCK_TOKENS = 48
 """The least a reduced block is aimed at: a marker and a little of each end."""
 SAFETY = 0.9
 """The share of the (calibrated) budget the cap plans with, for estimates that drift."""
-_REDUCIBLE_WIRE = frozenset({"document", "search_result"}) | SERVER_TOOL_RESULT_TYPES
+_REDUCIBLE_WIRE = frozenset({"document", "image", "search_result"}) | SERVER_TOOL_RESULT_TYPES
 
 
 class ShownEntry(CountedEntry, Protocol):
@@ -283,7 +283,9 @@ def _reduce(
     def tokens_of(truncation: Truncation) -> int:
         return block_tokens(shown(message, (truncation,)).content[index], count)
 
-    if isinstance(block, ImageBlock) or (isinstance(block, WireBlock) and block.type == "document"):
+    if isinstance(block, ImageBlock) or (
+        isinstance(block, WireBlock) and block.type in ("document", "image")
+    ):
         placeholder = Truncation(index, 0, 0)
         return placeholder, tokens_of(placeholder)
     if isinstance(block, ToolUseBlock):

@@ -42,13 +42,15 @@ SERVER_TOOL_USE_TYPES = frozenset({"server_tool_use", "mcp_tool_use"})
 NESTED_ONLY_TYPES = frozenset({"tool_reference", "browser_state"})
 """Block types that appear only inside a tool_result's content."""
 KNOWN_WIRE_TYPES = frozenset(
-    {"document", "search_result", "container_upload"}
+    {"document", "search_result", "container_upload", "image"}
     | SERVER_TOOL_USE_TYPES
     | SERVER_TOOL_RESULT_TYPES
     | NESTED_ONLY_TYPES
 )
 """Messages API block types kept as their JSON (`WireBlock`): validated and counted by
-type, never edited. Any other type not modelled here is kept the same way, unchecked."""
+type, never edited (an `image` is one only when it names a Files API file; by base64 or
+url it is an `ImageBlock`). Any other type not modelled here is kept the same way,
+unchecked."""
 
 
 class Role(enum.Enum):
@@ -122,9 +124,10 @@ class ToolUseBlock:
 class WireBlock:
     """A block kept exactly as the JSON it arrived as.
 
-    Documents, search results, server tool calls and their results, container uploads and
-    tool references are validated and counted by their type; a type not known yet passes
-    through unchecked. Either way the block goes back to the API byte for byte."""
+    Documents, images by Files API id, search results, server tool calls and their results,
+    container uploads and tool references are validated and counted by their type; a type
+    not known yet passes through unchecked. Either way the block goes back to the API byte
+    for byte."""
 
     type: str
     json: str
@@ -367,6 +370,9 @@ def _modelled_block(wire: Mapping[str, JSON], kind: str, extra: str) -> Block:
                 data=_str(source, "data", "image"),
                 extra=extra,
             )
+        if source.get("type") == "file":
+            # By Files API id: kept as it came (`WireBlock`), as a document by file is.
+            return WireBlock.of(wire)
         raise MalformedBlockError(f"unsupported image source type {source.get('type')!r}")
     if kind == "tool_use":
         tool_input = wire.get("input", {})

@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
+from abridged.domain.images import MAX_IMAGE_TOKENS, inline_image_tokens
 from abridged.domain.messages import (
     JSON,
     Block,
@@ -30,12 +31,13 @@ CountText = Callable[[str], int]
 MESSAGE_OVERHEAD = 4
 BLOCK_OVERHEAD = 3
 TOOL_OVERHEAD = 8
-IMAGE_TOKENS = 1600
-"""Anthropic bills an image at about width × height / 750 tokens, at most about 1,600."""
+DOCUMENT_MIN_TOKENS = 1_600
+"""The least a PDF, or a document fetched by the provider (by url or file), is counted."""
 REQUEST_OVERHEAD = 16
 PDF_BYTES_PER_TOKEN = 8
 """A PDF is billed by its pages (text and an image of each); its bytes are all we know of
-them here. Eight bytes a token overestimates text-heavy PDFs, and 1,600 is the least."""
+them here. Eight bytes a token overestimates text-heavy PDFs, and `DOCUMENT_MIN_TOKENS` is
+the least."""
 
 
 def canonical_json(value: JSON) -> str:
@@ -72,7 +74,9 @@ def _modelled_block_tokens(block: Block, count: CountText) -> int:
     if isinstance(block, RedactedThinkingBlock):
         return BLOCK_OVERHEAD + len(block.data) // 4
     if isinstance(block, ImageBlock):
-        return IMAGE_TOKENS
+        if block.source_type == "base64":
+            return BLOCK_OVERHEAD + inline_image_tokens(block.data, block.media_type)
+        return BLOCK_OVERHEAD + MAX_IMAGE_TOKENS
     raise TypeError(f"not a content block: {block!r}")
 
 
@@ -87,12 +91,15 @@ def wire_block_tokens(block: WireBlock, count: CountText) -> int:
             rest = {k: v for k, v in wire.items() if k != "source"}
             return (
                 BLOCK_OVERHEAD
-                + max(IMAGE_TOKENS, pdf_bytes // PDF_BYTES_PER_TOKEN)
+                + max(DOCUMENT_MIN_TOKENS, pdf_bytes // PDF_BYTES_PER_TOKEN)
                 + count(canonical_json(rest))
             )
         if isinstance(source, Mapping) and source.get("type") in {"url", "file"}:
             # Fetched by the provider: its size is not known here.
-            return BLOCK_OVERHEAD + IMAGE_TOKENS + count(block.json)
+            return BLOCK_OVERHEAD + DOCUMENT_MIN_TOKENS + count(block.json)
+    if block.type == "image":
+        # By Files API id: its size is not known here (`abridged.domain.images`).
+        return BLOCK_OVERHEAD + MAX_IMAGE_TOKENS + count(block.json)
     return BLOCK_OVERHEAD + count(block.json)
 
 

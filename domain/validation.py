@@ -295,7 +295,7 @@ def _check_unique(uses: tuple[ToolUseBlock, ...]) -> None:
 
 # The blocks kept as JSON: documents, search results, server tools and their results.
 
-_USER_SIDE = frozenset({"document", "search_result", "container_upload"})
+_USER_SIDE = frozenset({"document", "search_result", "container_upload", "image"})
 _DOCUMENT_SOURCES = frozenset({"base64", "text", "content", "url", "file"})
 
 
@@ -330,6 +330,12 @@ def _check_wire(block: WireBlock, where: str, *, role: Role | None) -> None:
             _check_text(text if isinstance(text, str) else "", where)
     elif kind == "container_upload":
         _require_str(wire, "file_id", kind, where)
+    elif kind == "image":  # by Files API id (base64 and url images are `ImageBlock`s)
+        source = wire.get("source")
+        if not isinstance(source, dict) or not isinstance(source.get("file_id"), str):
+            raise MalformedBlockError(f"{where}: an image by file needs its 'file_id'")
+        if not source["file_id"]:
+            raise MalformedBlockError(f"{where}: an image by file needs its 'file_id'")
     elif kind == "tool_reference":
         _require_str(wire, "tool_name", kind, where)
     elif kind in SERVER_TOOL_USE_TYPES:

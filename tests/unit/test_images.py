@@ -1,0 +1,135 @@
+"""What an image counts: its size read from its header, billed as today's models bill it."""
+
+from __future__ import annotations
+
+import base64
+import struct
+import zlib
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from abridged.application.inputs import as_message
+from abridged.domain.errors import MalformedBlockError
+from abridged.domain.images import MAX_IMAGE_TOKENS, image_size, image_tokens, inline_image_tokens
+from abridged.domain.messages import ImageBlock, WireBlock
+from abridged.domain.tokens import BLOCK_OVERHEAD, block_tokens
+from abridged.domain.validation import check_blocks
+
+
+def chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def png(width: int, height: int) -> bytes:
+    """A real PNG of `width` × `height` black pixels (8-bit grey)."""
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    rows = zlib.compress(b"".join(b"\x00" + bytes(width) for _ in range(height)))
+    signature = b"\x89PNG\r\n\x1a\n"
+    return signature + chunk(b"IHDR", header) + chunk(b"IDAT", rows) + chunk(b"IEND", b"")
+
+
+def gif(width: int, height: int) -> bytes:
+    return b"GIF89a" + struct.pack("<HH", width, height) + b"\x00\x00\x00;"
+
+
+def jpeg(width: int, height: int, metadata: int = 18) -> bytes:
+    """A JPEG's markers up to its frame header: JFIF, then `metadata` bytes of an APP1 segment
+    (EXIF) in pieces of at most 65,533, then SOF2 (progressive) with the size."""
+    app0 = b"\xff\xe0" + struct.pack(">H", 16) + b"JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"
+    app1 = b""
+    while metadata > 0:
+        piece = min(metadata, 65_533)
+        app1 += b"\xff\xe1" + struct.pack(">H", piece + 2) + bytes(piece)
+        metadata -= piece
+    frame = b"\xff\xc2" + struct.pack(">HBHHB", 17, 8, height, width, 3) + bytes(9)
+    return b"\xff\xd8" + app0 + app1 + frame + b"\xff\xd9"
+
+
+def webp(kind: bytes, width: int, height: int) -> bytes:
+    if kind == b"VP8X":
+        data = b"\x00\x00\x00\x00" + (width - 1).to_bytes(3, "little")
+        data += (height - 1).to_bytes(3, "little")
+    elif kind == b"VP8L":
+        data = b"\x2f" + ((width - 1) | (height - 1) << 14).to_bytes(4, "little") + bytes(5)
+    else:
+        data = b"\x00\x00\x00\x9d\x01\x2a" + struct.pack("<HH", width, height) + bytes(4)
+    body = b"WEBP" + kind + struct.pack("<I", len(data)) + data
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode()
+
+
+@pytest.mark.parametrize(
+    ("raw", "media_type"),
+    [
+        (png(1280, 800), "image/png"),
+        (gif(1280, 800), "image/gif"),
+        (jpeg(1280, 800), "image/jpeg"),
+        (jpeg(1280, 800, metadata=300_000), "image/jpeg"),  # past the first 96 KB read
+        (webp(b"VP8 ", 1280, 800), "image/webp"),
+        (webp(b"VP8L", 1280, 800), "image/webp"),
+        (webp(b"VP8X", 1280, 800), "image/webp"),
+    ],
+    ids=["png", "gif", "jpeg", "jpeg-long-exif", "webp-lossy", "webp-lossless", "webp-extended"],
+)
+def test_the_size_is_read_from_each_format_header(raw: bytes, media_type: str) -> None:
+    assert image_size(raw, media_type) == (1280, 800)
+    # 1,288 × 812 after padding to multiples of 28: 1,395 tokens (1,600 counted before).
+    assert inline_image_tokens(b64(raw), media_type) == 1_395
+
+
+def test_images_are_billed_as_the_models_that_read_them_largest_bill() -> None:
+    # A screenshot at its size, padded; a large photo scaled to 2,576 pixels or 3.75 MP.
+    assert image_tokens(1_000, 1_000) == 1_355  # 1,008 × 1,008 / 750, rounded up
+    assert image_tokens(4_032, 3_024) == image_tokens(2_232, 1_674)
+    assert 4_900 <= image_tokens(4_032, 3_024) <= 5_100
+    assert image_tokens(8_000, 100) == image_tokens(2_576, 32)
+
+
+@given(st.integers(1, 20_000), st.integers(1, 20_000))
+def test_no_image_counts_more_than_the_most_an_image_can_cost(width: int, height: int) -> None:
+    assert 1 <= image_tokens(width, height) <= MAX_IMAGE_TOKENS
+    # A larger image never counts less.
+    assert image_tokens(width + 1, height) >= image_tokens(width, height)
+
+
+def test_an_image_whose_size_cannot_be_read_counts_the_most() -> None:
+    unreadable = b"\x89PNG\r\n\x1a\n" + bytes(4)  # the signature, no header
+    assert inline_image_tokens(b64(unreadable), "image/png") == MAX_IMAGE_TOKENS
+    by_url = ImageBlock("url", url="https://example.com/chart.png")
+    assert block_tokens(by_url, len) == BLOCK_OVERHEAD + MAX_IMAGE_TOKENS
+
+
+def test_a_large_screenshot_counts_what_todays_models_bill_not_1600() -> None:
+    # Before: every image counted 1,600, a third of what Opus 4.7 and later bill for a
+    # 2,560 × 1,440 screenshot, so requests of screenshots ran past the window.
+    block = ImageBlock("base64", media_type="image/png", data=b64(png(2_560, 1_440)))
+    assert block_tokens(block, len) == BLOCK_OVERHEAD + image_tokens(2_560, 1_440)
+    assert block_tokens(block, len) > 4_900
+
+
+def test_an_image_by_files_api_id_is_accepted_and_kept_as_it_came() -> None:
+    wire = {
+        "type": "image",
+        "source": {"type": "file", "file_id": "file_011CNha8iCJcU1wXNR6q4V8w"},
+        "cache_control": {"type": "ephemeral"},
+    }
+    message = as_message({"role": "user", "content": [wire, {"type": "text", "text": "What?"}]})
+    check_blocks(message)
+
+    block = message.content[0]
+    assert isinstance(block, WireBlock)
+    assert block.to_wire() == wire
+    assert block_tokens(block, len) >= MAX_IMAGE_TOKENS
+
+
+def test_an_image_by_file_without_its_id_is_refused() -> None:
+    message = as_message(
+        {"role": "user", "content": [{"type": "image", "source": {"type": "file"}}]}
+    )
+    with pytest.raises(MalformedBlockError, match="file_id"):
+        check_blocks(message)
