@@ -369,17 +369,17 @@ class Compactor:
         # The first compaction folds the session's first prompt, its task: kept longer
         # where there is room. (Later ones fold later messages only.)
         count = self.ports.counter.count
-        task = None
+        task = ledger.REQUEST_CHARS
         if session.retained_from == 0:
             task = ledger.task_chars(summarized, decision.ledger_max_tokens, count)
         update = ledger.advance(
             session.ledger,
             session.ledger_tokens,
             len(session.ledger_segments),
-            ledger.extract(summarized, count, task=task),
+            ledger.extract(summarized, task=task),
             decision.ledger_max_tokens,
             count,
-            ledger.carried(tail, count),
+            ledger.carried(tail),
         )
         self._last_ledger = (key, update)
         return update

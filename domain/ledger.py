@@ -273,18 +273,18 @@ def consolidate(
     target = room - int(room * CONSOLIDATION_SLACK) if slack else room
     limit = max(target - BLOCK_OVERHEAD, 0)
     kept, dropped = bounded(entries, limit, count)
-    rules = rules_of_dropped(kept, dropped, count)
+    rules = rules_of_dropped(kept, dropped)
     if rules:
         # The rules of the requests dropped take their room before the other entries.
         kept, dropped = bounded(entries, max(limit - _lines_tokens(rules, count), 0), count)
-        kept += _fitting(kept, rules_of_dropped(kept, dropped, count), limit, count)
+        kept += _fitting(kept, rules_of_dropped(kept, dropped), limit, count)
     text = render_ledger(kept)
     tokens = text_block_tokens(text, count) if text else 0
     return LedgerUpdate(kept, text, tokens, dropped)
 
 
 def rules_of_dropped(
-    kept: Sequence[LedgerEntry], dropped: Sequence[LedgerEntry], count: CountText
+    kept: Sequence[LedgerEntry], dropped: Sequence[LedgerEntry]
 ) -> tuple[LedgerEntry, ...]:
     """The rules stated in the requests `dropped` (`stated_rules`), as `constraint` entries
     of the same messages, the latest requests' first, leaving out those `kept` or `dropped`
@@ -295,7 +295,7 @@ def rules_of_dropped(
     for request in sorted(dropped, key=lambda e: -e.last_position):
         if request.kind != "request":
             continue
-        for sentence in stated_rules(request.text, count):
+        for sentence in stated_rules(request.text):
             rule = LedgerEntry(
                 "constraint", sentence, request.first_position, request.last_position
             )

@@ -18,15 +18,10 @@ from abridged.domain.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from abridged.domain.text_caps import capped, within
 from abridged.domain.tokens import CountText
 
 REQUEST_CHARS = 1_500
-"""A prompt is kept whole up to this many characters (the task is in it), its head beyond.
-
-Every cap here is in characters of English and code; a text in another script is held to
-the tokens the cap costs there as well (`abridged.domain.text_caps.capped`): a prompt in
-Japanese keeps up to 500 tokens, about 500 characters, not 1,500."""
+"""A prompt is kept whole up to this many characters (the task is in it), its head beyond."""
 TASK_CHARS = 6_000
 """The session's first prompt, the task (an issue to fix, a spec, a ticket), is kept whole up
 to this many characters where the ledger has room (`task_chars`): its details (the commit, the
@@ -85,66 +80,45 @@ the whole pattern, which, tried at every position of a long output, costs six to
 times more (up to a second for a 750 KB log)."""
 
 
-def error_lines(text: str, count: CountText, is_error: bool = False) -> list[str]:
-    """The distinct lines of a tool output that report a failure, stripped and capped
-    (`ERROR_CHARS`, `capped`)."""
+def error_lines(text: str, is_error: bool = False) -> list[str]:
+    """The distinct lines of a tool output that report a failure, stripped and capped."""
     found: dict[str, None] = {}
     if is_error:
         first = next((line.strip() for line in text.splitlines() if line.strip()), None)
         if first is not None:
-            found[capped(first, ERROR_CHARS, count)] = None
+            found[first[:ERROR_CHARS]] = None
     if ERROR_WORD.search(text) is None:
         return list(found)
     for line in text.splitlines():
         if ERROR_WORD.search(line) and ERROR_LINE.search(stripped := line.strip()):
-            found[capped(stripped, ERROR_CHARS, count)] = None
+            found[stripped[:ERROR_CHARS]] = None
     return list(found)
-
-
-def reports_error(text: str) -> bool:
-    """Whether a line of `text` reports a failure (`error_lines` would find one)."""
-    if ERROR_WORD.search(text) is None:
-        return False
-    return any(
-        ERROR_WORD.search(line) and ERROR_LINE.search(line.strip()) for line in text.splitlines()
-    )
 
 
 def task_chars(messages: Sequence[tuple[int, Message]], room: int, count: CountText) -> int:
     """How much of the task, the first prompt of `messages` (which start the session), the
-    ledger keeps, in characters: up to `TASK_CHARS` (and, in another script than ASCII,
-    the tokens those cost: `capped`), as many as `TASK_SHARE` of its `room` (tokens) holds,
-    and never less than any prompt keeps (`REQUEST_CHARS`)."""
+    ledger keeps: up to `TASK_CHARS` characters, as many as `TASK_SHARE` of its `room` (tokens)
+    holds, and never fewer than any prompt's `REQUEST_CHARS`."""
     prompt = next((m for _, m in messages if m.is_user_prompt), None)
     if prompt is None:
         return REQUEST_CHARS
-    text = _prompt_text(prompt)
-    least = _cap_of(text, REQUEST_CHARS, count)
-    head = text[: _cap_of(text, TASK_CHARS, count)]
+    head = _prompt_text(prompt)[:TASK_CHARS]
     allowed = TASK_SHARE * room
     tokens = count(head)
-    if len(head) <= least or tokens <= allowed:
-        return max(len(head), least)
+    if len(head) <= REQUEST_CHARS or tokens <= allowed:
+        return max(len(head), REQUEST_CHARS)
     cap = int(len(head) * allowed / tokens)
-    while cap > least and count(head[:cap]) > allowed:
+    while cap > REQUEST_CHARS and count(head[:cap]) > allowed:
         cap = int(cap * 0.95)
-    return max(least, cap)
-
-
-def _cap_of(text: str, chars: int, count: CountText) -> int:
-    """The characters of `text` a cap of `chars` keeps, as a cap: `chars` itself unless the
-    text's tokens bind first (`capped`)."""
-    kept = len(capped(text, chars, count))
-    return chars if kept == min(len(text), chars) else kept
+    return max(REQUEST_CHARS, cap)
 
 
 def extract(
-    messages: Sequence[tuple[int, Message]], count: CountText, *, task: int | None = None
+    messages: Sequence[tuple[int, Message]], *, task: int = REQUEST_CHARS
 ) -> tuple[LedgerEntry, ...]:
     """The ledger entries of `messages` (each with its position), merged in order: each
-    prompt whole up to `REQUEST_CHARS` (`capped` by `count` in another script than ASCII),
-    the first up to `task` characters when given (when `messages` start the session, that
-    prompt is its task: see `task_chars`)."""
+    prompt whole up to `REQUEST_CHARS`, the first up to `task` characters (when `messages`
+    start the session, that prompt is its task: see `task_chars`)."""
     results: dict[str, ToolResultBlock] = {
         block.tool_use_id: block
         for _, message in messages
@@ -156,35 +130,33 @@ def extract(
     first = next((p for p, m in messages if m.is_user_prompt), None)
     for position, message in messages:
         if message.is_user_prompt:
-            longer = task if position == first else None
-            found.extend(_prompt_entries(message, position, count, longer))
+            cap = max(task, REQUEST_CHARS) if position == first else REQUEST_CHARS
+            found.extend(_prompt_entries(message, position, cap))
         elif message.role is Role.ASSISTANT:
             for block in message.content:
                 if isinstance(block, TextBlock):
-                    found.extend(_named(block.text, position, count, backticks=True))
+                    found.extend(_named(block.text, position, backticks=True))
                 elif isinstance(block, ThinkingBlock):
                     found.extend(_backticked(block.thinking, position))
         for call in message.tool_uses:
             found.extend(
                 LedgerEntry("url", url, position, position)
                 for value in _strings(call.input)
-                for url in _urls(value, count)
+                for url in _urls(value)
             )
-            found.extend(_call_entries(call, results.get(call.id), position, count))
+            found.extend(_call_entries(call, results.get(call.id), position))
         for block in message.content:
             if isinstance(block, ToolResultBlock):
                 # The tool that wrote it is named: the line is quoted from its output.
                 source = tools.get(block.tool_use_id, "tool")
                 found.extend(
                     LedgerEntry("error", line, position, position, source)
-                    for line in error_lines(block.text, count, block.is_error)
+                    for line in error_lines(block.text, block.is_error)
                 )
     return merge((), found)
 
 
-def carried(
-    messages: Sequence[tuple[int, Message]], count: CountText
-) -> dict[tuple[str, str], LedgerKind]:
+def carried(messages: Sequence[tuple[int, Message]]) -> dict[tuple[str, str], LedgerKind]:
     """The facts the recent tail `messages` (each with its position, as a request shows them)
     send verbatim, by key, with their kind: those of the user's prompts, the agent's text and
     its tool calls. Not what thinking or tool outputs hold: later requests drop older thinking,
@@ -206,7 +178,7 @@ def carried(
     # A call's entry is read from a tool call the tail sends whole.
     return {
         entry.key: entry.kind
-        for entry in extract(shown, count)
+        for entry in extract(shown)
         if entry.kind == "call" or any(entry.text in text for text in texts)
     }
 
@@ -220,52 +192,47 @@ def uncarried(
     return tuple(e for e in found if e.key not in carried or outranks(e.kind, carried[e.key]))
 
 
-def _prompt_entries(
-    message: Message, position: int, count: CountText, task: int | None
-) -> Iterable[LedgerEntry]:
-    """A user prompt: whole when it fits `REQUEST_CHARS` (`capped`), or the first `task`
-    characters when given and longer; else its head, and what the rest states that an agent
-    must not lose (constraints, names, links, numbers)."""
+def _prompt_entries(message: Message, position: int, cap: int) -> Iterable[LedgerEntry]:
+    """A user prompt: whole when it fits `cap` characters; else its head, and what the rest
+    states that an agent must not lose (constraints, names, links, numbers)."""
     text = _prompt_text(message)
     if not text:
         return
-    head = capped(text, REQUEST_CHARS, count)
-    if task is not None and task > len(head):
-        head = text[:task]
+    head = text[:cap]
     yield LedgerEntry("request", head, position, position)
-    if len(head) == len(text):
+    if len(text) <= cap:
         return
-    for sentence in stated_rules(text, count):
+    for sentence in stated_rules(text):
         if sentence not in head:
             yield LedgerEntry("constraint", sentence, position, position)
-    yield from (e for e in _named(text, position, count, backticks=False) if e.text not in head)
+    yield from (e for e in _named(text, position, backticks=False) if e.text not in head)
 
 
 def _prompt_text(message: Message) -> str:
     return "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
 
 
-def stated_rules(text: str, count: CountText) -> list[str]:
+def stated_rules(text: str) -> list[str]:
     """The sentences of a prompt that state a rule or a decision (`CONSTRAINT`), each at
-    most `CONSTRAINT_CHARS` long (`capped`), in order, each once."""
+    most `CONSTRAINT_CHARS` long, in order, each once."""
     rules: list[str] = []
     for part in SENTENCE_END.split(text):
-        sentence = capped(part.strip(), CONSTRAINT_CHARS, count)
+        sentence = part.strip()[:CONSTRAINT_CHARS]
         if len(sentence) > 3 and sentence not in rules and CONSTRAINT.search(sentence):
             rules.append(sentence)
     return rules
 
 
-def _named(text: str, position: int, count: CountText, *, backticks: bool) -> Iterable[LedgerEntry]:
+def _named(text: str, position: int, *, backticks: bool) -> Iterable[LedgerEntry]:
     """The names (in backticks, flags), URLs and numbers a piece of prose gives."""
     if backticks:
         yield from _backticked(text, position)
     for flag in FLAG.findall(text):
-        yield LedgerEntry("identifier", capped(flag, NAME_CHARS, count), position, position)
-    for url in _urls(text, count):
+        yield LedgerEntry("identifier", flag[:NAME_CHARS], position, position)
+    for url in _urls(text):
         yield LedgerEntry("url", url, position, position)
     for number in NUMBER.findall(text):
-        yield LedgerEntry("number", capped(number, NAME_CHARS, count), position, position)
+        yield LedgerEntry("number", number[:NAME_CHARS], position, position)
 
 
 def _backticked(text: str, position: int) -> Iterable[LedgerEntry]:
@@ -274,9 +241,9 @@ def _backticked(text: str, position: int) -> Iterable[LedgerEntry]:
             yield LedgerEntry("identifier", name.strip(), position, position)
 
 
-def _urls(text: str, count: CountText) -> Iterable[str]:
+def _urls(text: str) -> Iterable[str]:
     for url in URL.findall(text):
-        yield capped(url.rstrip(".,;:!?"), PATH_CHARS, count)
+        yield url.rstrip(".,;:!?")[:PATH_CHARS]
 
 
 def _strings(value: JSON) -> Iterable[str]:
@@ -291,7 +258,7 @@ def _strings(value: JSON) -> Iterable[str]:
 
 
 def _call_entries(
-    call: ToolUseBlock, result: ToolResultBlock | None, position: int, count: CountText
+    call: ToolUseBlock, result: ToolResultBlock | None, position: int
 ) -> Iterable[LedgerEntry]:
     name = call.name.lower()
     command = next(
@@ -301,9 +268,9 @@ def _call_entries(
     shell = command is not None and bool(SHELL_TOOL.search(name))
     if command is not None and shell:
         first = next(line.strip() for line in command.splitlines() if line.strip())
-        failed = result is not None and (result.is_error or reports_error(result.text))
+        failed = result is not None and (result.is_error or bool(error_lines(result.text)))
         kind = "command-failed" if failed else "command"
-        yield LedgerEntry(kind, capped(first, COMMAND_CHARS, count), position, position)
+        yield LedgerEntry(kind, first[:COMMAND_CHARS], position, position)
     # An editor's `command` is its mode (`str_replace_editor` views, creates or replaces):
     # where it has one, the mode says what the call did, not the tool's name.
     mode = call.input.get("command")
@@ -318,24 +285,24 @@ def _call_entries(
     # paths of its first line past the entry's cap are listed as files (not those of the
     # lines below it: a script's would crowd the ledger).
     skip = {"command", "cmd"} if shell else set()
-    paths = list(_paths(call.input, skip, count))
+    paths = list(_paths(call.input, skip))
     if command is not None and shell:
         line = next(line.strip() for line in command.splitlines() if line.strip())
-        shown = capped(line, COMMAND_CHARS, count)
-        paths += [capped(w, PATH_CHARS, count) for w in PATH_WORD.findall(line) if w not in shown]
+        shown = line[:COMMAND_CHARS]
+        paths += [w[:PATH_CHARS] for w in PATH_WORD.findall(line) if w not in shown]
     for path in dict.fromkeys(paths):
         yield LedgerEntry(kind, path, position, position)
     if not shell and not PLAN_TOOL.search(name):
-        yield from _call_entry(call, position, count)
+        yield from _call_entry(call, position)
 
 
-def _call_entry(call: ToolUseBlock, position: int, count: CountText) -> Iterable[LedgerEntry]:
+def _call_entry(call: ToolUseBlock, position: int) -> Iterable[LedgerEntry]:
     """A call of a tool that is not a shell, as `name(key=value, ...)` with its arguments as
     given (nested ones by their dotted keys), when one of them is a value no path or URL entry
     holds: an id, a query, a date, a name to find. A support or data agent's facts are these
     (`get_reservation_details(reservation_id=JG7FMM)`), and a coding agent's searches.
-    Arguments are kept whole, in order, while the entry fits `CALL_CHARS` (`within`)."""
-    arguments = list(_arguments(call.input, "", 0, count))
+    Arguments are kept whole, in order, while the entry fits `CALL_CHARS`."""
+    arguments = list(_arguments(call.input, "", 0))
     if not any(isinstance(v, str) and not _path_or_url(v) for _, v in arguments):
         return
     parts: list[str] = []
@@ -346,19 +313,11 @@ def _call_entry(call: ToolUseBlock, position: int, count: CountText) -> Iterable
             break
         parts.append(part)
         size += len(part) + 2
-    while parts and not within(_call_text(call.name, parts), CALL_CHARS, count):
-        parts.pop()
     if parts:
-        yield LedgerEntry("call", _call_text(call.name, parts), position, position)
+        yield LedgerEntry("call", f"{call.name}({', '.join(parts)})", position, position)
 
 
-def _call_text(name: str, parts: Sequence[str]) -> str:
-    return f"{name}({', '.join(parts)})"
-
-
-def _arguments(
-    value: JSON, key: str, depth: int, count: CountText
-) -> Iterable[tuple[str, str | int | float]]:
+def _arguments(value: JSON, key: str, depth: int) -> Iterable[tuple[str, str | int | float]]:
     """The scalar arguments of a tool input, by dotted key, but file content, a `command` (an
     editor's mode; a shell's command has its own entry), empty and multi-line strings."""
     if isinstance(value, dict) and depth < CALL_DEPTH:
@@ -368,13 +327,13 @@ def _arguments(
                 and name not in CONTENT_KEYS
                 and not (depth == 0 and name in ("command", "cmd"))
             ):
-                yield from _arguments(item, f"{key}.{name}" if key else name, depth + 1, count)
+                yield from _arguments(item, f"{key}.{name}" if key else name, depth + 1)
     elif isinstance(value, list) and depth < CALL_DEPTH:
         for index, item in enumerate(value):
-            yield from _arguments(item, f"{key}.{index}", depth + 1, count)
+            yield from _arguments(item, f"{key}.{index}", depth + 1)
     elif isinstance(value, str):
         text = value.strip()
-        if text and "\n" not in text and within(text, CALL_VALUE_CHARS, count):
+        if text and "\n" not in text and len(text) <= CALL_VALUE_CHARS:
             yield key, text
     elif isinstance(value, int | float):  # booleans too: `dry_run=true`
         yield key, value
@@ -384,12 +343,12 @@ def _path_or_url(text: str) -> bool:
     return bool(PATH_WORD.fullmatch(text) or URL.fullmatch(text))
 
 
-def _paths(inputs: Mapping[str, JSON], skip: set[str], count: CountText) -> Iterable[str]:
+def _paths(inputs: Mapping[str, JSON], skip: set[str]) -> Iterable[str]:
     for key in PATH_KEYS:
         value = inputs.get(key)
         if isinstance(value, str) and value.strip() and "\n" not in value:
-            yield capped(value.strip(), PATH_CHARS, count)
+            yield value.strip()[:PATH_CHARS]
     for key, value in inputs.items():
         if isinstance(value, str) and key not in CONTENT_KEYS | skip and key not in PATH_KEYS:
             for word in PATH_WORD.findall(value):
-                yield capped(word, PATH_CHARS, count)
+                yield word[:PATH_CHARS]

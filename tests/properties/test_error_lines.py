@@ -3,16 +3,10 @@ whatever the text: the quick scan that skips lines naming no failure finds the s
 
 from __future__ import annotations
 
-import functools
-
 from hypothesis import given
 from hypothesis import strategies as st
 
 from abridged.domain.ledger_extraction import ERROR_CHARS, ERROR_LINE, error_lines
-from abridged.domain.text_caps import capped
-from tests.support.fakes import FakeTokenCounter
-
-COUNTER = FakeTokenCounter()
 
 PIECES = st.sampled_from(
     [
@@ -44,12 +38,11 @@ def by_definition(text: str, is_error: bool) -> list[str]:
     """Every non-blank line, stripped, that the pattern matches (the first one too when the
     output is an error), capped and without repeats."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    cap = functools.partial(capped, chars=ERROR_CHARS, count=COUNTER.count)
-    found = dict.fromkeys([cap(lines[0])] if is_error and lines else [])
-    found.update(dict.fromkeys(cap(line) for line in lines if ERROR_LINE.search(line)))
+    found = dict.fromkeys([lines[0][:ERROR_CHARS]] if is_error and lines else [])
+    found.update(dict.fromkeys(line[:ERROR_CHARS] for line in lines if ERROR_LINE.search(line)))
     return list(found)
 
 
 @given(outputs, st.booleans())
 def test_error_lines_are_the_lines_the_pattern_matches(text: str, is_error: bool) -> None:
-    assert error_lines(text, COUNTER.count, is_error) == by_definition(text, is_error)
+    assert error_lines(text, is_error) == by_definition(text, is_error)

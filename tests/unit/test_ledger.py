@@ -83,9 +83,7 @@ def coding_session() -> list[Message]:
 
 
 def test_the_ledger_records_requests_files_commands_and_errors_verbatim_with_ranges() -> None:
-    entries = {
-        (e.kind, e.text): e for e in extract(list(enumerate(coding_session())), COUNTER.count)
-    }
+    entries = {(e.kind, e.text): e for e in extract(list(enumerate(coding_session())))}
 
     # The prompt whole: the task is in all of it, not only its first line.
     request = entries[
@@ -106,7 +104,7 @@ def test_the_ledger_records_requests_files_commands_and_errors_verbatim_with_ran
 
 
 def test_rendering_names_each_entry_with_its_messages_and_marks_failures() -> None:
-    text = render_ledger(extract(list(enumerate(coding_session())), COUNTER.count))
+    text = render_ledger(extract(list(enumerate(coding_session()))))
 
     # A prompt of two lines is quoted whole, its layout kept, fenced under its range.
     assert (
@@ -509,7 +507,7 @@ def test_the_ledger_keeps_the_users_constraints_and_the_names_numbers_and_links_
         Message.assistant("I will change `load_config` and pass --dry-run; port 8080 stays."),
         Message.user("Only use tabs."),
     ]
-    entries = {(e.kind, e.text) for e in extract(list(enumerate(messages)), COUNTER.count)}
+    entries = {(e.kind, e.text) for e in extract(list(enumerate(messages)))}
 
     assert ("request", long_prompt[:REQUEST_CHARS]) in entries
     assert ("request", "Only use tabs.") in entries  # short: whole, and nothing repeated
@@ -535,7 +533,7 @@ def test_text_beside_tool_results_is_not_taken_for_a_request() -> None:
             ),
         ),
     ]
-    entries = {(e.kind, e.text) for e in extract(list(enumerate(messages)), COUNTER.count)}
+    entries = {(e.kind, e.text) for e in extract(list(enumerate(messages)))}
 
     assert {text for kind, text in entries if kind in {"request", "constraint"}} == {
         "Summarise the page."

@@ -13,9 +13,6 @@ from abridged import bootstrap, render_request
 from abridged.domain.ledger import carried, extract, render_ledger
 from abridged.domain.ledger_extraction import CALL_CHARS
 from abridged.domain.messages import Message, ToolResultBlock, ToolUseBlock
-from tests.support.fakes import FakeTokenCounter
-
-COUNTER = FakeTokenCounter()
 
 
 def _call(ident: str, name: str, **inputs: object) -> list[Message]:
@@ -26,7 +23,7 @@ def _call(ident: str, name: str, **inputs: object) -> list[Message]:
 
 
 def _entries(messages: list[Message]) -> dict[str, str]:
-    return {e.text: e.kind for e in extract(list(enumerate(messages)), COUNTER.count)}
+    return {e.text: e.kind for e in extract(list(enumerate(messages)))}
 
 
 def test_a_support_agents_ids_dates_and_amounts_are_kept_with_the_tool_that_took_them() -> None:
@@ -57,7 +54,7 @@ def test_a_support_agents_ids_dates_and_amounts_are_kept_with_the_tool_that_took
     )
     # The same id given to another tool is another fact: what was done with it.
     assert entries["cancel_reservation(reservation_id=JG7FMM)"] == "call"
-    ledger = render_ledger(extract(list(enumerate(messages)), COUNTER.count))
+    ledger = render_ledger(extract(list(enumerate(messages))))
     assert "Other tool calls, with their arguments:\nm2 get_reservation_details(" in ledger
 
 
@@ -94,10 +91,7 @@ def test_an_editors_mode_says_whether_it_read_created_or_changed_the_file() -> N
 
 def test_a_call_the_kept_tail_sends_is_carried_by_it_and_not_listed_twice() -> None:
     tail = [Message.user("Which one?"), *_call("t9", "lookup_order", order_id="A-77120")]
-    assert (
-        carried(list(enumerate(tail)), COUNTER.count)[("call", "lookup_order(order_id=A-77120)")]
-        == "call"
-    )
+    assert carried(list(enumerate(tail)))[("call", "lookup_order(order_id=A-77120)")] == "call"
 
 
 @given(

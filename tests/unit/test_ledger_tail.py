@@ -48,7 +48,7 @@ def test_the_tail_carries_prompts_text_and_tool_calls_but_not_thinking_or_output
         *bash("b1", "pytest -q", "FAILED tests/test_parser.py::test_empty"),
         *read("r1", "src/parser.py", "see src/other.py"),
     ]
-    keys = carried(list(enumerate(tail)), COUNTER.count)
+    keys = carried(list(enumerate(tail)))
 
     assert keys[("request", "Fix the parser")] == "request"
     assert keys[("identifier", "parse_input")] == "identifier"
@@ -139,7 +139,7 @@ def test_every_fact_of_the_compacted_messages_stays_in_the_request(seed: int, re
             compacted = list(enumerate(seen))[: session.retained_from]
             sent = request_text(render_request(prepared.context, model="m", max_tokens=500))
             ledger = session.ledger_text
-            for fact in extract(compacted, COUNTER.count):
+            for fact in extract(compacted):
                 assert fact.text in sent, fact
                 left_out += fact.text not in ledger
             app.record_reply(session_id, message)
@@ -155,7 +155,7 @@ def test_every_fact_of_the_compacted_messages_stays_in_the_request(seed: int, re
 def test_paths_past_a_long_commands_entry_are_listed_as_files() -> None:
     paths = [f"fixtures/user_{i}/Library/Containers/Data/.gitkeep" for i in range(8)]
     command = f"touch {' '.join(paths)}\nls fixtures/listed/below"
-    found = extract(list(enumerate(bash("b1", command, "done"))), COUNTER.count)
+    found = extract(list(enumerate(bash("b1", command, "done"))))
 
     [entry] = [e for e in found if e.kind.startswith("command")]
     files = {e.text for e in found if e.kind.startswith("file")}

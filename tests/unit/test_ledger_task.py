@@ -47,7 +47,7 @@ def test_the_task_is_kept_whole_where_the_room_holds_it_and_other_prompts_are_cu
     room = int(COUNTER.count(task) / TASK_SHARE) + 1
 
     cap = task_chars(messages, room, COUNTER.count)
-    requests = [e.text for e in extract(messages, COUNTER.count, task=cap) if e.kind == "request"]
+    requests = [e.text for e in extract(messages, task=cap) if e.kind == "request"]
 
     assert cap >= len(task)
     assert requests == [task, log[:REQUEST_CHARS]]
