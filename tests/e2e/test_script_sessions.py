@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from abridged.adapters.cli import main
+from tests.support import script_sessions
 
 # Its own group: the two windows are simulated once per worker (`simulated`), beside the
 # other simulate modules rather than after them.
@@ -78,3 +79,12 @@ def test_where_the_window_is_short_abridged_keeps_at_least_the_references_facts(
     by = simulated(16_000)
     for name in SESSIONS:
         assert by[name, "abridged"]["facts_final"] >= by[name, "langchain"]["facts_final"], name
+
+
+def test_the_sessions_are_the_ones_their_generator_writes(tmp_path: Path) -> None:
+    assert script_sessions.main([str(tmp_path)]) == 0
+    for written in sorted(tmp_path.glob("*.jsonl")):
+        assert written.read_bytes() == (FIXTURES / "scripts" / written.name).read_bytes()
+    assert {p.name for p in tmp_path.glob("*.jsonl")} == {
+        p.name for p in (FIXTURES / "scripts").glob("*.jsonl")
+    }
