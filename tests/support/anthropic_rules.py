@@ -678,8 +678,12 @@ class _Checker:
         elif source_type == "url":
             if _is_blank(source.get("url")):
                 self.add("image-invalid", where, "a url image needs a non-empty 'url'")
+        elif source_type == "file":
+            # A Files API upload (build-with-claude/vision: base64, url or file_id sources).
+            if _is_blank(source.get("file_id")):
+                self.add("image-invalid", where, "a file image needs a non-empty 'file_id'")
         else:
-            self.add("image-invalid", where, "image source must be of type base64 or url")
+            self.add("image-invalid", where, "image source must be of type base64, url or file")
 
     def check_tool_use(self, block: Mapping[str, Any], where: str) -> None:
         tool_id = block.get("id")
