@@ -40,28 +40,31 @@ class PreparationSteps:
         deferred: PrunePlan | None,
         extra_tokens: int,
         emit: Callable[[Notice], None],
-    ) -> tuple[Decision | None, int]:
+    ) -> tuple[Decision | None, int, bool]:
         """The decision when no tail fits as the session stands: with the prune put off for
         the compaction run first (nothing to cut, or no tail that fits with its outputs whole),
         then every output before the last exchange shown by name (`planner.plan_fit`), then,
         as the last resort, a cut inside an open loop led by thinking (`cut_loop`). Raises
         `ContextOverflowError` when even that does not fit; what was recorded is then not
-        saved. Returns the decision and the outputs pruned."""
+        saved. Returns the decision, the outputs pruned and whether messages were shown
+        reduced again."""
         # Messages shown with more room than a message has now (a larger window, fewer system
         # messages beside them) are reduced to the current cap first.
-        if self.reshow_for_window(session, RESHOW_REASON):
+        reshown = self.reshow_for_window(session, RESHOW_REASON)
+        if reshown:
             with suppress(ContextOverflowError):
-                return planner.decide(session, trigger, extra_tokens, cut_loop=False), 0
+                return planner.decide(session, trigger, extra_tokens, cut_loop=False), 0, True
             deferred = None  # planned on the messages as they were shown before
         pruned = self.prune(session, deferred, extra_tokens, emit)
         if deferred is not None:
             with suppress(ContextOverflowError):
-                return planner.decide(session, trigger, extra_tokens, cut_loop=False), pruned
+                decision = planner.decide(session, trigger, extra_tokens, cut_loop=False)
+                return decision, pruned, reshown
         fit = planner.plan_fit(session)
         if fit is None:
-            return planner.decide(session, trigger, extra_tokens), pruned
+            return planner.decide(session, trigger, extra_tokens), pruned, reshown
         pruned += self.prune(session, fit, extra_tokens, emit)
-        return planner.decide(session, trigger, extra_tokens), pruned
+        return planner.decide(session, trigger, extra_tokens), pruned, reshown
 
     def reshow_for_window(self, session: Session, reason: str) -> bool:
         """Reduces the retained messages shown over the cap of the session's current window

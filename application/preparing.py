@@ -224,8 +224,11 @@ class Preparer(PreparationSteps):
         if plan.prune is not None:
             plan = plan_preparation(session, extra_tokens, trigger=trigger, pruned=True)
         decision, suppressed, deferred = plan.decision, plan.suppressed, plan.deferred
+        reshown = False
         if plan.overflow is not None:
-            decision, more = self.decide_to_fit(session, trigger, deferred, extra_tokens, emit)
+            decision, more, reshown = self.decide_to_fit(
+                session, trigger, deferred, extra_tokens, emit
+            )
             pruned += more
             deferred = None
             suppressed = planner.suppression(session, decision) if decision else None
@@ -259,7 +262,7 @@ class Preparer(PreparationSteps):
                 session, prune_after(session, False, extra_tokens), extra_tokens, emit
             )
         self.compactor.downgrade_reasoning(
-            session, downgrade_moment(pruned > 0, report is not None)
+            session, downgrade_moment(pruned > 0 or reshown, report is not None)
         )
         if session.thinking_bound and extra_text:
             # Shown once, the content stays where it is: the reply's thinking binds to it.

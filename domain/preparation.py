@@ -17,7 +17,10 @@ A request is prepared in these steps, and only in this order:
    (`planner.plan_prune_with_compaction`); with no compaction after all, the deferred prune
    runs alone;
 7. **downgrade**: old reasoning dropped or shown as text, at a moment that changed earlier
-   content (a prune, a compaction), or when enough of it piled up (`downgrade_moment`).
+   content (a prune, a message shown reduced again, a compaction), or when enough of it
+   piled up (`downgrade_moment`). Thinking bound to its prefix leaves the view at such a
+   moment; an open loop whose thinking left goes on with thinking off
+   (`Context.thinking_paused`).
 
 `plan_preparation` is that order as a pure function of the session's state: the service runs
 what it returns (and asks again after a prune, whose counted effect the decision depends
