@@ -46,7 +46,6 @@ from abridged.domain.inputs import check_message_size
 from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.preparation import (
     downgrade_moment,
-    plan_preparation,
     preparation_trigger,
     prune_after,
 )
@@ -219,17 +218,14 @@ class Preparer(PreparationSteps):
         emit = emitter(notes, on_notice)
         extra_text, extra_tokens = extra
         trigger = preparation_trigger(bool(session.compaction_requested), session.turn_ended)
-        plan = plan_preparation(session, extra_tokens, trigger=trigger)
-        pruned = self.prune(session, plan.prune, extra_tokens, emit)
-        if plan.prune is not None:
-            plan = plan_preparation(session, extra_tokens, trigger=trigger, pruned=True)
+        plan, pruned, reshown = self.planned(session, extra_tokens, trigger, emit)
         decision, suppressed, deferred = plan.decision, plan.suppressed, plan.deferred
-        reshown = False
         if plan.overflow is not None:
-            decision, more, reshown = self.decide_to_fit(
+            decision, more, refit = self.decide_to_fit(
                 session, trigger, deferred, extra_tokens, emit
             )
             pruned += more
+            reshown = reshown or refit
             deferred = None
             suppressed = planner.suppression(session, decision) if decision else None
         if decision is not None and not suppressed and not locked:
