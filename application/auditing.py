@@ -211,6 +211,10 @@ class _Auditor(DecisionChecks):
             # A new system prompt or tools change the prefix of every thinking block shown:
             # a session whose model binds thinking drops them with it.
             self.moment = self.moment or state.thinking_bound
+        elif isinstance(event, Session.MessagesReshown):
+            # Messages shown reduced again change earlier content: reasoning is downgraded
+            # with them, as with a prune.
+            self.moment = True
         elif isinstance(event, Session.TurnContextShown):
             self.check_turn_context(event, state)
         elif isinstance(event, Session.ModelChanged):

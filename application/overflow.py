@@ -124,11 +124,13 @@ class Overflows:
         """The command that records the overflow and compacts, run by the unit of work."""
         session = self.uow.load(session_id)
         session.report_overflow(tokens, maximum)
-        self.preparer.reshow_for_window(session, "the provider enforces a smaller window")
+        reshown = self.preparer.reshow_for_window(session, "the provider enforces a smaller window")
         report = None
         decision = planner.decide(session, "overflow", self.ports.extra(session)[1])
         if decision is not None:
             report = self.compactor.compact(session, decision, None, loud=False, emit=emit)
+        if decision is not None or reshown:
+            # Messages shown otherwise change what later thinking was produced under.
             self.compactor.downgrade_reasoning(session, True)
         self.uow.save(session)
         return report

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from contextlib import suppress
 from typing import Any
 from uuid import UUID
 
@@ -21,6 +20,7 @@ import attrs
 from abridged.application.appending import Appender
 from abridged.application.background import BackgroundCompactions
 from abridged.application.compactor import Compactor
+from abridged.application.fitting import PreparationSteps
 from abridged.application.inputs import as_message, as_session_id, optional_text
 from abridged.application.notices import (
     ContextStatus,
@@ -36,7 +36,6 @@ from abridged.application.transcodings import encodable_json
 from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain import planner
 from abridged.domain.context import Context, build_context
-from abridged.domain.degradation import message_cap, plan_reshowing
 from abridged.domain.errors import (
     ContextOverflowError,
     ContextTooSmallError,
@@ -45,16 +44,12 @@ from abridged.domain.errors import (
 )
 from abridged.domain.inputs import check_message_size
 from abridged.domain.messages import JSON, Message, Role
-from abridged.domain.planner import Decision
 from abridged.domain.preparation import (
     downgrade_moment,
-    plan_preparation,
     preparation_trigger,
     prune_after,
 )
-from abridged.domain.pruning import PrunePlan
 from abridged.domain.session import Session
-from abridged.domain.vocabulary import Trigger
 
 __all__ = [
     "COUNT_TOKENS_SHARE",
@@ -68,7 +63,6 @@ logger = logging.getLogger(__name__)
 
 COUNT_TOKENS_SHARE = 0.9
 """Above this share of the budget, `complete` asks the provider to count before sending."""
-RESHOW_REASON = "a message has less room than when shown (a smaller window or system messages)"
 
 
 @attrs.frozen
@@ -117,7 +111,7 @@ def emitter(notes: list[Notice], on_notice: NoticeCallback | None) -> Callable[[
     return emit
 
 
-class Preparer:
+class Preparer(PreparationSteps):
     """The request preparations of one service (see the module)."""
 
     def __init__(
@@ -224,14 +218,14 @@ class Preparer:
         emit = emitter(notes, on_notice)
         extra_text, extra_tokens = extra
         trigger = preparation_trigger(bool(session.compaction_requested), session.turn_ended)
-        plan = plan_preparation(session, extra_tokens, trigger=trigger)
-        pruned = self.prune(session, plan.prune, extra_tokens, emit)
-        if plan.prune is not None:
-            plan = plan_preparation(session, extra_tokens, trigger=trigger, pruned=True)
+        plan, pruned, reshown = self.planned(session, extra_tokens, trigger, emit)
         decision, suppressed, deferred = plan.decision, plan.suppressed, plan.deferred
         if plan.overflow is not None:
-            decision, more = self.decide_to_fit(session, trigger, deferred, extra_tokens, emit)
+            decision, more, refit = self.decide_to_fit(
+                session, trigger, deferred, extra_tokens, emit
+            )
             pruned += more
+            reshown = reshown or refit
             deferred = None
             suppressed = planner.suppression(session, decision) if decision else None
         if decision is not None and not suppressed and not locked:
@@ -264,7 +258,7 @@ class Preparer:
                 session, prune_after(session, False, extra_tokens), extra_tokens, emit
             )
         self.compactor.downgrade_reasoning(
-            session, downgrade_moment(pruned > 0, report is not None)
+            session, downgrade_moment(pruned > 0 or reshown, report is not None)
         )
         if session.thinking_bound and extra_text:
             # Shown once, the content stays where it is: the reply's thinking binds to it.
@@ -297,74 +291,6 @@ class Preparer:
             notices=tuple(notes),
             breakdown=breakdown_of(session, extra_tokens),
         )
-
-    def decide_to_fit(
-        self,
-        session: Session,
-        trigger: Trigger,
-        deferred: PrunePlan | None,
-        extra_tokens: int,
-        emit: Callable[[Notice], None],
-    ) -> tuple[Decision | None, int]:
-        """The decision when no tail fits as the session stands: with the prune put off for
-        the compaction run first (nothing to cut, or no tail that fits with its outputs whole),
-        then every output before the last exchange shown by name (`planner.plan_fit`), then,
-        as the last resort, a cut inside an open loop led by thinking (`cut_loop`). Raises
-        `ContextOverflowError` when even that does not fit; what was recorded is then not
-        saved. Returns the decision and the outputs pruned."""
-        # Messages shown with more room than a message has now (a larger window, fewer system
-        # messages beside them) are reduced to the current cap first.
-        if self.reshow_for_window(session, RESHOW_REASON):
-            with suppress(ContextOverflowError):
-                return planner.decide(session, trigger, extra_tokens, cut_loop=False), 0
-            deferred = None  # planned on the messages as they were shown before
-        pruned = self.prune(session, deferred, extra_tokens, emit)
-        if deferred is not None:
-            with suppress(ContextOverflowError):
-                return planner.decide(session, trigger, extra_tokens, cut_loop=False), pruned
-        fit = planner.plan_fit(session)
-        if fit is None:
-            return planner.decide(session, trigger, extra_tokens), pruned
-        pruned += self.prune(session, fit, extra_tokens, emit)
-        return planner.decide(session, trigger, extra_tokens), pruned
-
-    def reshow_for_window(self, session: Session, reason: str) -> bool:
-        """Reduces the retained messages shown over the cap of the session's current window
-        (`degradation.plan_reshowing`); whether any was."""
-        cap = message_cap(
-            session.limits,
-            session.system_tokens,
-            session.tools_tokens,
-            session.calibration,
-            system_messages=session.system_message_tokens,
-        )
-        reshown = plan_reshowing(session.entries, cap, self.ports.counter.count)
-        session.reshow(reshown, cap, reason)
-        return bool(reshown)
-
-    def prune(
-        self,
-        session: Session,
-        plan: PrunePlan | None,
-        extra_tokens: int,
-        emit: Callable[[Notice], None],
-    ) -> int:
-        """Runs `plan` (when there is one) and tells the caller; how many outputs it pruned."""
-        if plan is None:
-            return 0
-        before = session.estimate()
-        pruned = self.compactor.prune(session, plan)
-        if pruned:
-            emit(
-                Notice(
-                    "pruned",
-                    f"{pruned} older tool output(s) are shown shortened from now on",
-                    before,
-                    session.estimate(),
-                    breakdown_of(session, extra_tokens),
-                )
-            )
-        return pruned
 
     def manual(self, session_id: UUID, instructions: str | None) -> CompactionReport:
         session = self.uow.load(session_id)

@@ -168,7 +168,9 @@ def register_transcodings(transcoder: JSONTranscoder) -> None:
     transcoder.register(AttrsTranscoding(Replacement, "replacement"))
     transcoder.register(AttrsTranscoding(PrunedOutput, "pruned_output"))
     transcoder.register(AttrsTranscoding(DowngradedThinking, "downgraded_thinking"))
-    transcoder.register(AttrsTranscoding(ReshownMessage, "reshown_message"))
+    transcoder.register(
+        AttrsTranscoding(ReshownMessage, "reshown_message", tuples=("truncations", "block_tokens"))
+    )
     transcoder.register(
         AttrsTranscoding(Entry, "entry", tuples=("block_tokens", "truncations", "replacements"))
     )

@@ -8,7 +8,10 @@ yet). That is checked when a session starts and when a message is appended
 
 Everything else is bounded at append (`plan_degradations`): each message is shown at most
 `message_cap` tokens, so the last exchange (a tool call and its result, or a prompt) fits
-beside the system prompt, the tools and the summaries whatever else is compacted. Long texts
+beside the system prompt, the tools and the summaries whatever else is compacted. A user
+prompt that a request can hold whole (`message_room`) is shown whole (`whole_prompts`), and
+reduced to the cap later, when the context must shrink (`abridged.domain.whole_prompts`):
+until then, only the request that answers it needs it. Long texts
 and tool outputs are shown head and tail, the long strings of a tool call's input too (the
 input keeps its shape), and an image or document that does not fit becomes a placeholder
 naming its type and size. The plan is a `Truncation` per block, recorded on the
@@ -35,7 +38,7 @@ from abridged.domain.messages import (
     ToolUseBlock,
     WireBlock,
 )
-from abridged.domain.settings import Limits
+from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.tokens import (
     MESSAGE_OVERHEAD,
     REQUEST_OVERHEAD,
@@ -61,6 +64,11 @@ class ShownEntry(CountedEntry, Protocol):
     def replacements(self) -> tuple[object, ...]: ...
     @property
     def shown_tokens(self) -> int: ...
+
+
+def salient_of(settings: CompactionSettings) -> tuple[int, int]:
+    """What a text block cut keeps of its middle's salient lines, and by which rules."""
+    return settings.salient_chars, settings.salient_rules
 
 
 def reducible(block: Block) -> bool:
@@ -99,6 +107,19 @@ def fixed_tokens(
     )
 
 
+def message_room(
+    limits: Limits,
+    system_tokens: int,
+    tools_tokens: int,
+    calibration: float = 1.0,
+    system_messages: int = 0,
+) -> int:
+    """What the budget (with its margin, `SAFETY`, and the calibration) leaves the retained
+    messages beside the fixed part: all a request can hold of them, whatever is compacted."""
+    usable = math.floor(limits.budget * SAFETY / max(1.0, calibration))
+    return usable - fixed_tokens(limits, system_tokens, tools_tokens, system_messages)
+
+
 def message_cap(
     limits: Limits,
     system_tokens: int,
@@ -110,8 +131,7 @@ def message_cap(
     """The most one message is shown as. The last exchange (a tool call and its results)
     is sent whatever else is compacted, so a message gets half of what the fixed part leaves,
     or, answering tool calls, what the message that made them (`partner_tokens`) leaves."""
-    usable = math.floor(limits.budget * SAFETY / max(1.0, calibration))
-    room = usable - fixed_tokens(limits, system_tokens, tools_tokens, system_messages)
+    room = message_room(limits, system_tokens, tools_tokens, calibration, system_messages)
     share = room // 2 if partner_tokens is None else room - partner_tokens
     return max(MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS, share)
 
@@ -170,7 +190,8 @@ def shaped(
     """How `message`, whose blocks count `counts`, is shown when it follows the `retained`
     messages (only the last two are read):
     its tool outputs truncated to the settings' share (`plan_truncations`), then every
-    reducible block within `message_cap`. `fixed` is the system prompt's, the tools' and
+    reducible block within `message_cap`; with `whole_prompts`, a user prompt a request can
+    hold whole (`message_room`) is shown whole. `fixed` is the system prompt's, the tools' and
     the system messages' in view (before `message`) tokens.
     Raises `ContextTooSmallError` when what the exchange must send unchanged does not fit
     (`check_room`). Returns the truncations and the per-block counts as shown."""
@@ -218,6 +239,15 @@ def shaped(
         what="this exchange at its smallest (thinking, server tools and system messages whole)",
         system_messages=system_messages,
     )
+    if (
+        settings.whole_prompts
+        and message.is_user_prompt
+        and MESSAGE_OVERHEAD + sum(shown_counts)
+        <= message_room(limits, system_tokens, tools_tokens, calibration, system_messages)
+    ):
+        # Its first request holds it beside the fixed part whatever else is compacted; the
+        # requests after it that cannot are prepared with it reduced to the cap then.
+        return tuple(truncations), tuple(shown_counts)
     answers = previous is not None and bool(message.tool_results)
     partner = previous.shown_tokens if previous is not None and answers else None
     cap = message_cap(limits, system_tokens, tools_tokens, calibration, partner, system_messages)
@@ -227,7 +257,7 @@ def shaped(
         count,
         shown_counts,
         truncations,
-        (settings.salient_chars, settings.salient_rules),
+        salient_of(settings),
     )
 
 
@@ -380,17 +410,22 @@ class ReshownMessage:
 
 
 def plan_reshowing(
-    entries: Sequence[ShownEntry], cap: int, count: CountText
+    entries: Sequence[ShownEntry],
+    cap: int,
+    count: CountText,
+    salient: tuple[int, int] = (0, 1),
 ) -> tuple[ReshownMessage, ...]:
     """The retained messages shown in more than `cap` tokens, each reduced to fit it: after
     the window shrank (the provider enforces a smaller one, or a reconfigure), a message
-    degraded for the old window would leave every request too long."""
+    degraded for the old window would leave every request too long; a prompt shown whole
+    (`whole_prompts`) is reduced when the context must shrink. `salient` as for
+    `plan_degradations`."""
     reshown: list[ReshownMessage] = []
     for entry in entries:
         if entry.shown_tokens <= cap or entry.replacements:
             continue  # a pruned or downgraded message is shown by its replacements
         truncations, counts = plan_degradations(
-            entry.message, cap, count, entry.block_tokens, entry.truncations
+            entry.message, cap, count, entry.block_tokens, entry.truncations, salient
         )
         if sum(counts) < sum(entry.block_tokens):
             reshown.append(ReshownMessage(entry.position, truncations, counts))

@@ -183,6 +183,14 @@ class CompactionSettings:
     priority (`abridged.domain.ledger`). A compaction appends to the ledger rather than
     rewriting it, so a larger ledger costs mostly cache reads (docs/evaluation.md)."""
 
+    # Prompts.
+    whole_prompts: bool = attrs.field(default=True, validator=_bool)
+    """A user prompt (a pasted log, a document) is shown whole when a request can hold it
+    beside the system prompt, the tools and the summaries' room, and reduced to at most half
+    of that room only when the context must shrink (past the threshold, or a request that
+    does not fit). False: at most half of it from its first request, the rule sessions stored
+    before keep (docs/content.md#never-stuck)."""
+
     # Tool outputs.
     tool_output_share: float = attrs.field(default=0.25, validator=_float)
     """One message's tool outputs are shown head-and-tail above this share of the budget."""
@@ -324,11 +332,12 @@ ADDED_SETTINGS: dict[str, Any] = {
     "salient_chars": 0,
     "keep_recent_share": None,
     "salient_rules": 1,
+    "whole_prompts": False,
 }
 """Settings added after sessions were first stored, each with the value that behaves as if
 it did not exist (no earlier mark, no target below the threshold, no growth guard, no
 ledger, no salient lines, the ledger's share counted before the recent tail, the first
-rules of salient lines)."""
+rules of salient lines, a prompt shown at most half of a request's room)."""
 
 
 PRESETS: dict[str, CompactionSettings] = {

@@ -18,6 +18,7 @@ from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import bootstrap
 from abridged.application.service import Sessions
 from abridged.domain import events
+from abridged.domain.degradation import message_cap, message_room
 from abridged.domain.indexes import recompute
 from abridged.domain.ledger import LedgerEntry
 from abridged.domain.messages import Message
@@ -247,3 +248,68 @@ def test_events_recorded_now_keep_the_topics_stores_hold(tmp_path: Path) -> None
         kind = row.topic.removeprefix("abridged.domain.session:Session.")
         assert type(event) is getattr(Session, kind)
         assert type(event) in (getattr(events, kind, None), getattr(Reconfiguring, kind, None))
+
+
+def test_a_prompt_appended_to_an_old_session_is_cut_as_it_was(tmp_path: Path) -> None:
+    # Stored before prompts could be shown whole: the session goes on deciding as it did.
+    app, session_id, data = open_store(tmp_path / "old.sqlite3")
+    session = app.session(session_id)
+    started = json.loads(data["events"][0]["state"])
+    assert not session.settings.whole_prompts
+    assert session.settings.fingerprint == started["settings_fingerprint"]
+    limits = session.limits
+    room = message_room(limits, session.system_tokens, session.tools_tokens, session.calibration)
+    cap = message_cap(limits, session.system_tokens, session.tools_tokens, session.calibration)
+
+    app.append_message(session_id, Message.user(words(int(room * 0.8))))
+
+    appended = app.history(session_id)[-1]
+    assert isinstance(appended, Session.MessageAppended)
+    assert cap < appended.tokens <= room
+    assert appended.truncations
+    assert app.session(session_id).entries[-1].shown_tokens <= cap
+
+
+def test_a_session_stored_before_whole_prompts_is_shown_byte_for_byte_as_it_was(
+    tmp_path: Path,
+) -> None:
+    # A session recorded under the earlier rule, its settings stored without the field as an
+    # earlier version stored them: reopened, it sends the requests it sent, and a prompt
+    # appended now is cut as the earlier version cut it.
+    before = bootstrap(tmp_path / "before.sqlite3")
+    session_id = before.start_session(
+        model="claude-sonnet-4-5",
+        context_window=3_000,
+        max_output_tokens=600,
+        system="You are a careful coding agent.",
+        settings=CompactionSettings(whole_prompts=False),
+    )
+    before.append_message(session_id, Message.user("The log:\n" + words(1_500)))
+    sent = render_request(before.prepare_request(session_id).context, model="m", max_tokens=600)
+    before.record_reply(session_id, Message.assistant("Row 17 is bad."))
+    rows: list[dict[str, Any]] = [
+        {
+            "originator_version": e.originator_version,
+            "topic": e.topic,
+            "state": e.state.decode(),
+        }
+        for e in before.recorder.select_events(session_id)
+    ]
+    state = json.loads(rows[0]["state"])
+    del state["settings"]["_data_"]["whole_prompts"]
+    rows[0]["state"] = json.dumps(state, separators=(",", ":"))
+    reopened = bootstrap(tmp_path / "old.sqlite3")
+    reopened.recorder.insert_events(stored(rows, session_id))
+
+    assert not reopened.session(session_id).settings.whole_prompts
+    reopened.append_message(session_id, Message.user("And this one:\n" + words(1_500)))
+    before.append_message(session_id, Message.user("And this one:\n" + words(1_500)))
+    again = reopened.prepare_request(session_id).context
+    now = before.prepare_request(session_id).context
+    assert render_request(again, model="m", max_tokens=600) == render_request(
+        now, model="m", max_tokens=600
+    )
+    first = render_request(again, model="m", max_tokens=600)["messages"][0]["content"][0]
+    shown = sent["messages"][0]["content"][0]
+    assert first["text"] == shown["text"]  # the breakpoints have moved on since
+    assert "characters of this message truncated" in first["text"]

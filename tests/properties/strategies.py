@@ -47,8 +47,13 @@ def output(draw: st.DrawFn) -> str:
     size = draw(st.sampled_from(["small", "small", "medium", "huge"]))
     if size == "small":
         return draw(st.one_of(st.just(""), text))
+    return lines(draw, size == "huge")
+
+
+def lines(draw: st.DrawFn, huge: bool) -> str:
+    """Numbered lines: 40 of them, or (`huge`) up to about 100 KB."""
     line = draw(text)
-    repeat = 40 if size == "medium" else draw(st.integers(300, 1_500))
+    repeat = draw(st.integers(300, 1_500)) if huge else 40
     # A long line repeated that often made outputs of megabytes: 100 KB is past the largest
     # window any property draws (12,000 tokens) whatever the line, and the rest only cost time.
     repeat = min(repeat, max(40, 100_000 // (len(line) + 7)))
@@ -63,6 +68,9 @@ def conversations(draw: st.DrawFn, max_turns: int = 5) -> list[Message]:
     messages: list[Message] = []
     for _ in range(draw(st.integers(1, max_turns))):
         prompt: list[Block] = [TextBlock(draw(text))]
+        if draw(st.integers(0, 5)) == 0:
+            # A pasted log: more than half a request's room, whole or not, or more than all.
+            prompt = [TextBlock(lines(draw, draw(st.booleans())))]
         if draw(st.booleans()) and draw(st.booleans()):
             prompt.append(ImageBlock("base64", media_type="image/png", data="iVBORw0KGgo="))
         messages.append(Message.user(*prompt))

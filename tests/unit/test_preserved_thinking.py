@@ -241,3 +241,28 @@ def test_the_audit_finds_thinking_sent_under_a_changed_prefix() -> None:
     stale = [f for f in findings if not f.matches and f.event == "MessageAppended"]
     assert len(stale) == 1
     assert "thinking sent under a changed prefix: message 2" in stale[0].detail
+
+
+def test_a_message_shown_reduced_for_a_smaller_window_takes_the_thinking_after_it(
+    app: Sessions,
+) -> None:
+    # The window shrinks under an open loop that no cut can make fit: the prompt and the
+    # result, shown whole for the larger window, are reduced again (`MessagesReshown`) and the
+    # request then fits without a compaction. The loop's thinking was produced under the
+    # prompt as it was: it leaves the view with the change, and the loop goes on with
+    # thinking off.
+    session_id = start(app, window=12_000, threshold_ratio=0.9, tool_output_share=0.5)
+    app.append_message(session_id, Message.user("Read this: " + words(4_800)))
+    bodies = loop(app, session_id, steps=1, size=4_500)
+    app.reconfigure(session_id, context_window=5_000)
+
+    prepared = app.prepare_request(session_id)
+    body = render_request(prepared.context, model=BOUND, max_tokens=500, options=THINKING)
+
+    history = app.history(session_id)
+    assert [type(e).__name__ for e in history].count("MessagesReshown") == 1
+    assert prepared.compaction is None
+    assert prepared.context.thinking_paused
+    assert "thinking" not in body
+    assert violations(bodies[0]) == violations(body) == []
+    assert all(f.matches for f in audit_events(history).findings)

@@ -1,0 +1,161 @@
+"""The steps of a request's preparation that change what the session shows before it is
+compacted: the prune, the reduction of prompts shown whole, and the fit of a request that
+does not fit as the session stands.
+
+`PreparationSteps` carries out what the preparation policy (`abridged.domain.preparation`)
+plans there: the prune, the reduction of prompts shown whole that a compaction would
+summarize (`abridged.domain.whole_prompts`), and, when no retained tail fits, the fit steps,
+each recorded on the loaded session. `Preparer` (`preparing`) runs them and goes on to
+compact, downgrade reasoning and build the request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import suppress
+
+from abridged.application.compactor import Compactor
+from abridged.application.notices import Notice, breakdown_of
+from abridged.application.service_ports import ServicePorts
+from abridged.domain import planner
+from abridged.domain.degradation import message_cap, plan_reshowing, salient_of
+from abridged.domain.errors import ContextOverflowError
+from abridged.domain.planner import Decision
+from abridged.domain.preparation import PreparationPlan, plan_preparation
+from abridged.domain.pruning import PrunePlan
+from abridged.domain.session import Session
+from abridged.domain.vocabulary import Trigger
+from abridged.domain.whole_prompts import PromptReduction
+
+__all__ = ["PROMPT_REASON", "RESHOW_REASON", "PreparationSteps"]
+
+RESHOW_REASON = (
+    "a message has less room than when shown (a smaller window, system messages, or a prompt "
+    "shown whole)"
+)
+PROMPT_REASON = (
+    "a prompt shown whole is reduced to one message's cap: the context must shrink, and a "
+    "compaction would summarize it"
+)
+
+
+class PreparationSteps:
+    """The steps before a preparation's compaction (see the module); `Preparer`'s base."""
+
+    ports: ServicePorts
+    compactor: Compactor
+
+    def planned(
+        self,
+        session: Session,
+        extra_tokens: int,
+        trigger: Trigger,
+        emit: Callable[[Notice], None],
+    ) -> tuple[PreparationPlan, int, bool]:
+        """Runs the preparation policy's steps before the compaction: the prune, then the
+        reduction of prompts shown whole that the compaction due would summarize, planning
+        again after each. Returns the plan, the outputs pruned and whether prompts were
+        reduced."""
+        plan = plan_preparation(session, extra_tokens, trigger=trigger)
+        pruned = self.prune(session, plan.prune, extra_tokens, emit)
+        stepped = plan.prune is not None
+        if stepped:
+            plan = plan_preparation(session, extra_tokens, trigger=trigger, pruned=True)
+        if plan.reduce is None:
+            return plan, pruned, False
+        # What to prune and whether to compact are planned again on the prompts as reduced.
+        reshown = self.reduce_prompts(session, plan.reduce)
+        plan = plan_preparation(
+            session, extra_tokens, trigger=trigger, pruned=stepped, reduced=True
+        )
+        pruned += self.prune(session, plan.prune, extra_tokens, emit)
+        if plan.prune is not None:
+            plan = plan_preparation(
+                session, extra_tokens, trigger=trigger, pruned=True, reduced=True
+            )
+        return plan, pruned, reshown
+
+    def decide_to_fit(
+        self,
+        session: Session,
+        trigger: Trigger,
+        deferred: PrunePlan | None,
+        extra_tokens: int,
+        emit: Callable[[Notice], None],
+    ) -> tuple[Decision | None, int, bool]:
+        """The decision when no tail fits as the session stands: with the prune put off for
+        the compaction run first (nothing to cut, or no tail that fits with its outputs whole),
+        then every output before the last exchange shown by name (`planner.plan_fit`), then,
+        as the last resort, a cut inside an open loop led by thinking (`cut_loop`). Raises
+        `ContextOverflowError` when even that does not fit; what was recorded is then not
+        saved. Returns the decision, the outputs pruned and whether messages were shown
+        reduced again."""
+        # Messages shown with more room than a message has now (a larger window, fewer system
+        # messages beside them, a prompt shown whole) are reduced to the current cap first.
+        reshown = self.reshow_for_window(session, RESHOW_REASON)
+        if reshown:
+            with suppress(ContextOverflowError):
+                return planner.decide(session, trigger, extra_tokens, cut_loop=False), 0, True
+            deferred = None  # planned on the messages as they were shown before
+        pruned = self.prune(session, deferred, extra_tokens, emit)
+        if deferred is not None:
+            with suppress(ContextOverflowError):
+                decision = planner.decide(session, trigger, extra_tokens, cut_loop=False)
+                return decision, pruned, reshown
+        fit = planner.plan_fit(session)
+        if fit is None:
+            return planner.decide(session, trigger, extra_tokens), pruned, reshown
+        pruned += self.prune(session, fit, extra_tokens, emit)
+        return planner.decide(session, trigger, extra_tokens), pruned, reshown
+
+    def reduce_prompts(self, session: Session, reduction: PromptReduction) -> bool:
+        """Shows the prompts of `reduction` at its cap (`whole_prompts.plan_prompt_reduction`):
+        whether any was."""
+        first = session.entries[0].position
+        entries = [session.entries[p - first] for p in reduction.positions]
+        reshown = plan_reshowing(
+            entries, reduction.cap, self.ports.counter.count, salient_of(session.settings)
+        )
+        session.reshow(reshown, reduction.cap, PROMPT_REASON)
+        return bool(reshown)
+
+    def reshow_for_window(self, session: Session, reason: str) -> bool:
+        """Reduces the retained messages shown over the cap of the session's current window
+        (`degradation.plan_reshowing`); whether any was."""
+        cap = message_cap(
+            session.limits,
+            session.system_tokens,
+            session.tools_tokens,
+            session.calibration,
+            system_messages=session.system_message_tokens,
+        )
+        # Sessions stored before prompts were shown whole reduce text as they did, without
+        # the salient lines a cut at append keeps.
+        salient = salient_of(session.settings) if session.settings.whole_prompts else (0, 1)
+        reshown = plan_reshowing(session.entries, cap, self.ports.counter.count, salient)
+        session.reshow(reshown, cap, reason)
+        return bool(reshown)
+
+    def prune(
+        self,
+        session: Session,
+        plan: PrunePlan | None,
+        extra_tokens: int,
+        emit: Callable[[Notice], None],
+    ) -> int:
+        """Runs `plan` (when there is one) and tells the caller; how many outputs it pruned."""
+        if plan is None:
+            return 0
+        before = session.estimate()
+        pruned = self.compactor.prune(session, plan)
+        if pruned:
+            emit(
+                Notice(
+                    "pruned",
+                    f"{pruned} older tool output(s) are shown shortened from now on",
+                    before,
+                    session.estimate(),
+                    breakdown_of(session, extra_tokens),
+                )
+            )
+        return pruned
