@@ -132,8 +132,13 @@ API_CASES: tuple[Case, ...] = (
         E.MalformedBlockError,
     ),
     Case(
-        "image source type 'file'",
-        append(_user({"type": "image", "source": {"type": "file", "file_id": "f"}})),
+        "image source type 'ftp'",
+        append(_user({"type": "image", "source": {"type": "ftp", "url": "ftp://x/y.png"}})),
+        E.MalformedBlockError,
+    ),
+    Case(
+        "image by file without file_id",
+        append(_user({"type": "image", "source": {"type": "file", "file_id": ""}})),
         E.MalformedBlockError,
     ),
     Case("image media type bmp", append(_user(_image(PNG, "image/bmp"))), E.MalformedBlockError),
