@@ -253,29 +253,19 @@ def advance(
     changed = changed_entries(held, merged)
     if segments and not changed and held_tokens <= room:
         return LedgerUpdate(merged, "", held_tokens, consolidated=False)
-    growth = 0
     if segments and segments < MAX_SEGMENTS:
         text = render_ledger(changed, continued=True)
-        growth = text_block_tokens(text, count)
-        if held_tokens + growth <= room:
-            return LedgerUpdate(merged, text, held_tokens + growth, consolidated=False)
-    return consolidate(merged, room, count, slack=bool(segments), growth=growth)
+        tokens = text_block_tokens(text, count)
+        if held_tokens + tokens <= room:
+            return LedgerUpdate(merged, text, held_tokens + tokens, consolidated=False)
+    return consolidate(merged, room, count, slack=bool(segments))
 
 
 def consolidate(
-    entries: Sequence[LedgerEntry],
-    room: int,
-    count: CountText,
-    *,
-    slack: bool = True,
-    growth: int = 0,
+    entries: Sequence[LedgerEntry], room: int, count: CountText, *, slack: bool = True
 ) -> LedgerUpdate:
     """All `entries` rendered as one segment: whole when it fits `room` tokens; otherwise
-    the lowest priority dropped first until it fits the room less the slack (with `slack`).
-
-    `growth`, the tokens of the segment that did not fit: when it is more than the slack,
-    the next compaction is likely to consolidate again whatever the slack, so the slack is
-    given back (`refilled`) to the latest facts dropped, in an equal share per kind."""
+    the lowest priority dropped first until it fits the room less the slack (with `slack`)."""
     whole = render_ledger(entries)
     whole_tokens = text_block_tokens(whole, count) if whole else 0
     if whole and whole_tokens <= room:
@@ -287,49 +277,10 @@ def consolidate(
     if rules:
         # The rules of the requests dropped take their room before the other entries.
         kept, dropped = bounded(entries, max(limit - _lines_tokens(rules, count), 0), count)
-        rules = _fitting(kept, rules_of_dropped(kept, dropped), limit, count)
-    if slack and growth > room - target:
-        back = {e.key for e in refilled(kept + rules, dropped, room - BLOCK_OVERHEAD, count)}
-        kept = tuple(e for e in entries if e.key in back or e in kept)
-        dropped = tuple(e for e in dropped if e.key not in back)
-    kept += rules
+        kept += _fitting(kept, rules_of_dropped(kept, dropped), limit, count)
     text = render_ledger(kept)
     tokens = text_block_tokens(text, count) if text else 0
     return LedgerUpdate(kept, text, tokens, dropped)
-
-
-def refilled(
-    kept: Sequence[LedgerEntry],
-    dropped: Sequence[LedgerEntry],
-    max_tokens: int,
-    count: CountText,
-) -> tuple[LedgerEntry, ...]:
-    """The entries of `dropped` taken back into a ledger of `kept` up to `max_tokens`: what
-    room `kept` leaves is shared equally among the kinds dropped, and each takes back its
-    latest entries that fit its share. A cheap fact (a link, a call's arguments) is not
-    crowded out by the long requests of its messages: every kind reaches as far back as its
-    share allows, as a verbatim tail reaches back for every kind alike."""
-    used = count(render_ledger(kept)) if kept else 0
-    families: dict[str, list[LedgerEntry]] = {}
-    for entry in sorted(dropped, key=lambda e: -e.last_position):
-        families.setdefault(entry.key[0], []).append(entry)
-    if not families or used >= max_tokens:
-        return ()
-    share = (max_tokens - used) // len(families)
-    added: list[LedgerEntry] = []
-    for family in families.values():
-        taken = 0
-        for entry in family:
-            size = count(render_line(entry)) + 1
-            if taken + size > share:
-                break
-            added.append(entry)
-            taken += size
-    # The section titles were not counted: the latest added go back out until it fits.
-    added.sort(key=lambda e: e.last_position)
-    while added and count(render_ledger([*kept, *added])) > max_tokens:
-        added.pop(0)
-    return tuple(added)
 
 
 def rules_of_dropped(
