@@ -13,9 +13,14 @@ The same commands, decisions and events as `Sessions`, awaited. It is built on a
 - a compaction off the user's turn runs as an asyncio task (`compact_soon`), started after a
   reply that crosses the session's `background_threshold_ratio`.
 
-Hooks (`CompactionHooks`) and a `ContextProvider` are called on the worker threads. A call
-cancelled while its command runs may still complete it: the command is one transaction,
-saved whole or not at all, like every command of `Sessions`.
+Hooks (`CompactionHooks`) and a `ContextProvider` are called on the worker threads.
+
+A call its caller cancels (`asyncio.timeout`, a client gone, a shutdown) stops its command at
+the command's next checkpoint (`abridged.application.cancellation`): a wait for the session's
+locks or for a worker, an awaited summary (cancelled on the loop), a save. The
+`CancelledError` reaches the caller once the worker has stopped, so what the command saved
+(each save one transaction, whole or not at all) is final by then; saved after its caller was
+cancelled, it saves nothing more.
 
 Every public command and query of `Sessions` has its awaited counterpart here: most are
 `_awaited(Sessions.name)`, the same method run on a worker thread; `complete` is the same
@@ -27,6 +32,8 @@ option has no twin.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import contextvars
 import functools
 import inspect
@@ -41,6 +48,7 @@ from uuid import UUID
 import attrs
 
 from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
+from abridged.application.cancellation import CancelScope, current_scope, within
 from abridged.application.chain import correlation
 from abridged.application.completion import completion, driven_async
 from abridged.application.options import SessionsOptions, options_of
@@ -101,11 +109,22 @@ class _HostLoop:
         self.thread = threading.get_ident()
 
     def wait_for(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """The coroutine's result, awaited on the host's loop; when the call this worker
+        works for is cancelled, the coroutine is cancelled and `CommandCancelled` raised."""
         loop = self.loop
         if loop is None or loop.is_closed() or threading.get_ident() == self.thread:
             coroutine.close()
             raise RuntimeError("an awaited port was called outside the service's worker threads")
-        return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
+        future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+        scope = current_scope()
+        if scope is None:
+            return future.result()
+        with scope.calling(future.cancel):
+            try:
+                return future.result()
+            except concurrent.futures.CancelledError:
+                scope.check()  # the call was cancelled: the command stops
+                raise  # the port cancelled itself: its failure
 
 
 class _Named(Protocol):
@@ -212,14 +231,24 @@ class AsyncSessions:
         await self.aclose()
 
     async def _run(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`function` run on a worker. Cancelled, the call cancels its scope and returns (with
+        the `CancelledError`) once the worker has stopped, at its next checkpoint
+        (`abridged.application.cancellation`): whatever the command saved is then final."""
         self._loop.bind()
         self.sync.uow.check_open()  # its workers are gone too: say so, not the executor
-        loop = asyncio.get_running_loop()
+        scope = CancelScope()
         # The caller's context goes with the command (a `correlation` block, for one).
         context = contextvars.copy_context()
-        return await loop.run_in_executor(
-            self._executor, functools.partial(context.run, function, *args, **kwargs)
-        )
+        call = functools.partial(within, scope, function, *args, **kwargs)
+        worker: concurrent.futures.Future[T] = self._executor.submit(context.run, call)
+        done = asyncio.wrap_future(worker)
+        try:
+            return await asyncio.shield(done)
+        except asyncio.CancelledError:
+            scope.cancel()
+            worker.cancel()  # still queued: it never starts
+            await _stopped(done)
+            raise
 
     # Commands.
 
@@ -307,3 +336,14 @@ class AsyncSessions:
         await self.wait_background()
         await self._run(self.sync.close)
         self._executor.shutdown(wait=False)
+
+
+async def _stopped(done: asyncio.Future[Any]) -> None:
+    """Waits until `done` is done, through any cancellation of the caller meanwhile (the
+    caller, being cancelled already, raises its `CancelledError` next). What it raised is
+    taken here: nobody else waits for it."""
+    while not done.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait([done])
+    if not done.cancelled():
+        done.exception()

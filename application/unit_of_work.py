@@ -25,6 +25,7 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import EventStore, IntegrityError, PersistenceError
 
+from abridged.application.cancellation import checkpoint
 from abridged.application.loading import SessionLoader
 from abridged.application.locks import CommandLocks, CompactionLocks
 from abridged.application.ports import ERASED_MARK
@@ -87,6 +88,7 @@ class UnitOfWork:
             try:
                 # A failed attempt leaves nothing unsaved in the cache (see `SessionLoader`).
                 with self.command_locks.held(session_id):
+                    checkpoint()  # a call cancelled while it waited for the session stops here
                     return self.loader.run(command)
             except IntegrityError as error:
                 self.check_erased(session_id, error)
@@ -111,12 +113,16 @@ class UnitOfWork:
         return session
 
     def save(self, session: Session) -> None:
-        """Saves every event the session recorded since it was loaded, in one transaction."""
+        """Saves every event the session recorded since it was loaded, in one transaction;
+        a command whose asyncio caller was cancelled stops here instead, saving nothing more
+        (`abridged.application.cancellation`)."""
+        checkpoint()
         self._save(session)
 
     def save_new(self, session: Session) -> None:
         """Saves a session just started; `SessionExistsError` when its id is taken."""
         self.check_open()
+        checkpoint()
         try:
             with store_errors():
                 self._save(session)

@@ -1,0 +1,471 @@
+"""An asyncio host cancels: a client goes away, `asyncio.timeout` expires, a sibling task
+fails, the app shuts down. Each scenario cancels a call of `AsyncSessions` at one point of
+its work (queued, waiting for the session's locks, awaiting the summarizer or the chat model,
+after its save), on a SQLite file and in memory, and checks what the host relies on
+(docs/embedding.md, "Cancellation and timeouts"):
+
+- the call ends when its work has stopped: the summary it awaited is cancelled, its worker
+  and the session's locks are free, and what it saved is final when the host sees the error;
+- a command cancelled before its save saves nothing; the session stays usable and a replay
+  of its events equals the live session;
+
+Every wait is bounded (`within`): a regression fails in seconds instead of hanging the suite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+from uuid import UUID
+
+import psycopg
+import pytest
+
+from abridged.adapters.bootstrap import bootstrap_async
+from abridged.adapters.postgres_locks import AdvisoryLocks, advisory_key
+from abridged.application.async_service import AsyncSessions
+from abridged.application.auditing import audit_session
+from abridged.application.guard import BreakerSettings
+from abridged.application.locks import ProcessLocks
+from abridged.application.service import Sessions
+from abridged.domain.errors import RoleOrderError
+from abridged.domain.messages import Message, Role
+from abridged.domain.session import Session
+from abridged.domain.settings import CompactionSettings
+from tests.support.async_fakes import GatedChatModel, GatedSummarizer
+from tests.support.builders import TOOLS, turn, words
+from tests.support.checks import check_request
+from tests.support.fakes import FakeSummarizer, FakeTokenCounter
+from tests.support.postgres import fresh_database
+
+T = TypeVar("T")
+
+WAIT = 5.0
+"""Seconds any one wait of a scenario may take before the scenario fails."""
+
+STORES = ("memory", "sqlite")
+ALL_STORES = (*STORES, "postgres")
+
+
+def store_of(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> str | Path | None:
+    if kind == "postgres":
+        return fresh_database(request.getfixturevalue("postgres_server"))
+    return tmp_path / "sessions.sqlite3" if kind == "sqlite" else None
+
+
+async def within(awaitable: Awaitable[T], seconds: float = WAIT) -> T:
+    return await asyncio.wait_for(awaitable, seconds)
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Waits, bounded, until `condition()` holds (a state another thread reaches)."""
+
+    async def poll() -> None:
+        while not condition():
+            await asyncio.sleep(0.002)
+
+    await within(poll())
+
+
+async def timed_out_at(event: asyncio.Event, call: Coroutine[Any, Any, object]) -> None:
+    """Runs `call` under `asyncio.timeout`, which expires the moment `event` is set: a host's
+    timeout at exactly that point of the call."""
+    async with asyncio.timeout(WAIT) as deadline:
+
+        async def expire() -> None:
+            await event.wait()
+            deadline.reschedule(asyncio.get_running_loop().time())
+
+        watcher = asyncio.create_task(expire())
+        try:
+            await call
+        finally:
+            watcher.cancel()
+
+
+def service(db: str | Path | None, summarizer: object, **options: Any) -> AsyncSessions:
+    """The service under test; a summary that never comes is given up after `WAIT` (so a
+    failing scenario's `aclose()` does not wait the default two minutes for it)."""
+    options.setdefault("summarizer_breaker", BreakerSettings(budget=WAIT))
+    return bootstrap_async(
+        db,
+        counter=FakeTokenCounter(),
+        summarizer=summarizer,  # type: ignore[arg-type]
+        background=False,
+        **options,
+    )
+
+
+async def over_threshold(app: AsyncSessions, *, asking: bool = True) -> UUID:
+    """A session whose next request needs a compaction; with `asking`, its last message is
+    the user's question (else the model's answer)."""
+    session_id = await app.start_session(
+        model="claude-test",
+        context_window=3_000,
+        max_output_tokens=400,
+        tools=TOOLS,
+        settings=CompactionSettings(
+            threshold_floor_tokens=0, tool_output_mode="keep_all", background_threshold_ratio=0.3
+        ),
+    )
+    for i in range(12):
+        for message in turn(f"Request {i}", [words(150)]):
+            if message.role is Role.ASSISTANT:
+                await app.record_reply(session_id, message)
+            else:
+                await app.append_message(session_id, message)
+    if asking:
+        await app.append_message(session_id, Message.user("And now?"))
+    return session_id
+
+
+async def small_session(app: AsyncSessions) -> UUID:
+    session_id = await app.start_session(
+        model="claude-test", context_window=3_000, max_output_tokens=400
+    )
+    await app.append_message(session_id, Message.user("Hello?"))
+    return session_id
+
+
+def lock_users(app: AsyncSessions, session_id: UUID) -> tuple[int, int]:
+    """Holders and waiters of the session's (compaction lock, command lock)."""
+    locks = app.sync.locks
+    assert isinstance(locks, ProcessLocks | AdvisoryLocks)
+    return locks.users(session_id), app.sync.command_locks.users(session_id)
+
+
+def comparable(session: Session) -> dict[str, object]:
+    state = {k: v for k, v in vars(session).items() if not k.startswith("_")}
+    state["entries"] = [(e.position, e.message, e.shown_tokens) for e in session.entries]
+    return state
+
+
+async def assert_consistent(app: AsyncSessions, session_id: UUID) -> None:
+    """The session replays to its live state, its audit re-derives every decision, no lock
+    of it is held, and its next request is valid."""
+    live = await app.session(session_id)
+    rebuilt = await app.session(session_id, version=live.version)
+    assert comparable(rebuilt) == comparable(live)
+    audit = await asyncio.to_thread(audit_session, app.sync, session_id)
+    assert audit.ok, audit.mismatches
+    assert lock_users(app, session_id) == (0, 0)
+    if live.awaiting_reply:
+        check_request(await within(app.prepare_request(session_id)), FakeTokenCounter())
+
+
+def appended(app: Sessions, session_id: UUID, text: str) -> int:
+    """How many stored `MessageAppended` events hold a message of this text."""
+    return sum(
+        isinstance(e, Session.MessageAppended) and e.message.text == text
+        for e in app.history(session_id)
+    )
+
+
+# Timeouts and cancellation while the summary is written.
+
+
+@pytest.mark.parametrize("store", ALL_STORES)
+def test_a_timed_out_prepare_stops_its_summary_and_saves_nothing(
+    store: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    summarizer = GatedSummarizer()
+
+    async def scenario() -> None:
+        async with service(store_of(store, tmp_path, request), summarizer) as app:
+            session_id = await over_threshold(app)
+            before = (await app.session(session_id)).version
+            with pytest.raises(TimeoutError):
+                await timed_out_at(summarizer.entered, app.prepare_request(session_id))
+            # When the host sees the timeout, the command is over: nothing of the compaction
+            # is saved, no lock of the session is held, and the summary was cancelled.
+            assert lock_users(app, session_id) == (0, 0)
+            await until(lambda: summarizer.cancelled == 1)
+            assert (await app.session(session_id)).version == before
+            # The host's retry compacts as usual.
+            summarizer.gate.set()
+            prepared = await within(app.prepare_request(session_id))
+            assert prepared.compaction is not None
+            assert summarizer.calls == 2
+            await assert_consistent(app, session_id)
+
+    asyncio.run(scenario())
+
+
+def test_timed_out_calls_give_their_workers_back() -> None:
+    """A worker waiting for a summary that a host stopped waiting for would be lost to every
+    other session: with two workers, two such timeouts would stall the service."""
+    summarizer = GatedSummarizer()
+
+    async def scenario() -> None:
+        async with service(None, summarizer, max_workers=2) as app:
+            stuck = [await over_threshold(app) for _ in range(3)]
+            other = await small_session(app)
+            for session_id in stuck:
+                with pytest.raises(TimeoutError):
+                    await asyncio.wait_for(app.prepare_request(session_id), 0.2)
+            check_request(await within(app.prepare_request(other), 2.0), FakeTokenCounter())
+            await until(lambda: summarizer.cancelled == summarizer.calls)
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("store", ALL_STORES)
+def test_a_reply_cancelled_while_it_waits_for_the_session_is_not_recorded(
+    store: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A reply waits for the session's command lock, held by a compaction writing its summary,
+    and is cancelled. It must not be recorded later, behind the host's back (after the host
+    was told it was not, and after whatever the host did next)."""
+    summarizer = GatedSummarizer()
+
+    async def scenario() -> None:
+        async with service(store_of(store, tmp_path, request), summarizer, max_workers=2) as app:
+            session_id = await over_threshold(app)
+            preparing = asyncio.create_task(app.prepare_request(session_id))
+            await within(summarizer.entered.wait())
+            reply = asyncio.create_task(app.record_reply(session_id, Message.assistant("Yes.")))
+            await until(lambda: lock_users(app, session_id) == (1, 2))
+            reply.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await within(reply)
+            # Its worker stopped waiting: the other one serves other sessions meanwhile.
+            assert lock_users(app, session_id) == (1, 1)
+            await within(small_session(app), 2.0)
+            summarizer.gate.set()
+            assert (await within(preparing)).compactions_so_far == 1
+            assert (await app.session(session_id)).awaiting_reply  # the reply was not recorded
+            await within(app.record_reply(session_id, Message.assistant("Yes.")))
+            assert await asyncio.to_thread(appended, app.sync, session_id, "Yes.") == 1
+            await assert_consistent(app, session_id)
+
+    asyncio.run(scenario())
+
+
+def test_a_request_cancelled_while_it_waits_for_a_compaction_frees_its_worker() -> None:
+    """A request waits for the compaction lock, held by a background compaction writing its
+    summary (which holds no other lock), and is cancelled: its worker is free at once."""
+    summarizer = GatedSummarizer()
+
+    async def scenario() -> None:
+        async with service(None, summarizer, max_workers=2) as app:
+            session_id = await over_threshold(app)
+            background = app.compact_soon(session_id)
+            await within(summarizer.entered.wait())
+            request = asyncio.create_task(app.prepare_request(session_id))
+            await until(lambda: lock_users(app, session_id) == (2, 0))
+            request.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await within(request)
+            assert lock_users(app, session_id) == (1, 0)
+            await within(small_session(app), 2.0)
+            summarizer.gate.set()
+            assert (await within(background)) is not None
+            assert (await within(app.prepare_request(session_id))).compactions_so_far == 1
+            await assert_consistent(app, session_id)
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_a_cancelled_append_and_prepare_keeps_the_message_it_saved(
+    store: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """`append_and_prepare` saves the message before the summary is written: cancelled
+    during the summary, the message stays and the compaction does not happen; the host's
+    retry is refused, and `prepare_request` carries on."""
+    summarizer = GatedSummarizer()
+
+    async def scenario() -> None:
+        async with service(store_of(store, tmp_path, request), summarizer) as app:
+            session_id = await over_threshold(app, asking=False)
+            question = Message.user("And now?")
+            task = asyncio.create_task(app.append_and_prepare(session_id, question))
+            await within(summarizer.entered.wait())
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await within(task)
+            await until(lambda: summarizer.cancelled == 1)
+            session = await app.session(session_id)
+            assert session.entries[-1].message == question
+            assert session.generation == 0
+            with pytest.raises(RoleOrderError):
+                await within(app.append_and_prepare(session_id, question))
+            summarizer.gate.set()
+            prepared = await within(app.prepare_request(session_id))
+            assert prepared.compactions_so_far == 1
+            assert await asyncio.to_thread(appended, app.sync, session_id, "And now?") == 1
+            await assert_consistent(app, session_id)
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("command", ["compact", "clear_session"])
+def test_a_cancelled_compact_or_clear_records_nothing(command: str) -> None:
+    summarizer = GatedSummarizer()
+
+    async def scenario() -> None:
+        async with service(None, summarizer) as app:
+            session_id = await over_threshold(app)
+            before = (await app.session(session_id)).version
+            sessions = len((await app.list_sessions()).sessions)
+            task = asyncio.create_task(getattr(app, command)(session_id))
+            await within(summarizer.entered.wait())
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await within(task)
+            await until(lambda: summarizer.cancelled == 1)
+            assert (await app.session(session_id)).version == before
+            assert len((await app.list_sessions()).sessions) == sessions
+            summarizer.gate.set()
+            await within(getattr(app, command)(session_id))
+            await assert_consistent(app, session_id)
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_a_cancelled_background_compaction_frees_the_session(
+    store: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    summarizer = GatedSummarizer()
+
+    async def scenario() -> None:
+        async with service(store_of(store, tmp_path, request), summarizer) as app:
+            session_id = await over_threshold(app)
+            task = app.compact_soon(session_id)
+            await within(summarizer.entered.wait())
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await within(task)
+            await until(lambda: summarizer.cancelled == 1)
+            assert lock_users(app, session_id) == (0, 0)
+            # Its decision was recorded; the next request compacts on the user's turn.
+            summarizer.gate.set()
+            prepared = await within(app.prepare_request(session_id))
+            assert prepared.compactions_so_far == 1
+            await assert_consistent(app, session_id)
+
+    asyncio.run(scenario())
+
+
+def test_the_summarizer_budget_stops_an_awaited_summary() -> None:
+    """Past its time budget the summary is given up (the compaction fails open) and the
+    awaited summarizer is cancelled, not left running on the loop."""
+    summarizer = GatedSummarizer()
+
+    async def scenario() -> None:
+        breaker = BreakerSettings(budget=0.2)
+        async with service(None, summarizer, summarizer_breaker=breaker) as app:
+            session_id = await over_threshold(app)
+            prepared = await within(app.prepare_request(session_id))
+            assert [n.kind for n in prepared.notices][-2:] == [
+                "compaction_failed",
+                "compaction_completed",
+            ]
+            await until(lambda: summarizer.cancelled == 1)
+            await assert_consistent(app, session_id)
+
+    asyncio.run(scenario())
+
+
+# The chat model.
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_a_timed_out_reply_records_nothing_and_the_retry_records_one(
+    store: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    chat = GatedChatModel()
+
+    async def scenario() -> None:
+        async with service(
+            store_of(store, tmp_path, request), FakeSummarizer(), chat_model=chat
+        ) as app:
+            session_id = await small_session(app)
+            before = (await app.session(session_id)).version
+            with pytest.raises(TimeoutError):
+                await timed_out_at(chat.entered, app.complete(session_id))
+            assert chat.cancelled == 1
+            assert (await app.session(session_id)).version == before
+            chat.gate.set()
+            await within(app.complete(session_id))
+            assert await asyncio.to_thread(appended, app.sync, session_id, "Done.") == 1
+            await assert_consistent(app, session_id)
+
+    asyncio.run(scenario())
+
+
+# Many calls at once.
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_many_calls_on_one_session_some_cancelled(
+    store: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    summarizer = GatedSummarizer()
+
+    async def scenario() -> None:
+        async with service(store_of(store, tmp_path, request), summarizer) as app:
+            session_id = await over_threshold(app)
+            background = app.compact_soon(session_id)
+            await within(summarizer.entered.wait())
+            prepares = [asyncio.create_task(app.prepare_request(session_id)) for _ in range(6)]
+            queries = [asyncio.create_task(app.session(session_id)) for _ in range(3)]
+            await until(lambda: lock_users(app, session_id)[0] == 7)
+            for task in prepares[::2]:
+                task.cancel()
+            summarizer.gate.set()
+            results = await within(asyncio.gather(*prepares, return_exceptions=True))
+            assert [isinstance(r, asyncio.CancelledError) for r in results] == [True, False] * 3
+            assert {r.compactions_so_far for r in results[1::2]} == {1}  # type: ignore[union-attr]
+            assert (await within(background)) is not None
+            await within(asyncio.gather(*queries))
+            assert summarizer.calls == 1
+            # Replies racing for one place: one is recorded, the others refused, one cancelled.
+            replies = [
+                asyncio.create_task(app.record_reply(session_id, Message.assistant(f"Reply {i}.")))
+                for i in range(4)
+            ]
+            replies[0].cancel()
+            outcomes = await within(asyncio.gather(*replies, return_exceptions=True))
+            kinds = sorted(type(o).__name__ for o in outcomes)
+            assert kinds == ["CancelledError", "RoleOrderError", "RoleOrderError", "int"]
+            history = await app.history(session_id)
+            assert sum(isinstance(e, Session.MessageAppended) for e in history[-3:]) == 1
+            await assert_consistent(app, session_id)
+
+    asyncio.run(scenario())
+
+
+# PostgreSQL: waiting for another process's compaction.
+
+
+def test_a_cancelled_wait_for_another_process_compaction_stops_waiting(
+    postgres_server: str,
+) -> None:
+    """Another process compacts the session (it holds the advisory lock); a request that
+    needs a compaction waits for it on a connection of its own. Timed out, the request stops
+    waiting at once, and does not compact later when the other process is done."""
+    url = fresh_database(postgres_server)
+    summarizer = GatedSummarizer()
+    summarizer.gate.set()
+
+    async def scenario() -> None:
+        async with service(url, summarizer) as app:
+            session_id = await over_threshold(app)
+            with psycopg.connect(url, autocommit=True) as other:
+                other.execute("SELECT pg_advisory_lock(%s)", (advisory_key(session_id),))
+                with pytest.raises(TimeoutError):
+                    await asyncio.wait_for(app.prepare_request(session_id), 0.3)
+                assert lock_users(app, session_id) == (0, 0)
+                waiting = other.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT pg_advisory%%'"
+                    " AND wait_event_type = 'Lock'"
+                ).fetchone()
+                assert waiting == (0,)
+            assert summarizer.calls == 0
+            await assert_consistent(app, session_id)
+
+    asyncio.run(scenario())
