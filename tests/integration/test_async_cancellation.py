@@ -8,6 +8,7 @@ after its save), on a SQLite file and in memory, and checks what the host relies
   and the session's locks are free, and what it saved is final when the host sees the error;
 - a command cancelled before its save saves nothing; the session stays usable and a replay
   of its events equals the live session;
+- a retry never appends a message twice: one that was saved is refused as already there;
 
 Every wait is bounded (`within`): a regression fails in seconds instead of hanging the suite.
 """
@@ -15,7 +16,8 @@ Every wait is bounded (`within`): a regression fails in seconds instead of hangi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 from uuid import UUID
@@ -30,7 +32,7 @@ from abridged.application.auditing import audit_session
 from abridged.application.guard import BreakerSettings
 from abridged.application.locks import ProcessLocks
 from abridged.application.service import Sessions
-from abridged.domain.errors import RoleOrderError
+from abridged.domain.errors import MessageAlreadyAppendedError
 from abridged.domain.messages import Message, Role
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
@@ -274,7 +276,7 @@ def test_a_cancelled_append_and_prepare_keeps_the_message_it_saved(
 ) -> None:
     """`append_and_prepare` saves the message before the summary is written: cancelled
     during the summary, the message stays and the compaction does not happen; the host's
-    retry is refused, and `prepare_request` carries on."""
+    retry is refused as a duplicate, and `prepare_request` carries on."""
     summarizer = GatedSummarizer()
 
     async def scenario() -> None:
@@ -290,7 +292,7 @@ def test_a_cancelled_append_and_prepare_keeps_the_message_it_saved(
             session = await app.session(session_id)
             assert session.entries[-1].message == question
             assert session.generation == 0
-            with pytest.raises(RoleOrderError):
+            with pytest.raises(MessageAlreadyAppendedError):
                 await within(app.append_and_prepare(session_id, question))
             summarizer.gate.set()
             prepared = await within(app.prepare_request(session_id))
@@ -365,6 +367,49 @@ def test_the_summarizer_budget_stops_an_awaited_summary() -> None:
                 "compaction_completed",
             ]
             await until(lambda: summarizer.cancelled == 1)
+            await assert_consistent(app, session_id)
+
+    asyncio.run(scenario())
+
+
+# Retries.
+
+
+def test_a_retry_of_an_append_that_was_saved_is_refused_not_repeated(tmp_path: Path) -> None:
+    """Cancelled after its save (here: while a listener of the save runs), a command is
+    saved; the host cannot tell from the `CancelledError`. Its retry raises
+    `MessageAlreadyAppendedError` instead of appending the message a second time."""
+
+    async def scenario() -> None:
+        async with service(tmp_path / "s.sqlite3", FakeSummarizer()) as app:
+            session_id = await small_session(app)
+            saved, go_on = threading.Event(), threading.Event()
+
+            def listener(events: Sequence[object]) -> None:
+                if any(isinstance(e, Session.MessageAppended) for e in events):
+                    saved.set()
+                    go_on.wait(WAIT)
+
+            app.on_saved(listener)
+            for message, call in [
+                (Message.assistant("Hi."), app.record_reply),
+                (Message.user("Next?"), app.append_message),
+            ]:
+                saved.clear()
+                go_on.clear()
+                task = asyncio.create_task(call(session_id, message))
+                assert await asyncio.to_thread(saved.wait, WAIT)
+                task.cancel()
+                go_on.set()
+                with pytest.raises(asyncio.CancelledError):
+                    await within(task)
+                # The command is over when the host sees the cancellation: it was saved.
+                assert (await app.session(session_id)).entries[-1].message == message
+                with pytest.raises(
+                    MessageAlreadyAppendedError, match="the session's last message already"
+                ):
+                    await within(call(session_id, message))
+                assert await asyncio.to_thread(appended, app.sync, session_id, message.text) == 1
             await assert_consistent(app, session_id)
 
     asyncio.run(scenario())
