@@ -14,6 +14,7 @@ cancelled on the loop, as it is when the budget runs out.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
 import queue
@@ -28,6 +29,7 @@ import attrs
 from abridged.application.cancellation import (
     POLL,
     CancelScope,
+    CommandCancelled,
     current_scope,
     within,
 )
@@ -172,11 +174,13 @@ class GuardedSummarizer:
     def _translated(self, call: Callable[[], Summary]) -> Summary:
         try:
             return self._checked(call())
-        except SummarizerError:
+        except (SummarizerError, CommandCancelled):
             raise
-        except Exception as error:
+        except (Exception, asyncio.CancelledError) as error:
             # A summarizer that breaks its contract must not break the session: the failure
-            # is recorded and the compaction falls back like any other.
+            # is recorded and the compaction falls back like any other. A `CancelledError`
+            # of its own is such a failure: the caller was not cancelled (then the call's
+            # scope raises `CommandCancelled`).
             logger.warning("summarizer raised an untyped error", exc_info=True)
             raise SummarizerError(
                 f"summarizer {self.inner.name} failed: {type(error).__name__}: {error}"

@@ -31,6 +31,7 @@ from abridged.application.async_service import AsyncSessions
 from abridged.application.auditing import audit_session
 from abridged.application.guard import BreakerSettings
 from abridged.application.locks import ProcessLocks
+from abridged.application.ports import ProviderError, Summary
 from abridged.application.service import Sessions
 from abridged.domain.errors import MessageAlreadyAppendedError
 from abridged.domain.messages import Message, Role
@@ -440,6 +441,127 @@ def test_a_timed_out_reply_records_nothing_and_the_retry_records_one(
             await assert_consistent(app, session_id)
 
     asyncio.run(scenario())
+
+
+def test_a_chat_model_that_raises_cancelled_error_itself_has_failed() -> None:
+    """Nobody cancelled the host's call: a `CancelledError` from the chat model is its
+    failure (a `ProviderError`), not a cancellation the host's task would silently end with
+    (a `TaskGroup` drops a child that ends cancelled)."""
+
+    class Cancelling(GatedChatModel):
+        async def send(self, *args: Any, **kwargs: Any) -> Any:
+            raise asyncio.CancelledError
+
+    async def scenario() -> None:
+        async with service(None, FakeSummarizer(), chat_model=Cancelling()) as app:
+            session_id = await small_session(app)
+            before = (await app.session(session_id)).version
+            with pytest.raises(ProviderError, match="CancelledError"):
+                await within(app.complete(session_id))
+            assert (await app.session(session_id)).version == before
+            await assert_consistent(app, session_id)
+
+    asyncio.run(scenario())
+
+
+# Summarizers that raise what they should not.
+
+
+class CancellingSummarizer:
+    """A summarizer that raises `CancelledError` of its own accord (awaited or not)."""
+
+    name = "cancelling"
+
+    def __init__(self, awaited: bool) -> None:
+        self.awaited = awaited
+
+    def summarize(self, messages: Sequence[Message], **request: Any) -> Any:
+        async def summary() -> Summary:
+            raise asyncio.CancelledError
+
+        if self.awaited:
+            return summary()
+        raise asyncio.CancelledError
+
+
+@pytest.mark.parametrize("awaited", [True, False], ids=["async", "sync"])
+def test_a_summarizer_that_raises_cancelled_error_has_failed(awaited: bool) -> None:
+    summarizer: object = CancellingSummarizer(awaited)
+    if awaited:
+
+        class Awaited:
+            name = "cancelling"
+
+            async def summarize(self, messages: Sequence[Message], **request: Any) -> Summary:
+                return await CancellingSummarizer(True).summarize(messages, **request)  # type: ignore[no-any-return]
+
+        summarizer = Awaited()
+
+    async def scenario() -> None:
+        async with service(None, summarizer) as app:
+            session_id = await over_threshold(app)
+            prepared = await within(app.prepare_request(session_id))
+            assert "compaction_failed" in [n.kind for n in prepared.notices]
+            await assert_consistent(app, session_id)
+
+    asyncio.run(scenario())
+
+
+class Interrupting:
+    """An awaited summarizer that raises `KeyboardInterrupt` or `SystemExit`."""
+
+    name = "interrupting"
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    async def summarize(self, messages: Sequence[Message], **request: Any) -> Summary:
+        raise self.error
+
+
+class InterruptingSync:
+    name = "interrupting"
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def summarize(self, messages: Sequence[Message], **request: Any) -> Summary:
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("summarizer", "error"),
+    [
+        (Interrupting(KeyboardInterrupt()), KeyboardInterrupt),
+        (InterruptingSync(SystemExit(3)), SystemExit),
+    ],
+    ids=["async-KeyboardInterrupt", "sync-SystemExit"],
+)
+def test_an_interrupt_in_the_summarizer_ends_the_host_and_saves_nothing(
+    summarizer: object, error: type[BaseException], tmp_path: Path
+) -> None:
+    db = tmp_path / "s.sqlite3"
+
+    async def start() -> tuple[UUID, int]:
+        async with service(db, FakeSummarizer()) as app:
+            session_id = await over_threshold(app)
+            return session_id, (await app.session(session_id)).version
+
+    session_id, version = asyncio.run(start())
+
+    async def interrupted() -> None:
+        async with service(db, summarizer) as app:
+            await within(app.prepare_request(session_id))
+
+    with pytest.raises(error):
+        asyncio.run(interrupted())
+
+    async def after() -> None:
+        async with service(db, FakeSummarizer()) as app:
+            assert (await app.session(session_id)).version == version
+            await assert_consistent(app, session_id)
+
+    asyncio.run(after())
 
 
 # Many calls at once.
