@@ -23,7 +23,12 @@ from typing import TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import EventStore, IntegrityError, PersistenceError
+from eventsourcing.persistence import (
+    ConnectionPoolClosedError,
+    EventStore,
+    IntegrityError,
+    PersistenceError,
+)
 
 from abridged.application.cancellation import checkpoint
 from abridged.application.loading import SessionLoader
@@ -100,6 +105,8 @@ class UnitOfWork:
                 logger.info("concurrent write; retrying (attempt %d)", attempt + 1)
                 # Writers that collided and retry at once collide again: spread them out.
                 time.sleep(random.uniform(0, CONFLICT_PAUSE * 2**attempt))
+            except ConnectionPoolClosedError as error:
+                raise closed_under_command() from error
             except PersistenceError as error:
                 raise StoreError(f"the session store failed: {error}") from error
         raise AssertionError("unreachable")  # pragma: no cover
@@ -179,5 +186,14 @@ def store_errors() -> Iterator[None]:
         yield
     except IntegrityError:
         raise
+    except ConnectionPoolClosedError as error:
+        raise closed_under_command() from error
     except PersistenceError as error:
         raise StoreError(f"the session store failed: {error}") from error
+
+
+def closed_under_command() -> ServiceClosedError:
+    """The error of a command or query that was running when the service closed its store."""
+    return ServiceClosedError(
+        "the service was closed while this call ran; what it had not saved was not saved"
+    )

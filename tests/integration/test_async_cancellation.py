@@ -9,6 +9,8 @@ after its save), on a SQLite file and in memory, and checks what the host relies
 - a command cancelled before its save saves nothing; the session stays usable and a replay
   of its events equals the live session;
 - a retry never appends a message twice: one that was saved is refused as already there;
+- `aclose()` waits for the running commands, refuses new ones, and when cancelled stops them
+  with `ServiceClosedError`.
 
 Every wait is bounded (`within`): a regression fails in seconds instead of hanging the suite.
 """
@@ -25,7 +27,7 @@ from uuid import UUID
 import psycopg
 import pytest
 
-from abridged.adapters.bootstrap import bootstrap_async
+from abridged.adapters.bootstrap import bootstrap, bootstrap_async
 from abridged.adapters.postgres_locks import AdvisoryLocks, advisory_key
 from abridged.application.async_service import AsyncSessions
 from abridged.application.auditing import audit_session
@@ -33,7 +35,7 @@ from abridged.application.guard import BreakerSettings
 from abridged.application.locks import ProcessLocks
 from abridged.application.ports import ProviderError, Summary
 from abridged.application.service import Sessions
-from abridged.domain.errors import MessageAlreadyAppendedError
+from abridged.domain.errors import MessageAlreadyAppendedError, ServiceClosedError
 from abridged.domain.messages import Message, Role
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
@@ -564,7 +566,7 @@ def test_an_interrupt_in_the_summarizer_ends_the_host_and_saves_nothing(
     asyncio.run(after())
 
 
-# Many calls at once.
+# Many calls at once, and closing.
 
 
 @pytest.mark.parametrize("store", STORES)
@@ -604,6 +606,106 @@ def test_many_calls_on_one_session_some_cancelled(
             await assert_consistent(app, session_id)
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("store", ALL_STORES)
+def test_aclose_waits_for_running_commands_and_refuses_new_ones(
+    store: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    summarizer = GatedSummarizer()
+    db = store_of(store, tmp_path, request)
+
+    async def scenario() -> None:
+        app = service(db, summarizer)
+        session_id = await over_threshold(app)
+        preparing = asyncio.create_task(app.prepare_request(session_id))
+        await within(summarizer.entered.wait())
+        closing = asyncio.create_task(app.aclose())
+        await asyncio.sleep(0)
+        with pytest.raises(ServiceClosedError):
+            await within(app.session(session_id))
+        assert not closing.done()
+        summarizer.gate.set()
+        assert (await within(preparing)).compactions_so_far == 1
+        await within(closing)
+        await within(app.aclose())  # closing again does nothing
+        if db is not None:
+            async with service(db, FakeSummarizer()) as again:
+                assert (await again.session(session_id)).generation == 1
+
+    asyncio.run(scenario())
+
+
+def test_a_cancelled_aclose_stops_running_commands_with_service_closed(tmp_path: Path) -> None:
+    """A host's shutdown timeout cancels `aclose()`: the commands still running stop with
+    `ServiceClosedError`, saving nothing, and the store is closed all the same."""
+    summarizer = GatedSummarizer()
+    db = tmp_path / "s.sqlite3"
+
+    async def scenario() -> None:
+        app = service(db, summarizer)
+        session_id = await over_threshold(app)
+        other = await over_threshold(app)
+        before = (await app.session(session_id)).version
+        preparing = asyncio.create_task(app.prepare_request(session_id))
+        await within(summarizer.entered.wait())
+        summarizer.entered.clear()
+        background = app.compact_soon(other)
+        await within(summarizer.entered.wait())
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(app.aclose(), 0.2)
+        with pytest.raises(ServiceClosedError):
+            await within(preparing)
+        with pytest.raises(asyncio.CancelledError):
+            await within(background)
+        await until(lambda: summarizer.cancelled == 2)
+        with pytest.raises(ServiceClosedError):
+            await app.session(session_id)
+        summarizer.gate.set()
+        async with service(db, summarizer) as again:
+            assert (await again.session(session_id)).version == before
+            await assert_consistent(again, session_id)
+            await assert_consistent(again, other)
+
+    asyncio.run(scenario())
+
+
+def test_closing_sessions_under_a_running_command_is_service_closed(tmp_path: Path) -> None:
+    """The synchronous service closed by one thread while another's command runs: that
+    command gets `ServiceClosedError`, not the store's own error."""
+    entered, gate = threading.Event(), threading.Event()
+
+    class Blocking(FakeSummarizer):
+        def summarize(self, messages: Sequence[Message], **request: Any) -> Summary:
+            entered.set()
+            gate.wait(WAIT)
+            return super().summarize(messages, **request)
+
+    app = bootstrap(
+        tmp_path / "s.sqlite3", counter=FakeTokenCounter(), summarizer=Blocking(), background=False
+    )
+
+    async def setup() -> UUID:
+        async with service(tmp_path / "s.sqlite3", FakeSummarizer()) as builder:
+            return await over_threshold(builder)
+
+    session_id = asyncio.run(setup())
+    raised: list[BaseException] = []
+
+    def prepare() -> None:
+        try:
+            app.prepare_request(session_id)
+        except BaseException as error:
+            raised.append(error)
+
+    thread = threading.Thread(target=prepare)
+    thread.start()
+    assert entered.wait(WAIT)
+    app.close()
+    gate.set()
+    thread.join(WAIT)
+    assert len(raised) == 1
+    assert isinstance(raised[0], ServiceClosedError), repr(raised[0])
 
 
 # PostgreSQL: waiting for another process's compaction.
