@@ -21,7 +21,8 @@ locks or for a worker, an awaited summary (cancelled on the loop), a save. The
 `CancelledError` reaches the caller once the worker has stopped, so what the command saved
 (each save one transaction, whole or not at all) is final by then; saved after its caller was
 cancelled, it saves nothing more. `aclose()` refuses new calls, waits for the running ones,
-and, cancelled itself, stops them with `ServiceClosedError`.
+and, cancelled itself, stops them with `ServiceClosedError`. See docs/embedding.md,
+"Cancellation and timeouts".
 
 Every public command and query of `Sessions` has its awaited counterpart here: most are
 `_awaited(Sessions.name)`, the same method run on a worker thread; `complete` is the same
