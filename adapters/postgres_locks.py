@@ -4,18 +4,23 @@ A compaction holds `pg_advisory_lock(key)` on a connection of its own for as lon
 (the summary included), with the key derived from the session id; a process that dies loses
 its connection and so its locks, so a crash never leaves a session locked. Within one process
 the threads first queue on a process-local lock, so a process holds at most one connection
-per session being compacted.
+per session being compacted. A waiting `AsyncSessions` call that is cancelled stops waiting at
+once (the server cancels its `pg_advisory_lock`), like one waiting for a thread of its own
+process (`abridged.application.cancellation`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import threading
 from collections.abc import Mapping
 from uuid import UUID
 
 import psycopg
 from psycopg.conninfo import make_conninfo
 
+from abridged.application.cancellation import current_scope
 from abridged.application.locks import HeldLock, ProcessLocks
 
 __all__ = ["AdvisoryLocks", "advisory_key"]
@@ -41,8 +46,10 @@ class _Held:
     def release(self) -> None:
         try:
             # Closing the connection releases the lock too; unlocking first tells the server
-            # at once, whatever the connection's teardown does.
-            self._connection.execute("SELECT pg_advisory_unlock(%s)", (self._key,))
+            # at once, whatever the connection's teardown does. (A cancellation of the wait
+            # that came too late may cancel this query instead: the close still releases.)
+            with contextlib.suppress(psycopg.errors.QueryCanceled):
+                self._connection.execute("SELECT pg_advisory_unlock(%s)", (self._key,))
         finally:
             self._connection.close()
             self._local.release()
@@ -74,9 +81,33 @@ class AdvisoryLocks:
             raise
         key = advisory_key(session_id)
         try:
-            connection.execute("SELECT pg_advisory_lock(%s)", (key,))
+            self._wait(connection, key)
         except BaseException:
             connection.close()
             local.release()
             raise
         return _Held(local, connection, key)
+
+    def users(self, session_id: UUID) -> int:
+        """How many threads of this process hold or wait for the session's lock."""
+        return self._local.users(session_id)
+
+    @staticmethod
+    def _wait(connection: psycopg.Connection[tuple[object, ...]], key: int) -> None:
+        """Waits for another process's compaction of the session; an `AsyncSessions` call
+        cancelled meanwhile has the server cancel the wait (`CommandCancelled`)."""
+        scope = current_scope()
+        if scope is None:
+            connection.execute("SELECT pg_advisory_lock(%s)", (key,))
+            return
+
+        def cancel() -> None:
+            # Asking the server to cancel opens a connection: not on the event loop.
+            threading.Thread(target=connection.cancel_safe, daemon=True).start()
+
+        with scope.calling(cancel):
+            try:
+                connection.execute("SELECT pg_advisory_lock(%s)", (key,))
+            except psycopg.errors.QueryCanceled:
+                scope.check()
+                raise

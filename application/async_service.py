@@ -13,9 +13,16 @@ The same commands, decisions and events as `Sessions`, awaited. It is built on a
 - a compaction off the user's turn runs as an asyncio task (`compact_soon`), started after a
   reply that crosses the session's `background_threshold_ratio`.
 
-Hooks (`CompactionHooks`) and a `ContextProvider` are called on the worker threads. A call
-cancelled while its command runs may still complete it: the command is one transaction,
-saved whole or not at all, like every command of `Sessions`.
+Hooks (`CompactionHooks`) and a `ContextProvider` are called on the worker threads.
+
+A call its caller cancels (`asyncio.timeout`, a client gone, a shutdown) stops its command at
+the command's next checkpoint (`abridged.application.cancellation`): a wait for the session's
+locks or for a worker, an awaited summary (cancelled on the loop), a save. The
+`CancelledError` reaches the caller once the worker has stopped, so what the command saved
+(each save one transaction, whole or not at all) is final by then; saved after its caller was
+cancelled, it saves nothing more. `aclose()` refuses new calls, waits for the running ones,
+and, cancelled itself, stops them with `ServiceClosedError`. See docs/embedding.md,
+"Cancellation and timeouts".
 
 Every public command and query of `Sessions` has its awaited counterpart here: most are
 `_awaited(Sessions.name)`, the same method run on a worker thread; `complete` is the same
@@ -27,6 +34,8 @@ option has no twin.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import contextvars
 import functools
 import inspect
@@ -41,6 +50,12 @@ from uuid import UUID
 import attrs
 
 from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
+from abridged.application.cancellation import (
+    CancelScope,
+    CommandCancelled,
+    current_scope,
+    within,
+)
 from abridged.application.chain import correlation
 from abridged.application.completion import completion, driven_async
 from abridged.application.options import SessionsOptions, options_of
@@ -58,8 +73,10 @@ from abridged.application.ports import (
 )
 from abridged.application.service import Sessions, as_session_id
 from abridged.application.store import SavedListener
+from abridged.application.unit_of_work import closed_under_command
 from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.context import Context
+from abridged.domain.errors import ServiceClosedError
 from abridged.domain.messages import JSON, Message
 
 __all__ = ["AsyncSessions"]
@@ -101,11 +118,22 @@ class _HostLoop:
         self.thread = threading.get_ident()
 
     def wait_for(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """The coroutine's result, awaited on the host's loop; when the call this worker
+        works for is cancelled, the coroutine is cancelled and `CommandCancelled` raised."""
         loop = self.loop
         if loop is None or loop.is_closed() or threading.get_ident() == self.thread:
             coroutine.close()
             raise RuntimeError("an awaited port was called outside the service's worker threads")
-        return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
+        future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+        scope = current_scope()
+        if scope is None:
+            return future.result()
+        with scope.calling(future.cancel):
+            try:
+                return future.result()
+            except concurrent.futures.CancelledError:
+                scope.check()  # the call was cancelled: the command stops
+                raise  # the port cancelled itself: its failure
 
 
 class _Named(Protocol):
@@ -204,6 +232,10 @@ class AsyncSessions:
             self.sync.background.on_due = self._due_from_worker
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="abridged-async")
         self._tasks: dict[UUID, asyncio.Task[CompactionReport | None]] = {}
+        self._working: dict[asyncio.Future[Any], CancelScope] = {}
+        """The calls running on the workers (or queued for one), with their scopes."""
+        self._closed: asyncio.Event | None = None
+        """Set when `aclose()` has finished; `None` until it starts."""
 
     async def __aenter__(self) -> AsyncSessions:
         return self
@@ -211,15 +243,37 @@ class AsyncSessions:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    async def _run(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        self._loop.bind()
+    def _check_open(self) -> None:
+        if self._closed is not None:
+            raise ServiceClosedError("the service was closed: build a new one on the store")
         self.sync.uow.check_open()  # its workers are gone too: say so, not the executor
-        loop = asyncio.get_running_loop()
+
+    async def _run(self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """`function` run on a worker. Cancelled, the call cancels its scope and returns (with
+        the `CancelledError`) once the worker has stopped, at its next checkpoint
+        (`abridged.application.cancellation`): whatever the command saved is then final."""
+        self._loop.bind()
+        self._check_open()
+        scope = CancelScope()
         # The caller's context goes with the command (a `correlation` block, for one).
         context = contextvars.copy_context()
-        return await loop.run_in_executor(
-            self._executor, functools.partial(context.run, function, *args, **kwargs)
-        )
+        call = functools.partial(within, scope, function, *args, **kwargs)
+        worker: concurrent.futures.Future[T] = self._executor.submit(context.run, call)
+        done = asyncio.wrap_future(worker)
+        self._working[done] = scope
+        done.add_done_callback(self._working.pop)
+        try:
+            return await asyncio.shield(done)
+        except CommandCancelled:
+            # The worker was stopped while this caller was not cancelled: `aclose()` did.
+            if self._closed is None:
+                raise  # pragma: no cover - only `aclose()` cancels another caller's scope
+            raise closed_under_command() from None
+        except asyncio.CancelledError:
+            scope.cancel()
+            worker.cancel()  # still queued: it never starts
+            await _stopped(done)
+            raise
 
     # Commands.
 
@@ -244,6 +298,7 @@ class AsyncSessions:
     def compact_soon(self, session_id: UUID | str) -> asyncio.Task[CompactionReport | None]:
         """Starts a compaction off the user's turn as a task of the running loop (see
         `Sessions.compact_soon`); while one runs for the session, returns that task."""
+        self._check_open()
         session_id = as_session_id(session_id)
         running = self._tasks.get(session_id)
         if running is not None and not running.done():
@@ -257,7 +312,13 @@ class AsyncSessions:
         # Called on a worker thread, right after a reply is saved: the task starts on the loop.
         loop = self._loop.loop
         if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self.compact_soon, session_id)
+            # Closed meanwhile: no compaction starts, and the reply stays saved.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._due, session_id)
+
+    def _due(self, session_id: UUID) -> None:
+        if self._closed is None:  # closing: no new compaction starts
+            self.compact_soon(session_id)
 
     def _forget(self, session_id: UUID, task: asyncio.Task[CompactionReport | None]) -> None:
         if self._tasks.get(session_id) is task:
@@ -301,9 +362,53 @@ class AsyncSessions:
     history = _awaited(Sessions.history)
 
     async def aclose(self) -> None:
-        """Waits for the background compactions, then closes the store and the workers."""
-        if self.sync.uow.closed:
+        """Closes the service: every call from now on raises `ServiceClosedError`; the
+        commands running and the background compactions are waited for; then the store and
+        the workers are closed. Cancelled while it waits (a host's shutdown timeout), it
+        stops them as a cancellation of their callers would, saving nothing more: a running
+        command raises `ServiceClosedError`, a background compaction ends cancelled; and it
+        closes the store all the same. Closing again waits for the first close."""
+        if self._closed is not None:
+            await self._closed.wait()
             return
-        await self.wait_background()
-        await self._run(self.sync.close)
-        self._executor.shutdown(wait=False)
+        self._closed = closed = asyncio.Event()
+        try:
+            try:
+                await self._drained()
+            except asyncio.CancelledError:
+                for scope in self._working.values():
+                    scope.cancel()
+                for task in self._tasks.values():
+                    task.cancel()
+                await _stopped(self._drained())
+                await _stopped(self._close_store())
+                raise
+            await self._close_store()
+        finally:
+            self._executor.shutdown(wait=False)
+            closed.set()
+
+    async def _close_store(self) -> None:
+        closing = asyncio.wrap_future(self._executor.submit(self.sync.close))
+        try:
+            await asyncio.shield(closing)
+        except asyncio.CancelledError:
+            await _stopped(closing)
+            raise
+
+    async def _drained(self) -> None:
+        """Waits until no call runs on the workers and no background compaction runs."""
+        while self._working or self._tasks:
+            await asyncio.wait([*self._working, *self._tasks.values()])
+
+
+async def _stopped(work: asyncio.Future[Any] | Coroutine[Any, Any, Any]) -> None:
+    """Waits until `work` is done, through any cancellation of the caller meanwhile (the
+    caller, being cancelled already, raises its `CancelledError` next). What it raised is
+    taken here: nobody else waits for it."""
+    done = asyncio.ensure_future(work)
+    while not done.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait([done])
+    if not done.cancelled():
+        done.exception()

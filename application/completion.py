@@ -12,6 +12,7 @@ and decide the same way by construction.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import logging
@@ -214,10 +215,23 @@ def driven_async(
         chat = _chat(service, service.chat_model)
         run = Completion(loop(*args, **kwargs))
         while (effect := run.pending) is not None:
+            result: object = None
+            error: Exception | None = None
             try:
-                result, error = await effect.on(service, chat), None
+                result = await effect.on(service, chat)
+            except asyncio.CancelledError as raised:
+                if effect.target == "service" or _being_cancelled():
+                    raise
+                # The chat model cancelled itself (an inner task of its client, say): that is
+                # its failure. Let through, it would end the host's task as if the host had
+                # cancelled it, and a `TaskGroup` drops a child that ends so, unseen.
+                error = ProviderError(
+                    f"the chat model's {effect.name} raised CancelledError; nothing cancelled "
+                    "this call"
+                )
+                error.__cause__ = raised
             except Exception as raised:
-                result, error = None, raised
+                error = raised
             run.resume(result, error)
         assert run.reply is not None
         return run.reply
@@ -227,6 +241,12 @@ def driven_async(
         "`on_notice` is called from one), the chat model's requests on the event loop."
     )
     return _method(complete, loop)
+
+
+def _being_cancelled() -> bool:
+    """Whether the running task was asked to cancel (by the host, or its `asyncio.timeout`)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _method(method: F, loop: Callable[..., Steps]) -> F:

@@ -6,19 +6,33 @@ compaction fails open at once; after `failures` consecutive failures the breaker
 the summarizer is not called again for `cooldown` seconds, then one trial call decides
 whether it closes. The state lives in the application service, one per `Sessions`; the
 domain never sees it.
+
+For `AsyncSessions` the wait is also a cancellation point (`abridged.application.cancellation`):
+when the caller is cancelled the worker stops waiting at once, and an awaited summarizer is
+cancelled on the loop, as it is when the budget runs out.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import logging
 import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from typing import Unpack
 
 import attrs
 
+from abridged.application.cancellation import (
+    POLL,
+    CancelScope,
+    CommandCancelled,
+    current_scope,
+    within,
+)
 from abridged.application.ports import (
     SentPrefix,
     Summarizer,
@@ -126,8 +140,10 @@ class GuardedSummarizer:
         if budget is None:
             return self._translated(call)
         # A synchronous call cannot be interrupted: it runs in a daemon thread, and the caller
-        # stops waiting at the budget. A late answer is dropped.
+        # stops waiting at the budget (or when its asyncio caller is cancelled). A late answer
+        # is dropped; an awaited summarizer is cancelled on its loop (the call's own scope).
         results: queue.Queue[tuple[bool, object]] = queue.Queue(maxsize=1)
+        caller, call_scope = current_scope(), CancelScope()
 
         def run() -> None:
             try:
@@ -135,13 +151,20 @@ class GuardedSummarizer:
             except BaseException as error:
                 results.put((False, error))
 
-        threading.Thread(target=run, name="abridged-summarizer", daemon=True).start()
-        try:
-            ok, value = results.get(timeout=budget)
-        except queue.Empty:
-            raise SummarizerError(
-                f"summarizer {self.inner.name} took more than {budget:g} s (its time budget)"
-            ) from None
+        context = contextvars.copy_context()  # the caller's correlation id, for one
+        thread = threading.Thread(
+            target=context.run, args=(within, call_scope, run), name="abridged-summarizer"
+        )
+        thread.daemon = True
+        with caller.calling(call_scope.cancel) if caller is not None else nullcontext():
+            thread.start()
+            try:
+                ok, value = _first(results, budget, caller)
+            except queue.Empty:
+                call_scope.cancel()
+                raise SummarizerError(
+                    f"summarizer {self.inner.name} took more than {budget:g} s (its time budget)"
+                ) from None
         if ok:
             assert isinstance(value, Summary)
             return value
@@ -151,11 +174,13 @@ class GuardedSummarizer:
     def _translated(self, call: Callable[[], Summary]) -> Summary:
         try:
             return self._checked(call())
-        except SummarizerError:
+        except (SummarizerError, CommandCancelled):
             raise
-        except Exception as error:
+        except (Exception, asyncio.CancelledError) as error:
             # A summarizer that breaks its contract must not break the session: the failure
-            # is recorded and the compaction falls back like any other.
+            # is recorded and the compaction falls back like any other. A `CancelledError`
+            # of its own is such a failure: the caller was not cancelled (then the call's
+            # scope raises `CommandCancelled`).
             logger.warning("summarizer raised an untyped error", exc_info=True)
             raise SummarizerError(
                 f"summarizer {self.inner.name} failed: {type(error).__name__}: {error}"
@@ -182,6 +207,25 @@ class GuardedSummarizer:
                     self._failures,
                     self.settings.cooldown,
                 )
+
+
+def _first(
+    results: queue.Queue[tuple[bool, object]], budget: float, caller: CancelScope | None
+) -> tuple[bool, object]:
+    """The call's outcome, within `budget` seconds (else `queue.Empty`); `CommandCancelled`
+    as soon as the asyncio caller is cancelled."""
+    if caller is None:
+        return results.get(timeout=budget)
+    deadline = time.monotonic() + budget
+    while True:
+        caller.check()
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise queue.Empty
+        try:
+            return results.get(timeout=min(left, POLL))
+        except queue.Empty:
+            continue
 
 
 def summary_problem(summary: object) -> str | None:

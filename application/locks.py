@@ -13,6 +13,10 @@ version: a loser re-reads and re-decides (`ConcurrentWriteError` after repeated 
 `CommandLocks` is the other lock a session has in a process: every command holds it from the
 session's load to its save, so threads of one process never race each other's writes (only
 another process can make a command run again).
+
+A command of `AsyncSessions` whose caller is cancelled stops waiting for either lock
+(`abridged.application.cancellation`): a cancelled call never runs later, behind its caller's
+back, and never keeps a worker waiting.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Generic, Protocol, TypeVar
 from uuid import UUID
+
+from abridged.application.cancellation import acquire_unless_cancelled
 
 __all__ = ["CommandLocks", "CompactionLocks", "HeldLock", "ProcessLocks"]
 
@@ -87,6 +93,21 @@ class _LockTable(Generic[L]):
         """How many sessions have a lock held or waited for."""
         return len(self._locks)
 
+    def users(self, session_id: UUID) -> int:
+        """How many hold or wait for the session's lock."""
+        with self._guard:
+            return self._locks.get(session_id, (None, 0))[1]
+
+    def _acquire(self, session_id: UUID) -> L:
+        """Joins the session's lock and waits for it (unless the caller is cancelled)."""
+        lock = self._join(session_id)
+        try:
+            acquire_unless_cancelled(lock)
+        except BaseException:
+            self._leave(session_id)
+            raise
+        return lock
+
 
 class ProcessLocks(_LockTable[threading.Lock]):
     """A compaction lock per session for the threads of this process."""
@@ -96,9 +117,7 @@ class ProcessLocks(_LockTable[threading.Lock]):
 
     def acquire(self, session_id: UUID) -> HeldLock:
         """Waits for the session's lock and holds it."""
-        lock = self._join(session_id)
-        lock.acquire()
-        return _Held(self, session_id, lock)
+        return _Held(self, session_id, self._acquire(session_id))
 
     def forget(self, session_id: UUID, lock: threading.Lock) -> None:
         """Releases `lock` (the session's); the last user removes it from the table."""
@@ -118,9 +137,9 @@ class CommandLocks(_LockTable[threading.RLock]):
     @contextmanager
     def held(self, session_id: UUID) -> Iterator[None]:
         """Holds the session's command lock for the block."""
-        lock = self._join(session_id)
+        lock = self._acquire(session_id)
         try:
-            with lock:
-                yield
+            yield
         finally:
+            lock.release()
             self._leave(session_id)

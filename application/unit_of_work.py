@@ -23,8 +23,14 @@ from typing import TypeVar, cast
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import EventStore, IntegrityError, PersistenceError
+from eventsourcing.persistence import (
+    ConnectionPoolClosedError,
+    EventStore,
+    IntegrityError,
+    PersistenceError,
+)
 
+from abridged.application.cancellation import checkpoint
 from abridged.application.loading import SessionLoader
 from abridged.application.locks import CommandLocks, CompactionLocks
 from abridged.application.ports import ERASED_MARK
@@ -87,6 +93,7 @@ class UnitOfWork:
             try:
                 # A failed attempt leaves nothing unsaved in the cache (see `SessionLoader`).
                 with self.command_locks.held(session_id):
+                    checkpoint()  # a call cancelled while it waited for the session stops here
                     return self.loader.run(command)
             except IntegrityError as error:
                 self.check_erased(session_id, error)
@@ -98,6 +105,8 @@ class UnitOfWork:
                 logger.info("concurrent write; retrying (attempt %d)", attempt + 1)
                 # Writers that collided and retry at once collide again: spread them out.
                 time.sleep(random.uniform(0, CONFLICT_PAUSE * 2**attempt))
+            except ConnectionPoolClosedError as error:
+                raise closed_under_command() from error
             except PersistenceError as error:
                 raise StoreError(f"the session store failed: {error}") from error
         raise AssertionError("unreachable")  # pragma: no cover
@@ -111,12 +120,16 @@ class UnitOfWork:
         return session
 
     def save(self, session: Session) -> None:
-        """Saves every event the session recorded since it was loaded, in one transaction."""
+        """Saves every event the session recorded since it was loaded, in one transaction;
+        a command whose asyncio caller was cancelled stops here instead, saving nothing more
+        (`abridged.application.cancellation`)."""
+        checkpoint()
         self._save(session)
 
     def save_new(self, session: Session) -> None:
         """Saves a session just started; `SessionExistsError` when its id is taken."""
         self.check_open()
+        checkpoint()
         try:
             with store_errors():
                 self._save(session)
@@ -173,5 +186,14 @@ def store_errors() -> Iterator[None]:
         yield
     except IntegrityError:
         raise
+    except ConnectionPoolClosedError as error:
+        raise closed_under_command() from error
     except PersistenceError as error:
         raise StoreError(f"the session store failed: {error}") from error
+
+
+def closed_under_command() -> ServiceClosedError:
+    """The error of a command or query that was running when the service closed its store."""
+    return ServiceClosedError(
+        "the service was closed while this call ran; what it had not saved was not saved"
+    )

@@ -23,6 +23,11 @@ class RoleOrderError(InvalidMessageError):
     """The message's role breaks the user/assistant alternation (or the first is not user)."""
 
 
+class MessageAlreadyAppendedError(RoleOrderError):
+    """The message is the session's last one already: an earlier call appended it (a retry
+    after a cancellation or a timeout whose call was saved). Nothing is appended again."""
+
+
 class MisplacedSystemMessageError(RoleOrderError):
     """A `role: "system"` message is where the Messages API refuses it: it must follow a user
     turn (or another system message), never come first, and be followed by an assistant

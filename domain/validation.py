@@ -16,6 +16,7 @@ from abridged.domain.errors import (
     InvalidSettingsError,
     MalformedBlockError,
     MalformedToolIdError,
+    MessageAlreadyAppendedError,
     MisplacedBlockError,
     MisplacedSystemMessageError,
     OrphanToolResultError,
@@ -142,6 +143,12 @@ def check_sequence(
             )
         return
     if message.role is previous.role:
+        if message == previous:
+            raise MessageAlreadyAppendedError(
+                f"two {message.role.value} messages in a row, the same twice: it is the "
+                "session's last message already (a retry of a call that was saved?); nothing "
+                "was appended again"
+            )
         raise RoleOrderError(
             f"two {message.role.value} messages in a row: roles must alternate "
             "(put all the blocks of one turn in one message)"

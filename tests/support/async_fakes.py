@@ -160,3 +160,72 @@ class AsyncDriver(Driver):
     def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
         method: Callable[..., Awaitable[Any]] = getattr(self.app, name)
         return method
+
+
+class GatedSummarizer:
+    """An `AsyncSummarizer` that waits at a gate the test opens (`gate.set()`), then answers
+    as `FakeSummarizer`; says when it was entered and how often it was cancelled while it
+    waited. With the gate never opened, it hangs like a provider that does not answer."""
+
+    def __init__(self, text: str = "Summary of the earlier conversation.") -> None:
+        self.inner = FakeSummarizer(text)
+        self.entered = asyncio.Event()
+        self.gate = asyncio.Event()
+        self.calls = 0
+        self.cancelled = 0
+
+    @property
+    def name(self) -> str:
+        """Always "gated"."""
+        return "gated"
+
+    async def summarize(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        instructions: str | None = None,
+        session_model: str | None = None,
+    ) -> Summary:
+        """The inner fake's summary, once the gate is open."""
+        self.calls += 1
+        self.entered.set()
+        try:
+            await self.gate.wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        return self.inner.summarize(
+            messages, max_tokens=max_tokens, instructions=instructions, session_model=session_model
+        )
+
+
+class GatedChatModel(AsyncFakeChatModel):
+    """`AsyncFakeChatModel` that waits at a gate the test opens before each reply, and counts
+    how often it was cancelled while it waited."""
+
+    def __init__(self, inner: FakeChatModel | None = None) -> None:
+        super().__init__(inner or FakeChatModel())
+        self.entered = asyncio.Event()
+        self.gate = asyncio.Event()
+        self.cancelled = 0
+
+    async def send(
+        self,
+        context: Context,
+        *,
+        model: str,
+        max_tokens: int,
+        options: RequestOptions | None = None,
+        on_text: TextCallback | None = None,
+    ) -> ModelReply:
+        """The inner fake's reply, once the gate is open."""
+        self.entered.set()
+        try:
+            await self.gate.wait()
+        except asyncio.CancelledError:
+            self.cancelled += 1
+            raise
+        return await super().send(
+            context, model=model, max_tokens=max_tokens, options=options, on_text=on_text
+        )
