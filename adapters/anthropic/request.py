@@ -67,9 +67,14 @@ def render_request(
     if ttl not in CACHE_TTLS:
         raise ValueError(f"ttl must be one of {', '.join(CACHE_TTLS)}, got {ttl!r}")
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
+    # Breakpoints the host set on its tool definitions count toward the API's four, and come
+    # first: "Cache entries with longer TTL must appear before shorter TTLs", so after a
+    # 5-minute one of the host's, ours are 5-minute ones too.
+    host_marks = [tool["cache_control"] for tool in context.tools if tool.get("cache_control")]
+    taken = len(host_marks)
+    if any(not isinstance(m, dict) or m.get("ttl", "5m") != "1h" for m in host_marks):
+        ttl = "5m"
     marker = {"type": "ephemeral"} if ttl == "5m" else {"type": "ephemeral", "ttl": ttl}
-    # Breakpoints the host set on its tool definitions count toward the API's four.
-    taken = sum(1 for tool in context.tools if tool.get("cache_control") is not None)
     if context.system:
         if cache and taken < MAX_BREAKPOINTS:
             body["system"] = [{"type": "text", "text": context.system, "cache_control": marker}]

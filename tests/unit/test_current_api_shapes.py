@@ -16,7 +16,7 @@ from abridged.application.service import Sessions
 from abridged.domain.capabilities import capabilities_for
 from abridged.domain.messages import Message
 from tests.support.anthropic_rules import assert_valid_request
-from tests.support.builders import TOOLS
+from tests.support.builders import TOOLS, words
 
 PNG = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5E"
@@ -57,3 +57,62 @@ def test_a_model_the_api_gives_no_system_messages_gets_them_as_marked_text(
     messages = body_of(app, session_id)["messages"]
     assert [m["role"] for m in messages] == ["user"]
     assert messages[0]["content"][-1]["text"].startswith(SYSTEM_MESSAGE_OPEN)
+
+
+def document(n: int, ttl: str | None = None) -> dict[str, Any]:
+    control = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}
+    source = {"type": "text", "media_type": "text/plain", "data": f"Document {n}. " + words(40)}
+    return {"type": "document", "source": source, "cache_control": control}
+
+
+def test_breakpoints_on_the_hosts_documents_do_not_add_to_the_four(app: Sessions) -> None:
+    # Kept on a document, a host's breakpoints came on top of the ones abridged places: three
+    # documents made five in all, a 400 ("You can define up to 4 cache breakpoints").
+    session_id = start(app)
+    docs = [document(1), document(2), document(3, "1h")]
+    app.append_message(
+        session_id, {"role": "user", "content": [*docs, {"type": "text", "text": "Compare them."}]}
+    )
+    body = body_of(app, session_id)
+    assert all("cache_control" not in block for block in body["messages"][0]["content"][:3])
+    assert app.history(session_id)  # the documents are kept, without the breakpoints
+
+
+def test_a_tool_result_holding_documents_and_an_error_image_is_sent_as_it_came(
+    app: Sessions,
+) -> None:
+    session_id = start(app)
+    app.append_message(session_id, Message.user("Render it."))
+    app.record_reply(
+        session_id,
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_r", "name": "run_command", "input": {}}],
+        },
+    )
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
+    result = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_r",
+        "is_error": True,
+        "content": [document(1), document(2), document(3), image],
+    }
+    app.append_message(session_id, {"role": "user", "content": [result]})
+    sent = body_of(app, session_id)["messages"][-1]["content"][0]
+    assert sent["is_error"] is True
+    assert [b["type"] for b in sent["content"]] == ["document", "document", "document", "image"]
+
+
+def test_a_hosts_five_minute_tool_breakpoint_keeps_ours_at_five_minutes(app: Sessions) -> None:
+    # "Cache entries with longer TTL must appear before shorter TTLs": the tools come first,
+    # so a one-hour breakpoint of ours after the host's five-minute one was a 400.
+    tools = [{**TOOLS[0], "cache_control": {"type": "ephemeral"}}, TOOLS[1]]
+    session_id = start(app, tools=tools)
+    app.append_message(session_id, Message.user("Hi"))
+    body = body_of(app, session_id, ttl="1h")
+    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+    long_tools = [{**TOOLS[0], "cache_control": {"type": "ephemeral", "ttl": "1h"}}, TOOLS[1]]
+    session_id = start(app, tools=long_tools)
+    app.append_message(session_id, Message.user("Hi"))
+    body = body_of(app, session_id, ttl="1h")
+    assert body["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
