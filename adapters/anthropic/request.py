@@ -92,12 +92,14 @@ def render_request(
     if context.tools:
         body["tools"] = [dict(tool) for tool in context.tools]
     if options is not None:
-        thinking_on = options.thinking is not None and options.thinking.get("type") != "disabled"
-        if thinking_on and context.thinking_paused:
+        manual = options.thinking is not None and options.thinking.get("type") == "enabled"
+        if manual and context.thinking_paused:
             # abridged had to take the open loop's thinking out of view (it could not fit
-            # unchanged): the API takes the loop only with thinking off until the next prompt.
+            # unchanged): with manual thinking the API takes the loop only with thinking off
+            # until the next prompt. Adaptive thinking takes it as it is ("no assistant turn
+            # needs to start with one", build-with-claude/thinking): the host's settings stay.
             options = attrs.evolve(options, thinking=None)
-        elif options.thinking is not None and options.thinking.get("type") == "enabled":
+        elif manual:
             _check_tool_loop(context)
         body.update(_options(options, max_tokens))
     return body
