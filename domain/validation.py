@@ -41,6 +41,7 @@ from abridged.domain.messages import (
     ToolUseBlock,
     WireBlock,
 )
+from abridged.domain.reply_shapes import thinking_between_calls
 
 
 def check_blocks(message: Message) -> None:
@@ -80,9 +81,10 @@ def check_blocks(message: Message) -> None:
         elif isinstance(block, ThinkingBlock | RedactedThinkingBlock):
             if message.role is not Role.ASSISTANT:
                 raise MisplacedBlockError(f"{where}: thinking blocks belong in assistant messages")
-            if seen_non_thinking:
+            if seen_non_thinking and not thinking_between_calls(message.content, index):
                 raise MisplacedBlockError(
-                    f"{where}: thinking blocks must come before the text and tool calls"
+                    f"{where}: a thinking block comes first, right before a tool call or right "
+                    "after a server tool's result"
                 )
             if isinstance(block, ThinkingBlock) and not block.signature:
                 raise UnsignedThinkingError(

@@ -116,3 +116,34 @@ def test_a_hosts_five_minute_tool_breakpoint_keeps_ours_at_five_minutes(app: Ses
     app.append_message(session_id, Message.user("Hi"))
     body = body_of(app, session_id, ttl="1h")
     assert body["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+
+
+def test_a_progress_update_before_the_second_call_is_recorded_and_sent_back(
+    app: Sessions,
+) -> None:
+    # Fable 5.1 and Opus 5.5 write a thinking block right before each tool call they
+    # introduce, so a reply with parallel calls has thinking between them (build-with-claude/
+    # thinking, "Progress updates between tool calls"). Such a reply was refused as misplaced.
+    session_id = start(app)
+    app.append_message(session_id, Message.user("Read both files."))
+    reply = {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "", "signature": "sig-reasoning"},
+            {"type": "tool_use", "id": "toolu_a", "name": "read_file", "input": {}},
+            {"type": "thinking", "thinking": "Now the other one.", "signature": "sig-update"},
+            {"type": "tool_use", "id": "toolu_b", "name": "read_file", "input": {}},
+        ],
+    }
+    app.record_reply(session_id, reply)
+    app.append_message(
+        session_id,
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_a", "content": "a"},
+                {"type": "tool_result", "tool_use_id": "toolu_b", "content": "b"},
+            ],
+        },
+    )
+    assert body_of(app, session_id)["messages"][1] == reply
