@@ -53,6 +53,7 @@ from abridged.domain.preparation import (
     prune_after,
 )
 from abridged.domain.pruning import PrunePlan
+from abridged.domain.reply_shapes import is_paused_turn
 from abridged.domain.session import Session
 from abridged.domain.vocabulary import Trigger
 
@@ -217,9 +218,11 @@ class Preparer:
         """Carries out the preparation policy (`abridged.domain.preparation`) on the loaded
         session and saves it; without the compaction lock, stops (saving what it did) where
         a summary must be written."""
-        if not session.awaiting_reply:
+        paused = bool(session.entries) and is_paused_turn(session.entries[-1].message)
+        if not session.awaiting_reply and not paused:
             raise RoleOrderError(
-                "the next request needs a user message last (a prompt or tool results)"
+                "the next request needs a user message last (a prompt or tool results), or "
+                "a paused reply to continue"
             )
         emit = emitter(notes, on_notice)
         extra_text, extra_tokens = extra

@@ -14,6 +14,7 @@ import pytest
 from abridged.adapters.anthropic.request import SYSTEM_MESSAGE_OPEN, render_request
 from abridged.application.service import Sessions
 from abridged.domain.capabilities import capabilities_for
+from abridged.domain.errors import InvalidMessageError
 from abridged.domain.messages import Message
 from tests.support.anthropic_rules import assert_valid_request
 from tests.support.builders import TOOLS, words
@@ -147,3 +148,153 @@ def test_a_progress_update_before_the_second_call_is_recorded_and_sent_back(
         },
     )
     assert body_of(app, session_id)["messages"][1] == reply
+
+
+WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search"}
+SERVER_TOOLS = (*TOOLS, WEB_SEARCH)
+
+
+def search(call_id: str) -> dict[str, Any]:
+    return {"type": "server_tool_use", "id": call_id, "name": "web_search", "input": {}}
+
+
+def found(call_id: str) -> dict[str, Any]:
+    return {"type": "web_search_tool_result", "tool_use_id": call_id, "content": []}
+
+
+def assistant(*blocks: Any) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": [{"type": "text", "text": b} if isinstance(b, str) else b for b in blocks],
+    }
+
+
+def unmarked(message: dict[str, Any]) -> dict[str, Any]:
+    """`message` without the cache breakpoints a request puts on its blocks."""
+    blocks = [{k: v for k, v in b.items() if k != "cache_control"} for b in message["content"]]
+    return {**message, "content": blocks}
+
+
+class Clock:
+    """Per-turn content that changes at every request (the host's `ContextProvider`)."""
+
+    def __init__(self) -> None:
+        self.ticks = 0
+
+    def content(self, session_id: UUID) -> str:
+        self.ticks += 1
+        return f"It is {self.ticks} o'clock."
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-6", "claude-fable-5-1"])
+def test_a_server_call_beside_client_calls_waits_for_their_results(
+    make_app: Any, model: str
+) -> None:
+    # A reply that calls a server tool and a client tool at once holds no result for the
+    # server call: the API runs it when the client results come back, in a user message that
+    # holds nothing else, and the next reply starts with its result (agents-and-tools/
+    # tool-use/server-tools, "Mixing server tools and client tools in one turn"). Such a reply
+    # was refused; per-turn content after those results would end the turn (a 400).
+    app = make_app(context_provider=Clock())
+    session_id = start(app, model, tools=SERVER_TOOLS)
+    app.append_message(session_id, Message.user("Find the article and run uname."))
+    body_of(app, session_id)
+    mixed = assistant(
+        "Both at once.",
+        search("srvtoolu_1"),
+        {"type": "tool_use", "id": "toolu_1", "name": "run_command", "input": {}},
+    )
+    app.record_reply(session_id, mixed)
+    results = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "Linux"}],
+    }
+    app.append_message(session_id, results)
+    sent = body_of(app, session_id)["messages"]
+    assert unmarked(sent[-1])["content"] == results["content"]  # nothing after the results
+    app.record_reply(session_id, assistant(found("srvtoolu_1"), "The article says..."))
+    app.append_message(session_id, Message.user("Thanks."))
+    body_of(app, session_id)
+
+
+def test_a_paused_turn_is_sent_back_as_it_is_and_its_continuation_follows(
+    app: Sessions,
+) -> None:
+    # stop_reason "pause_turn": "continue the conversation by sending the response back
+    # as-is" (build-with-claude/handling-stop-reasons); the API joins the reply that follows
+    # to the paused one. Both were refused: a request needed a user message last, and a
+    # reply after a reply was two assistant messages in a row.
+    session_id = start(app, "claude-opus-5-5", tools=SERVER_TOOLS)
+    app.append_message(session_id, Message.user("Search the news."))
+    paused = assistant(search("srvtoolu_1"), found("srvtoolu_1"), search("srvtoolu_2"))
+    app.record_reply(session_id, paused)
+    sent = body_of(app, session_id)["messages"]
+    assert unmarked(sent[-1]) == paused  # the request ends with the paused reply, as it came
+    app.record_reply(session_id, assistant(found("srvtoolu_2"), "Here is the news."))
+    app.append_message(session_id, Message.user("Thanks."))
+    assert [m["role"] for m in body_of(app, session_id)["messages"]] == [
+        "user",
+        "assistant",
+        "assistant",
+        "user",
+    ]
+
+
+BROKEN_SERVER_TURNS = [
+    pytest.param(
+        [assistant(search("srvtoolu_1")), Message.user("Never mind.")],
+        "UnansweredToolUseError",
+        id="a prompt instead of the paused turn's continuation",
+    ),
+    pytest.param(
+        [
+            assistant(
+                search("srvtoolu_1"),
+                {"type": "tool_use", "id": "toolu_1", "name": "run_command", "input": {}},
+            ),
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"},
+                    {"type": "text", "text": "And hurry."},
+                ],
+            },
+        ],
+        "MisplacedBlockError",
+        id="text after the client results while a server call waits",
+    ),
+    pytest.param(
+        [assistant(search("srvtoolu_1")), assistant("Nothing found.")],
+        "UnansweredToolUseError",
+        id="a continuation without the waited-for result",
+    ),
+    pytest.param(
+        [assistant(found("srvtoolu_9"), "Found.")],
+        "OrphanToolResultError",
+        id="a server result for a call no reply made",
+    ),
+]
+
+
+@pytest.mark.parametrize(("messages", "error"), BROKEN_SERVER_TURNS)
+def test_a_server_turn_the_api_would_refuse_is_refused_and_writes_nothing(
+    app: Sessions, messages: list[Any], error: str
+) -> None:
+    session_id = start(app, tools=SERVER_TOOLS)
+    app.append_message(session_id, Message.user("Search."))
+    *first, last = messages
+    for message in first:
+        if isinstance(message, dict) and message["role"] == "assistant":
+            app.record_reply(session_id, message)
+        else:
+            app.append_message(session_id, message)
+    before = len(app.history(session_id))
+    adding = (
+        app.record_reply
+        if isinstance(last, dict) and last["role"] == "assistant"
+        else app.append_message
+    )
+    with pytest.raises(InvalidMessageError) as refused:
+        adding(session_id, last)
+    assert type(refused.value).__name__ == error
+    assert len(app.history(session_id)) == before
