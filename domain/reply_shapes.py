@@ -241,3 +241,19 @@ def thinking_between_calls(content: Sequence[Block], index: int) -> bool:
         or (isinstance(following, WireBlock) and following.type in SERVER_TOOL_USE_TYPES)
         or (isinstance(preceding, WireBlock) and preceding.type in SERVER_TOOL_RESULT_TYPES)
     )
+
+
+def loop_opener(messages: Sequence[Message]) -> Message | None:
+    """The assistant message that opens the active tool loop (the first reply after the last
+    plain user prompt), or `None` when the messages do not end in tool results. System
+    messages are passed over: they sit between turns, not inside a loop."""
+    messages = [m for m in messages if m.role is not Role.SYSTEM]
+    if not messages or not messages[-1].tool_results:
+        return None
+    opener = None
+    for message in reversed(messages):
+        if message.role is Role.ASSISTANT:
+            opener = message
+        elif not message.tool_results:
+            break
+    return opener

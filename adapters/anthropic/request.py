@@ -9,12 +9,13 @@ import attrs
 
 from abridged.application.ports import RequestOptions
 from abridged.domain.capabilities import ModelCapabilities, capabilities_for
-from abridged.domain.context import Context, loop_opener
+from abridged.domain.context import Context
 from abridged.domain.errors import InvalidRequestOptionsError
 from abridged.domain.messages import (
     KNOWN_WIRE_TYPES,
     NESTED_ONLY_TYPES,
 )
+from abridged.domain.reply_shapes import loop_opener
 
 MAX_BREAKPOINTS = 4
 CACHE_TTLS = ("5m", "1h")

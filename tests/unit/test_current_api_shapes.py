@@ -12,6 +12,7 @@ from uuid import UUID
 import pytest
 
 from abridged.adapters.anthropic.request import SYSTEM_MESSAGE_OPEN, render_request
+from abridged.application.ports import RequestOptions
 from abridged.application.service import Sessions
 from abridged.domain.capabilities import capabilities_for
 from abridged.domain.errors import InvalidMessageError
@@ -298,3 +299,40 @@ def test_a_server_turn_the_api_would_refuse_is_refused_and_writes_nothing(
         adding(session_id, last)
     assert type(refused.value).__name__ == error
     assert len(app.history(session_id)) == before
+
+
+def test_a_loop_whose_thinking_a_model_switch_took_out_goes_on_with_manual_thinking_off(
+    app: Sessions,
+) -> None:
+    # Sonnet 4.6 to Opus 4.8 (which cannot read Sonnet's thinking, so the switch takes it
+    # out of view) and back, inside one tool loop led by thinking. With manual thinking the
+    # API requires the loop's first reply to open with thinking; the request was refused
+    # ("thinking cannot be turned on in the middle of a tool loop") at every step until the
+    # next prompt. It now goes with manual thinking left out, as after a cut inside the loop.
+    session_id = start(app, "claude-sonnet-4-6")
+    app.append_message(session_id, Message.user("Fix the parser."))
+    manual = RequestOptions(thinking={"type": "enabled", "budget_tokens": 1_024})
+    for step, model in enumerate(["claude-sonnet-4-6", "claude-opus-4-8", "claude-sonnet-4-6"]):
+        app.reconfigure(session_id, model=model)
+        body = body_of(app, session_id, options=manual)
+        assert ("thinking" in body) == (step == 0)
+        app.record_reply(
+            session_id,
+            assistant(
+                {"type": "thinking", "thinking": "Look first.", "signature": f"sig{step}"},
+                {"type": "tool_use", "id": f"toolu_{step}", "name": "read_file", "input": {}},
+            ),
+        )
+        app.append_message(
+            session_id,
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": f"toolu_{step}", "content": "x"}
+                ],
+            },
+        )
+    assert "thinking" not in body_of(app, session_id, options=manual)
+    app.record_reply(session_id, assistant("Fixed."))
+    app.append_message(session_id, Message.user("Thanks."))
+    assert body_of(app, session_id, options=manual)["thinking"] == manual.thinking
