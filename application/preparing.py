@@ -49,6 +49,7 @@ from abridged.domain.preparation import (
     preparation_trigger,
     prune_after,
 )
+from abridged.domain.reply_shapes import is_paused_turn
 from abridged.domain.session import Session
 
 __all__ = [
@@ -211,9 +212,11 @@ class Preparer(PreparationSteps):
         """Carries out the preparation policy (`abridged.domain.preparation`) on the loaded
         session and saves it; without the compaction lock, stops (saving what it did) where
         a summary must be written."""
-        if not session.awaiting_reply:
+        paused = bool(session.entries) and is_paused_turn(session.entries[-1].message)
+        if not session.awaiting_reply and not paused:
             raise RoleOrderError(
-                "the next request needs a user message last (a prompt or tool results)"
+                "the next request needs a user message last (a prompt or tool results), or "
+                "a paused reply to continue"
             )
         emit = emitter(notes, on_notice)
         extra_text, extra_tokens = extra

@@ -100,31 +100,45 @@ _LEGACY_HAIKU = ModelCapabilities(prefix_bound_thinking=False, min_cacheable_tok
 
 
 def _current(
-    *, bound: bool, min_cacheable: int, reads: tuple[str, ...] = (), portable: bool = False
+    *,
+    bound: bool,
+    min_cacheable: int,
+    reads: tuple[str, ...] = (),
+    portable: bool = False,
+    system_messages: bool = True,
 ) -> ModelCapabilities:
-    """A model of today: system messages, tool changes and the API's compaction."""
+    """A model of today: the API's compaction, and system messages and tool changes unless
+    `system_messages` is false."""
     return ModelCapabilities(
         prefix_bound_thinking=bound,
         reads_thinking_of=reads,
         portable_thinking=portable,
-        system_messages=True,
-        tool_changes=True,
+        system_messages=system_messages,
+        tool_changes=system_messages,
         native_compaction=True,
         min_cacheable_tokens=min_cacheable,
     )
 
 
+# System messages and tool changes inside `messages`: only the models the page
+# build-with-claude/mid-conversation-system-messages names (Fable 5.1, Mythos 5.1, Fable 5,
+# Mythos 5, Opus 5.5, Opus 4.8, Opus 5; fetched 2026-09-26). It says "This feature is not
+# available on Claude Sonnet 5", where a `role: "system"` message is a 400; the Sonnet and
+# Haiku 5.x rows it does not name get the top-level system prompt only, as Sonnet 5 does.
 MODEL_CAPABILITIES: tuple[tuple[str, ModelCapabilities], ...] = (
     # Preserved thinking: every thinking block is bound to its prefix.
     ("claude-fable-5", _current(bound=True, min_cacheable=512, reads=("claude-opus-5",))),
     ("claude-mythos-5", _current(bound=True, min_cacheable=512)),
     ("claude-opus-5-5", _current(bound=True, min_cacheable=1_024)),
-    ("claude-sonnet-5-5", _current(bound=True, min_cacheable=1_024)),
-    ("claude-haiku-5-5", _current(bound=True, min_cacheable=4_096, portable=True)),
-    # System messages in `messages` (Opus 4.8 on), thinking not bound to its prefix.
+    ("claude-sonnet-5-5", _current(bound=True, min_cacheable=1_024, system_messages=False)),
+    (
+        "claude-haiku-5-5",
+        _current(bound=True, min_cacheable=4_096, portable=True, system_messages=False),
+    ),
+    # Thinking not bound to its prefix.
     ("claude-opus-5", _current(bound=False, min_cacheable=1_024)),
-    ("claude-sonnet-5", _current(bound=False, min_cacheable=1_024)),
-    ("claude-haiku-5", _current(bound=False, min_cacheable=4_096)),
+    ("claude-sonnet-5", _current(bound=False, min_cacheable=1_024, system_messages=False)),
+    ("claude-haiku-5", _current(bound=False, min_cacheable=4_096, system_messages=False)),
     ("claude-opus-4-8", _current(bound=False, min_cacheable=1_024)),
     # Earlier models: the top-level system prompt only.
     (

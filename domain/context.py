@@ -20,6 +20,7 @@ from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.errors import RoleOrderError
 from abridged.domain.framing import escape_framing
 from abridged.domain.messages import JSON, Message, Role, TextBlock, WireBlock
+from abridged.domain.reply_shapes import is_paused_turn, loop_opener, takes_more_content
 from abridged.domain.settings import Limits
 from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD
 from abridged.domain.truncation import Replacement, Truncation, shown
@@ -295,8 +296,11 @@ def build_context(
     content recorded for a model that binds thinking (`turn_context`) goes where it was first
     shown, after its message's last block.
     `capabilities` is the model's row the request is rendered for (`Context.capabilities`)."""
-    if not view.entries or view.entries[-1].message.role is Role.ASSISTANT:
-        raise RoleOrderError("a request needs the last message to be the user's")
+    last = view.entries[-1].message if view.entries else None
+    if last is None or (last.role is Role.ASSISTANT and not is_paused_turn(last)):
+        raise RoleOrderError(
+            "a request needs the last message to be the user's (or a paused reply it continues)"
+        )
     limits = view.limits
     # A session keeps its shown messages as an index; anything else is read entry by entry.
     # The request's messages are copied once (a long tail makes the copy the cost): into a
@@ -347,11 +351,11 @@ def build_context(
     else:
         carried = ()
     extra_blocks = 0
-    if extra_text:
+    at = len(messages) - 1
+    while extra_text and messages[at].role is Role.SYSTEM:
+        at -= 1
+    if extra_text and takes_more_content(messages, at):
         # Per-turn content goes in the last user message (system messages may follow it).
-        at = len(messages) - 1
-        while messages[at].role is Role.SYSTEM:
-            at -= 1
         messages[at] = Message(Role.USER, (*messages[at].content, TextBlock(extra_text)))
         extra_blocks = 1 if at == len(messages) - 1 else 0
     sent = tuple(messages) if edited else tuple(shown_messages)
@@ -360,6 +364,7 @@ def build_context(
     if getattr(view, "thinking_seen", False):
         # Bound thinking leaves with any change before it; other thinking only with the
         # replies a cut inside the loop summarized (the tail then holds no prompt).
+        # And thinking abridged took out of view (a switch to a model that cannot read it).
         opener = loop_opener(sent)
         paused = (
             opener is not None
@@ -367,6 +372,7 @@ def build_context(
             and (
                 getattr(view, "thinking_bound", False)
                 or not any(e.message.is_user_prompt for e in view.entries)
+                or _opener_thinking_hidden(view.entries)
             )
         )
     return Context(
@@ -425,17 +431,17 @@ def _lead_with(messages: list[Message], block: str) -> bool:
     return True
 
 
-def loop_opener(messages: Sequence[Message]) -> Message | None:
-    """The assistant message that opens the active tool loop (the first reply after the last
-    plain user prompt), or `None` when the messages do not end in tool results. System
-    messages are passed over: they sit between turns, not inside a loop."""
-    messages = [m for m in messages if m.role is not Role.SYSTEM]
-    if not messages or not messages[-1].tool_results:
-        return None
-    opener = None
-    for message in reversed(messages):
-        if message.role is Role.ASSISTANT:
-            opener = message
-        elif not message.tool_results:
+def _opener_thinking_hidden(entries: Sequence[Entry]) -> bool:
+    """Whether the reply that opens the active tool loop started with thinking that its
+    shown form no longer has."""
+    opener: Entry | None = None
+    for entry in reversed(entries):
+        if entry.message.role is Role.ASSISTANT:
+            opener = entry
+        elif entry.message.role is Role.USER and not entry.message.tool_results:
             break
-    return opener
+    return (
+        opener is not None
+        and opener.message.starts_with_thinking
+        and not opener.shown_message.starts_with_thinking
+    )

@@ -14,6 +14,7 @@ from abridged.domain.context import ContextView, Entry, calibrated
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.limits import Limits
 from abridged.domain.messages import RedactedThinkingBlock, Role, ThinkingBlock
+from abridged.domain.reply_shapes import results_carried
 from abridged.domain.tokens import REQUEST_OVERHEAD
 
 __all__ = [
@@ -30,7 +31,8 @@ __all__ = [
 def cut_points(entries: Sequence[Entry], *, thinking_led: bool = False) -> list[int]:
     """Indices where the retained tail may start: never between a tool call and its result.
 
-    A tail may start at an assistant message (a summary message leads it) or at a user prompt.
+    A tail may start at an assistant message (a summary message leads it) or at a user prompt,
+    but not at a reply holding the results of server tool calls an earlier reply made.
     The last exchange always stays: the last user message, and the tool calls it answers.
     In a session with thinking, an active tool loop must keep an assistant message that
     starts with thinking first, so a cut inside it falls only before such a message.
@@ -50,6 +52,9 @@ def cut_points(entries: Sequence[Entry], *, thinking_led: bool = False) -> list[
         message = entries[k].message
         if message.is_user_prompt or (
             message.role is Role.ASSISTANT
+            # A reply that starts with the results of server tool calls an earlier reply made
+            # stays with that reply (`abridged.domain.reply_shapes.results_carried`).
+            and not results_carried(message)
             and (
                 k <= loop_start
                 or isinstance(message.content[0], ThinkingBlock | RedactedThinkingBlock)

@@ -7,6 +7,7 @@ leaves no trace in the store.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -20,6 +21,7 @@ from abridged.domain.errors import (
 )
 from abridged.domain.messages import JSON, TOOL_NAME_PATTERN, Message, Role
 from abridged.domain.replies import shown_reply
+from abridged.domain.reply_shapes import check_server_turn
 from abridged.domain.validation import check_blocks, check_sequence
 
 DEFAULT_MAX_MESSAGE_BYTES = 6_000_000
@@ -122,16 +124,25 @@ def first_invalid(
 
     Tool ids reused after a compaction are legitimate, so reuse is left to the session."""
     previous: Message | None = None
+    spoken: list[Message] = []
     for index, message in enumerate(messages):
         try:
             check_message_size(message, max_message_bytes)
             reply = message.role is Role.ASSISTANT
             check_blocks(shown_reply(message) if reply else message)
             check_sequence(previous, message, tuple)
+            earlier = functools.partial(_before_last, tuple(spoken))
+            check_server_turn(spoken[-1] if spoken else None, earlier, message)
         except InvalidMessageError as error:
             return index, error
         previous = message
+        if not message.is_system:
+            spoken = [*spoken[-1:], message]
     return None
+
+
+def _before_last(spoken: tuple[Message, ...]) -> Message | None:
+    return spoken[-2] if len(spoken) > 1 else None
 
 
 def _depth(value: JSON) -> int:

@@ -135,11 +135,15 @@ class WireBlock:
 
     @classmethod
     def of(cls, wire: Mapping[str, JSON]) -> WireBlock:
+        """The block of `wire`, without its `cache_control` (a tool definition's too): as
+        for every block, a request's breakpoints are placed when it is rendered, within the
+        API's four in all (build-with-claude/prompt-caching); the host's would add to them."""
         kind = wire.get("type")
         if not isinstance(kind, str) or not kind:
             raise MalformedBlockError(f"a content block needs a string 'type', got {kind!r:.80}")
+        kept = _without_breakpoints(wire)
         try:
-            text = json.dumps(dict(wire), ensure_ascii=False, separators=(",", ":"))
+            text = json.dumps(kept, ensure_ascii=False, separators=(",", ":"))
         except (TypeError, ValueError) as error:
             raise MalformedBlockError(f"a {kind} block is not plain JSON: {error}") from None
         return cls(kind, text)
@@ -152,6 +156,22 @@ class WireBlock:
     def to_wire(self) -> dict[str, JSON]:
         wire: dict[str, JSON] = json.loads(self.json)
         return wire
+
+
+def _without_breakpoints(wire: Mapping[str, JSON]) -> dict[str, JSON]:
+    kept = {k: v for k, v in wire.items() if k != "cache_control"}
+    tool = kept.get("tool")
+    definition = tool.get("definition") if isinstance(tool, Mapping) else None
+    # A tool defined in a system message's `tool_addition` may carry one in its definition
+    # ("on the block or in the definition, not both").
+    if (
+        isinstance(tool, Mapping)
+        and isinstance(definition, Mapping)
+        and "cache_control" in definition
+    ):
+        bare = {k: v for k, v in definition.items() if k != "cache_control"}
+        kept["tool"] = {**tool, "definition": bare}
+    return kept
 
 
 @attrs.frozen

@@ -38,7 +38,7 @@ from abridged.domain.pruning import output_tokens, prunable_tokens
 from abridged.domain.replies import shown_reply
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.tail import DeferredTail, TailSource, entry_itself, shown_message_of
-from abridged.domain.validation import check_blocks, check_sequence
+from abridged.domain.validation import check_blocks, check_next
 
 
 class SessionState(TailIndexes):
@@ -288,8 +288,8 @@ class SessionState(TailIndexes):
         A model `reply` is checked as requests will show it (`abridged.domain.replies`): one
         cut short or empty is recorded all the same, since the provider returned it."""
         check_blocks(shown_reply(message) if reply else message)
-        previous = self.entries[-1].message if self.entries else None
-        check_sequence(previous, message, lambda: self.tool_ids)
+        at = len(self.entries)
+        check_next(lambda k: self.entries[k].message, at, message, lambda: self.tool_ids)
 
     def next_chunk(
         self,

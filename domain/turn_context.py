@@ -24,6 +24,7 @@ from uuid import UUID
 from eventsourcing.domain import CanMutateAggregate
 
 from abridged.domain.events import SessionEvent
+from abridged.domain.reply_shapes import pending_at_end
 from abridged.domain.state import SessionState
 
 
@@ -57,7 +58,10 @@ class TurnContexts(SessionState):
     @property
     def turn_context_position(self) -> int | None:
         """Where per-turn content goes now: the last user message (system messages may follow
-        it), or `None` when no request awaits."""
+        it), or `None` when no request awaits or nothing may follow that message (the tool
+        results of a reply whose server tool call has not run: `takes_more_content`)."""
+        if pending_at_end(lambda k: self.entries[k].message, len(self.entries)):
+            return None
         for entry in reversed(self.entries):
             if not entry.message.is_system:
                 return entry.position if self.awaiting_reply else None

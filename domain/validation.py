@@ -42,6 +42,13 @@ from abridged.domain.messages import (
     ToolUseBlock,
     WireBlock,
 )
+from abridged.domain.reply_shapes import (
+    MessageAt,
+    check_appended,
+    check_server_tool_pairs,
+    is_paused_turn,
+    thinking_between_calls,
+)
 
 
 def check_blocks(message: Message) -> None:
@@ -81,9 +88,10 @@ def check_blocks(message: Message) -> None:
         elif isinstance(block, ThinkingBlock | RedactedThinkingBlock):
             if message.role is not Role.ASSISTANT:
                 raise MisplacedBlockError(f"{where}: thinking blocks belong in assistant messages")
-            if seen_non_thinking:
+            if seen_non_thinking and not thinking_between_calls(message.content, index):
                 raise MisplacedBlockError(
-                    f"{where}: thinking blocks must come before the text and tool calls"
+                    f"{where}: a thinking block comes first, right before a tool call or right "
+                    "after a server tool's result"
                 )
             if isinstance(block, ThinkingBlock) and not block.signature:
                 raise UnsignedThinkingError(
@@ -142,7 +150,10 @@ def check_sequence(
                 "the first message cannot hold tool results: no tool call came before it"
             )
         return
-    if message.role is previous.role:
+    if message.role is previous.role and not (
+        message.role is Role.ASSISTANT and is_paused_turn(previous)
+    ):
+        # A reply after a paused one continues its turn; the API joins the two.
         if message == previous:
             raise MessageAlreadyAppendedError(
                 f"two {message.role.value} messages in a row, the same twice: it is the "
@@ -170,6 +181,18 @@ def check_sequence(
             )
     else:
         _check_new_tool_ids(message, ids_in_view)
+
+
+def check_next(
+    message_at: MessageAt,
+    count: int,
+    message: Message,
+    ids_in_view: Callable[[], Container[str]],
+) -> None:
+    """`check_sequence` and `check_appended` for `message` after the `count` messages
+    `message_at` reads (one by one: a cold session reads the last body of its tail alone)."""
+    check_sequence(message_at(count - 1) if count else None, message, ids_in_view)
+    check_appended(message_at, count, message)
 
 
 def _check_new_tool_ids(message: Message, ids_in_view: Callable[[], Container[str]]) -> None:
@@ -382,41 +405,6 @@ def _require_str(wire: dict[str, object], key: str, kind: str, where: str) -> st
     if not isinstance(value, str) or not value:
         raise MalformedBlockError(f"{where}: a {kind} block needs a string {key!r}")
     return value
-
-
-def check_server_tool_pairs(message: Message) -> None:
-    """A server tool's result follows its call in the same assistant message, once."""
-    calls: set[str] = set()
-    answered: set[str] = set()
-    for index, block in enumerate(message.content):
-        if not isinstance(block, WireBlock):
-            continue
-        wire = (
-            block.to_wire()
-            if block.type in SERVER_TOOL_USE_TYPES | SERVER_TOOL_RESULT_TYPES
-            else {}
-        )
-        if block.type in SERVER_TOOL_USE_TYPES:
-            if wire["id"] in calls:
-                raise DuplicateToolIdError(f"block {index}: server tool id {wire['id']!r} repeated")
-            calls.add(wire["id"])
-        elif block.type in SERVER_TOOL_RESULT_TYPES:
-            tool_use_id = wire["tool_use_id"]
-            if tool_use_id not in calls:
-                raise OrphanToolResultError(
-                    f"block {index}: {block.type} for {tool_use_id} answers no server tool call "
-                    "earlier in this message"
-                )
-            if tool_use_id in answered:
-                raise DuplicateToolIdError(
-                    f"block {index}: server tool call {tool_use_id} answered twice"
-                )
-            answered.add(tool_use_id)
-    unanswered = sorted(calls - answered)
-    if unanswered:
-        raise UnansweredToolUseError(
-            f"server tool call {', '.join(unanswered)} has no result in the same message"
-        )
 
 
 def check_counts(message: Message, tokens: int, block_tokens: Sequence[int], usage: bool) -> None:

@@ -23,8 +23,8 @@ from abridged.application.ports import ModelReply, ProviderError
 from abridged.domain.context import Context
 from abridged.domain.errors import InvalidMessageError, UnencodableContentError
 from abridged.domain.messages import JSON, Message
+from abridged.domain.reply_shapes import check_server_tool_pairs
 from abridged.domain.usage import Usage
-from abridged.domain.validation import check_server_tool_pairs
 
 __all__ = [
     "CONTEXT_MANAGEMENT_BETA",

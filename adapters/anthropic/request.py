@@ -9,12 +9,13 @@ import attrs
 
 from abridged.application.ports import RequestOptions
 from abridged.domain.capabilities import ModelCapabilities, capabilities_for
-from abridged.domain.context import Context, loop_opener
+from abridged.domain.context import Context
 from abridged.domain.errors import InvalidRequestOptionsError
 from abridged.domain.messages import (
     KNOWN_WIRE_TYPES,
     NESTED_ONLY_TYPES,
 )
+from abridged.domain.reply_shapes import loop_opener
 
 MAX_BREAKPOINTS = 4
 CACHE_TTLS = ("5m", "1h")
@@ -67,9 +68,14 @@ def render_request(
     if ttl not in CACHE_TTLS:
         raise ValueError(f"ttl must be one of {', '.join(CACHE_TTLS)}, got {ttl!r}")
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
+    # Breakpoints the host set on its tool definitions count toward the API's four, and come
+    # first: "Cache entries with longer TTL must appear before shorter TTLs", so after a
+    # 5-minute one of the host's, ours are 5-minute ones too.
+    host_marks = [tool["cache_control"] for tool in context.tools if tool.get("cache_control")]
+    taken = len(host_marks)
+    if any(not isinstance(m, dict) or m.get("ttl", "5m") != "1h" for m in host_marks):
+        ttl = "5m"
     marker = {"type": "ephemeral"} if ttl == "5m" else {"type": "ephemeral", "ttl": ttl}
-    # Breakpoints the host set on its tool definitions count toward the API's four.
-    taken = sum(1 for tool in context.tools if tool.get("cache_control") is not None)
     if context.system:
         if cache and taken < MAX_BREAKPOINTS:
             body["system"] = [{"type": "text", "text": context.system, "cache_control": marker}]
@@ -87,12 +93,14 @@ def render_request(
     if context.tools:
         body["tools"] = [dict(tool) for tool in context.tools]
     if options is not None:
-        thinking_on = options.thinking is not None and options.thinking.get("type") != "disabled"
-        if thinking_on and context.thinking_paused:
+        manual = options.thinking is not None and options.thinking.get("type") == "enabled"
+        if manual and context.thinking_paused:
             # abridged had to take the open loop's thinking out of view (it could not fit
-            # unchanged): the API takes the loop only with thinking off until the next prompt.
+            # unchanged): with manual thinking the API takes the loop only with thinking off
+            # until the next prompt. Adaptive thinking takes it as it is ("no assistant turn
+            # needs to start with one", build-with-claude/thinking): the host's settings stay.
             options = attrs.evolve(options, thinking=None)
-        elif options.thinking is not None and options.thinking.get("type") == "enabled":
+        elif manual:
             _check_tool_loop(context)
         body.update(_options(options, max_tokens))
     return body

@@ -26,7 +26,7 @@ from abridged.application.service import Sessions
 from abridged.application.transcodings import ByIdentity, message_json
 from abridged.domain.errors import UnencodableContentError, UnknownSessionError
 from abridged.domain.events import MessageAppended, Started
-from abridged.domain.messages import Message
+from abridged.domain.messages import Message, ToolResultBlock, WireBlock
 from abridged.domain.session import Session
 
 NAMESPACE = UUID("5b0b7c1e-3f0e-5d43-9c51-6a1d2f0e8a77")
@@ -59,15 +59,29 @@ def message_digest(message: Message) -> str:
         return known
     wire = message.to_wire()
     present = _without_nulls(wire)
-    # Without nulls, the text is the one its event stores: encoded once for both.
-    text = (
-        message_json(message)
-        if present == wire
-        else json.dumps(present, ensure_ascii=False, separators=(",", ":"))
-    )
+    if _kept_as_sent(message):
+        # A block kept as JSON, or a field abridged does not model, keeps its keys in the
+        # order they came: a client sends a reply back in its SDK's order, not the API's.
+        text = json.dumps(present, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    elif present == wire:
+        # Without nulls, the text is the one its event stores: encoded once for both.
+        text = message_json(message)
+    else:
+        text = json.dumps(present, ensure_ascii=False, separators=(",", ":"))
     digest = hashlib.sha256(text.encode()).hexdigest()
     _recent.put(message, digest)
     return digest
+
+
+def _kept_as_sent(message: Message) -> bool:
+    """Whether a block of `message` (or of a tool result in it) holds JSON in the order it
+    came: a `WireBlock`, or a modelled block with fields it does not model."""
+    for block in message.content:
+        nested = block.content if isinstance(block, ToolResultBlock) else ()
+        for item in (block, *(() if isinstance(nested, str) else nested)):
+            if isinstance(item, WireBlock) or bool(getattr(item, "extra", "")):
+                return True
+    return False
 
 
 RECENT_DIGESTS = 256

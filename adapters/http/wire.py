@@ -15,6 +15,7 @@ from abridged.adapters.http.errors import ApiError
 from abridged.adapters.http.history import stripped
 from abridged.application.inputs import PLAIN_DEPTH
 from abridged.application.service import PreparedRequest
+from abridged.domain.messages import SERVER_TOOL_RESULT_TYPES, SERVER_TOOL_USE_TYPES
 
 SESSION_HEADER = "x-abridged-session"
 TOKEN_HEADER = "x-abridged-token"
@@ -165,13 +166,24 @@ def check_messages_request(body: Mapping[str, Any]) -> None:
     # there); what must not end the request is a prefilled assistant turn.
     turns = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
     last = turns[-1] if turns else None
-    if not isinstance(last, dict) or last.get("role") != "user":
+    if not isinstance(last, dict) or (last.get("role") != "user" and not _paused(last)):
         raise ApiError(
             400,
             "invalid_request_error",
-            "abridged: the last message must be the user's (a prefilled assistant turn is "
-            "not supported by the proxy)",
+            "abridged: the last message must be the user's, or a paused turn (a prefilled "
+            "assistant turn is not supported by the proxy)",
         )
+
+
+def _paused(message: dict[str, Any]) -> bool:
+    """Whether a final assistant message is a paused turn (`pause_turn`) the client sends
+    back to continue: it ends in a server tool's call or result."""
+    content = message.get("content")
+    last = content[-1] if isinstance(content, list) and content else None
+    kind = last.get("type") if isinstance(last, dict) else None
+    return message.get("role") == "assistant" and kind in (
+        SERVER_TOOL_USE_TYPES | SERVER_TOOL_RESULT_TYPES
+    )
 
 
 def upstream_headers(headers: Mapping[str, str]) -> dict[str, str]:

@@ -426,7 +426,7 @@ CLAUDE_CODE_SYSTEM = [
 
 def claude_code_request(messages: list[Any]) -> dict[str, Any]:
     return {
-        "model": "claude-opus-4-5",
+        "model": "claude-opus-4-6",  # adaptive thinking: 4.6 on (4.5 takes manual only)
         "max_tokens": 32_000,
         "system": CLAUDE_CODE_SYSTEM,
         "messages": messages,

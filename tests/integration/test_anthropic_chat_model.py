@@ -139,15 +139,21 @@ def test_a_tool_use_reply_round_trips_into_the_next_request(server: FakeAnthropi
     assert server.requests[-1].body["messages"][-2] == {"role": "assistant", "content": sent_back}
 
 
-def test_a_server_tool_call_without_its_result_is_a_provider_error(
-    server: FakeAnthropic,
-) -> None:
+def test_a_server_tool_call_answered_twice_is_a_provider_error(server: FakeAnthropic) -> None:
+    # A call with no result yet is a paused turn, or a call beside client calls, which the
+    # next reply answers (agents-and-tools/tool-use/server-tools): only a pairing no reply
+    # can have is refused.
+    result = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
     server.enqueue(
         api.message(
-            [{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}]
+            [
+                {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+                result,
+                result,
+            ]
         )
     )
-    with pytest.raises(ProviderError, match="srvtoolu_1 has no result in the same message"):
+    with pytest.raises(ProviderError, match="srvtoolu_1 answered twice"):
         chat_model(server).send(agent_context(), model=MODEL, max_tokens=1_024)
 
 

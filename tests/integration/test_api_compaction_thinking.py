@@ -39,7 +39,7 @@ from tests.support.thinking_binding import PREFIX_MISMATCH
 
 COUNTER = FakeTokenCounter()
 MODEL = "claude-fable-5"
-THINKING = {"type": "enabled", "budget_tokens": 1024}
+THINKING = {"type": "adaptive"}  # Fable 5.x takes adaptive thinking only (a 400 for "enabled")
 OPTIONS = RequestOptions(thinking=THINKING)
 SYSTEM = "You are a careful coding agent."
 

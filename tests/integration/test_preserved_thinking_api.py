@@ -19,7 +19,7 @@ from tests.support.fake_anthropic import FakeAnthropic, message
 from tests.support.thinking_binding import PREFIX_MISMATCH
 
 MODEL = "claude-fable-5-1"
-THINKING = {"type": "enabled", "budget_tokens": 1024}
+THINKING = {"type": "adaptive"}  # Fable 5.x takes adaptive thinking only (a 400 for "enabled")
 
 
 def client(fake: FakeAnthropic) -> Any:

@@ -18,7 +18,7 @@ from tests.support.builders import TOOLS, words
 from tests.support.fake_anthropic import FakeAnthropic, message
 
 MODEL = "claude-fable-5-1"
-THINKING = {"type": "enabled", "budget_tokens": 1024}
+THINKING = {"type": "adaptive"}  # Fable 5.x takes adaptive thinking only (a 400 for "enabled")
 
 
 class OpenFiles:

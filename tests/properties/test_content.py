@@ -225,7 +225,8 @@ def tool_output(draw: st.DrawFn) -> str | tuple[TextBlock | ImageBlock | WireBlo
 @st.composite
 def rich_conversations(draw: st.DrawFn, max_turns: int = 4) -> list[Message]:
     """A valid conversation using every known block type and some unknown ones, with
-    messages from a word to far beyond any window."""
+    messages from a word to far beyond any window, server calls made beside client calls
+    and paused turns among them."""
     ids = itertools.count(1)
     messages: list[Message] = []
     # With interleaved thinking every reply opens with its (signed or redacted) thinking.
@@ -241,10 +242,20 @@ def rich_conversations(draw: st.DrawFn, max_turns: int = 4) -> list[Message]:
 
     for _ in range(draw(st.integers(1, max_turns))):
         messages.append(prompt(draw))
-        for _ in range(draw(st.integers(0, 6))):
+        # The results of a server call made beside client calls, which lead the next reply
+        # (agents-and-tools/tool-use/server-tools): drawn for the turn's last exchange, as
+        # one reply of the turn (a turn of such replies only can be cut at its start alone).
+        carried: list[Block] = []
+        exchanges = draw(st.integers(0, 6))
+        for k in range(exchanges):
             head: list[Block] = thought()
             if draw(st.integers(0, 3)) == 0:
-                head.extend(server_pair(draw, ids))
+                pair = server_pair(draw, ids)
+                if k < exchanges - 1 or draw(st.booleans()):
+                    head.extend(pair)
+                else:
+                    head.append(pair[0])
+                    carried = pair[1:2]
             if draw(st.integers(0, 4)) == 0:
                 head.append(future_block(draw))
             calls = [
@@ -259,9 +270,15 @@ def rich_conversations(draw: st.DrawFn, max_turns: int = 4) -> list[Message]:
             messages.append(
                 Message(Role.USER, tuple(ToolResultBlock(c.id, tool_output(draw)) for c in calls))
             )
-        closing: list[Block] = thought()
+        closing: list[Block] = [*carried, *thought()]
         if draw(st.booleans()):
             closing.extend(server_pair(draw, ids))
+        if draw(st.integers(0, 3)) == 0:
+            # A paused turn (`pause_turn`) ending in a call not run yet; the reply that
+            # continues it starts with that call's result.
+            pair = server_pair(draw, ids)
+            messages.append(Message(Role.ASSISTANT, (*closing, pair[0])))
+            closing = [pair[1], *thought()]
         closing.append(TextBlock(sized_text(draw)))
         messages.append(Message(Role.ASSISTANT, tuple(closing)))
     return messages

@@ -45,6 +45,7 @@ RULES: frozenset[str] = frozenset(
         "roles-not-alternating",
         "content-empty",
         "prefill-trailing-whitespace",
+        "prefill-with-thinking",
         # blocks
         "block-invalid",
         "block-type-unknown",
@@ -76,6 +77,8 @@ RULES: frozenset[str] = frozenset(
         "tool-name-duplicate",
         "tool-use-undefined",
         "tool-choice-invalid",
+        "tool-choice-unsupported",
+        "sampling-unsupported",
         # thinking
         "thinking-config-invalid",
         "thinking-budget-invalid",
@@ -97,6 +100,7 @@ RULES: frozenset[str] = frozenset(
         "server-tool-use-invalid",
         "server-tool-result-orphan",
         "server-tool-use-unanswered",
+        "server-tool-turn-ended",
     }
 )
 """Every rule id `violations` can report."""
@@ -110,13 +114,13 @@ ROLES = frozenset({"user", "assistant"})
 SYSTEM_MESSAGE_MODELS = (
     "claude-opus-4-8",
     "claude-opus-5",
-    "claude-sonnet-5",
-    "claude-haiku-5",
     "claude-fable-5",
     "claude-mythos-5",
 )
-"""Model-name prefixes that take `role: "system"` messages inside `messages` (Opus 4.8 on;
-build-with-claude/mid-conversation-system-messages). Older models refuse the role."""
+"""Model-name prefixes that take `role: "system"` messages inside `messages`: the page
+build-with-claude/mid-conversation-system-messages (fetched 2026-09-26) names Claude Fable 5.1,
+Mythos 5.1, Fable 5, Mythos 5, Opus 5.5, Opus 4.8 and Opus 5, and says "This feature is not
+available on Claude Sonnet 5". Any other model refuses the role."""
 SYSTEM_MESSAGE_BLOCK_TYPES = frozenset({"text", "tool_addition", "tool_removal"})
 
 
@@ -165,6 +169,54 @@ CACHE_TTLS = frozenset({"5m", "1h"})
 THINKING_CONFIG_TYPES = frozenset({"enabled", "disabled", "adaptive"})
 TOOL_CHOICE_TYPES = frozenset({"auto", "any", "tool", "none"})
 TOOL_CHOICES_WITH_THINKING = frozenset({"auto", "none"})
+FORCED_TOOL_CHOICES = frozenset({"any", "tool"})
+NO_FORCED_TOOL_MODELS = ("claude-opus-5-5", "claude-fable-5-1", "claude-mythos-5-1")
+"""Models that refuse forced tool use (`tool_choice` any or tool) on every request
+(build-with-claude/thinking, "Response prefill and forced tool use")."""
+NO_SAMPLING_MODELS = (
+    "claude-fable-5",
+    "claude-mythos-5",
+    "claude-opus-5",
+    "claude-opus-4-8",
+    "claude-opus-4-7",
+    "claude-sonnet-5",
+)
+"""Models that refuse a non-default `temperature`, `top_p` or `top_k` on every request,
+thinking or not (build-with-claude/thinking, "Sampling parameters"). The prefixes cover the
+5.1 and 5.5 releases too (Fable 5.1, Mythos 5.1, Opus 5.5), which the page also names."""
+THINKING_ON_BY_DEFAULT = ("claude-fable-5", "claude-mythos-5", "claude-opus-5", "claude-sonnet-5")
+"""Models that think with no `thinking` field ("Always on" or "On" in the per-model table of
+build-with-claude/thinking-troubleshooting); the Sonnet 5.5 and Haiku 5.5 rows are not there,
+so they are taken as thinking too (the stricter reading)."""
+REFUSED_THINKING_TYPES: tuple[tuple[str, frozenset[str]], ...] = (
+    # Longest prefixes first: the first that matches decides.
+    ("claude-opus-5-5", frozenset({"enabled", "disabled"})),
+    ("claude-fable-5", frozenset({"enabled", "disabled"})),
+    ("claude-mythos-5", frozenset({"enabled", "disabled"})),
+    ("claude-opus-5", frozenset({"enabled"})),
+    ("claude-opus-4-8", frozenset({"enabled"})),
+    ("claude-opus-4-7", frozenset({"enabled"})),
+    ("claude-sonnet-5", frozenset({"enabled"})),
+    ("claude-opus-4-5", frozenset({"adaptive"})),
+    ("claude-haiku-4-5", frozenset({"adaptive"})),
+    ("claude-sonnet-4-5", frozenset({"adaptive"})),
+)
+"""`thinking.type` values each model refuses with a 400 (the table "Thinking support,
+defaults, and rejected configurations by model", build-with-claude/thinking-troubleshooting,
+fetched 2026-09-26). Opus 5's "disabled" is refused only at effort xhigh or max: not judged."""
+
+
+def _model_prefixed(model: object, prefixes: Iterable[str]) -> bool:
+    return isinstance(model, str) and any(model.startswith(p) for p in prefixes)
+
+
+def refused_thinking_types(model: object) -> frozenset[str]:
+    for prefix, refused in REFUSED_THINKING_TYPES:
+        if _model_prefixed(model, (prefix,)):
+            return refused
+    return frozenset()
+
+
 MIN_TOP_P_WITH_THINKING = 0.95
 
 
@@ -226,6 +278,42 @@ def _ids(blocks: list[Mapping[str, Any]], kind: str, key: str) -> list[str]:
         for block in blocks
         if block.get("type") == kind and isinstance(block.get(key), str)
     ]
+
+
+CALL_TYPES = frozenset({"tool_use"}) | SERVER_USE_TYPES
+
+
+def _thinking_between_calls(content: Sequence[Any], j: int) -> bool:
+    """Whether the thinking block at `j`, after other blocks, sits where today's models put
+    one: in a run that ends the message (a cut progress update), precedes a tool call (a
+    progress update, interleaved reasoning) or follows a server tool's result (reasoning
+    between server tool calls)."""
+
+    def kind(k: int) -> object:
+        block = content[k]
+        return block.get("type") if isinstance(block, MAPPING) else None
+
+    after = j
+    while after < len(content) and kind(after) in THINKING_TYPES:
+        after += 1
+    before = j
+    while before >= 0 and kind(before) in THINKING_TYPES:
+        before -= 1
+    return (
+        after == len(content)
+        or kind(after) in CALL_TYPES
+        or (before >= 0 and kind(before) in SERVER_RESULT_TYPES)
+    )
+
+
+def is_paused_turn(message: Mapping[str, Any], *, results_only: bool = False) -> bool:
+    """Whether an assistant message is a paused turn (`stop_reason: "pause_turn"`): it ends
+    in a server tool's call (not run yet) or result; `results_only`: in a result."""
+    blocks = _blocks(message)
+    if message.get("role") != "assistant" or not blocks:
+        return False
+    ends = SERVER_RESULT_TYPES if results_only else SERVER_RESULT_TYPES | SERVER_USE_TYPES
+    return blocks[-1].get("type") in ends
 
 
 class _Checker:
@@ -293,6 +381,7 @@ class _Checker:
         self.check_tools()
         self.check_tool_choice()
         self.check_thinking_config()
+        self.check_sampling()
         self.check_messages()
         self.check_tool_pairing()
         self.check_server_tool_pairing()
@@ -367,7 +456,10 @@ class _Checker:
             else:
                 seen.add(name)
             schema = tool.get("input_schema")
-            if not isinstance(schema, MAPPING) or schema.get("type") != "object":
+            # Server and Anthropic-defined tools (`"type": "web_search_20250305"`, ...) carry
+            # no schema; a custom tool needs one (agents-and-tools/tool-use/server-tools).
+            custom = tool.get("type") in (None, "custom")
+            if custom and (not isinstance(schema, MAPPING) or schema.get("type") != "object"):
                 self.add(
                     "tool-schema-invalid",
                     f"{where}.input_schema",
@@ -391,6 +483,27 @@ class _Checker:
                 "tool_choice.name",
                 f"tool_choice names {choice.get('name')!r}, which is not a defined tool",
             )
+        if choice_type in FORCED_TOOL_CHOICES and _model_prefixed(
+            self.body.get("model"), NO_FORCED_TOOL_MODELS
+        ):
+            self.add(
+                "tool-choice-unsupported",
+                "tool_choice",
+                f"{self.body.get('model')} refuses forced tool use (tool_choice {choice_type})",
+            )
+
+    def check_sampling(self) -> None:
+        """Today's models refuse sampling parameters outright; older ones only with thinking."""
+        model = self.body.get("model")
+        if not _model_prefixed(model, NO_SAMPLING_MODELS):
+            return
+        for name in ("temperature", "top_p", "top_k"):
+            if name in self.body and not (name == "temperature" and self.body[name] == 1):
+                self.add(
+                    "sampling-unsupported",
+                    name,
+                    f"{model} refuses a non-default {name} on every request",
+                )
 
     def check_thinking_config(self) -> None:
         if "thinking" not in self.body:
@@ -403,6 +516,14 @@ class _Checker:
                 f"thinking must be an object with type in {sorted(THINKING_CONFIG_TYPES)}",
             )
             return
+        if thinking.get("type") in refused_thinking_types(self.body.get("model")):
+            self.add(
+                "thinking-config-invalid",
+                "thinking.type",
+                f'"thinking.type.{thinking.get("type")}" is not supported for this model',
+            )
+        if self.thinking_active and not _model_prefixed(self.body.get("model"), NO_SAMPLING_MODELS):
+            self.check_sampling_with_thinking()
         if not self.thinking_enabled:
             return
         budget = thinking.get("budget_tokens")
@@ -421,11 +542,17 @@ class _Checker:
             )
         choice = self.body.get("tool_choice")
         if isinstance(choice, MAPPING) and choice.get("type") not in TOOL_CHOICES_WITH_THINKING:
+            # Manual thinking only: adaptive thinking takes forced tool use
+            # (build-with-claude/thinking, "Thinking with tool use").
             self.add(
                 "thinking-tool-choice",
                 "tool_choice",
                 f"with thinking enabled tool_choice may only be auto or none, got {choice!r}",
             )
+
+    def check_sampling_with_thinking(self) -> None:
+        """Before today's models, sampling parameters are refused only while thinking is on,
+        adaptive thinking included (build-with-claude/thinking, "Sampling parameters")."""
         if "temperature" in self.body:
             self.add(
                 "thinking-temperature", "temperature", "temperature is incompatible with thinking"
@@ -467,7 +594,7 @@ class _Checker:
                 self.add(
                     "first-message-user", where, f"the first message must be user, got {role!r}"
                 )
-            if i > 0 and role in ROLES and role == previous_role:
+            if i > 0 and role in ROLES and role == previous_role and not self.continues_pause(i):
                 self.add(
                     "roles-not-alternating",
                     where,
@@ -476,6 +603,40 @@ class _Checker:
             previous_role = role
             is_prefill = i == last and role == "assistant"
             self.check_content(message, where, is_prefill=is_prefill)
+            if (
+                is_prefill
+                and self.thinks()
+                and not is_paused_turn(message)
+                # A compaction request summarizes and writes no reply: it may follow any
+                # completed turn (build-with-claude/compaction-on-demand).
+                and "compaction" not in self.body
+            ):
+                self.add(
+                    "prefill-with-thinking",
+                    where,
+                    "a final assistant message (a prefill) cannot be sent while thinking is on",
+                )
+
+    def continues_pause(self, i: int) -> bool:
+        """Whether message `i` is an assistant message right after a paused assistant turn
+        (stop reason `pause_turn`, re-sent as it is): the continuation the API returned,
+        which it combines with the paused turn (consecutive turns are joined)."""
+        raw_messages = self.body["messages"]
+        previous = raw_messages[i - 1]
+        return (
+            raw_messages[i].get("role") == "assistant"
+            and isinstance(previous, MAPPING)
+            and previous.get("role") == "assistant"
+            and is_paused_turn(previous)
+        )
+
+    def thinks(self) -> bool:
+        """Whether the request runs with thinking on: asked for, or the model's default
+        (build-with-claude/thinking-troubleshooting, the per-model table)."""
+        thinking = self.body.get("thinking")
+        if isinstance(thinking, MAPPING):
+            return thinking.get("type") in {"enabled", "adaptive"}
+        return _model_prefixed(self.body.get("model"), THINKING_ON_BY_DEFAULT)
 
     def check_system_message(self, raw_messages: list[Any], i: int, where: str) -> None:
         """A `role: "system"` message: only on models that take it, after a user turn (or
@@ -487,9 +648,17 @@ class _Checker:
         following = raw_messages[i + 1] if i + 1 < len(raw_messages) else None
         previous_role = previous.get("role") if isinstance(previous, MAPPING) else None
         following_role = following.get("role") if isinstance(following, MAPPING) else None
+        # After a paused assistant turn (one ending in a server tool's result) a system message
+        # may follow, but with text only (build-with-claude/mid-conversation-system-messages,
+        # "Limitations").
+        after_pause = (
+            previous_role == "assistant"
+            and isinstance(previous, MAPPING)
+            and is_paused_turn(previous, results_only=True)
+        )
         if i == 0:
             self.add("system-message-misplaced", where, "a system message cannot be first")
-        elif previous_role not in ("user", "system"):
+        elif previous_role not in ("user", "system") and not after_pause:
             self.add(
                 "system-message-misplaced",
                 where,
@@ -519,6 +688,12 @@ class _Checker:
                 )
             elif kind == "text":
                 self.check_text(block, f"{where}.content[{j}]")
+            elif after_pause:
+                self.add(
+                    "system-message-misplaced",
+                    f"{where}.content[{j}]",
+                    f"{kind} blocks are not accepted right after a paused assistant turn",
+                )
 
     def check_compaction_block(self, block: Mapping[str, Any], where: str, role: object) -> None:
         """The API's `compaction` block: in an assistant message, the first block of the
@@ -583,11 +758,17 @@ class _Checker:
                 )
             elif block_type != "tool_result":
                 seen_other = True
-            if block_type in THINKING_TYPES and role == "assistant" and seen_non_thinking:
+            if (
+                block_type in THINKING_TYPES
+                and role == "assistant"
+                and seen_non_thinking
+                and not _thinking_between_calls(content, j)
+            ):
                 self.add(
                     "thinking-order",
                     block_where,
-                    "thinking blocks must come before every other block of the message",
+                    "a thinking block after other blocks must precede a tool call or follow a "
+                    "server tool's result",
                 )
             elif block_type not in THINKING_TYPES and block_type != "compaction":
                 # The API's block leads the kept reply it joins (compaction-thinking-blocks):
@@ -595,11 +776,14 @@ class _Checker:
                 seen_non_thinking = True
         last_block = content[-1]
         if isinstance(last_block, MAPPING):
-            if role == "assistant" and last_block.get("type") in THINKING_TYPES:
+            # Only the request's final message: an earlier reply may end with the progress
+            # update of a turn cut at max_tokens, sent back unchanged (build-with-claude/
+            # thinking, "Progress updates between tool calls").
+            if is_prefill and last_block.get("type") in THINKING_TYPES:
                 self.add(
                     "thinking-last-block",
                     f"{where}.content[{len(content) - 1}]",
-                    "the final block of an assistant message cannot be a thinking block",
+                    "the final block of the final assistant message cannot be a thinking block",
                 )
             text = last_block.get("text")
             if (
@@ -835,7 +1019,30 @@ class _Checker:
             )
 
     def check_server_tool_pairing(self) -> None:
-        for i, blocks in zip(self.message_indexes, self.block_lists, strict=True):
+        """A server tool's result follows its call in the same assistant message, except in
+        two cases (agents-and-tools/tool-use/server-tools): a call made beside client tool
+        calls runs once their results come back, its result first in the next assistant
+        message, and the user message between holds only `tool_result` blocks (anything
+        more ends the turn, a 400 naming the call); a paused turn (`pause_turn`) may end in a
+        call not run yet, when it is the request's last message or its continuation follows."""
+        pending: dict[str, str] = {}
+        pending_from = ""
+        for position, (i, blocks) in enumerate(
+            zip(self.message_indexes, self.block_lists, strict=True)
+        ):
+            role = self.messages[position].get("role")
+            if role == "system":
+                continue
+            if role == "user":
+                if pending and any(b.get("type") != "tool_result" for b in blocks):
+                    self.add(
+                        "server-tool-turn-ended",
+                        f"messages[{i}]",
+                        f"server tool calls {sorted(pending)} of {pending_from} are not run "
+                        "yet: the user message after them may hold only tool_result blocks",
+                    )
+                    pending = {}
+                continue
             uses: list[str] = []
             answered: set[str] = set()
             for j, block in enumerate(blocks):
@@ -843,7 +1050,9 @@ class _Checker:
                     uses.append(block["id"])
                 elif block.get("type") in SERVER_RESULT_TYPES:
                     tool_use_id = block.get("tool_use_id")
-                    if tool_use_id not in uses or tool_use_id in answered:
+                    if tool_use_id in pending and tool_use_id not in answered:
+                        pending.pop(str(tool_use_id))
+                    elif tool_use_id not in uses or tool_use_id in answered:
                         self.add(
                             "server-tool-result-orphan",
                             f"messages[{i}].content[{j}]",
@@ -851,13 +1060,43 @@ class _Checker:
                             "server tool call of the same message (or answers it twice)",
                         )
                     answered.add(str(tool_use_id))
-            for tool_use_id in uses:
-                if tool_use_id not in answered:
+            for tool_use_id, where in pending.items():
+                self.add(
+                    "server-tool-use-unanswered",
+                    where,
+                    f"server tool call {tool_use_id!r} has no result in the next assistant message",
+                )
+            waiting = [u for u in uses if u not in answered]
+            last = position == len(self.messages) - 1
+            following = self.next_spoken(position)
+            carried = last or (
+                following is not None
+                and (
+                    self.use_ids[position]
+                    or (
+                        following.get("role") == "assistant"
+                        and is_paused_turn(self.messages[position])
+                    )
+                )
+            )
+            pending = {}
+            for tool_use_id in waiting:
+                if carried:
+                    pending[tool_use_id] = f"messages[{i}]"
+                else:
                     self.add(
                         "server-tool-use-unanswered",
                         f"messages[{i}]",
                         f"server tool call {tool_use_id!r} has no result in the same message",
                     )
+            pending_from = f"messages[{i}]"
+
+    def next_spoken(self, position: int) -> Mapping[str, Any] | None:
+        """The next user or assistant message after `position`, if any."""
+        for message in self.messages[position + 1 :]:
+            if message.get("role") in ROLES:
+                return message
+        return None
 
     # -- tool pairing ----------------------------------------------------------------------
 
@@ -954,7 +1193,7 @@ class _Checker:
         last user message that carries no tool_result. Later messages of the loop may have no
         thinking (the model only thinks between tool calls with interleaved thinking).
         """
-        if not self.thinking_active or not self.messages:
+        if not self.thinking_enabled or not self.messages:
             return
         spoken = [k for k, m in enumerate(self.messages) if m.get("role") != "system"]
         if not spoken:

@@ -11,7 +11,8 @@ for one model the same way. With nothing scripted, `/v1/messages` answers a cann
 `max_tokens` words (or "prompt is too long" when the body is over `context_window` tokens) and
 count_tokens answers a count from the body's size: one token per four characters of JSON.
 Every request is recorded (`requests`) and every `/v1/messages` body is checked with
-`tests.support.anthropic_rules.violations`.
+`tests.support.anthropic_rules.violations`: one that breaks a rule gets the API's 400
+`invalid_request_error`, naming the first broken rule, before any scripted answer.
 
 Retry timing: the SDK obeys `retry-after` (and `retry-after-ms`) before its own backoff of
 0.5 s, 1 s, ... The real API asks for whole seconds on 429s; the fake's retryable errors ask
@@ -413,7 +414,7 @@ class FakeAnthropic:
             found = tuple(violations(checked))
         with self._lock:
             self.requests.append(ReceivedRequest(method, path, query, dict(headers), body, found))
-            response = self._choose(method, path, headers, raw, checked)
+            response = self._choose(method, path, headers, raw, checked, found)
             request_id = f"req_fake{next(self._ids):08d}"
             if response.status == 200 and response.body.get("type") == "message":
                 reply_body = self._complete_message(response.body, body)
@@ -439,7 +440,13 @@ class FakeAnthropic:
         )
 
     def _choose(
-        self, method: str, path: str, headers: Mapping[str, str], raw: bytes, body: Any
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str],
+        raw: bytes,
+        body: Any,
+        found: Sequence[Violation] = (),
     ) -> Response:
         if method != "POST" or path not in (MESSAGES_PATH, COUNT_TOKENS_PATH):
             return error(404, "not_found_error", f"Not found: {method} {path}")
@@ -460,6 +467,10 @@ class FakeAnthropic:
                 return invalid_request(f"messages.{i}.content.{j}: {PREFIX_MISMATCH}")
         if path == MESSAGES_PATH and (refused := api_features.refusal(body, headers)):
             return Response(refused["status"], refused["body"])
+        if found:
+            # The real API refuses a request that breaks a rule: answering it would hide the
+            # break from every test that does not look at `violations`.
+            return invalid_request(f"{found[0].where}: {found[0].detail}")
         if path == MESSAGES_PATH and body.get("model") in self._model_rules:
             return self._model_rules[body["model"]]
         queue = self._queues.get(path)

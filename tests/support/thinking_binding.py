@@ -40,10 +40,12 @@ BOUND_MODELS = (
 SIGNATURE_PREFIX = "bound-v1."
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 PREFIX_MISMATCH = (
-    "Invalid `signature` in `thinking` block. The block is bound to a different conversation: "
-    "the system prompt, tools or an earlier message changed after the block was produced."
+    "Invalid `signature` in `thinking` block. The block is bound to a different conversation. "
+    'Remove the block, or set `thinking.block_binding.prefix_mismatch_behavior` to "drop_block".'
 )
-"""The text of the API's 400 for a failed prefix check (its opening words are the API's)."""
+"""The text of the API's 400 for a failed prefix check, after `messages.{i}.content.{j}: `
+(build-with-claude/thinking-troubleshooting, "A 400 error says a thinking block signature is
+invalid"; the API may add a sentence naming what changed, not to be matched on)."""
 
 
 def is_bound_model(model: object) -> bool:

@@ -25,6 +25,9 @@ TOOLS = [
     {"name": "search", "input_schema": {"type": "object"}},
 ]
 THINKING_ON = {"type": "enabled", "budget_tokens": 1024}
+WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search"}
+SERVER_USE = {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {}}
+SERVER_RESULT = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01", "content": []}
 PNG = {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}
 
 
@@ -123,6 +126,7 @@ VALID = [
             user("Hi"),
             {"role": "system", "content": [text("Be terse.")]},
             assistant("Hello."),
+            user("Bye"),
             model="claude-opus-5",
         ),
         id="system-message-before-assistant",
@@ -256,8 +260,84 @@ VALID = [
         id="thinking-with-compatible-sampling",
     ),
     pytest.param(
-        body(user("Hi"), thinking={"type": "adaptive"}, tool_choice={"type": "any"}),
+        body(
+            user("Hi"),
+            thinking={"type": "adaptive"},
+            tool_choice={"type": "any"},
+            model="claude-sonnet-4-6",
+        ),
         id="adaptive-thinking",
+    ),
+    pytest.param(
+        body(*WEATHER_LOOP, thinking={"type": "adaptive"}, model="claude-sonnet-4-6"),
+        id="adaptive-thinking-loop-need-not-open-with-thinking",
+    ),
+    pytest.param(
+        body(
+            user("Weather in Oslo and Bergen?"),
+            assistant(
+                thinking(""),
+                tool_use("toolu_01"),
+                thinking("Now Bergen."),
+                tool_use("toolu_02"),
+            ),
+            user(tool_result("toolu_01"), tool_result("toolu_02")),
+            model="claude-fable-5-1",
+        ),
+        id="progress-update-before-the-second-call",
+    ),
+    pytest.param(
+        body(
+            user("Weather in Oslo?"),
+            assistant(thinking(), tool_use("toolu_01"), "Checking", thinking("Cut short.")),
+            user(tool_result("toolu_01")),
+            model="claude-opus-5-5",
+        ),
+        id="earlier-reply-ending-in-a-cut-progress-update",
+    ),
+    pytest.param(
+        body(
+            user("Find the article and run uname."),
+            assistant("Both at once.", SERVER_USE, tool_use("toolu_01")),
+            user(tool_result("toolu_01")),
+            assistant(SERVER_RESULT, "The article says..."),
+            user("Thanks"),
+            tools=[*TOOLS, WEB_SEARCH],
+        ),
+        id="server-call-beside-client-calls-answered-in-the-next-reply",
+    ),
+    pytest.param(
+        body(
+            user("Find the article and run uname."),
+            assistant("Both at once.", SERVER_USE, tool_use("toolu_01")),
+            user(tool_result("toolu_01")),
+            tools=[*TOOLS, WEB_SEARCH],
+        ),
+        id="server-call-beside-client-calls-waiting-for-their-results",
+    ),
+    pytest.param(
+        body(user("Search the news."), assistant(SERVER_USE), tools=[*TOOLS, WEB_SEARCH]),
+        id="paused-turn-sent-back-as-it-is",
+    ),
+    pytest.param(
+        body(
+            user("Search the news."),
+            assistant(SERVER_USE),
+            assistant(SERVER_RESULT, "Here is the news."),
+            user("Thanks"),
+            tools=[*TOOLS, WEB_SEARCH],
+        ),
+        id="paused-turn-and-its-continuation",
+    ),
+    pytest.param(
+        body(
+            user("Search the news."),
+            assistant(SERVER_USE, SERVER_RESULT),
+            {"role": "system", "content": "Prefer primary sources."},
+            tools=[*TOOLS, WEB_SEARCH],
+            model="claude-opus-5-5",
+        ),
+        id="system-message-after-a-paused-turn",
     ),
     pytest.param(
         body(user("Hi"), thinking={"type": "disabled"}, temperature=0.2, top_k=5),
@@ -347,6 +427,27 @@ INVALID = [
     invalid("message-invalid", body(messages=[{"role": "user"}]), name="no-content"),
     invalid("message-invalid", body(messages=[{"role": "user", "content": 7}]), name="int"),
     invalid("role-system", body(user("Hi"), {"role": "system", "content": "Be terse."})),
+    invalid(
+        "role-system",
+        body(user("Hi"), {"role": "system", "content": "Be terse."}, model="claude-sonnet-5"),
+        name="sonnet-5",
+    ),
+    invalid(
+        "system-message-misplaced",
+        body(
+            user("Search the news."),
+            assistant(SERVER_USE, SERVER_RESULT),
+            {
+                "role": "system",
+                "content": [
+                    {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "search"}}
+                ],
+            },
+            tools=[*TOOLS, WEB_SEARCH],
+            model="claude-opus-5-5",
+        ),
+        name="tool-change-after-a-paused-turn",
+    ),
     invalid(
         "system-message-misplaced",
         body({"role": "system", "content": "Be terse."}, user("Hi"), model="claude-opus-4-8"),
@@ -469,6 +570,26 @@ INVALID = [
                 {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
                 text("Searching."),
             ),
+            user("And?"),
+        ),
+    ),
+    invalid(
+        "server-tool-use-unanswered",
+        body(
+            user("Find the article and run uname."),
+            assistant(SERVER_USE, tool_use("toolu_01")),
+            user(tool_result("toolu_01")),
+            assistant("No article."),
+            user("Thanks"),
+        ),
+        name="not-in-the-next-reply",
+    ),
+    invalid(
+        "server-tool-turn-ended",
+        body(
+            user("Find the article and run uname."),
+            assistant(SERVER_USE, tool_use("toolu_01")),
+            user(tool_result("toolu_01"), "Here is the output."),
         ),
     ),
     invalid("block-type-unknown", body(user({"text": "no type"})), name="untyped"),
@@ -520,10 +641,12 @@ INVALID = [
         name="after-tool-use",
     ),
     invalid(
-        "thinking-last-block",
-        body(user("Hi"), assistant("a", thinking()), user("b")),
-        also=("thinking-order",),
+        "thinking-order",
+        body(user("Hi"), assistant("First", thinking(), "Then", tool_use("toolu_01")), user("b")),
+        also=("tool-use-unanswered",),
+        name="between-texts",
     ),
+    invalid("thinking-last-block", body(user("Hi"), assistant("a", thinking()))),
     invalid("thinking-last-block", body(user("Hi"), assistant(redacted())), name="prefill"),
     invalid("thinking-prefix-changed", prefix_changed()),
     # tool use
@@ -722,9 +845,33 @@ INVALID = [
         name="loop-opening-lost-its-thinking",
     ),
     invalid(
-        "thinking-tool-loop",
-        body(*WEATHER_LOOP, thinking={"type": "adaptive"}),
-        name="adaptive",
+        "prefill-with-thinking",
+        body(user("Name a colour."), assistant("The colour is"), thinking=THINKING_ON),
+    ),
+    invalid(
+        "prefill-with-thinking",
+        body(user("Name a colour."), assistant("The colour is"), model="claude-fable-5-1"),
+        name="thinking-on-by-default",
+    ),
+    invalid(
+        "tool-choice-unsupported",
+        body(user("Hi"), tool_choice={"type": "any"}, model="claude-opus-5-5"),
+    ),
+    invalid("sampling-unsupported", body(user("Hi"), temperature=0.2, model="claude-fable-5")),
+    invalid(
+        "tool-schema-invalid",
+        body(user("Hi"), tools=[{"type": "custom", "name": "run"}, WEB_SEARCH]),
+        name="custom-tool-without-schema",
+    ),
+    invalid(
+        "thinking-config-invalid",
+        body(user("Hi"), thinking={"type": "disabled"}, model="claude-opus-5-5"),
+        name="disabled-on-an-always-thinking-model",
+    ),
+    invalid(
+        "thinking-config-invalid",
+        body(user("Hi"), thinking=THINKING_ON, model="claude-opus-4-8"),
+        name="manual-on-an-adaptive-only-model",
     ),
     # prompt caching
     invalid(

@@ -186,7 +186,7 @@ def test_replies_record_the_prefix_revision_they_were_produced_under(app: Sessio
     assert all(f.matches for f in audit_events(app.history(session_id)).findings)
 
 
-def test_a_loop_that_no_longer_fits_goes_on_with_thinking_off(app: Sessions) -> None:
+def test_a_loop_that_no_longer_fits_goes_on_with_thinking_paused(app: Sessions) -> None:
     session_id = start(app, window=6_000, threshold_ratio=0.3)
     app.append_message(session_id, Message.user("Refactor the parser."))
 
@@ -194,11 +194,15 @@ def test_a_loop_that_no_longer_fits_goes_on_with_thinking_off(app: Sessions) -> 
 
     assert app.session(session_id).generation > 0
     assert all(violations(b) == [] for b in bodies)
-    paused = [b for b in bodies if "thinking" not in b]
-    assert paused, "the loop outgrew the budget and went on without thinking"
-    # Once paused, thinking stays off until the next prompt (the loop has no thinking left).
-    first = bodies.index(paused[0])
-    assert all("thinking" not in b for b in bodies[first:])
+    # Adaptive thinking takes a loop whose first reply has no thinking: its settings stay.
+    assert all(b["thinking"] == THINKING.thinking for b in bodies)
+    assert app.prepare_request(session_id).context.thinking_paused
+    # Manual thinking does not: it is left out until the next prompt.
+    prepared = app.prepare_request(session_id)
+    manual = RequestOptions(thinking={"type": "enabled", "budget_tokens": 1_024})
+    assert "thinking" not in render_request(
+        prepared.context, model="claude-sonnet-4-6", max_tokens=2_000, options=manual
+    )
     app.record_reply(session_id, Message.assistant("Done."))
     app.append_message(session_id, Message.user("Next task."))
     prepared = app.prepare_request(session_id)

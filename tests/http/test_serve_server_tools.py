@@ -1,0 +1,76 @@
+"""Server tools through the proxy, driven by the real `anthropic` SDK against the fake API: a
+paused turn (`pause_turn`) sent back as it is, and a server call made beside a client call
+(agents-and-tools/tool-use/server-tools). The fake refuses any request that breaks a rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+
+from abridged.application.service import Sessions
+from abridged.domain.events import MessageAppended
+from tests.support import fake_anthropic as fake
+from tests.support.fake_anthropic import FakeAnthropic
+
+MODEL = "claude-opus-4-8"
+TOOLS: list[Any] = [
+    {"type": "web_search_20250305", "name": "web_search"},
+    {
+        "name": "run_command",
+        "description": "Run a shell command.",
+        "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
+    },
+]
+SEARCH = {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {}}
+FOUND = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01", "content": []}
+
+
+def send(client: anthropic.Anthropic, history: list[Any]) -> Any:
+    reply = client.messages.create(model=MODEL, max_tokens=400, tools=TOOLS, messages=history)
+    history.append({"role": "assistant", "content": [b.to_dict() for b in reply.content]})
+    return reply
+
+
+def roles(store: Sessions) -> list[str]:
+    (info,) = store.list_sessions().sessions  # one session: no branch was made
+    return [e.message.role.value for e in store.history(info.id) if isinstance(e, MessageAppended)]
+
+
+def test_a_paused_turn_goes_on_through_the_proxy(
+    client: anthropic.Anthropic, fake_anthropic: FakeAnthropic, store: Sessions
+) -> None:
+    fake_anthropic.enqueue(
+        fake.message([SEARCH], stop_reason="pause_turn"),
+        fake.message([FOUND, {"type": "text", "text": "Here is the news."}]),
+        fake.message("You are welcome."),
+    )
+    history: list[Any] = [{"role": "user", "content": "Search the news."}]
+    assert send(client, history).stop_reason == "pause_turn"
+    send(client, history)  # the paused reply, sent back as it is
+    history.append({"role": "user", "content": "Thanks."})
+    send(client, history)
+
+    assert roles(store) == ["user", "assistant", "assistant", "user", "assistant"]
+    assert fake_anthropic.violations == []
+
+
+def test_a_server_call_beside_a_client_call_goes_through_the_proxy(
+    client: anthropic.Anthropic, fake_anthropic: FakeAnthropic, store: Sessions
+) -> None:
+    run = {"type": "tool_use", "id": "toolu_01", "name": "run_command", "input": {}}
+    fake_anthropic.enqueue(
+        fake.message([SEARCH, run], stop_reason="tool_use"),
+        fake.message([FOUND, {"type": "text", "text": "Linux, and the article says..."}]),
+    )
+    history: list[Any] = [{"role": "user", "content": "Find the article and run uname."}]
+    send(client, history)
+    result = {"type": "tool_result", "tool_use_id": "toolu_01", "content": "Linux"}
+    history.append({"role": "user", "content": [result]})
+    send(client, history)
+
+    assert roles(store) == ["user", "assistant", "user", "assistant"]
+    assert fake_anthropic.requests_to()[-1].body["messages"][-1]["content"][0]["type"] == (
+        "tool_result"
+    )
+    assert fake_anthropic.violations == []
