@@ -75,7 +75,8 @@ def test_an_image_by_files_api_id_is_accepted_and_kept_as_it_came() -> None:
 
     block = message.content[0]
     assert isinstance(block, WireBlock)
-    assert block.to_wire() == wire
+    # As sent, but for the host's breakpoint: abridged places a request's four itself.
+    assert block.to_wire() == {k: v for k, v in wire.items() if k != "cache_control"}
     assert block_tokens(block, len) >= MAX_IMAGE_TOKENS
 
 
