@@ -43,7 +43,8 @@ class BoundReplay:
     thinking_resent: int
     """Thinking blocks sent back in later requests (all checked against their prefix)."""
     thinking_paused: int
-    """Requests sent with thinking off: an open loop whose thinking had to leave the view."""
+    """Requests of an open loop whose thinking had to leave the view (`thinking_paused`),
+    answered without thinking."""
     audit_mismatches: tuple[Finding, ...] = ()
     """With `audit`, every recorded decision the audit could not re-derive."""
     bodies: tuple[dict[str, Any], ...] = ()
@@ -112,12 +113,17 @@ def replay_bound(
                 app.record_reply(session_id, with_thinking(message, step))
                 continue
             requests += 1
+            # The loop's thinking had to leave the view: the model is taken to answer without
+            # thinking (manual thinking is left out of such a request; adaptive thinking is
+            # sent, and the API takes the loop without thinking first).
+            paused_now = False
             try:
                 prepared = app.prepare_request(session_id)
             except ContextOverflowError:
                 not_sent += 1
                 body: dict[str, Any] = {"model": model, "messages": [], "thinking": {}}
             else:
+                paused_now = prepared.context.thinking_paused
                 body = render_request(
                     prepared.context, model=model, max_tokens=reserve, options=THINKING
                 )
@@ -136,11 +142,11 @@ def replay_bound(
                     any(b.get("type") == "tool_result" for b in sent[-1]["content"])
                     and len(sent) >= 2
                 )
-                if in_loop and last_had_thinking and "thinking" in body:
+                if in_loop and last_had_thinking and not paused_now:
                     first = sent[-2]["content"][0] if sent[-2]["content"] else {}
                     if sent[-2]["role"] != "assistant" or first.get("type") not in THINKING_TYPES:
                         missing += 1
-            if "thinking" in body:
+            if "thinking" in body and not paused_now:
                 reply = with_thinking(message, step)
                 reply["content"] = sign_reply(body, reply["content"])
             else:
@@ -152,7 +158,7 @@ def replay_bound(
                     "role": "assistant",
                     "content": [b for b in content if b.get("type") not in THINKING_TYPES],
                 }
-            last_had_thinking = "thinking" in body
+            last_had_thinking = "thinking" in body and not paused_now
             app.record_reply(session_id, reply)
         compactions = app.session(session_id).generation
         mismatches = (
