@@ -38,6 +38,7 @@ from abridged.domain.messages import (
     ToolUseBlock,
     WireBlock,
 )
+from abridged.domain.reply_shapes import carried_span, results_carried
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.tokens import (
     MESSAGE_OVERHEAD,
@@ -217,6 +218,11 @@ def shaped(
         # accepted whose results could not be would leave the session stuck.
         irreducible = smallest_tokens(message, counts) + MESSAGE_OVERHEAD
         irreducible += MIN_BLOCK_TOKENS * len(message.tool_uses)
+    span = carried_span(retained) if results_carried(message) else ()
+    if span:
+        # A reply holding the results of an earlier reply's server calls goes with it and
+        # the messages between (no cut falls between them): room for all at their smallest.
+        irreducible += sum(smallest_tokens(e.message, e.block_tokens) for e in span)
     if message.role is Role.SYSTEM:
         # An instruction stays in every later request: beside the others, it must leave room
         # for the user turn it follows, shown at its smallest, and, when that turn answers
@@ -250,6 +256,11 @@ def shaped(
         return tuple(truncations), tuple(shown_counts)
     answers = previous is not None and bool(message.tool_results)
     partner = previous.shown_tokens if previous is not None and answers else None
+    if answers and previous is not None and results_carried(previous.message):
+        # Answering a reply that went with an earlier one: all of them go with this.
+        span = carried_span(retained)
+    if span:
+        partner = sum(e.shown_tokens for e in span)
     cap = message_cap(limits, system_tokens, tools_tokens, calibration, partner, system_messages)
     return plan_degradations(
         message,

@@ -21,6 +21,7 @@ calls, and, in a reply cut short, a progress update last (build-with-claude/thin
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol, TypeVar
 
 from abridged.domain.errors import (
     DuplicateToolIdError,
@@ -42,6 +43,28 @@ from abridged.domain.messages import (
 )
 
 _SERVER_TYPES = SERVER_TOOL_USE_TYPES | SERVER_TOOL_RESULT_TYPES
+
+
+class _HasMessage(Protocol):
+    @property
+    def message(self) -> Message: ...
+
+
+_E = TypeVar("_E", bound=_HasMessage)
+
+
+def carried_span(retained: Sequence[_E]) -> list[_E]:
+    """The last of `retained` back to the reply that made the server calls a reply appended
+    after them answers (`results_carried`): the messages sent with it."""
+    span: list[_E] = []
+    for k in range(len(retained) - 1, -1, -1):
+        span.append(retained[k])
+        message = retained[k].message
+        if message.role is Role.ASSISTANT and not results_carried(message):
+            break
+        if message.is_user_prompt:
+            break
+    return span
 
 
 def _server_tool_ids(message: Message) -> tuple[list[str], set[str], tuple[str, ...]]:

@@ -151,8 +151,8 @@ def test_a_progress_update_before_the_second_call_is_recorded_and_sent_back(
     assert body_of(app, session_id)["messages"][1] == reply
 
 
-WEB_SEARCH = {"type": "web_search_20250305", "name": "web_search"}
-SERVER_TOOLS = (*TOOLS, WEB_SEARCH)
+WEB_SEARCH: dict[str, Any] = {"type": "web_search_20250305", "name": "web_search"}
+SERVER_TOOLS: tuple[dict[str, Any], ...] = (*TOOLS, WEB_SEARCH)
 
 
 def search(call_id: str) -> dict[str, Any]:
@@ -336,3 +336,28 @@ def test_a_loop_whose_thinking_a_model_switch_took_out_goes_on_with_manual_think
     app.record_reply(session_id, assistant("Fixed."))
     app.append_message(session_id, Message.user("Thanks."))
     assert body_of(app, session_id, options=manual)["thinking"] == manual.thinking
+
+
+def test_a_paused_reply_holding_an_earlier_replys_result_is_never_stuck(app: Sessions) -> None:
+    # No cut falls between a reply and the one holding its server call's result, so the two
+    # and the results between go together. The second was capped as if alone: beside the
+    # first one's thinking (never reduced) the three outgrew the budget, and the paused
+    # turn's continuation, which must send them, could not be requested (ContextOverflowError
+    # at every try). It is now capped to fit beside the other two.
+    session_id = app.start_session(
+        model="claude-opus-4-8",
+        context_window=6_000,
+        max_output_tokens=500,
+        system="You are a careful coding agent.",
+        tools=SERVER_TOOLS,
+    )
+    app.append_message(session_id, Message.user("Find the article and run the tests."))
+    run = {"type": "tool_use", "id": "toolu_1", "name": "run_command", "input": {}}
+    run["input"] = {"command": words(3_000)}
+    thinking = {"type": "thinking", "thinking": words(2_800), "signature": "sig-1"}
+    app.record_reply(session_id, assistant(thinking, search("srvtoolu_1"), run))
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": words(3_000)}
+    app.append_message(session_id, {"role": "user", "content": [result]})
+    body_of(app, session_id)
+    app.record_reply(session_id, assistant(found("srvtoolu_1"), words(3_000), search("srvtoolu_2")))
+    body_of(app, session_id)  # the continuation of the paused turn
