@@ -14,8 +14,9 @@ import math
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -69,10 +70,13 @@ class TiktokenCounter:
         windows and extrapolated with a `SAMPLE_MARGIN` (see `sampled_count`)."""
         if not text:
             return 0
+        ahead = _claim(text) if len(text) >= SPLIT_COUNT_CHARS else None
         if len(text) > EXACT_COUNT_CHARS:
-            return sampled_count(text, self._exact, _helper.sum_counts)
+            # A count begun ahead took the same windows (`sample_windows`): it finishes them.
+            total = ahead.finish if ahead is not None else _helper.sum_counts
+            return sampled_count(text, self._exact, total)
         if len(text) >= SPLIT_COUNT_CHARS:
-            return _helper.sum_counts(pieces(text))
+            return ahead.finish() if ahead is not None else _helper.sum_counts(pieces(text))
         return self._exact(text)
 
     @staticmethod
@@ -102,14 +106,19 @@ def sampled_count(
     `sum_counts` (by default a sum of `count`) totals the windows' counts."""
     if len(text) <= SAMPLE_WINDOWS * SAMPLE_WINDOW_CHARS:
         return count(text)
-    step = (len(text) - SAMPLE_WINDOW_CHARS) / (SAMPLE_WINDOWS - 1)
-    windows = [
-        text[start : start + SAMPLE_WINDOW_CHARS]
-        for start in (round(k * step) for k in range(SAMPLE_WINDOWS))
-    ]
+    windows = sample_windows(text)
     sampled = sum_counts(windows) if sum_counts else sum(map(count, windows))
     per_char = sampled / (SAMPLE_WINDOWS * SAMPLE_WINDOW_CHARS)
     return max(1, math.ceil(per_char * len(text) * SAMPLE_MARGIN))
+
+
+def sample_windows(text: str) -> list[str]:
+    """The windows `sampled_count` counts in a text longer than all of them together."""
+    step = (len(text) - SAMPLE_WINDOW_CHARS) / (SAMPLE_WINDOWS - 1)
+    return [
+        text[start : start + SAMPLE_WINDOW_CHARS]
+        for start in (round(k * step) for k in range(SAMPLE_WINDOWS))
+    ]
 
 
 SPLIT_COUNT_CHARS = 32_000
@@ -197,40 +206,112 @@ class CountingHelper:
                 _log.warning("counting on one thread: no second cl100k encoder (%s)", exc)
         return self._local.encoder
 
-    def _take_and_count(self, texts: Sequence[str], take: Callable[[], int | None]) -> int:
+    def _take_and_count(self, shared: _SharedSum) -> int:
         encoder = self._encoder()
         total = 0
-        while encoder is not None and (index := take()) is not None:
-            total += len(encoder.encode(texts[index], disallowed_special=()))
+        while encoder is not None and (index := shared.take()) is not None:
+            total += len(encoder.encode(shared.texts[index], disallowed_special=()))
         return total
 
     def sum_counts(self, texts: Sequence[str]) -> int:
         """The sum of the exact counts of `texts`, taken one at a time by the caller and,
         when it is free, the helper's thread."""
+        return self.start_sum(texts).finish()
+
+    def start_sum(self, texts: Sequence[str]) -> _SharedSum:
+        """The sum of the exact counts of `texts`, begun on the helper's thread (when there
+        is one and it is free): `finish` on the returned value counts what it has not."""
         if self._pid != os.getpid() and _encoding is not None:
             self.start()
-        if self._executor is None or len(texts) < 2:
-            return sum(map(TiktokenCounter._exact, texts))
-        untaken = iter(range(len(texts)))
-        lock = threading.Lock()
+        shared = _SharedSum(texts)
+        if self._executor is not None and len(texts) >= 2:
+            with suppress(RuntimeError):  # shut down at the interpreter's exit
+                shared.helped = self._executor.submit(self._take_and_count, shared)
+        return shared
 
-        def take() -> int | None:
-            with lock:
-                return next(untaken, None)
+    @property
+    def running(self) -> bool:
+        """Whether this process has a helper thread (to count ahead on)."""
+        return self._executor is not None and self._pid == os.getpid()
 
-        try:
-            helped: Future[int] | None = self._executor.submit(self._take_and_count, texts, take)
-        except RuntimeError:  # shut down at the interpreter's exit
-            helped = None
+
+class _SharedSum:
+    """A sum of exact counts whose texts the caller and the helper take one at a time."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.texts = texts
+        self.helped: Future[int] | None = None
+        self._untaken = iter(range(len(texts)))
+        self._lock = threading.Lock()
+        self._dropped = False
+
+    def take(self) -> int | None:
+        """The index of a text no thread has taken, `None` when none is left."""
+        with self._lock:
+            return None if self._dropped else next(self._untaken, None)
+
+    def drop(self) -> None:
+        """Nobody will ask for this sum: the helper takes no more of its texts."""
+        with self._lock:
+            self._dropped = True
+
+    def finish(self, texts: Sequence[str] | None = None) -> int:
+        """The sum: the caller counts the texts left, then adds what the helper counted
+        (a helper that has not started is not waited for). `texts`, when given, are the
+        ones the sum was started with."""
+        assert texts is None or len(texts) == len(self.texts)
         total = 0
-        while (index := take()) is not None:
-            total += TiktokenCounter._exact(texts[index])
-        if helped is None or helped.cancel():
+        while (index := self.take()) is not None:
+            total += TiktokenCounter._exact(self.texts[index])
+        if self.helped is None or self.helped.cancel():
             return total
-        return total + helped.result()
+        return total + self.helped.result()
 
 
 _helper = CountingHelper()
+
+
+_ahead: dict[int, tuple[str, _SharedSum]] = {}
+_ahead_lock = threading.Lock()
+
+
+@contextmanager
+def counting_ahead(texts: Iterable[str]) -> Iterator[None]:
+    """Inside the block, a `TiktokenCounter.count` of one of `texts` (this very object, of
+    `SPLIT_COUNT_CHARS` or more) finishes a count the helper thread began when the block was
+    entered: what comes before the count (parsing, hashing, reading the session) runs beside
+    it on the other core. The count is the same: the same pieces (or a sampled count's same
+    windows), counted exactly, summed. A count not asked for in the block is dropped at its
+    end, the helper taking no more of its pieces."""
+    started: list[int] = []
+    if _encoding is not None and _helper.running:
+        for text in texts:
+            if len(text) < SPLIT_COUNT_CHARS:
+                continue
+            parts = sample_windows(text) if len(text) > EXACT_COUNT_CHARS else pieces(text)
+            with _ahead_lock:
+                if id(text) in _ahead:
+                    continue
+                _ahead[id(text)] = (text, _helper.start_sum(parts))
+            started.append(id(text))
+    try:
+        yield
+    finally:
+        for key in started:
+            with _ahead_lock:
+                left = _ahead.pop(key, None)
+            if left is not None:
+                left[1].drop()
+
+
+def _claim(text: str) -> _SharedSum | None:
+    """The count of this very `text` begun by `counting_ahead`, taken off the list."""
+    with _ahead_lock:
+        found = _ahead.get(id(text))
+        if found is None or found[0] is not text:
+            return None
+        del _ahead[id(text)]
+    return found[1]
 
 
 DEFAULT_CHARS_PER_TOKEN = 3.0

@@ -43,6 +43,25 @@ def stripped(value: Any) -> Any:
     return value
 
 
+def new_texts(messages: Any) -> list[str]:
+    """The texts of a request's last message (the one usually new) that its counts read as
+    they came: a text block's text, a tool result's text (its content, or its text blocks')."""
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    content = last.get("content") if isinstance(last, dict) else None
+    if isinstance(content, str):
+        return [content]
+    texts: list[str] = []
+    for block in content if isinstance(content, list) else ():
+        inner = block.get("content") if isinstance(block, dict) else None
+        for item in [block, *(inner if isinstance(inner, list) else ())]:
+            text = item.get("text") if isinstance(item, dict) else None
+            if isinstance(text, str):
+                texts.append(text)
+        if isinstance(inner, str):
+            texts.append(inner)
+    return texts
+
+
 def _without_nulls(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {k: _without_nulls(v) for k, v in value.items() if v is not None}

@@ -40,6 +40,7 @@ from abridged.adapters.http.history import (
     Route,
     StoredDigests,
     named_id,
+    new_texts,
     root_id,
     route,
     stripped,
@@ -60,6 +61,7 @@ from abridged.adapters.http.wire import (
     session_system,
     upstream_headers,
 )
+from abridged.adapters.token_counters import TiktokenCounter, counting_ahead
 from abridged.application.ports import PromptTooLongError
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.context import build_context
@@ -122,6 +124,7 @@ class MessagesProxy:
         self.stored = StoredDigests(sessions)
         self._routes: OrderedDict[UUID, UUID] = OrderedDict()
         self._routes_lock = threading.Lock()
+        self._counts_ahead = isinstance(sessions.counter, TiktokenCounter)
 
     # Endpoints.
 
@@ -188,6 +191,12 @@ class MessagesProxy:
 
     def _prepare(self, tenant: str, name: str, body: dict[str, Any]) -> Prepared:
         """Appends what is new to the session (or a branch) and prepares its request."""
+        # The new message's long texts are counted from now on, on the helper thread, beside
+        # the parse, the digests and the reading of the session that come before their count.
+        with counting_ahead(new_texts(body["messages"]) if self._counts_ahead else ()):
+            return self._routed_and_prepared(tenant, name, body)
+
+    def _routed_and_prepared(self, tenant: str, name: str, body: dict[str, Any]) -> Prepared:
         try:
             history = self.parser.parse(body["messages"])
         except InvalidMessageError as error:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import example, given, settings
@@ -83,9 +83,9 @@ def test_the_helper_thread_takes_pieces_of_a_long_text(monkeypatch: pytest.Monke
     counted_on: list[str] = []
     helper_count = token_counters._helper._take_and_count
 
-    def recording(texts: list[str], take: Callable[[], int | None]) -> int:
+    def recording(shared: token_counters._SharedSum) -> int:
         counted_on.append(threading.current_thread().name)
-        return helper_count(texts, take)
+        return helper_count(shared)
 
     monkeypatch.setattr(token_counters._helper, "_take_and_count", recording)
     text = "".join(f"line {k}: all fine\n" for k in range(10_000))
