@@ -10,16 +10,19 @@ it came from. It is deterministic (the same messages
 give the same ledger), carried from one compaction to the next (entries are merged, never
 re-summarized) and bounded by its own token budget.
 
-When the budget is short, entries are dropped by priority, lowest first:
+When the budget is short, entries are weighed by priority, lowest first:
 
 1. files read, and the calls of other tools with their arguments,
 2. commands that succeeded, and the names (in backticks, flags) and numbers written in prose,
 3. error lines, failed commands and URLs,
 4. files modified or created,
-5. the user's requests, constraints and decisions.
+5. the user's requests, constraints and decisions,
 
-Within a class, the entries seen least recently go first. Every dropped entry is named in the
-`Session.LedgerUpdated` event that drops it.
+each class worth `VALUE_BASE` (2) times the one below, against the tokens an entry takes: the
+entry that says least for its room goes first, so one long old prompt goes before a dozen
+short paths. The task (the first request) and, of each kind, the latest `RECENT_PER_KIND`
+entries and at least `KEPT_SHARE_PER_KIND` (30%) of them go last, weighed the same way among
+themselves. Every dropped entry is named in the `Session.LedgerUpdated` event that drops it.
 
 A request shows the ledger as *segments*, one text block each, before the summary chunks.
 A compaction appends a segment holding only what is new or changed since the earlier ones (a
@@ -42,9 +45,11 @@ import attrs
 
 from abridged.domain.framing import escape_framing, fenced
 from abridged.domain.ledger_entry import (
+    KEPT_SHARE_PER_KIND,
     KINDS,
     PRIORITY,
     RECENT_PER_KIND,
+    VALUE_BASE,
     LedgerEntry,
     LedgerKind,
     drop_order,
@@ -71,6 +76,7 @@ __all__ = [
     "CONTINUED",
     "ERROR_LINE",
     "HEADING",
+    "KEPT_SHARE_PER_KIND",
     "KINDS",
     "MAX_SEGMENTS",
     "PATH_WORD",
@@ -80,6 +86,7 @@ __all__ = [
     "SECTIONS",
     "TASK_CHARS",
     "TASK_SHARE",
+    "VALUE_BASE",
     "LedgerEntry",
     "LedgerKind",
     "LedgerUpdate",
@@ -113,10 +120,10 @@ def bounded(
     then the rendering is counted and trimmed further, in the same order, until it fits."""
     if not entries:
         return (), ()
-    order = sorted(range(len(entries)), key=drop_order(entries))
     # A first pass by the lines' own counts (the section titles are left to the exact
     # check below, so this pass never drops more than it must).
-    sizes = {i: count(render_line(entries[i])) + 1 for i in order}
+    sizes = {i: count(render_line(entries[i])) + 1 for i in range(len(entries))}
+    order = sorted(range(len(entries)), key=drop_order(entries, sizes))
     total = sum(sizes.values())
     heading = count(render_ledger(entries[:1]).split("\n", 1)[0]) + 1
     dropped: set[int] = set()

@@ -4,6 +4,7 @@ again merge, and in which order a short ledger drops them."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
@@ -46,6 +47,15 @@ RECENT_PER_KIND = 6
 """When the ledger must drop entries, the most recent this many of each kind (requests,
 files, commands, errors, ...) go last: whatever its priority, every kind keeps its latest
 facts, the ones an agent is most likely to need next."""
+
+KEPT_SHARE_PER_KIND = 0.3
+"""And at least this share of each kind's entries, the latest first, goes last too: a kind
+of many short facts (files, commands) is never left with only its last few because another
+kind's long entries (prompts, pasted plans) took the room."""
+
+VALUE_BASE = 2.0
+"""What one step of `PRIORITY` is worth when a short ledger weighs entries against the
+tokens they take (`drop_order`)."""
 
 
 @attrs.frozen
@@ -98,26 +108,33 @@ def _rank(kind: LedgerKind) -> tuple[int, int]:
 
 
 def drop_order(
-    entries: Sequence[LedgerEntry],
-) -> Callable[[int], tuple[int, int, int, int, int]]:
+    entries: Sequence[LedgerEntry], sizes: Mapping[int, int] | None = None
+) -> Callable[[int], tuple[bool, float, int, bool, int, int]]:
     """The key that orders `entries` (by index) from the first a short ledger drops to the
-    last (`abridged.domain.ledger.bounded`)."""
+    last (`abridged.domain.ledger.bounded`); `sizes` are the entries' rendered tokens.
+
+    Two groups: the protected (the task, the most recent `RECENT_PER_KIND` of each kind and
+    at least `KEPT_SHARE_PER_KIND` of each kind, latest first) go last. Within each group an
+    entry's worth is `VALUE_BASE ** PRIORITY` over its tokens: the facts that say most for
+    the room they take stay longest, so one long old prompt goes before a dozen short paths,
+    and a kind of higher priority is worth `VALUE_BASE` times a kind below it."""
     recent: set[int] = set()
     # The oldest request is the task: it goes with the latest facts, last.
     requests = [i for i, e in enumerate(entries) if e.kind == "request"]
     if requests:
         recent.add(min(requests, key=lambda i: entries[i].first_position))
-    seen: dict[str, int] = {}
+    families: dict[str, list[int]] = {}
     for i in sorted(range(len(entries)), key=lambda i: -entries[i].last_position):
-        family = entries[i].key[0]
-        if seen.get(family, 0) < RECENT_PER_KIND:
-            recent.add(i)
-            seen[family] = seen.get(family, 0) + 1
+        families.setdefault(entries[i].key[0], []).append(i)
+    for latest in families.values():
+        keep = max(RECENT_PER_KIND, math.ceil(len(latest) * KEPT_SHARE_PER_KIND))
+        recent.update(latest[:keep])
 
-    def key(i: int) -> tuple[int, int, int, int, int]:
+    def key(i: int) -> tuple[bool, float, int, bool, int, int]:
         entry = entries[i]
         # A rule the user stated stands until it is revoked; an ask is done with sooner.
         rule = entry.kind == "constraint"
-        return (i in recent, PRIORITY[entry.kind], rule, entry.last_position, i)
+        worth = VALUE_BASE ** PRIORITY[entry.kind] / max(sizes[i], 1) if sizes else 0.0
+        return (i in recent, worth, PRIORITY[entry.kind], rule, entry.last_position, i)
 
     return key

@@ -3,6 +3,7 @@ compactions with every dropped entry said by an event."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from uuid import UUID
 
@@ -17,11 +18,13 @@ from abridged.domain.ledger import (
     CONSOLIDATION_SLACK,
     CONTINUED,
     HEADING,
+    KEPT_SHARE_PER_KIND,
     KINDS,
     MAX_SEGMENTS,
     PRIORITY,
     RECENT_PER_KIND,
     REQUEST_CHARS,
+    VALUE_BASE,
     LedgerEntry,
     LedgerUpdate,
     advance,
@@ -31,6 +34,7 @@ from abridged.domain.ledger import (
     extract,
     merge,
     render_ledger,
+    render_line,
 )
 from abridged.domain.messages import Message, Role, TextBlock, ToolResultBlock, ToolUseBlock
 from abridged.domain.session import Session
@@ -167,15 +171,28 @@ entry_strategy = st.builds(
 )
 
 
-def most_recent_of_each_kind(entries: Sequence[LedgerEntry]) -> set[LedgerEntry]:
+def protected(entries: Sequence[LedgerEntry]) -> set[LedgerEntry]:
+    """What a short ledger drops last: the task (the first request), and of each kind its
+    latest `RECENT_PER_KIND` entries and at least `KEPT_SHARE_PER_KIND` of them."""
     families: dict[str, list[LedgerEntry]] = {}
     for entry in entries:
         families.setdefault(entry.kind.split("-")[0], []).append(entry)
-    return {
+    kept = {
         entry
         for family in families.values()
-        for entry in sorted(family, key=lambda e: -e.last_position)[:RECENT_PER_KIND]
+        for entry in sorted(family, key=lambda e: -e.last_position)[
+            : max(RECENT_PER_KIND, math.ceil(len(family) * KEPT_SHARE_PER_KIND))
+        ]
     }
+    requests = [e for e in entries if e.kind == "request"]
+    if requests:
+        kept.add(min(requests, key=lambda e: e.first_position))
+    return kept
+
+
+def worth(entry: LedgerEntry) -> float:
+    """What an entry says for the room it takes: `VALUE_BASE ** PRIORITY` over its tokens."""
+    return VALUE_BASE ** PRIORITY[entry.kind] / (COUNTER.count(render_line(entry)) + 1)
 
 
 @settings(max_examples=150, deadline=None)
@@ -190,22 +207,56 @@ def test_bounding_fits_loses_nothing_unsaid_keeps_priority_and_is_deterministic(
     assert not kept or COUNTER.count(render_ledger(kept)) <= budget
     assert sorted(map(repr, kept + dropped)) == sorted(map(repr, entries))
     assert (kept, dropped) == bounded(entries, budget, COUNTER.count)
-    # Every kind's latest facts go last; before them and among them, the lower priority,
-    # a request before a rule of the same priority, and the older first.
-    recent = most_recent_of_each_kind(entries)
+    # The protected go last; before them and among them, what says least for its tokens
+    # first, then the lower priority, a request before a rule, and the older first.
+    last = protected(entries)
     for gone in dropped:
         for stays in kept:
             assert (
-                gone in recent,
+                gone in last,
+                worth(gone),
                 PRIORITY[gone.kind],
                 gone.kind == "constraint",
                 gone.last_position,
             ) <= (
-                stays in recent,
+                stays in last,
+                worth(stays),
                 PRIORITY[stays.kind],
                 stays.kind == "constraint",
                 stays.last_position,
             )
+
+
+def test_a_short_budget_drops_one_long_old_prompt_before_many_short_facts() -> None:
+    # A pasted plan of a few hundred tokens says one thing; the paths and commands it would
+    # displace are each a fact a model looks up verbatim.
+    plan = LedgerEntry("request", f"Follow this plan: {words(300)}", 1, 1)
+    later = tuple(LedgerEntry("request", f"Now step {k}.", 10 + k, 10 + k) for k in range(7))
+    reads = tuple(LedgerEntry("file-read", f"src/module_{k}.py", 2, 2) for k in range(12))
+    task = LedgerEntry("request", "Build the exporter.", 0, 0)
+    entries = (task, plan, *later, *reads)
+    room = COUNTER.count(render_ledger((task, *later, *reads)))
+
+    _, dropped = bounded(entries, room, COUNTER.count)
+
+    assert dropped == (plan,)
+
+
+def test_a_short_ledger_keeps_a_share_of_every_kind_not_only_its_latest_few() -> None:
+    prompts = tuple(
+        LedgerEntry("request", f"Prompt {k}: {words(60)}", 100 + k, 100 + k) for k in range(10)
+    )
+    commands = tuple(
+        LedgerEntry("command", f"pytest tests/test_{k}.py -x", k, k, "bash") for k in range(40)
+    )
+    entries = (*commands, *prompts)
+    room = COUNTER.count(render_ledger(prompts)) // 2
+
+    kept, _ = bounded(entries, room, COUNTER.count)
+
+    # 30% of the 40 commands, the latest, outlast the older prompts.
+    assert set(commands[-math.ceil(40 * KEPT_SHARE_PER_KIND) :]) <= set(kept)
+    assert math.ceil(40 * KEPT_SHARE_PER_KIND) > RECENT_PER_KIND
 
 
 def test_a_short_budget_keeps_the_latest_errors_before_older_requests() -> None:
