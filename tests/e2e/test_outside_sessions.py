@@ -57,13 +57,6 @@ def test_every_request_is_sent_with_the_recent_tail_the_rule_keeps(
     assert compacted >= {"emails", "data", "thinking", "pasted", "unicode", "rules"}
 
 
-KNOWN_BELOW = {("emails", "numbers")}
-"""Where abridged keeps fewer facts of a kind than the reference, and why: at 16k the
-ledger's share (3,600 tokens) holds the prompts of six of the ten emails (about 375 tokens
-each); the numbers written in the four it drops go with them, while the reference sends
-its last 20 messages, four emails, verbatim (docs/evaluation.md, "An outside check")."""
-
-
 def test_every_kind_of_fact_is_kept_at_least_as_the_reference_keeps_it(
     at_16k: dict[str, Any],
 ) -> None:
@@ -74,4 +67,7 @@ def test_every_kind_of_fact_is_kept_at_least_as_the_reference_keeps_it(
         for kind, share in by[name, "langchain"]["facts_final_by_kind"].items():
             if ours[kind] < share:
                 below.add((name, kind))
-    assert below == KNOWN_BELOW
+    # The ten emails' prompts (about 375 tokens each) once took the ledger's room at 16k and
+    # the numbers written in them went with the four it dropped; weighed by the room they take
+    # (docs/ledger.md), the short numbers outlast the long prompts.
+    assert below == set()
