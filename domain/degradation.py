@@ -295,7 +295,8 @@ def plan_degradations(
     if not indices:
         return tuple(truncations), tuple(counts)
     kept = MESSAGE_OVERHEAD + sum(c for i, c in enumerate(counts) if i not in indices)
-    target = max(cap - kept, MIN_BLOCK_TOKENS * len(indices))
+    # Each block at least as `smallest_tokens` counts it, as the room checks do.
+    target = max(cap - kept, sum(min(counts[i], MIN_BLOCK_TOKENS) for i in indices))
     by_index = {t.block_index: t for t in truncations}
     for index, allowed in zip(
         indices, fair_shares([counts[i] for i in indices], target), strict=True

@@ -16,6 +16,7 @@ from abridged.adapters.bootstrap import persistence_env
 from abridged.adapters.importers import import_claude_code
 from abridged.application.auditing import audit_session
 from abridged.application.service import Sessions
+from abridged.domain.degradation import MIN_BLOCK_TOKENS, plan_degradations, smallest_tokens
 from abridged.domain.errors import (
     ContextTooSmallError,
     MisplacedBlockError,
@@ -24,6 +25,7 @@ from abridged.domain.errors import (
 from abridged.domain.messages import Message, Role, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
+from abridged.domain.tokens import MESSAGE_OVERHEAD, block_tokens
 from tests.support.anthropic_rules import assert_valid_request
 from tests.support.builders import TOOLS, exchange, turn, words
 from tests.support.checks import check_request
@@ -409,3 +411,19 @@ def test_system_messages_beside_a_loop_led_by_thinking_never_fail_a_request(
 
     assert refused, "the instructions should have filled the window"
     assert audit_session(app, session_id).ok
+
+
+def test_a_message_of_small_blocks_and_a_large_one_is_shown_at_its_smallest() -> None:
+    # The room checks count a message at its smallest: its small blocks whole, each large one
+    # at `MIN_BLOCK_TOKENS`. Its reduction must reach that, not stop at `MIN_BLOCK_TOKENS`
+    # for every block, which left the large one whole beside three small ones.
+    message = Message.assistant(
+        "Looking.",
+        ToolUseBlock("toolu_1", "run_command", {"command": "ls"}),
+        ToolUseBlock("toolu_2", "run_command", {"command": words(150)}),
+        ToolUseBlock("toolu_3", "run_command", {"command": "make"}),
+    )
+    counts = [block_tokens(block, COUNTER.count) for block in message.content]
+    _, shown = plan_degradations(message, 0, COUNTER.count, counts)
+    assert MESSAGE_OVERHEAD + sum(shown) <= smallest_tokens(message, counts)
+    assert shown[2] <= MIN_BLOCK_TOKENS < counts[2]
