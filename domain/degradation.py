@@ -224,18 +224,7 @@ def shaped(
         # the messages between (no cut falls between them): room for all at their smallest.
         irreducible += sum(smallest_tokens(e.message, e.block_tokens) for e in span)
     if message.role is Role.SYSTEM:
-        # An instruction stays in every later request: beside the others, it must leave room
-        # for the user turn it follows, shown at its smallest, and, when that turn answers
-        # tool calls, for the call that is sent with it (its thinking kept whole).
-        irreducible += (
-            irreducible_tokens(previous.message, previous.block_tokens) + MIN_BLOCK_TOKENS
-            if previous is not None
-            else MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS
-        )
-        if previous is not None and previous.message.tool_results and len(retained) > 1:
-            # Read only here: the entry before the last may not be loaded yet.
-            made = retained[-2]
-            irreducible += smallest_tokens(made.message, made.block_tokens)
+        irreducible += turn_room(retained)
     check_room(
         limits,
         system_tokens,
@@ -295,7 +284,8 @@ def plan_degradations(
     if not indices:
         return tuple(truncations), tuple(counts)
     kept = MESSAGE_OVERHEAD + sum(c for i, c in enumerate(counts) if i not in indices)
-    target = max(cap - kept, MIN_BLOCK_TOKENS * len(indices))
+    # Each block at least as `smallest_tokens` counts it, as the room checks do.
+    target = max(cap - kept, sum(min(counts[i], MIN_BLOCK_TOKENS) for i in indices))
     by_index = {t.block_index: t for t in truncations}
     for index, allowed in zip(
         indices, fair_shares([counts[i] for i in indices], target), strict=True
@@ -394,6 +384,23 @@ def smallest_tokens(message: Message, block_counts: Sequence[int]) -> int:
         for block, tokens in zip(message.content, block_counts, strict=True)
         if message.role is not Role.SYSTEM and reducible(block)
     )
+
+
+def turn_room(retained: Sequence[ShownEntry]) -> int:
+    """Room a system message after `retained` leaves (it stays in every later request): the turn
+    it follows at its smallest, with the calls it answers, and at least a later prompt's."""
+    least = MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS
+    k = len(retained) - 1  # read back past the system messages only: bodies load lazily
+    while k >= 0 and retained[k].message.role is Role.SYSTEM:
+        k -= 1
+    if k < 0:
+        return least
+    turn = retained[k]
+    room = smallest_tokens(turn.message, turn.block_tokens)
+    if turn.message.tool_results and k > 0:
+        made = retained[k - 1]
+        room += smallest_tokens(made.message, made.block_tokens)
+    return max(room, least)
 
 
 def exchange_irreducible(

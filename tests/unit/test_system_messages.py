@@ -16,6 +16,13 @@ from abridged.adapters.bootstrap import persistence_env
 from abridged.adapters.importers import import_claude_code
 from abridged.application.auditing import audit_session
 from abridged.application.service import Sessions
+from abridged.domain.context import Entry
+from abridged.domain.degradation import (
+    MIN_BLOCK_TOKENS,
+    plan_degradations,
+    smallest_tokens,
+    turn_room,
+)
 from abridged.domain.errors import (
     ContextTooSmallError,
     MisplacedBlockError,
@@ -24,6 +31,7 @@ from abridged.domain.errors import (
 from abridged.domain.messages import Message, Role, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
+from abridged.domain.tokens import MESSAGE_OVERHEAD, block_tokens
 from tests.support.anthropic_rules import assert_valid_request
 from tests.support.builders import TOOLS, exchange, turn, words
 from tests.support.checks import check_request
@@ -409,3 +417,69 @@ def test_system_messages_beside_a_loop_led_by_thinking_never_fail_a_request(
 
     assert refused, "the instructions should have filled the window"
     assert audit_session(app, session_id).ok
+
+
+@pytest.mark.parametrize("long_input", [100, 150])
+def test_an_instruction_after_several_tool_results_leaves_room_for_each_of_them(
+    long_input: int,
+) -> None:
+    # Found by the property with long instructions: thirteen fill most of the window, then a
+    # reply calls three tools, their three long results come back, and one more instruction
+    # follows. Its room check counted the results it follows as one reduced block, though
+    # each is shown in one, and the call at its smallest, though a floor for each of its
+    # blocks (its small ones too) left its long input whole: accepted, it left every later
+    # request unpreparable (`ContextOverflowError`). It is refused now, writing nothing;
+    # an instruction accepted always leaves the next request valid.
+    app = service()
+    session_id = start(app)
+    app.append_message(session_id, Message.user("Fix the build."))
+    for k in range(13):
+        app.append_message(session_id, Message.system(f"Rule {k}: {words(150)}"))
+    check_request(app.prepare_request(session_id), COUNTER)
+    calls = [
+        ToolUseBlock("toolu_1", "run_command", {"command": "ls"}),
+        ToolUseBlock("toolu_2", "run_command", {"command": words(long_input)}),
+        ToolUseBlock("toolu_3", "run_command", {"command": "make"}),
+    ]
+    app.record_reply(session_id, Message.assistant("Looking.", *calls))
+    results = [ToolResultBlock(call.id, words(300)) for call in calls]
+    app.append_message(session_id, Message.user(*results))
+    accepted(app, session_id, Message.system(f"Rule 13: {words(150)}"))
+    check_request(app.prepare_request(session_id), COUNTER)
+    assert audit_session(app, session_id).ok
+
+
+def test_an_instruction_after_another_leaves_room_for_the_turn_both_follow() -> None:
+    # The second of two instructions after tool results counts the results (each at its
+    # smallest) and the calls they answer, as the first does; not the first instruction,
+    # which is in view already. And at least what a later prompt needs.
+    calls = [ToolUseBlock(f"toolu_{k}", "run_command", {"command": words(60)}) for k in range(3)]
+    results = [ToolResultBlock(c.id, words(40)) for c in calls]
+    made, answered = Message.assistant(*calls), Message.user(*results)
+    entries = [
+        Entry(k, m, 0, tuple(block_tokens(b, COUNTER.count) for b in m.content))
+        for k, m in enumerate([Message.user("Go."), made, answered, Message.system(RULE)])
+    ]
+    room = turn_room(entries[:3])
+    assert room == smallest_tokens(answered, entries[2].block_tokens) + smallest_tokens(
+        made, entries[1].block_tokens
+    )
+    assert room > MESSAGE_OVERHEAD + 3 * MIN_BLOCK_TOKENS
+    assert turn_room(entries) == room
+    assert turn_room(entries[:1]) == MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS
+
+
+def test_a_message_of_small_blocks_and_a_large_one_is_shown_at_its_smallest() -> None:
+    # The room checks count a message at its smallest: its small blocks whole, each large one
+    # at `MIN_BLOCK_TOKENS`. Its reduction must reach that, not stop at `MIN_BLOCK_TOKENS`
+    # for every block, which left the large one whole beside three small ones.
+    message = Message.assistant(
+        "Looking.",
+        ToolUseBlock("toolu_1", "run_command", {"command": "ls"}),
+        ToolUseBlock("toolu_2", "run_command", {"command": words(150)}),
+        ToolUseBlock("toolu_3", "run_command", {"command": "make"}),
+    )
+    counts = [block_tokens(block, COUNTER.count) for block in message.content]
+    _, shown = plan_degradations(message, 0, COUNTER.count, counts)
+    assert MESSAGE_OVERHEAD + sum(shown) <= smallest_tokens(message, counts)
+    assert shown[2] <= MIN_BLOCK_TOKENS < counts[2]
