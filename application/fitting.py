@@ -18,11 +18,12 @@ from abridged.application.compactor import Compactor
 from abridged.application.notices import Notice, breakdown_of
 from abridged.application.service_ports import ServicePorts
 from abridged.domain import planner
-from abridged.domain.degradation import message_cap, plan_reshowing, salient_of
+from abridged.domain.degradation import message_cap, salient_of
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.planner import Decision
 from abridged.domain.preparation import PreparationPlan, plan_preparation
 from abridged.domain.pruning import PrunePlan
+from abridged.domain.reshowing import plan_reshowing
 from abridged.domain.session import Session
 from abridged.domain.vocabulary import Trigger
 from abridged.domain.whole_prompts import PromptReduction
@@ -121,7 +122,7 @@ class PreparationSteps:
 
     def reshow_for_window(self, session: Session, reason: str) -> bool:
         """Reduces the retained messages shown over the cap of the session's current window
-        (`degradation.plan_reshowing`); whether any was."""
+        (`reshowing.plan_reshowing`); whether any was."""
         cap = message_cap(
             session.limits,
             session.system_tokens,

@@ -17,11 +17,11 @@ import attrs
 from eventsourcing.persistence import JSONTranscoder, Transcoder, Transcoding
 
 from abridged.domain.context import Entry, SummaryChunk
-from abridged.domain.degradation import ReshownMessage
 from abridged.domain.ledger import LedgerEntry
 from abridged.domain.messages import Message
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput
+from abridged.domain.reshowing import ReshownMessage
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.truncation import Replacement, Truncation
 from abridged.domain.usage import Usage

@@ -24,8 +24,6 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-import attrs
-
 from abridged.domain.errors import ContextTooSmallError
 from abridged.domain.messages import (
     SERVER_TOOL_RESULT_TYPES,
@@ -409,42 +407,12 @@ def exchange_irreducible(
     previous: Message | None,
     previous_counts: Sequence[int],
 ) -> int:
-    """Irreducible tokens of the exchange `message` closes: a user message answering tool
-    calls is sent with the assistant message that made them."""
-    own = irreducible_tokens(message, counts)
-    if message.role is Role.USER and message.tool_results and previous is not None:
-        return own + irreducible_tokens(previous, previous_counts)
+    """Tokens of the exchange `message` closes at its smallest: a user message (its
+    reducible blocks shown at their least, as the planner shows them) and, answering tool
+    calls, the assistant message that made them; another message's irreducible tokens."""
+    if message.role is not Role.USER:
+        return irreducible_tokens(message, counts)
+    own = smallest_tokens(message, counts)
+    if message.tool_results and previous is not None:
+        return own + smallest_tokens(previous, previous_counts)
     return own
-
-
-@attrs.frozen
-class ReshownMessage:
-    """A retained message shown reduced again, for a smaller window: all its truncations
-    and its blocks' shown counts."""
-
-    position: int
-    truncations: tuple[Truncation, ...]
-    block_tokens: tuple[int, ...]
-
-
-def plan_reshowing(
-    entries: Sequence[ShownEntry],
-    cap: int,
-    count: CountText,
-    salient: tuple[int, int] = (0, 1),
-) -> tuple[ReshownMessage, ...]:
-    """The retained messages shown in more than `cap` tokens, each reduced to fit it: after
-    the window shrank (the provider enforces a smaller one, or a reconfigure), a message
-    degraded for the old window would leave every request too long; a prompt shown whole
-    (`whole_prompts`) is reduced when the context must shrink. `salient` as for
-    `plan_degradations`."""
-    reshown: list[ReshownMessage] = []
-    for entry in entries:
-        if entry.shown_tokens <= cap or entry.replacements:
-            continue  # a pruned or downgraded message is shown by its replacements
-        truncations, counts = plan_degradations(
-            entry.message, cap, count, entry.block_tokens, entry.truncations, salient
-        )
-        if sum(counts) < sum(entry.block_tokens):
-            reshown.append(ReshownMessage(entry.position, truncations, counts))
-    return tuple(reshown)

@@ -20,11 +20,11 @@ from eventsourcing.domain import Aggregate
 
 from abridged.domain.capabilities import capabilities_for
 from abridged.domain.context import Entry, SummaryChunk
-from abridged.domain.degradation import ReshownMessage
 from abridged.domain.ledger import LedgerEntry, patched
 from abridged.domain.messages import Message
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput
+from abridged.domain.reshowing import ReshownMessage
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.truncation import Truncation
 from abridged.domain.usage import Usage, moving_calibration, observed_ratio

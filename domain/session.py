@@ -25,12 +25,13 @@ from eventsourcing.domain import Aggregate
 
 from abridged.domain import events
 from abridged.domain.context import Entry, SummaryChunk, leads_with_compaction, raw_estimate
-from abridged.domain.degradation import ReshownMessage, shaped
+from abridged.domain.degradation import shaped
 from abridged.domain.ledger import LedgerUpdate, changes, check_update
 from abridged.domain.messages import Message, Role, WireBlock
 from abridged.domain.planner import CompactionOutcome, Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.reconfiguration import Reconfiguring
+from abridged.domain.reshowing import ReshownMessage
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.tokens import MESSAGE_OVERHEAD, CountText, block_tokens
 from abridged.domain.turn_context import TurnContexts
@@ -314,7 +315,7 @@ class Session(Reconfiguring, TurnContexts, Aggregate):
     MessagesReshown: TypeAlias = events.MessagesReshown
 
     def reshow(self, messages: tuple[ReshownMessage, ...], cap: int, reason: str) -> None:
-        """Shows retained messages reduced again (`degradation.plan_reshowing`)."""
+        """Shows retained messages reduced again (`reshowing.plan_reshowing`)."""
         if messages:
             self.trigger_event(self.MessagesReshown, messages=messages, cap=cap, reason=reason)
 

@@ -21,7 +21,6 @@ import attrs
 
 from abridged.domain.capabilities import capabilities_for
 from abridged.domain.context import Entry, SummaryChunk, calibrated, raw_estimate
-from abridged.domain.degradation import ReshownMessage
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.indexes import (
     TailIndexes,
@@ -36,6 +35,7 @@ from abridged.domain.messages import Message, RedactedThinkingBlock, Role, Think
 from abridged.domain.planner import Decision
 from abridged.domain.pruning import output_tokens, prunable_tokens
 from abridged.domain.replies import shown_reply
+from abridged.domain.reshowing import ReshownMessage
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.tail import DeferredTail, TailSource, entry_itself, shown_message_of
 from abridged.domain.validation import check_blocks, check_next

@@ -176,6 +176,26 @@ def test_thinking_too_large_to_send_back_is_refused_when_appended_and_nothing_is
     assert len(app.history(session_id)) == before
 
 
+def test_a_prompt_of_more_blocks_than_the_room_can_show_is_refused_not_left_unsendable() -> None:
+    # The system prompt leaves a few hundred tokens: a prompt of two long texts is shown
+    # reduced, but twelve cannot be shown even at their smallest (each block keeps a marker
+    # and a little of each end): accepting it would make every later request fail.
+    app = real_app()
+    session_id = app.start_session(
+        model="m", context_window=4_000, max_output_tokens=1_000, system=" ".join(["rule"] * 2_600)
+    )
+    long = " ".join(["word"] * 400)
+
+    with pytest.raises(ContextTooSmallError) as raised:
+        app.append_message(session_id, Message.user(*[TextBlock(long) for _ in range(12)]))
+
+    assert raised.value.irreducible_tokens == 4 + 12 * 48
+    assert len(app.history(session_id)) == 1  # only the start: nothing was written
+    app.append_message(session_id, Message.user(TextBlock(long), TextBlock(long)))
+    body = check_request(app.prepare_request(session_id), COUNTER)
+    assert len(body["messages"][0]["content"]) == 2
+
+
 def test_unknown_blocks_are_never_changed_even_beside_a_huge_text() -> None:
     app = real_app()
     session_id = app.start_session(model="m", context_window=8_000, max_output_tokens=1_000)
