@@ -1068,7 +1068,7 @@ class _Checker:
                 )
             waiting = [u for u in uses if u not in answered]
             last = position == len(self.messages) - 1
-            following = self.next_spoken(position)
+            following = self.next_spoken(position) if waiting else None
             carried = last or (
                 following is not None
                 and (
@@ -1093,9 +1093,9 @@ class _Checker:
 
     def next_spoken(self, position: int) -> Mapping[str, Any] | None:
         """The next user or assistant message after `position`, if any."""
-        for message in self.messages[position + 1 :]:
-            if message.get("role") in ROLES:
-                return message
+        for k in range(position + 1, len(self.messages)):  # no slice: called per message
+            if self.messages[k].get("role") in ROLES:
+                return self.messages[k]
         return None
 
     # -- tool pairing ----------------------------------------------------------------------
