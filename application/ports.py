@@ -37,6 +37,14 @@ class TokenCounter(Protocol):
         ...
 
 
+def approximates(counter: TokenCounter) -> bool:
+    """Whether `counter` approximates the model's tokenizer (its `approximate` attribute; a
+    counter without one does): a session then starts its calibration at the model's
+    `tokenizer_ratio`, and a counter exact for the model (the provider's own count, a test's
+    definition of a token) starts it at 1.0."""
+    return bool(getattr(counter, "approximate", True))
+
+
 class TokenCounterError(SessionError):
     """The token counter raised, or returned what is not a token count (negative, not a
     number); nothing of the command was written, and it can run again once it counts."""

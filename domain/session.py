@@ -66,6 +66,7 @@ class Session(Reconfiguring, TurnContexts, Aggregate):
         origin: SessionOrigin | None = None,
         parent_summary: SummaryChunk | None = None,
         thinking_bound: bool = False,
+        tokenizer_ratio: float = 1.0,
     ) -> None:
         """Starts a session (`Started`): `Session(...)` records the event with these fields,
         and `Started.apply` sets the state, as it does for every later replay."""
