@@ -345,9 +345,13 @@ class Compactor:
     def _ledger(self, session: Session, decision: Decision) -> LedgerUpdate | None:
         """The facts ledger after this compaction: the summarized messages' facts merged
         into the session's, as a segment appended to the earlier ones, or all consolidated
-        within the decision's room (`None` when the ledger is off)."""
+        within the decision's room (`None` when it holds nothing and gets no room)."""
         if decision.ledger_max_tokens <= 0:
-            return None
+            # No room (or the ledger turned off) while it holds entries: they all go, named
+            # in the event, since the request was fitted without them.
+            if not session.ledger_tokens:
+                return None
+            return ledger.consolidate(session.ledger, 0, self.ports.counter.count)
         key = (session.id, session.version, decision)
         last = self._last_ledger
         if last is not None and last[0] == key:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 from uuid import UUID
 
 import pytest
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.simulation.cache import PromptCache, request_blocks
 from abridged.application.service import Sessions
+from abridged.domain import planner
 from abridged.domain.ledger import (
     CONSOLIDATION_SLACK,
     CONTINUED,
@@ -40,8 +42,9 @@ from abridged.domain.messages import Message, Role, TextBlock, ToolResultBlock, 
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.tokens import text_block_tokens
+from abridged.domain.usage import Usage
 from tests.support.builders import TOOLS, turn, words
-from tests.support.checks import feed
+from tests.support.checks import check_request, feed
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 
 COUNTER = FakeTokenCounter()
@@ -347,6 +350,41 @@ def test_the_ledger_is_carried_across_compactions(
     assert any(e.text == "Request number 0" for e in session.ledger)
     prepared_first = app.session(session_id)
     assert prepared_first.ledger_tokens == updates[-1].tokens
+
+
+def test_a_compaction_that_leaves_the_ledger_no_room_drops_it_and_the_request_fits(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Past a calibration above 1, the tail can leave the ledger less than one raw token
+    # (`int(left / calibration)` is 0): the request was fitted without the ledger, so the
+    # one the session holds must go too, every entry named, not stay in view.
+    session_id = start(app, 3_000)
+    feed(app, session_id, [m for i in range(12) for m in turn(f"Ask {i}", [words(120)])], COUNTER)
+    app.append_message(session_id, Message.user("Next?"))
+    app.prepare_request(session_id)
+    raw = app.session(session_id).raw_estimate()
+    app.record_reply(session_id, Message.assistant("On it."), Usage(input_tokens=2 * raw))
+    app.append_message(session_id, Message.user("And now?"))
+    held = {e.key for e in app.session(session_id).ledger}
+    assert held
+    real = planner.tail_first
+
+    def no_room_left(*args: Any) -> tuple[int, int, str]:
+        cut, _, reason = real(*args)
+        return cut, 1, reason
+
+    monkeypatch.setattr(planner, "tail_first", no_room_left)
+    app.request_compaction(session_id)
+    prepared = app.prepare_request(session_id)
+
+    session = app.session(session_id)
+    update = [e for e in app.history(session_id) if isinstance(e, Session.LedgerUpdated)][-1]
+    assert prepared.compaction is not None
+    assert session.calibration > 1
+    assert session.ledger == []
+    assert session.ledger_tokens == 0
+    assert {e.key for e in update.dropped} >= held
+    check_request(prepared, COUNTER, session.calibration)
 
 
 @settings(max_examples=25, deadline=None)
