@@ -57,11 +57,14 @@ def test_every_request_is_sent_with_the_recent_tail_the_rule_keeps(
     assert compacted >= {"emails", "data", "thinking", "pasted", "unicode", "rules"}
 
 
-KNOWN_BELOW = {("emails", "numbers")}
-"""Where abridged keeps fewer facts of a kind than the reference, and why: at 16k the
-ledger's share (3,600 tokens) holds the prompts of six of the ten emails (about 375 tokens
-each); the numbers written in the four it drops go with them, while the reference sends
-its last 20 messages, four emails, verbatim (docs/evaluation.md, "An outside check")."""
+KNOWN_BELOW: set[tuple[str, str]] = set()
+"""Where abridged keeps fewer facts of a kind than the reference, and why. Until the
+measure counted numbers after words of other scripts too (issue 21's values), the emails'
+numbers were below: at 16k the ledger's share (3,600 tokens) holds the prompts of six of
+the ten emails (about 375 tokens each) and the numbers of the four it drops go with them,
+while the reference sends its last 20 messages verbatim (docs/evaluation.md, "An outside
+check"). They still go; counted with the others, abridged keeps 0.78 of the numbers and the
+reference 0.76."""
 
 
 def test_every_kind_of_fact_is_kept_at_least_as_the_reference_keeps_it(
