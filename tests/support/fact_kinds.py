@@ -44,7 +44,9 @@ from abridged.adapters.simulation.facts import Fact
 from abridged.domain.messages import Message, Role, TextBlock
 
 KIND_PATTERNS: dict[str, re.Pattern[str]] = {
-    "email": re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}(?![\w-])"),
+    "email": re.compile(
+        r"(?<![A-Za-z0-9.+_-])[A-Za-z0-9.+_-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}(?![\w-])"
+    ),
     "date": re.compile(
         r"(?<![\d.:/-])(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2})?)?"
         r"|\d{1,2}[/.]\d{1,2}[/.]\d{2,4}|\d{1,2}:\d{2}(?::\d{2})?)(?![\d.:/-]?\d)"
@@ -63,7 +65,7 @@ KIND_PATTERNS: dict[str, re.Pattern[str]] = {
         r"[$€£¥₹₩₽]\s?\d[\d,.]*\d|\b\d[\d,.]*\s?(?:USD|EUR|GBP|JPY|INR|KRW|RUB|AED|SAR|CNY)\b"
     ),
     "env": re.compile(
-        r"\$\{?[A-Za-z_][A-Za-z0-9_]{2,}\}?|(?<![\w$])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:=[^\s`'\"]+)?",
+        r"\$\{?[A-Za-z_][A-Za-z0-9_]{2,}\}?|(?<![\w$])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:=[^\s`'\",;]*[^\s`'\",;.:!?)])?",
         re.ASCII,
     ),
     "host": re.compile(
