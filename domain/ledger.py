@@ -147,7 +147,7 @@ SECTIONS: tuple[tuple[str, tuple[LedgerKind, ...]], ...] = (
     ("Commands run (✗ failed)", ("command-failed", "command")),
     ("Other tool calls, with their arguments", ("call",)),
     ("Error lines, quoted from tool outputs", ("error",)),
-    ("Names and values", ("identifier", "number")),
+    ("Names and values", ("identifier", "number", "value")),
     ("Links", ("url",)),
 )
 

@@ -11,7 +11,7 @@ import attrs
 
 LedgerKind = str
 """`request`, `constraint`, `file-read`, `file-modified`, `file-created`, `command`,
-`command-failed`, `call`, `error`, `identifier`, `url` or `number`."""
+`command-failed`, `call`, `error`, `identifier`, `url`, `number` or `value`."""
 
 KINDS: tuple[LedgerKind, ...] = (
     "request",
@@ -26,6 +26,7 @@ KINDS: tuple[LedgerKind, ...] = (
     "identifier",
     "url",
     "number",
+    "value",
 )
 PRIORITY: Mapping[LedgerKind, int] = {
     "number": 1,
@@ -36,6 +37,7 @@ PRIORITY: Mapping[LedgerKind, int] = {
     "error": 2,
     "command-failed": 2,
     "url": 2,
+    "value": 2,
     "file-modified": 3,
     "file-created": 3,
     "request": 4,

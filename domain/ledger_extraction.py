@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from abridged.domain.ledger_entry import LedgerEntry, LedgerKind, merge, outranks
+from abridged.domain.ledger_values import VALUE_CHARS, script_numbers, values
 from abridged.domain.messages import (
     JSON,
     Message,
@@ -71,7 +72,7 @@ BACKTICKED = re.compile(r"`([^`\n]{3,80})`")
 FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
 URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
 NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?")
-"""A number of two or more digits with the word before it: `port 8080`, `timeout: 30`."""
+"""A number of two or more digits with the Latin word before it: `port 8080`, `timeout: 30`."""
 
 
 ERROR_WORD = re.compile(r"Error|Exception|error|ERROR|FAILED|fatal:|panic:|Traceback")
@@ -224,15 +225,20 @@ def stated_rules(text: str) -> list[str]:
 
 
 def _named(text: str, position: int, *, backticks: bool) -> Iterable[LedgerEntry]:
-    """The names (in backticks, flags), URLs and numbers a piece of prose gives."""
-    if backticks:
-        yield from _backticked(text, position)
-    for flag in FLAG.findall(text):
-        yield LedgerEntry("identifier", flag[:NAME_CHARS], position, position)
-    for url in _urls(text):
-        yield LedgerEntry("url", url, position, position)
-    for number in NUMBER.findall(text):
-        yield LedgerEntry("number", number[:NAME_CHARS], position, position)
+    """The names (in backticks, flags), URLs, numbers and values a piece of prose gives."""
+    named = list(_backticked(text, position)) if backticks else []
+    named += [
+        LedgerEntry("identifier", f[:NAME_CHARS], position, position) for f in FLAG.findall(text)
+    ]
+    named += [LedgerEntry("url", url, position, position) for url in _urls(text)]
+    numbers = NUMBER.findall(text) + script_numbers(text)
+    named += [LedgerEntry("number", n[:NAME_CHARS], position, position) for n in numbers]
+    yield from named
+    # A value already in backticks, or the whole of a name, is not listed twice.
+    shown = {e.text for e in named}
+    for value in dict.fromkeys(values(text)):
+        if value[:VALUE_CHARS] not in shown:
+            yield LedgerEntry("value", value[:VALUE_CHARS], position, position)
 
 
 def _backticked(text: str, position: int) -> Iterable[LedgerEntry]:

@@ -90,8 +90,9 @@ def simulate_command(
     prompt caching (cache write WRITE_RATE x, read READ_RATE x) and the share of the
     transcript's facts (paths, commands, error lines, user requests) the final request and
     the average request still hold verbatim (and, below, by kind: paths, commands, errors,
-    requests, constraints, names, URLs, numbers), and the recent-context depth: how many of
-    the last messages a compacted request sends whole. See docs/evaluation.md.
+    requests, constraints, names, URLs, numbers, arguments, values), and the recent-context
+    depth: how many of the last messages a compacted request sends whole. See
+    docs/evaluation.md.
     """
     for name, rate in (("--write-rate", write_rate), ("--read-rate", read_rate)):
         if not math.isfinite(rate):
@@ -206,6 +207,7 @@ KIND_LABELS = {
     "urls": "url",
     "numbers": "num",
     "arguments": "arg",
+    "values": "val",
 }
 
 

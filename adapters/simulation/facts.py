@@ -20,7 +20,15 @@ task would need again, verbatim:
   (3 to 80 characters), and command-line flags (`--name`) in its text or the user's prompts;
 - **urls**: `http(s)://` addresses in user prompts, the agent's text and tool inputs;
 - **numbers**: a number of two or more digits with the word before it (`port 8080`,
-  `timeout: 30`), in user prompts and the agent's text;
+  `timeout: 30`, and after a word of another script: `списали 2469`, `金額3480`), in user
+  prompts and the agent's text;
+- **values**: exact values of a shape that says what they are, in user prompts and the
+  agent's text: email addresses, ISO dates and date-times, `21/05/2024`, clock times,
+  versions (`v1.2`, `3.11.4`), hex hashes of 7 to 64 digits with a letter and a digit,
+  ticket and order ids (`ORD-12345`, `#1234`), codes of 5 to 12 capitals and digits holding
+  both (`JG7FMM`), environment variables and constants (`FOO_BAR=1`, `$HOME`), IPv4
+  addresses and `host:port`, money with its sign or ISO code (`$1,299.00`, `120 USD`); not
+  the date or time that starts a line (a pasted log's timestamps);
 - **arguments**: the values the agent passed to tools other than shells: each string of a
   tool call's input (nested ones too), stripped, on one line, 4 to 80 characters, that is not
   file content, a path input, a `command`/`cmd`, a path-like word or a URL (ids, queries,
@@ -62,6 +70,27 @@ BACKTICKED = re.compile(r"`([^`\n]{3,80})`")
 FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
 URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
 NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?")
+OTHER_SCRIPT_NUMBER = re.compile(r"[^\W\d_A-Za-z]{2,}[ \t]?[:=]?[ \t]?[0-9][0-9.,]*[0-9]%?")
+LOG_TIME = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}.*|[0-9]{1,2}[/.][0-9]{1,2}[/.][0-9]{2,4}|[0-9]{1,2}:[0-9]{2}.*"
+)
+VALUE = re.compile(
+    r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}(?![\w-])"  # email
+    r"|(?<![0-9.:/-])(?:[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?)?"
+    r"|[0-9]{1,2}[/.][0-9]{1,2}[/.][0-9]{2,4}|[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?)"
+    r"(?![.:/-]?[0-9])"  # dates and times
+    r"|(?<![A-Za-z0-9_.])(?:v[0-9]+(?:\.[0-9]+)+|[0-9]+\.[0-9]+\.[0-9]+)(?:-[A-Za-z0-9.]+)?"
+    r"(?![.]?[A-Za-z0-9_])"  # versions
+    r"|(?<![A-Za-z0-9_-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,64}(?![A-Za-z0-9_-])"
+    r"|(?<![A-Za-z0-9_-])(?!\d+[KMGT]?B\b)(?:[A-Z][A-Z0-9]{1,9}-[0-9]{2,}"
+    r"|(?=[A-Z0-9]*[0-9])(?=[A-Z0-9]*[A-Z])[A-Z0-9]{5,12})(?![A-Za-z0-9_-])"  # ids, codes
+    r"|[$€£¥₹₩₽]\s?[0-9][0-9,.]*[0-9]"
+    r"|\b[0-9][0-9,.]*\s?(?:USD|EUR|GBP|JPY|INR|KRW|RUB|AED|SAR|CNY|CHF)\b"  # money
+    r"|\$\{?[A-Za-z_][A-Za-z0-9_]{2,}\}?"
+    r"|(?<![A-Za-z0-9_$])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:=[^\s`'\",;]*[^\s`'\",;.:!?)])?"  # env
+    r"|(?<![A-Za-z0-9_.])(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?::[0-9]{2,5})?"
+    r"|[A-Za-z][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*:[0-9]{2,5})(?![A-Za-z0-9_.])"  # hosts
+)
 MIN_FACT_CHARS = 4
 ARGUMENT_CHARS = 80
 CONTENT_INPUTS = frozenset(
@@ -135,7 +164,7 @@ def extract_facts(messages: Sequence[Message]) -> tuple[Fact, ...]:
 def _named(
     text: str, position: int, add: Callable[[str, str, int], None], *, backticks: bool
 ) -> None:
-    """The identifiers, flags, URLs and numbers a piece of prose names."""
+    """The identifiers, flags, URLs, numbers and values a piece of prose names."""
     if backticks:
         for name in BACKTICKED.findall(text):
             add("identifiers", name, position)
@@ -143,8 +172,13 @@ def _named(
         add("identifiers", flag, position)
     for url in URL.findall(text):
         add("urls", url.rstrip(".,;:!?"), position)
-    for number in NUMBER.findall(text):
+    for number in NUMBER.findall(text) + OTHER_SCRIPT_NUMBER.findall(text):
         add("numbers", number, position)
+    for match in VALUE.finditer(text):
+        # A date or time that starts a line is a log's timestamp, not a value anyone stated.
+        head = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
+        if not (LOG_TIME.fullmatch(match.group(0)) and not head.strip(" \t[(")):
+            add("values", match.group(0), position)
 
 
 def _argument_values(inputs: Mapping[str, Any]) -> Iterable[str]:

@@ -24,6 +24,7 @@ DOMAIN_MAY_IMPORT = {
     "math",
     "re",
     "typing",
+    "unicodedata",
     "uuid",
     "eventsourcing.domain",
     "dataclasses",

@@ -118,4 +118,6 @@ def test_after_compactions_a_request_still_holds_the_whole_task_where_the_window
     # Where the ledger's share cannot hold it, its head stays and the end goes.
     small = run(8_000)
     assert "Fix the regression in the config reader." in small
-    assert COMMIT not in small
+    assert "It was introduced by commit" not in small
+    # The values its end names are kept on their own lines (`value` entries).
+    assert COMMIT in small

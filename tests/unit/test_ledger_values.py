@@ -1,0 +1,92 @@
+"""The exact values a ledger keeps from prose (issue 21): ids, dates, versions, hashes, money,
+environment variables, hosts, emails, and numbers after a word of any script."""
+
+from __future__ import annotations
+
+import pytest
+
+from abridged.domain.ledger import extract
+from abridged.domain.ledger_values import VALUE, script_numbers
+from abridged.domain.messages import Message, Role, TextBlock
+
+
+def said(text: str) -> list[tuple[str, str]]:
+    """The (kind, text) entries of one assistant message saying `text`."""
+    message = Message(Role.ASSISTANT, (TextBlock(text),))
+    return [(e.kind, e.text) for e in extract([(0, message)])]
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("Номер заявки: INC-108602. Ответ придёт завтра.", ["INC-108602"]),
+        ("注文ORD-12345を2024-05-21 10:30に発送しました。", ["ORD-12345", "2024-05-21 10:30"]),
+        ("رقم الحجز JG7FMM بتاريخ 2024-05-21، المبلغ 120 USD", ["JG7FMM", "2024-05-21", "120 USD"]),
+        ("ऑर्डर ORD-998877 का भुगतान ₹4,500 हुआ", ["ORD-998877", "₹4,500"]),
+        ("예약번호 KX4P2Q, 합계 ₩45,000", ["KX4P2Q", "₩45,000"]),
+        (
+            "Set FOO_BAR=1 and $HOME, ${API_KEY}; mail a.b+c@example.co.uk.",
+            ["FOO_BAR=1", "$HOME", "${API_KEY}", "a.b+c@example.co.uk"],
+        ),
+        (
+            "Commit a1b2c3d is on v1.2.3, built with 3.11.4-rc1.",
+            ["a1b2c3d", "v1.2.3", "3.11.4-rc1"],
+        ),
+        (
+            "The db is at 10.0.0.5:5432, the app on localhost:8080; $1,299.00 or €45 (#1234).",
+            ["10.0.0.5:5432", "localhost:8080", "$1,299.00", "€45", "#1234"],
+        ),
+        (
+            "See JIRA-123 and the meeting at 09:15 on 21/05/2024.",
+            ["JIRA-123", "09:15", "21/05/2024"],
+        ),
+    ],
+)
+def test_values_are_found_whatever_the_script_around_them(text: str, values: list[str]) -> None:
+    assert VALUE.findall(text) == values
+    assert [t for k, t in said(text) if k == "value"] == values
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I changed 2 files and 3 tests in 2024.",  # prose numbers, a year
+        "The file is 330KB; it reads 3.14 and e.g. 12.5%.",  # a size, decimals
+        "See https://github.com/o/r/commit/abc1234def and src/app.py:214.",  # in a URL, a path
+        "The word deadbeef has no digit; x2ab1c3d4 is glued to a letter.",
+        "Values glued to Latin letters: fooORD-12345 and abcv1.2.3.",
+    ],
+)
+def test_prose_numbers_and_parts_of_longer_words_are_not_values(text: str) -> None:
+    assert [t for k, t in said(text) if k == "value"] == []
+
+
+def test_a_value_in_backticks_is_listed_once_as_a_name() -> None:
+    entries = said("The order `ORD-12345` shipped; ORD-12345 is paid.")
+    assert [e for e in entries if e[1] == "ORD-12345"] == [("identifier", "ORD-12345")]
+
+
+def test_a_pasted_logs_line_timestamps_are_not_values_but_a_stated_time_is() -> None:
+    log = "\n".join(f"2026-11-27 10:{k:02d}:00 INFO worker {k}" for k in range(30))
+    prompt = Message(Role.USER, (TextBlock(log + "\n" + "x " * 1_000 + "\nRetry at 11:45."),))
+    values = [e.text for e in extract([(0, prompt)]) if e.kind == "value"]
+    assert values == ["11:45"]
+
+
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        ("Скорость упала, должно быть 100, списали 2469 рублей", ["быть 100", "списали 2469"]),
+        ("金額3480円、合計: 12800", ["金額3480", "合計: 12800"]),
+        ("राशि 4500 रुपये, कीमत: 99%", ["राशि 4500", "कीमत: 99%"]),  # vowel signs are marks
+        ("المبلغ 120 ريال", ["المبلغ 120"]),
+        ("в 2024 году, 5 дней, 2024-05-21", []),  # a one-letter word, one digit, a date
+    ],
+)
+def test_numbers_after_a_word_of_any_script(text: str, numbers: list[str]) -> None:
+    assert script_numbers(text) == numbers
+    assert [t for k, t in said(text) if k == "number"] == numbers
+
+
+def test_a_latin_number_is_still_taken_with_its_word() -> None:
+    assert ("number", "port 8080") in said("It listens on port 8080.")

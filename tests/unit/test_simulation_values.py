@@ -1,0 +1,49 @@
+"""`simulate`'s `values` kind (issue 21): exact values in prompts and the agent's text, found
+whatever the script around them, and reported by kind for every strategy."""
+
+from __future__ import annotations
+
+from abridged.adapters.cli.simulate import KIND_LABELS
+from abridged.adapters.simulation.facts import extract_facts
+from abridged.domain.messages import Message, Role, TextBlock
+
+
+def kinds(*texts: tuple[Role, str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for fact in extract_facts([Message(role, (TextBlock(text),)) for role, text in texts]):
+        found.setdefault(fact.kind, []).append(fact.text)
+    return found
+
+
+def test_values_in_any_script_are_facts_and_prose_numbers_are_not() -> None:
+    found = kinds(
+        (Role.USER, "Номер заявки INC-108602, списали 2469 рублей; 2 files in 2024."),
+        (
+            Role.ASSISTANT,
+            "注文ORD-12345は2024-05-21 10:30に発送、金額3480円。Commit a1b2c3d, v1.2.3.",
+        ),
+        (Role.ASSISTANT, "Set FOO_BAR=1 and mail ops@example.com; db at 10.0.0.5:5432, $1,299.00."),
+    )
+    assert found["values"] == [
+        "INC-108602",
+        "ORD-12345",
+        "2024-05-21 10:30",
+        "a1b2c3d",
+        "v1.2.3",
+        "FOO_BAR=1",
+        "ops@example.com",
+        "10.0.0.5:5432",
+        "$1,299.00",
+    ]
+    assert "списали 2469" in found["numbers"]
+    assert "金額3480" in found["numbers"]
+    assert not any("2024" in n and "-" not in n for n in found["numbers"])
+
+
+def test_a_pasted_logs_line_timestamps_are_not_values() -> None:
+    log = "\n".join(f"2026-11-27 10:{k:02d}:00 INFO worker {k}" for k in range(5))
+    assert kinds((Role.USER, log + "\nRetry at 11:45."))["values"] == ["11:45"]
+
+
+def test_the_report_has_a_column_for_values() -> None:
+    assert KIND_LABELS["values"] == "val"
