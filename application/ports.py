@@ -25,7 +25,9 @@ from abridged.domain.usage import Usage
 
 @runtime_checkable
 class TokenCounter(Protocol):
-    """Counts tokens of text, offline and deterministically."""
+    """Counts tokens of text, offline and deterministically. A counter may say it is exact
+    for the models it is used with (`approximate = False`, `approximates`); by default it
+    approximates, and a session starts its calibration at its model's tokenizer ratio."""
 
     @property
     def name(self) -> str:

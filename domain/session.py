@@ -44,7 +44,6 @@ class Session(Reconfiguring, TurnContexts, Aggregate):
     """One conversation; every change is an event (state: `domain.state.SessionState`)."""
 
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
-
     Event: TypeAlias = events.SessionEvent
     Started: TypeAlias = events.Started
 
