@@ -7,8 +7,9 @@ which models' thinking, whether `role: "system"` messages and tool changes may a
 `messages`, whether the API compacts on its own, the shortest prefix worth a cache
 breakpoint, and how many more tokens than an approximate counter its tokenizer may take (the
 calibration a session starts at). A model missing from the table gets the strictest row
-(`STRICTEST`): a future model is assumed to check every thinking block's prefix, to accept
-nothing it has not been shown to accept, and to count as the newest tokenizer does.
+(`STRICTEST`): a future model is assumed to check every thinking block's prefix and to accept
+nothing it has not been shown to accept; a Claude model missing from it, to count as the
+newest tokenizer does (`NEWEST_CLAUDE`).
 
 Sources (re-read them when a row matters; they change): build-with-claude/preserved-thinking
 and its prefix-checks page, build-with-claude/mid-conversation-system-messages,
@@ -111,8 +112,14 @@ class ModelCapabilities:
         return any(producer.startswith(prefix) for prefix in self.reads_thinking_of)
 
 
-STRICTEST = ModelCapabilities(prefix_bound_thinking=True)
-"""The row of a model the table does not know."""
+STRICTEST = ModelCapabilities(prefix_bound_thinking=True, tokenizer_ratio=1.0)
+"""The row of a model the table does not know. Its tokenizer is not known either: the
+counter's count is taken as it is until replies say (a Claude model gets `NEWEST_CLAUDE`)."""
+
+NEWEST_CLAUDE = attrs.evolve(STRICTEST, tokenizer_ratio=NEW_TOKENIZER_RATIO)
+"""The row of a Claude model the table does not know ("claude" in its name: a newer family,
+or a provider's name for one, such as `anthropic.claude-...` on Bedrock): the strictest, and
+counting as the newest tokenizer does."""
 
 _LEGACY = ModelCapabilities(
     prefix_bound_thinking=False, min_cacheable_tokens=1_024, tokenizer_ratio=1.0
@@ -233,7 +240,10 @@ def capabilities_for(
     model: str, table: Mapping[str, ModelCapabilities] | None = None
 ) -> ModelCapabilities:
     """The row of `model`: the longest prefix of it among the host's `table` and the built-in
-    one (the host's row wins a tie), else `STRICTEST`."""
+    one (the host's row wins a tie), else `NEWEST_CLAUDE` for a Claude model and `STRICTEST`
+    for any other."""
     rows = {**dict(MODEL_CAPABILITIES), **(table or {})}
     matches = [prefix for prefix in rows if model.startswith(prefix)]
-    return rows[max(matches, key=len)] if matches else STRICTEST
+    if matches:
+        return rows[max(matches, key=len)]
+    return NEWEST_CLAUDE if "claude" in model.lower() else STRICTEST

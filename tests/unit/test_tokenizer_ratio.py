@@ -52,7 +52,9 @@ def start(app: Sessions, model: str) -> UUID:
         ("claude-fable-5-1", NEW_TOKENIZER_RATIO),
         ("claude-sonnet-4-6", 1.0),
         ("claude-sonnet-4-5", 1.0),
-        ("a-model-nobody-listed", NEW_TOKENIZER_RATIO),  # the strictest row
+        ("claude-opus-6", NEW_TOKENIZER_RATIO),  # a Claude model the table does not know yet
+        ("anthropic.claude-opus-4-8-v1:0", NEW_TOKENIZER_RATIO),  # a provider's name for one
+        ("openai/openrouter-llama-4-maverick", 1.0),  # another vendor's: its tokenizer unknown
     ],
 )
 def test_a_session_starts_at_its_models_tokenizer_ratio(model: str, ratio: float) -> None:
