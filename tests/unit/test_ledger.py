@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.simulation.cache import PromptCache, request_blocks
 from abridged.application.service import Sessions
-from abridged.domain import planner
+from abridged.domain import cuts, planner
 from abridged.domain.ledger import (
     CONSOLIDATION_SLACK,
     CONTINUED,
@@ -367,7 +367,7 @@ def test_a_compaction_that_leaves_the_ledger_no_room_drops_it_and_the_request_fi
     app.append_message(session_id, Message.user("And now?"))
     held = {e.key for e in app.session(session_id).ledger}
     assert held
-    real = planner.tail_first
+    real = cuts.tail_first
 
     def no_room_left(*args: Any) -> tuple[int, int, str]:
         cut, _, reason = real(*args)
