@@ -4,8 +4,9 @@ does not fit as the session stands.
 
 `PreparationSteps` carries out what the preparation policy (`abridged.domain.preparation`)
 plans there: the prune, the reduction of prompts shown whole that a compaction would
-summarize (`abridged.domain.whole_prompts`), and, when no retained tail fits, the fit steps,
-each recorded on the loaded session. `Preparer` (`preparing`) runs them and goes on to
+summarize (`abridged.domain.whole_prompts`), and, when no retained tail fits, the fit steps
+(the facts ledger made smaller last, when no compaction can fit the request), each recorded
+on the loaded session. `Preparer` (`preparing`) runs them and goes on to
 compact, downgrade reasoning and build the request.
 """
 
@@ -17,7 +18,8 @@ from contextlib import suppress
 from abridged.application.compactor import Compactor
 from abridged.application.notices import Notice, breakdown_of
 from abridged.application.service_ports import ServicePorts
-from abridged.domain import planner
+from abridged.domain import ledger, planner
+from abridged.domain.cuts import ledger_fit
 from abridged.domain.degradation import message_cap, salient_of
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.planner import Decision
@@ -87,7 +89,8 @@ class PreparationSteps:
         """The decision when no tail fits as the session stands: with the prune put off for
         the compaction run first (nothing to cut, or no tail that fits with its outputs whole),
         then every output before the last exchange shown by name (`planner.plan_fit`), then,
-        as the last resort, a cut inside an open loop led by thinking (`cut_loop`). Raises
+        a cut inside an open loop led by thinking (`cut_loop`), then, as the last resort, the
+        facts ledger made smaller when no cut can fit the request (`fit_ledger`). Raises
         `ContextOverflowError` when even that does not fit; what was recorded is then not
         saved. Returns the decision, the outputs pruned and whether messages were shown
         reduced again."""
@@ -104,10 +107,24 @@ class PreparationSteps:
                 decision = planner.decide(session, trigger, extra_tokens, cut_loop=False)
                 return decision, pruned, reshown
         fit = planner.plan_fit(session)
-        if fit is None:
+        if fit is not None:
+            pruned += self.prune(session, fit, extra_tokens, emit)
+        try:
             return planner.decide(session, trigger, extra_tokens), pruned, reshown
-        pruned += self.prune(session, fit, extra_tokens, emit)
+        except ContextOverflowError:
+            if not self.fit_ledger(session, extra_tokens):
+                raise
         return planner.decide(session, trigger, extra_tokens), pruned, reshown
+
+    def fit_ledger(self, session: Session, extra_tokens: int) -> bool:
+        """Consolidates the facts ledger into what a request no compaction can fit leaves it
+        (`cuts.ledger_fit`), its lowest-priority entries dropped, each named in
+        `LedgerUpdated`: whether it did."""
+        room = ledger_fit(session, extra_tokens)
+        if room is None:
+            return False
+        session.update_ledger(ledger.consolidate(session.ledger, room, self.ports.counter.count))
+        return True
 
     def reduce_prompts(self, session: Session, reduction: PromptReduction) -> bool:
         """Shows the prompts of `reduction` at its cap (`whole_prompts.plan_prompt_reduction`):

@@ -1,4 +1,5 @@
-"""Where a retained tail may start, and the error when no cut makes a request fit.
+"""Where a retained tail may start, the room a request no cut can fit leaves the facts
+ledger, and the error when nothing makes a request fit.
 
 A cut never separates a tool call from its result: the retained tail starts at a user prompt,
 or at an assistant message (the summary then leads in a user message of its own), and the
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from abridged.domain.context import ContextView, Entry, calibrated
+from abridged.domain.context import ContextView, Entry, calibrated, chained_lead, raw_estimate
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.limits import Limits
 from abridged.domain.messages import RedactedThinkingBlock, Role, ThinkingBlock
@@ -20,6 +21,7 @@ from abridged.domain.tokens import REQUEST_OVERHEAD
 __all__ = [
     "carried_sums",
     "cut_points",
+    "ledger_fit",
     "overflow_error",
     "recent_room",
     "suffix_sums",
@@ -132,6 +134,22 @@ def recent_room(view: ContextView, suffix: Sequence[int], turn_starts: list[int]
         if wanted <= cap:
             room = max(room, wanted)
     return room
+
+
+def ledger_fit(view: ContextView, extra_tokens: int = 0) -> int | None:
+    """The tokens the facts ledger may keep for the request to fit as the view stands, when
+    it does not and no compaction can make it: a tail that is one exchange (a reply carrying
+    the results of the server calls an earlier one made, with the client calls' results
+    between) has no cut, and the ledger a compaction sized beside part of it gives way, as it
+    does to a tail (`abridged.domain.planner`). `None` when the ledger holds nothing, is not
+    sent (a chained block stands for it), is not what stands in the way, or dropping it all
+    would not be enough."""
+    held = view.ledger_tokens
+    if not held or chained_lead(view.summaries):
+        return None
+    rest = raw_estimate(view) + extra_tokens - held
+    room = int(view.limits.budget / view.calibration) - rest
+    return room if 0 <= room < held else None
 
 
 def overflow_error(limits: Limits, fixed: int, entries: Sequence[Entry]) -> ContextOverflowError:

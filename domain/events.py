@@ -254,7 +254,8 @@ class ApiCompacted(SessionEvent):
 
 
 class LedgerUpdated(SessionEvent):
-    """The facts ledger changed at a compaction: the entries new or changed since the last
+    """The facts ledger changed at a compaction (or, alone, to fit a request no cut can
+    shorten: `abridged.domain.cuts.ledger_fit`): the entries new or changed since the last
     update (`changed`; with `whole`, every entry it holds), how many it holds now, the
     segment appended after the earlier ones (or, `consolidated`, the one segment that
     replaces them), the tokens of all its segments, and every entry it dropped to stay

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from abridged.domain.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -108,7 +109,7 @@ def support_session(seed: int, turns: int) -> list[Message]:
     return messages
 
 
-SESSIONS = {
+SESSIONS: dict[str, Callable[[], list[Message]]] = {
     "ops-values-701": lambda: ops_session(701, 40),
     "support-values-702": lambda: support_session(702, 40),
 }

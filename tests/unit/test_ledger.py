@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.simulation.cache import PromptCache, request_blocks
+from abridged.application.auditing import audit_session
 from abridged.application.service import Sessions
-from abridged.domain import planner
+from abridged.domain import cuts, planner
 from abridged.domain.ledger import (
     CONSOLIDATION_SLACK,
     CONTINUED,
@@ -38,7 +39,14 @@ from abridged.domain.ledger import (
     render_ledger,
     render_line,
 )
-from abridged.domain.messages import Message, Role, TextBlock, ToolResultBlock, ToolUseBlock
+from abridged.domain.messages import (
+    Message,
+    Role,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    WireBlock,
+)
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.tokens import text_block_tokens
@@ -367,7 +375,7 @@ def test_a_compaction_that_leaves_the_ledger_no_room_drops_it_and_the_request_fi
     app.append_message(session_id, Message.user("And now?"))
     held = {e.key for e in app.session(session_id).ledger}
     assert held
-    real = planner.tail_first
+    real = cuts.tail_first
 
     def no_room_left(*args: Any) -> tuple[int, int, str]:
         cut, _, reason = real(*args)
@@ -385,6 +393,67 @@ def test_a_compaction_that_leaves_the_ledger_no_room_drops_it_and_the_request_fi
     assert session.ledger_tokens == 0
     assert {e.key for e in update.dropped} >= held
     check_request(prepared, COUNTER, session.calibration)
+
+
+def test_a_tail_no_cut_can_shorten_gets_the_room_of_the_ledger_it_outgrew(app: Sessions) -> None:
+    # A compaction keeps from a reply that calls a client tool and a server tool, and gives
+    # the ledger what that reply and its results leave. The server tool runs when the results
+    # come back, and the reply holding its result (paused on another call) goes with them: no
+    # cut falls in the tail, so only the ledger can give way. It used to stay and the request
+    # overflow ("message 18 ... cannot fit"); its lowest-priority entries go now, each named.
+    session_id = app.start_session(
+        model="claude-test",
+        context_window=3_000,
+        max_output_tokens=500,
+        system="You are an agent.",
+        tools=TOOLS,
+    )
+    for i in range(4):
+        paths = " ".join(f"src/pkg_{i}/mod_{k}.py" for k in range(100))
+        call = ToolUseBlock(f"toolu_{i}", "run_command", {"command": f"pytest tests/test_{i}.py"})
+        feed(
+            app,
+            session_id,
+            [
+                Message.user(f"Task {i}: {paths}"),
+                Message.assistant(call),
+                Message.user(ToolResultBlock(f"toolu_{i}", words(40))),
+                Message.assistant("Done."),
+            ],
+            COUNTER,
+        )
+    run = {"type": "server_tool_use", "name": "code_execution", "input": {"code": "print(1)"}}
+    ran = {
+        "type": "code_execution_tool_result",
+        "tool_use_id": "srvtoolu_1",
+        "content": {"type": "code_execution_result", "stdout": words(1_000), "stderr": ""},
+    }
+    call = ToolUseBlock("toolu_x", "run_command", {"command": words(1_000)})
+    feed(
+        app,
+        session_id,
+        [
+            Message.user("Now run the whole suite."),
+            Message.assistant(WireBlock.of({**run, "id": "srvtoolu_1"}), call),
+            Message.user(ToolResultBlock("toolu_x", words(1_000))),
+            Message.assistant(WireBlock.of(ran), WireBlock.of({**run, "id": "srvtoolu_2"})),
+        ],
+        COUNTER,
+    )
+    held = app.session(session_id).ledger
+
+    prepared = app.prepare_request(session_id)
+
+    session = app.session(session_id)
+    assert [e.position for e in session.entries] == [17, 18, 19]
+    update = app.history(session_id)[-1]
+    assert isinstance(update, Session.LedgerUpdated)
+    assert update.dropped
+    assert {e.key for e in session.ledger} | {e.key for e in update.dropped} == {
+        e.key for e in held
+    }
+    check_request(prepared, COUNTER, session.calibration)
+    assert audit_session(app, session_id).ok
 
 
 @settings(max_examples=25, deadline=None)
