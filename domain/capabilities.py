@@ -52,7 +52,7 @@ class ModelCapabilities:
     """The API compacts on its own (`compact_20260112`, on-demand `compaction` blocks)."""
     min_cacheable_tokens: int = 4_096
     """The shortest prefix the API caches; a breakpoint on a shorter one is wasted."""
-    tokenizer_ratio: float = NEW_TOKENIZER_RATIO
+    tokenizer_ratio: float = 1.0
     """Where a session's calibration starts, before any reply reports the model's own count,
     when its counter approximates (`TokenCounter.approximate`): how many tokens the model's
     tokenizer may take for one such a counter counts. 1.0 for the models before Opus 4.7."""
@@ -147,6 +147,7 @@ def _current(
         tool_changes=system_messages,
         native_compaction=True,
         min_cacheable_tokens=min_cacheable,
+        tokenizer_ratio=NEW_TOKENIZER_RATIO,
     )
 
 
@@ -174,7 +175,10 @@ MODEL_CAPABILITIES: tuple[tuple[str, ModelCapabilities], ...] = (
     (
         "claude-opus-4-7",
         ModelCapabilities(
-            prefix_bound_thinking=False, native_compaction=True, min_cacheable_tokens=2_048
+            prefix_bound_thinking=False,
+            native_compaction=True,
+            min_cacheable_tokens=2_048,
+            tokenizer_ratio=NEW_TOKENIZER_RATIO,
         ),
     ),
     (

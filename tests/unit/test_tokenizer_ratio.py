@@ -122,7 +122,7 @@ def test_a_replayed_session_has_the_live_calibration() -> None:
     app.reconfigure(session_id, model="claude-sonnet-4-5")
     live = app.session(session_id).calibration
 
-    replayed = app.repository.get(session_id)
+    replayed: Session = app.repository.get(session_id)
 
     assert live == pytest.approx(1.0)
     assert replayed.calibration == live
