@@ -57,6 +57,10 @@ def _cl100k() -> Any:
 class TiktokenCounter:
     """Counts cl100k_base tokens, offline. The encoding loads on first use, once per process."""
 
+    approximate = True
+    """cl100k approximates Claude's tokenizers (`application.ports.approximates`): a session on
+    a model whose tokenizer counts more starts its calibration at the model's ratio."""
+
     @property
     def name(self) -> str:
         """Always "tiktoken:cl100k_base"."""
@@ -337,6 +341,9 @@ class CharRatioCounter:
                 f"chars_per_token must be a positive finite number, got {chars_per_token!r}"
             )
         self._chars_per_token = float(chars_per_token)
+
+    approximate = True
+    """Its counts approximate the model's tokenizer (`application.ports.approximates`)."""
 
     @property
     def chars_per_token(self) -> float:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import math
 
-from abridged.application.ports import TokenCounter, TokenCounterError
+from abridged.application.ports import TokenCounter, TokenCounterError, approximates
 
 __all__ = ["CheckedCounter"]
 
@@ -33,6 +33,11 @@ class CheckedCounter:
     def name(self) -> str:
         """The wrapped counter's name."""
         return self.inner.name
+
+    @property
+    def approximate(self) -> bool:
+        """Whether the wrapped counter approximates the model's tokenizer (`approximates`)."""
+        return approximates(self.inner)
 
     def count(self, text: str) -> int:
         """The wrapped counter's count of `text`, a whole number, at least 1 for non-empty

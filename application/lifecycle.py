@@ -147,6 +147,9 @@ class Lifecycle:
                     if new_model is None
                     else self.ports.capabilities(new_model[0]).prefix_bound_thinking
                 ),
+                tokenizer_ratio=(
+                    None if new_model is None else self.ports.tokenizer_ratio(new_model[0])
+                ),
             )
             if session.prefix_revision != revision and planner.bound(session):
                 # A new system prompt or tools change the prefix of every thinking block shown.

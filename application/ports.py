@@ -25,7 +25,9 @@ from abridged.domain.usage import Usage
 
 @runtime_checkable
 class TokenCounter(Protocol):
-    """Counts tokens of text, offline and deterministically."""
+    """Counts tokens of text, offline and deterministically. A counter may say it is exact
+    for the models it is used with (`approximate = False`, `approximates`); by default it
+    approximates, and a session starts its calibration at its model's tokenizer ratio."""
 
     @property
     def name(self) -> str:
@@ -35,6 +37,14 @@ class TokenCounter(Protocol):
     def count(self, text: str) -> int:
         """The number of tokens in `text`; 0 for the empty string, never negative."""
         ...
+
+
+def approximates(counter: TokenCounter) -> bool:
+    """Whether `counter` approximates the model's tokenizer (its `approximate` attribute; a
+    counter without one does): a session then starts its calibration at the model's
+    `tokenizer_ratio`, and a counter exact for the model (the provider's own count, a test's
+    definition of a token) starts it at 1.0."""
+    return bool(getattr(counter, "approximate", True))
 
 
 class TokenCounterError(SessionError):

@@ -19,6 +19,7 @@ from abridged.application.ports import (
     Metrics,
     Redactor,
     TokenCounter,
+    approximates,
 )
 from abridged.application.summaries import SummaryWriter
 from abridged.domain.capabilities import ModelCapabilities, capabilities_for
@@ -47,6 +48,11 @@ class ServicePorts:
     def capabilities(self, model: str) -> ModelCapabilities:
         """What `model` checks and accepts: the host's rows, then the built-in table."""
         return capabilities_for(model, self.model_capabilities)
+
+    def tokenizer_ratio(self, model: str) -> float:
+        """Where a session on `model` starts its calibration: the model's `tokenizer_ratio`
+        when the counter approximates (`ports.approximates`), else 1.0."""
+        return self.capabilities(model).tokenizer_ratio if approximates(self.counter) else 1.0
 
     def extra(self, session: Session) -> tuple[str | None, int]:
         """The per-turn content of the session's next request, and its tokens. On a model

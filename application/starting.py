@@ -76,6 +76,7 @@ def new_session(
         origin=origin,
         parent_summary=parent_summary,
         thinking_bound=ports.capabilities(model).prefix_bound_thinking,
+        tokenizer_ratio=ports.tokenizer_ratio(model),
     )
     chat_model = ports.chat_model
     management = chat_model.context_management if chat_model else None

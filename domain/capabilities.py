@@ -4,14 +4,17 @@ The window table (`abridged.domain.settings.MODEL_WINDOWS`) says how large a req
 this table says what a request may contain and what the API checks in it: whether a thinking
 block is bound to the prefix it was produced under (*preserved thinking*), which models read
 which models' thinking, whether `role: "system"` messages and tool changes may appear inside
-`messages`, whether the API compacts on its own, and the shortest prefix worth a cache
-breakpoint. A model missing from the table gets the strictest row (`STRICTEST`): a future
-model is assumed to check every thinking block's prefix and to accept nothing it has not
-been shown to accept.
+`messages`, whether the API compacts on its own, the shortest prefix worth a cache
+breakpoint, and how many more tokens than an approximate counter its tokenizer may take (the
+calibration a session starts at). A model missing from the table gets the strictest row
+(`STRICTEST`): a future model is assumed to check every thinking block's prefix and to accept
+nothing it has not been shown to accept; a Claude model missing from it, to count as the
+newest tokenizer does (`NEWEST_CLAUDE`).
 
 Sources (re-read them when a row matters; they change): build-with-claude/preserved-thinking
 and its prefix-checks page, build-with-claude/mid-conversation-system-messages,
-build-with-claude/compaction and build-with-claude/prompt-caching on platform.claude.com.
+build-with-claude/compaction and build-with-claude/prompt-caching on platform.claude.com, and
+the Opus 4.7 release notes (its tokenizer).
 """
 
 from __future__ import annotations
@@ -22,6 +25,11 @@ from typing import Any
 import attrs
 
 from abridged.domain.errors import InvalidSettingsError
+
+NEW_TOKENIZER_RATIO = 1.35
+"""The tokenizer of Claude Opus 4.7 and later "may use roughly 1x to 1.35x as many tokens"
+for the same text as earlier models' (the Opus 4.7 release notes); a request's `SAFETY`
+margin of 10% covers what some content measures beyond that (about 1.45x, English prose)."""
 
 
 @attrs.frozen
@@ -44,6 +52,10 @@ class ModelCapabilities:
     """The API compacts on its own (`compact_20260112`, on-demand `compaction` blocks)."""
     min_cacheable_tokens: int = 4_096
     """The shortest prefix the API caches; a breakpoint on a shorter one is wasted."""
+    tokenizer_ratio: float = 1.0
+    """Where a session's calibration starts, before any reply reports the model's own count,
+    when its counter approximates (`TokenCounter.approximate`): how many tokens the model's
+    tokenizer may take for one such a counter counts. 1.0 for the models before Opus 4.7."""
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -67,6 +79,14 @@ class ModelCapabilities:
                         f"reads_thinking_of must be a list of model-name prefixes, got {value!r}"
                     )
                 values[name] = tuple(value)
+            elif name == "tokenizer_ratio":
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise InvalidSettingsError(f"tokenizer_ratio must be a number, got {value!r}")
+                if not 0.5 <= value <= 4.0:
+                    raise InvalidSettingsError(
+                        f"tokenizer_ratio must be between 0.5 and 4, got {value!r}"
+                    )
+                values[name] = float(value)
             elif name == "min_cacheable_tokens":
                 if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                     raise InvalidSettingsError(
@@ -92,11 +112,21 @@ class ModelCapabilities:
         return any(producer.startswith(prefix) for prefix in self.reads_thinking_of)
 
 
-STRICTEST = ModelCapabilities(prefix_bound_thinking=True)
-"""The row of a model the table does not know."""
+STRICTEST = ModelCapabilities(prefix_bound_thinking=True, tokenizer_ratio=1.0)
+"""The row of a model the table does not know. Its tokenizer is not known either: the
+counter's count is taken as it is until replies say (a Claude model gets `NEWEST_CLAUDE`)."""
 
-_LEGACY = ModelCapabilities(prefix_bound_thinking=False, min_cacheable_tokens=1_024)
-_LEGACY_HAIKU = ModelCapabilities(prefix_bound_thinking=False, min_cacheable_tokens=2_048)
+NEWEST_CLAUDE = attrs.evolve(STRICTEST, tokenizer_ratio=NEW_TOKENIZER_RATIO)
+"""The row of a Claude model the table does not know ("claude" in its name: a newer family,
+or a provider's name for one, such as `anthropic.claude-...` on Bedrock): the strictest, and
+counting as the newest tokenizer does."""
+
+_LEGACY = ModelCapabilities(
+    prefix_bound_thinking=False, min_cacheable_tokens=1_024, tokenizer_ratio=1.0
+)
+_LEGACY_HAIKU = ModelCapabilities(
+    prefix_bound_thinking=False, min_cacheable_tokens=2_048, tokenizer_ratio=1.0
+)
 
 
 def _current(
@@ -117,6 +147,7 @@ def _current(
         tool_changes=system_messages,
         native_compaction=True,
         min_cacheable_tokens=min_cacheable,
+        tokenizer_ratio=NEW_TOKENIZER_RATIO,
     )
 
 
@@ -144,23 +175,32 @@ MODEL_CAPABILITIES: tuple[tuple[str, ModelCapabilities], ...] = (
     (
         "claude-opus-4-7",
         ModelCapabilities(
-            prefix_bound_thinking=False, native_compaction=True, min_cacheable_tokens=2_048
+            prefix_bound_thinking=False,
+            native_compaction=True,
+            min_cacheable_tokens=2_048,
+            tokenizer_ratio=NEW_TOKENIZER_RATIO,
         ),
     ),
     (
         "claude-opus-4-6",
         ModelCapabilities(
-            prefix_bound_thinking=False, native_compaction=True, min_cacheable_tokens=4_096
+            prefix_bound_thinking=False,
+            native_compaction=True,
+            min_cacheable_tokens=4_096,
+            tokenizer_ratio=1.0,
         ),
     ),
     (
         "claude-sonnet-4-6",
         ModelCapabilities(
-            prefix_bound_thinking=False, native_compaction=True, min_cacheable_tokens=1_024
+            prefix_bound_thinking=False,
+            native_compaction=True,
+            min_cacheable_tokens=1_024,
+            tokenizer_ratio=1.0,
         ),
     ),
-    ("claude-opus-4-5", ModelCapabilities(prefix_bound_thinking=False)),
-    ("claude-haiku-4-5", ModelCapabilities(prefix_bound_thinking=False)),
+    ("claude-opus-4-5", ModelCapabilities(prefix_bound_thinking=False, tokenizer_ratio=1.0)),
+    ("claude-haiku-4-5", ModelCapabilities(prefix_bound_thinking=False, tokenizer_ratio=1.0)),
     ("claude-sonnet-4-5", _LEGACY),
     ("claude-opus-4", _LEGACY),
     ("claude-sonnet-4", _LEGACY),
@@ -204,7 +244,10 @@ def capabilities_for(
     model: str, table: Mapping[str, ModelCapabilities] | None = None
 ) -> ModelCapabilities:
     """The row of `model`: the longest prefix of it among the host's `table` and the built-in
-    one (the host's row wins a tie), else `STRICTEST`."""
+    one (the host's row wins a tie), else `NEWEST_CLAUDE` for a Claude model and `STRICTEST`
+    for any other."""
     rows = {**dict(MODEL_CAPABILITIES), **(table or {})}
     matches = [prefix for prefix in rows if model.startswith(prefix)]
-    return rows[max(matches, key=len)] if matches else STRICTEST
+    if matches:
+        return rows[max(matches, key=len)]
+    return NEWEST_CLAUDE if "claude" in model.lower() else STRICTEST

@@ -57,7 +57,7 @@ class Started(SessionEvent, Aggregate.Created):
     continuing another names its parent, how it began, and the parent's summary it
     starts from."""
 
-    class_version = 4
+    class_version = 5
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -78,6 +78,12 @@ class Started(SessionEvent, Aggregate.Created):
         the built-in table says whether it is."""
         state["thinking_bound"] = capabilities_for(state["model"]).prefix_bound_thinking
 
+    @staticmethod
+    def upcast_v4_v5(state: dict[str, Any]) -> None:
+        """Sessions started before the calibration started at the model's tokenizer ratio
+        started at 1.0; they replay as they ran."""
+        state["tokenizer_ratio"] = 1.0
+
     model: str
     context_window: int
     reserved_output: int
@@ -96,6 +102,9 @@ class Started(SessionEvent, Aggregate.Created):
     thinking_bound: bool
     """Whether the model binds each thinking block to the prefix it was produced under
     (`abridged.domain.capabilities`): requests then only append between compactions."""
+    tokenizer_ratio: float
+    """Where the calibration starts: how many tokens the model's tokenizer may take for one
+    the session's counter counts (`ModelCapabilities.tokenizer_ratio`, or 1.0)."""
 
     def apply(self, session: Session) -> None:
         session.model = self.model
@@ -113,6 +122,7 @@ class Started(SessionEvent, Aggregate.Created):
         session.tags = list(self.tags)
         # A session continuing another from its summary starts with that summary in view.
         session.start_empty(self.parent_summary)
+        session.tokenizer_ratio = session.calibration = self.tokenizer_ratio
 
 
 class MessageAppended(SessionEvent):

@@ -27,6 +27,7 @@ from abridged.domain.messages import Message, Role, WireBlock
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.state import SessionState
 from abridged.domain.tokens import REQUEST_OVERHEAD
+from abridged.domain.usage import CALIBRATION_BOUNDS
 from abridged.domain.validation import check_reconfiguration
 
 
@@ -134,19 +135,32 @@ class Reconfiguring(SessionState):
         """The conversation moved to another model, with its window and output reservation, and
         whether that model binds thinking blocks to their prefix."""
 
-        class_version = 2
+        class_version = 3
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
             """Changes stored before thinking could be bound: the table's row for the model."""
             state["thinking_bound"] = capabilities_for(state["model"]).prefix_bound_thinking
 
+        @staticmethod
+        def upcast_v2_v3(state: dict[str, Any]) -> None:
+            """Changes stored before the calibration followed the tokenizer left it as it was."""
+            state["tokenizer_ratio"] = None
+
         model: str
         context_window: int
         reserved_output: int
         thinking_bound: bool
+        tokenizer_ratio: float | None
+        """The new model's (`ModelCapabilities.tokenizer_ratio`, or 1.0): the calibration,
+        learnt against the old model's tokenizer, is scaled by the new ratio over the old."""
 
         def apply(self, session: SessionState) -> None:
+            if self.tokenizer_ratio is not None:
+                low, high = CALIBRATION_BOUNDS
+                scaled = session.calibration * self.tokenizer_ratio / session.tokenizer_ratio
+                session.calibration = round(min(high, max(low, scaled)), 6)
+                session.tokenizer_ratio = self.tokenizer_ratio
             session.thinking_bound = self.thinking_bound
             session.model = self.model
             session.context_window = self.context_window
@@ -177,11 +191,12 @@ class Reconfiguring(SessionState):
         model: tuple[str, int, int] | None = None,
         settings: CompactionSettings | None = None,
         thinking_bound: bool | None = None,
+        tokenizer_ratio: float | None = None,
     ) -> None:
         """Changes the system prompt (text, tokens), tools (definitions, tokens), model
-        (name, window, reserved output; `thinking_bound` as the new model's capabilities say,
-        by default its row of the built-in table) or settings; one event for each that
-        differs.
+        (name, window, reserved output; `thinking_bound` and `tokenizer_ratio` as the new
+        model's capabilities say, by default its row of the built-in table) or settings; one
+        event for each that differs.
 
         Checks everything first: `InvalidSettingsError` when the new limits are inconsistent
         or the system prompt and tools alone would not fit, `InvalidMessageError` when tools
@@ -205,15 +220,16 @@ class Reconfiguring(SessionState):
                 tools_tokens=tools_tokens,
             )
         if model is not None and model != (self.model, self.context_window, self.reserved_output):
-            bound = thinking_bound
-            if bound is None:
-                bound = capabilities_for(name).prefix_bound_thinking
+            row = capabilities_for(name)
+            if thinking_bound is None:
+                thinking_bound = row.prefix_bound_thinking
             self.trigger_event(
                 self.ModelChanged,
                 model=name,
                 context_window=window,
                 reserved_output=reserved,
-                thinking_bound=bound,
+                thinking_bound=thinking_bound,
+                tokenizer_ratio=row.tokenizer_ratio if tokenizer_ratio is None else tokenizer_ratio,
             )
         if settings is not None and settings != self.settings:
             self.trigger_event(

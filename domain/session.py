@@ -44,7 +44,6 @@ class Session(Reconfiguring, TurnContexts, Aggregate):
     """One conversation; every change is an event (state: `domain.state.SessionState`)."""
 
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
-
     Event: TypeAlias = events.SessionEvent
     Started: TypeAlias = events.Started
 
@@ -66,6 +65,7 @@ class Session(Reconfiguring, TurnContexts, Aggregate):
         origin: SessionOrigin | None = None,
         parent_summary: SummaryChunk | None = None,
         thinking_bound: bool = False,
+        tokenizer_ratio: float = 1.0,
     ) -> None:
         """Starts a session (`Started`): `Session(...)` records the event with these fields,
         and `Started.apply` sets the state, as it does for every later replay."""

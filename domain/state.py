@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from abridged.domain.capabilities import capabilities_for
+from abridged.domain import state_upcasts as upcasts
 from abridged.domain.context import Entry, SummaryChunk, calibrated, raw_estimate
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.indexes import (
@@ -44,7 +44,7 @@ from abridged.domain.validation import check_blocks, check_next
 class SessionState(TailIndexes):
     """A session's state: the attributes the `Started` mutator sets and later events change."""
 
-    class_version = 6
+    class_version = 7
     """2: the state holds the incremental indexes of `abridged.domain.indexes`;
     3: and the host's metadata, tags and deletion mark;
     4: and the facts ledger (`ledger`, `ledger_text`, `ledger_tokens`) and `compacted_to`,
@@ -68,6 +68,7 @@ class SessionState(TailIndexes):
     generation: int
     tail_tokens: int
     calibration: float
+    tokenizer_ratio: float
     prune_boundary: int
     thinking_seen: bool
     thinking_bound: bool
@@ -158,41 +159,12 @@ class SessionState(TailIndexes):
         self.ledger_segments = []
         self.ledger_tokens = 0
 
-    @staticmethod
-    def upcast_v1_v2(state: dict[str, Any]) -> None:
-        """A snapshot from before the indexes: derive them from its retained tail."""
-        state.update(recompute(state["entries"], state["settings"]).index_state())
-        # Which events hold these messages is not known (0): snapshots keep their bodies.
-        state["entry_versions"] = [0] * len(state["entries"])
-
-    @staticmethod
-    def upcast_v2_v3(state: dict[str, Any]) -> None:
-        """Snapshots taken before sessions had metadata, tags or a deletion mark."""
-        state["metadata"] = {}
-        state["tags"] = []
-        state["deleted"] = None
-
-    @staticmethod
-    def upcast_v3_v4(state: dict[str, Any]) -> None:
-        """A snapshot taken before the ledger existed holds an empty one, and no record of
-        what its last compaction left (the growth guard starts at its next compaction)."""
-        state["ledger"] = []
-        state["ledger_text"] = ""
-        state["ledger_tokens"] = 0
-        state["compacted_to"] = None
-
-    @staticmethod
-    def upcast_v4_v5(state: dict[str, Any]) -> None:
-        """A snapshot whose ledger was one text shows it as one segment."""
-        text = state.pop("ledger_text", "")
-        state["ledger_segments"] = [text] if text else []
-
-    @staticmethod
-    def upcast_v5_v6(state: dict[str, Any]) -> None:
-        """A snapshot taken before thinking could be bound to its prefix: the model's row of
-        the built-in table says whether it is; the revision counts from here."""
-        state["thinking_bound"] = capabilities_for(state["model"]).prefix_bound_thinking
-        state["prefix_revision"] = 0
+    upcast_v1_v2 = staticmethod(upcasts.v1_v2)
+    upcast_v2_v3 = staticmethod(upcasts.v2_v3)
+    upcast_v3_v4 = staticmethod(upcasts.v3_v4)
+    upcast_v4_v5 = staticmethod(upcasts.v4_v5)
+    upcast_v5_v6 = staticmethod(upcasts.v5_v6)
+    upcast_v6_v7 = staticmethod(upcasts.v6_v7)
 
     def defer_tail(self, source: TailSource) -> None:
         """The retained tail's messages (and the shown messages made of them) are read from

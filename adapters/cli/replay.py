@@ -278,6 +278,7 @@ def _report(
             "request": number,
             "line": line if line > 0 else None,
             "tokens": context.estimate,
+            "raw_tokens": context.raw_estimate,
             "window": context.window,
             "percent": percent,
             "messages": len(context.messages),

@@ -113,6 +113,24 @@ class Strategy:
         return False
 
 
+class CountedAsBilled:
+    """The run's counter, as the one the replayed model counts with: `simulate` bills every
+    request and sizes every window by it, so a session starts its calibration at 1.0 whatever
+    the model's tokenizer ratio (replies carry no usage to learn another from)."""
+
+    approximate = False
+
+    def __init__(self, inner: TokenCounter) -> None:
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def count(self, text: str) -> int:
+        return self.inner.count(text)
+
+
 class AbridgedStrategy(Strategy):
     """abridged's `Sessions` service with the given settings, on an in-memory store."""
 
@@ -125,7 +143,7 @@ class AbridgedStrategy(Strategy):
         setup = self.setup
         summarizer = CountingSummarizer(setup.summarizer_factory(setup.counter), self.counters)
         app = Sessions(
-            counter=setup.counter,
+            counter=CountedAsBilled(setup.counter),
             summarizer=summarizer,
             env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
         )

@@ -58,16 +58,23 @@ def _counting(counter: TokenCounter) -> Callable[[str], int]:
 def check_request(
     prepared: PreparedRequest,
     counter: TokenCounter,
-    calibration: float = 1.0,
+    calibration: float | None = None,
     future_types: Iterable[str] = (),
 ) -> dict[str, Any]:
     """Renders the request, checks it is valid and in budget, and returns the body.
-    `future_types` stand in for block types the API adds later (see `assert_valid_request`)."""
+    Its count is compared with the estimate before calibration, or, with `calibration`, with
+    the estimate; `future_types` stand in for block types the API adds later (see
+    `assert_valid_request`)."""
     context = prepared.context
     body = render_request(context, model=prepared.model, max_tokens=prepared.max_tokens)
     assert_valid_request(body, future_types)
-    counted = math.ceil(recount(body, counter) * calibration)
-    assert counted == context.estimate, (counted, context.estimate)
+    if calibration is None:
+        # The request's own estimate before calibration, whatever the session's factor.
+        counted = recount(body, counter)
+        assert counted == context.raw_estimate, (counted, context.raw_estimate)
+    else:
+        counted = math.ceil(recount(body, counter) * calibration)
+        assert counted == context.estimate, (counted, context.estimate)
     assert context.estimate <= context.window - prepared.max_tokens
     assert context.budget == context.window - prepared.max_tokens
     return body

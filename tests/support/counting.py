@@ -20,6 +20,10 @@ class MemoCounter:
     def name(self) -> str:
         return self.inner.name
 
+    @property
+    def approximate(self) -> bool:
+        return bool(getattr(self.inner, "approximate", True))
+
     def count(self, text: str) -> int:
         found = self.counts.get(text)
         if found is None:

@@ -21,6 +21,9 @@ from abridged.domain.usage import Usage
 class FakeTokenCounter:
     """Counts words plus line breaks; any non-empty text counts at least 1."""
 
+    approximate = False
+    """Its counts are what a token is in the tests that use it: no model ratio applies."""
+
     @property
     def name(self) -> str:
         """Always "fake:words"."""

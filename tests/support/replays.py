@@ -79,7 +79,7 @@ def checked_into(problems: list[str], window: int) -> Check:
         try:
             body = render_request(context, model=prepared.model, max_tokens=prepared.max_tokens)
             assert_valid_request(body)
-            assert recounter.body(body) == context.estimate, "the estimate is not the recount"
+            assert recounter.body(body) == context.raw_estimate, "the estimate is not the recount"
             assert context.estimate <= window - prepared.max_tokens, "over the budget"
         except AssertionError as error:
             problems.append(f"request {number}: {error}")

@@ -182,7 +182,11 @@ def test_a_prompt_of_more_blocks_than_the_room_can_show_is_refused_not_left_unse
     # and a little of each end): accepting it would make every later request fail.
     app = real_app()
     session_id = app.start_session(
-        model="m", context_window=4_000, max_output_tokens=1_000, system=" ".join(["rule"] * 2_600)
+        # A model whose tokenizer the counter approximates at 1.0: the room is what it counts.
+        model="claude-sonnet-4-5",
+        context_window=4_000,
+        max_output_tokens=1_000,
+        system=" ".join(["rule"] * 2_600),
     )
     long = " ".join(["word"] * 400)
 
