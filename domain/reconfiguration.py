@@ -27,7 +27,7 @@ from abridged.domain.messages import Message, Role, WireBlock
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.state import SessionState
 from abridged.domain.tokens import REQUEST_OVERHEAD
-from abridged.domain.usage import CALIBRATION_BOUNDS
+from abridged.domain.usage import within_bounds
 from abridged.domain.validation import check_reconfiguration
 
 
@@ -157,9 +157,8 @@ class Reconfiguring(SessionState):
 
         def apply(self, session: SessionState) -> None:
             if self.tokenizer_ratio is not None:
-                low, high = CALIBRATION_BOUNDS
                 scaled = session.calibration * self.tokenizer_ratio / session.tokenizer_ratio
-                session.calibration = round(min(high, max(low, scaled)), 6)
+                session.calibration = round(within_bounds(scaled), 6)
                 session.tokenizer_ratio = self.tokenizer_ratio
             session.thinking_bound = self.thinking_bound
             session.model = self.model

@@ -45,10 +45,15 @@ class Usage:
         return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
 
 
+def within_bounds(factor: float) -> float:
+    """`factor` clamped to `CALIBRATION_BOUNDS`."""
+    low, high = CALIBRATION_BOUNDS
+    return min(high, max(low, factor))
+
+
 def observed_ratio(reported: int, estimate: int) -> float:
     """Reported over estimated tokens, clamped to `CALIBRATION_BOUNDS`."""
-    low, high = CALIBRATION_BOUNDS
-    return min(high, max(low, reported / estimate))
+    return within_bounds(reported / estimate)
 
 
 def moving_calibration(current: float, reported: int, estimate: int) -> float:
