@@ -18,6 +18,7 @@ from abridged.application.chain import CORRELATION_KEY
 from abridged.domain import planner
 from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.context import calibrated, leads_with_compaction, raw_estimate
+from abridged.domain.cuts import LEGACY_REASONS
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.messages import RedactedThinkingBlock, ThinkingBlock
 from abridged.domain.model_switch import (
@@ -61,6 +62,13 @@ def differences(recorded: Any, derived: Any) -> str:
         if getattr(recorded, field.name) != getattr(derived, field.name)
     ]
     return "; ".join(parts)
+
+
+def relabelled(recorded: Decision, derived: Decision) -> bool:
+    """Whether two decisions differ only by a reason renamed since `recorded` was stored
+    (`abridged.domain.cuts.LEGACY_REASONS`): the same cut, named as it was then."""
+    legacy = LEGACY_REASONS.get(derived.reason)
+    return legacy == recorded.reason and attrs.evolve(derived, reason=legacy) == recorded
 
 
 def inferred_extra(state: Session, estimate: int) -> int | None:
@@ -196,7 +204,7 @@ class DecisionChecks:
         if derived is None:
             self.found(event, False, "the planner would not compact here")
             return
-        if derived != recorded:
+        if derived != recorded and not relabelled(recorded, derived):
             self.found(event, False, differences(recorded, derived))
             return
         if guard is not None:

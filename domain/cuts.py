@@ -109,15 +109,31 @@ def tail_first(
     beside the tail, which gives way to them when both do not fit."""
     room = view.limits.budget - calibrated(view, fixed)
     turn_starts = [k for k in cuts if view.entries[k].message.is_user_prompt]
-    tail_room = min(recent_room(view, suffix, turn_starts), room)
+    recent = recent_room(view, suffix, turn_starts)
+    tail_room = min(recent, room)
     ruled = next((k for k in cuts if calibrated(view, suffix[k]) <= tail_room), cuts[-1])
     cut = next(
         (k for k in cuts[cuts.index(ruled) :] if calibrated(view, suffix[k] + carry[k]) < room),
         cuts[-1],
     )
-    shortened = cut != ruled or calibrated(view, suffix[cut]) > tail_room
     left = room - calibrated(view, suffix[cut] + carry[cut])
-    return cut, left, "minimal tail" if shortened else "recent tokens"
+    over = calibrated(view, suffix[cut]) > tail_room
+    if cut != ruled or (over and tail_room < recent):
+        # The system messages in view, or what the budget leaves, shortened the tail.
+        return cut, left, "minimal tail"
+    # The smallest tail a cut allows is larger than the tail's room: that tail is the rule.
+    return cut, left, CURRENT_EXCHANGE if over else "recent tokens"
+
+
+CURRENT_EXCHANGE = "current exchange"
+"""A decision's reason when the tail is the smallest a cut allows (the exchange in progress,
+or a tool loop led by thinking, whole) and that alone is larger than the tail's room: kept
+by the rule, not shortened. Decisions recorded before this reason existed read
+`minimal tail` (`LEGACY_REASONS`)."""
+
+LEGACY_REASONS = {CURRENT_EXCHANGE: "minimal tail"}
+"""The reason a decision recorded before a reason existed gives for the same cut: an audit
+re-deriving such a decision accepts either."""
 
 
 def recent_room(view: ContextView, suffix: Sequence[int], turn_starts: list[int]) -> int:

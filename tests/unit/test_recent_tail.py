@@ -12,8 +12,12 @@ from uuid import UUID
 
 import pytest
 
+from abridged.application.auditing import audit_session
 from abridged.application.service import Sessions
+from abridged.domain import cuts
+from abridged.domain.cuts import CURRENT_EXCHANGE
 from abridged.domain.messages import Message, Role
+from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.tokens import message_tokens
 from tests.support.builders import TOOLS, exchange, turn, words
@@ -169,3 +173,79 @@ def test_a_default_compaction_keeps_the_last_two_turns_of_long_support_emails(
         turns = prompts[-DEFAULTS.keep_recent_turns]
         if sum(message_tokens(m, COUNTER.count) for m in history[turns:]) <= cap:
             assert sent_whole(request, history, turns)
+
+
+def large_steps(exchanges: int) -> list[Message]:
+    """One turn whose every exchange (about 3,050 tokens, most of it the agent's own text,
+    which no prune shortens) is larger than the tail's room at this window (2,560): no cut
+    leaves a tail within the room."""
+    messages: list[Message] = [Message.user("Find why the build fails; never edit CI files.")]
+    for _ in range(exchanges):
+        messages += exchange([words(100)], text=words(2_950))
+    messages.append(Message.assistant("Found it."))
+    return messages
+
+
+def decisions(
+    app: Sessions, messages: list[Message]
+) -> tuple[UUID, list[Session.CompactionThresholdHit]]:
+    session_id = replay_session(app, messages)
+    hits = [e for e in app.history(session_id) if isinstance(e, Session.CompactionThresholdHit)]
+    return session_id, hits
+
+
+def replay_session(app: Sessions, messages: list[Message]) -> UUID:
+    session_id = start(app)
+    for message in messages:
+        if message.role is Role.ASSISTANT:
+            app.prepare_request(session_id)
+            app.record_reply(session_id, message)
+        else:
+            app.append_message(session_id, message)
+    return session_id
+
+
+def test_a_tail_that_is_the_current_exchange_alone_is_named_for_the_rule(app: Sessions) -> None:
+    # The rule keeps the exchange in progress whole when it alone is larger than the room:
+    # the audit trail says so, and does not report a tail shortened below the rule.
+    session_id, hits = decisions(app, large_steps(12))
+
+    assert hits, "the session should have compacted"
+    for hit in hits:
+        assert hit.decision.reason == CURRENT_EXCHANGE
+        assert hit.decision.turns_kept == 0
+    assert audit_session(app, session_id).ok
+
+
+def test_the_current_exchange_larger_than_the_room_is_sent_whole(app: Sessions) -> None:
+    compacted = replay(app, large_steps(12))
+
+    assert compacted
+    for request, history, start in compacted:
+        # The exchange in progress: the call and its results, each as it was.
+        assert start == len(history) - 2
+        assert sent_whole(request, history, start)
+
+
+def test_an_audit_accepts_the_reason_recorded_before_the_current_exchange_was_named(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Sessions stored before the reason existed recorded `minimal tail` for the same cut.
+    with monkeypatch.context() as patch:
+        patch.setattr(cuts, "CURRENT_EXCHANGE", "minimal tail")
+        session_id, hits = decisions(app, large_steps(12))
+    assert hits
+    assert {hit.decision.reason for hit in hits} == {"minimal tail"}
+
+    assert audit_session(app, session_id).ok
+
+
+def test_an_audit_still_refuses_a_reason_that_names_another_rule(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The alias covers the one renamed reason, not any label.
+    with monkeypatch.context() as patch:
+        patch.setattr(cuts, "CURRENT_EXCHANGE", "recent tokens")
+        session_id, _ = decisions(app, large_steps(12))
+
+    assert not audit_session(app, session_id).ok
