@@ -19,7 +19,7 @@ from abridged.application.compactor import Compactor
 from abridged.application.notices import Notice, breakdown_of
 from abridged.application.service_ports import ServicePorts
 from abridged.domain import ledger, planner
-from abridged.domain.cuts import ledger_fit
+from abridged.domain.cuts import ledger_fit, tail_cap
 from abridged.domain.degradation import message_cap, salient_of
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.planner import Decision
@@ -147,13 +147,13 @@ class PreparationSteps:
 
     def fit_tail(self, session: Session, extra_tokens: int) -> bool:
         """Shows the messages of a tail no cut can shorten reduced to the cap that fits the
-        request (`planner.tail_cap`), recorded as `MessagesReshown`: whether any was. Counts
+        request (`cuts.tail_cap`), recorded as `MessagesReshown`: whether any was. Counts
         drift a little from the plan, so it is planned again on what was shown, a few times
         at most."""
         salient = salient_of(session.settings)
         reshown = False
         for _ in range(TAIL_FIT_ROUNDS):
-            found = planner.tail_cap(session, self.ports.counter.count, extra_tokens)
+            found = tail_cap(session, self.ports.counter.count, extra_tokens)
             if found is None:
                 break
             entries, cap = found

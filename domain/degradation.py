@@ -222,9 +222,7 @@ def shaped(
     waiting = calls_waiting(message) if message.role is Role.ASSISTANT else ()
     salient = salient_of(settings)
     if span or waiting:
-        # It goes out with them at its smallest, as counted: the shape a server tool's result
-        # keeps (types, ids, urls, encrypted parts) can take more than a reduced block is
-        # aimed at, and a reply accepted that no request could send would be stuck.
+        # It goes with them at its smallest, as counted (`least_shown`).
         _, least = plan_degradations(message, 0, count, shown_counts, truncations, salient)
         irreducible = MESSAGE_OVERHEAD + sum(least)
         if message.tool_uses:
@@ -234,9 +232,8 @@ def shaped(
         # the messages between (no cut falls between them): room for all at their smallest.
         irreducible += sum(least_shown(e, count, salient) for e in span)
     if waiting:
-        # A paused reply goes on with a reply holding the results of its calls: room for
-        # that at its smallest, since a turn whose continuation could never be recorded
-        # would be stuck.
+        # A paused turn whose continuation could never be recorded would be stuck: room for
+        # that reply, holding the results of its calls, at its smallest.
         irreducible += MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS * len(waiting)
     if message.role is Role.SYSTEM:
         irreducible += turn_room(retained)
@@ -400,16 +397,10 @@ def least_shown(entry: ShownEntry, count: CountText, salient: tuple[int, int] = 
     """Tokens `entry` is shown in at its smallest, as counted: `smallest_tokens` aims each
     reduced block at `MIN_BLOCK_TOKENS`, which the shape a server tool's result keeps (its
     types, ids, urls, encrypted parts) can exceed."""
-    _, counts = plan_degradations(
-        entry.message,
-        0,
-        count,
-        entry.block_tokens,
-        entry.truncations,
-        salient,
-        entry.replaced_blocks,
-    )
-    return entry.shown_tokens - sum(entry.block_tokens) + sum(counts)
+    message, counts = entry.message, entry.block_tokens
+    replaced = entry.replaced_blocks
+    _, least = plan_degradations(message, 0, count, counts, entry.truncations, salient, replaced)
+    return entry.shown_tokens - sum(counts) + sum(least)
 
 
 def smallest_tokens(message: Message, block_counts: Sequence[int]) -> int:

@@ -8,7 +8,6 @@ Where a cut may fall is `abridged.domain.cuts`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Protocol, cast
 
@@ -19,11 +18,11 @@ from abridged.domain.context import (
     Entry,
     calibrated,
     carried_system,
-    chained_lead,
     raw_estimate,
     turn_context,
 )
 from abridged.domain.cuts import (
+    beside_tail,
     carried_sums,
     cut_points,
     overflow_error,
@@ -31,7 +30,6 @@ from abridged.domain.cuts import (
     tail_first,
     turns_from,
 )
-from abridged.domain.degradation import DENSITY_MARGIN, least_shown, salient_of
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.indexes import has_thinking, protected_index
 from abridged.domain.messages import Message, Role
@@ -45,7 +43,6 @@ from abridged.domain.pruning import (
 )
 from abridged.domain.pruning import plan_fit as pruning_plan_fit
 from abridged.domain.settings import CompactionSettings
-from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, CountText
 from abridged.domain.truncation import shown
 from abridged.domain.vocabulary import Trigger
 
@@ -203,7 +200,7 @@ def _cut(
         if estimate > limits.budget:
             raise overflow_error(view.limits, view.system_tokens + view.tools_tokens, entries)
         return None
-    fixed, resummarize = _beside_tail(view, extra_tokens)
+    fixed, resummarize = beside_tail(view, extra_tokens)
     # Room for the ledger: its whole share when the tail is chosen by the soft limits; when
     # only the minimal tail fits, what is left of the budget, even below what it holds now (the
     # ledger then drops its lowest-priority entries, named in the event) rather than sending
@@ -268,80 +265,6 @@ def _cut(
     if ledger_room and left > 0:
         return choose(cut, turns_from(entries, cut), "minimal tail, smaller ledger", left)
     raise overflow_error(view.limits, view.system_tokens + view.tools_tokens, entries[cut:])
-
-
-def _beside_tail(view: PlannerView, extra_tokens: int) -> tuple[int, bool]:
-    """What a request after a compaction holds besides the ledger, the tail and the system
-    messages in view (the summaries at their largest), and whether the compaction folds the
-    existing chunks into one."""
-    limits = view.limits
-    existing = sum(c.tokens for c in view.summaries)
-    resummarize = bool(view.summaries) and (
-        view.settings.summary_strategy == "update"
-        or existing + limits.summary_tokens > limits.summaries_tokens
-    )
-    summaries_bound = limits.summary_tokens if resummarize else existing + limits.summary_tokens
-    fixed = (
-        REQUEST_OVERHEAD
-        + view.system_tokens
-        + view.tools_tokens
-        + summaries_bound
-        + MESSAGE_OVERHEAD
-        + extra_tokens
-    )
-    return fixed, resummarize
-
-
-def tail_cap(
-    view: PlannerView, count: CountText, extra_tokens: int = 0
-) -> tuple[tuple[Entry, ...], int] | None:
-    """For a request no compaction can fit, the messages of the shortest tail one may keep
-    that can be shown reduced, and the cap that shows them in the room the request leaves
-    them (every message over it reduced to it, the others as they are). Such a tail has no
-    cut inside: a chain of replies each holding the results of the server calls the one before
-    made (paused turns, with client calls' results between; `cuts.cut_points`), grown past
-    what each was capped at when appended. The facts ledger is left out: it gives way to the
-    tail (`cuts.ledger_fit`). `None` when that tail fits as shown, or would not fit even at
-    its smallest (`degradation.least_shown`: thinking and server calls whole), counted with
-    `count`."""
-    entries = view.entries
-    cuts = cut_points(entries)
-    if cuts:
-        cut = cuts[-1]
-        fixed, _ = _beside_tail(view, extra_tokens)
-        suffix = suffix_sums(entries, turn_context(view))
-        carry = carried_sums(entries, sum(e.shown_tokens for e in carried_system(view)))
-        needed = fixed + suffix[cut] + carry[cut]
-    else:
-        cut = 0
-        ledger = 0 if chained_lead(view.summaries) else view.ledger_tokens
-        needed = raw_estimate(view) + extra_tokens - ledger
-    tail = [e for e in entries[cut:] if not e.message.is_system]  # shown whole
-    shown_tokens = [e.shown_tokens for e in tail]
-    room = math.floor(view.limits.budget / view.calibration) - needed + sum(shown_tokens)
-    if not tail or sum(shown_tokens) <= room:
-        return None
-    salient = salient_of(view.settings)
-    least = [
-        min(s, least_shown(e, count, salient)) for e, s in zip(tail, shown_tokens, strict=True)
-    ]
-    if sum(least) > room:
-        return None
-
-    def shown_at(cap: int) -> int:
-        return sum(min(s, max(cap, f)) for s, f in zip(shown_tokens, least, strict=True))
-
-    # A message reduced to a cap comes out a little over or under it, as its density varies:
-    # aimed a little lower, unless only the smallest fits.
-    aim = max(sum(least), math.floor(room * DENSITY_MARGIN))
-    low, high = 0, max(shown_tokens)  # the largest cap that fits: shown_at(low) <= aim
-    while low < high:
-        middle = (low + high + 1) // 2
-        if shown_at(middle) <= aim:
-            low = middle
-        else:
-            high = middle - 1
-    return tuple(tail), low
 
 
 def held_back(view: PlannerView, estimate: int) -> bool:
