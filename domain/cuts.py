@@ -172,7 +172,7 @@ def beside_tail(view: ContextView, extra_tokens: int) -> tuple[int, bool]:
     limits = view.limits
     existing = sum(c.tokens for c in view.summaries)
     resummarize = bool(view.summaries) and (
-        view.limits.settings.summary_strategy == "update"
+        limits.settings.summary_strategy == "update"
         or existing + limits.summary_tokens > limits.summaries_tokens
     )
     summaries_bound = limits.summary_tokens if resummarize else existing + limits.summary_tokens
