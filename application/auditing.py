@@ -211,8 +211,9 @@ class _Auditor(DecisionChecks):
             # A new system prompt or tools change the prefix of every thinking block shown:
             # a session whose model binds thinking drops them with it.
             self.moment = self.moment or state.thinking_bound
-        elif isinstance(event, Session.MessagesReshown):
-            # Messages shown reduced again change earlier content: reasoning is downgraded
+        elif isinstance(event, Session.MessagesReshown | Session.LedgerUpdated):
+            # Messages shown reduced again, or the ledger made smaller to fit a request (it
+            # comes before every message), change earlier content: reasoning is downgraded
             # with them, as with a prune.
             self.moment = True
         elif isinstance(event, Session.TurnContextShown):

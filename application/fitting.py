@@ -19,7 +19,7 @@ from abridged.application.compactor import Compactor
 from abridged.application.notices import Notice, breakdown_of
 from abridged.application.service_ports import ServicePorts
 from abridged.domain import ledger, planner
-from abridged.domain.cuts import ledger_fit
+from abridged.domain.cuts import ledger_fit, tail_cap
 from abridged.domain.degradation import message_cap, salient_of
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.planner import Decision
@@ -30,7 +30,7 @@ from abridged.domain.session import Session
 from abridged.domain.vocabulary import Trigger
 from abridged.domain.whole_prompts import PromptReduction
 
-__all__ = ["PROMPT_REASON", "RESHOW_REASON", "PreparationSteps"]
+__all__ = ["PROMPT_REASON", "RESHOW_REASON", "TAIL_REASON", "PreparationSteps"]
 
 RESHOW_REASON = (
     "a message has less room than when shown (a smaller window, system messages, or a prompt "
@@ -40,6 +40,13 @@ PROMPT_REASON = (
     "a prompt shown whole is reduced to one message's cap: the context must shrink, and a "
     "compaction would summarize it"
 )
+
+TAIL_REASON = (
+    "a tail no cut can shorten (replies holding the results of the server calls the one "
+    "before made) outgrew the request: its messages are shown smaller"
+)
+TAIL_FIT_ROUNDS = 3
+"""How many times a tail is reduced again when its counts came out above the plan."""
 
 
 class PreparationSteps:
@@ -90,10 +97,11 @@ class PreparationSteps:
         the compaction run first (nothing to cut, or no tail that fits with its outputs whole),
         then every output before the last exchange shown by name (`planner.plan_fit`), then,
         a cut inside an open loop led by thinking (`cut_loop`), then, as the last resort, the
-        facts ledger made smaller when no cut can fit the request (`fit_ledger`). Raises
+        facts ledger made smaller when no cut can fit the request (`fit_ledger`), and the
+        messages of a tail no cut can shorten shown smaller (`fit_tail`). Raises
         `ContextOverflowError` when even that does not fit; what was recorded is then not
-        saved. Returns the decision, the outputs pruned and whether messages were shown
-        reduced again."""
+        saved. Returns the decision, the outputs pruned and whether earlier content changed
+        (messages shown reduced again, the ledger made smaller)."""
         # Messages shown with more room than a message has now (a larger window, fewer system
         # messages beside them, a prompt shown whole) are reduced to the current cap first.
         reshown = self.reshow_for_window(session, RESHOW_REASON)
@@ -112,9 +120,20 @@ class PreparationSteps:
         try:
             return planner.decide(session, trigger, extra_tokens), pruned, reshown
         except ContextOverflowError:
+            # What follows changes earlier content (the ledger comes before every message):
+            # on a model that binds thinking to its prefix, the thinking after it is
+            # downgraded with it.
+            if self.fit_ledger(session, extra_tokens):
+                with suppress(ContextOverflowError):
+                    return planner.decide(session, trigger, extra_tokens), pruned, True
+            if not self.fit_tail(session, extra_tokens):
+                raise
+        try:
+            return planner.decide(session, trigger, extra_tokens), pruned, True
+        except ContextOverflowError:
             if not self.fit_ledger(session, extra_tokens):
                 raise
-        return planner.decide(session, trigger, extra_tokens), pruned, reshown
+        return planner.decide(session, trigger, extra_tokens), pruned, True
 
     def fit_ledger(self, session: Session, extra_tokens: int) -> bool:
         """Consolidates the facts ledger into what a request no compaction can fit leaves it
@@ -125,6 +144,25 @@ class PreparationSteps:
             return False
         session.update_ledger(ledger.consolidate(session.ledger, room, self.ports.counter.count))
         return True
+
+    def fit_tail(self, session: Session, extra_tokens: int) -> bool:
+        """Shows the messages of a tail no cut can shorten reduced to the cap that fits the
+        request (`cuts.tail_cap`), recorded as `MessagesReshown`: whether any was. Counts
+        drift a little from the plan, so it is planned again on what was shown, a few times
+        at most."""
+        salient = salient_of(session.settings)
+        reshown = False
+        for _ in range(TAIL_FIT_ROUNDS):
+            found = tail_cap(session, self.ports.counter.count, extra_tokens)
+            if found is None:
+                break
+            entries, cap = found
+            planned = plan_reshowing(entries, cap, self.ports.counter.count, salient)
+            if not planned:
+                break
+            session.reshow(planned, cap, TAIL_REASON)
+            reshown = True
+        return reshown
 
     def reduce_prompts(self, session: Session, reduction: PromptReduction) -> bool:
         """Shows the prompts of `reduction` at its cap (`whole_prompts.plan_prompt_reduction`):

@@ -1,5 +1,6 @@
 """Where a retained tail may start, the room a request no cut can fit leaves the facts
-ledger, and the error when nothing makes a request fit.
+ledger and the cap that fits a tail no cut can shorten, and the error when nothing makes a
+request fit.
 
 A cut never separates a tool call from its result: the retained tail starts at a user prompt,
 or at an assistant message (the summary then leads in a user message of its own), and the
@@ -8,23 +9,35 @@ last exchange always stays.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
-from abridged.domain.context import ContextView, Entry, calibrated, chained_lead, raw_estimate
+from abridged.domain.context import (
+    ContextView,
+    Entry,
+    calibrated,
+    carried_system,
+    chained_lead,
+    raw_estimate,
+    turn_context,
+)
+from abridged.domain.degradation import DENSITY_MARGIN, least_shown, salient_of
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.limits import Limits
 from abridged.domain.messages import RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.reply_shapes import results_carried
-from abridged.domain.tokens import REQUEST_OVERHEAD
+from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD, CountText
 
 __all__ = [
+    "beside_tail",
     "carried_sums",
     "cut_points",
     "ledger_fit",
     "overflow_error",
     "recent_room",
     "suffix_sums",
+    "tail_cap",
     "tail_first",
     "turns_from",
 ]
@@ -166,6 +179,80 @@ def ledger_fit(view: ContextView, extra_tokens: int = 0) -> int | None:
     rest = raw_estimate(view) + extra_tokens - held
     room = int(view.limits.budget / view.calibration) - rest
     return room if 0 <= room < held else None
+
+
+def beside_tail(view: ContextView, extra_tokens: int) -> tuple[int, bool]:
+    """What a request after a compaction holds besides the ledger, the tail and the system
+    messages in view (the summaries at their largest), and whether the compaction folds the
+    existing chunks into one."""
+    limits = view.limits
+    existing = sum(c.tokens for c in view.summaries)
+    resummarize = bool(view.summaries) and (
+        limits.settings.summary_strategy == "update"
+        or existing + limits.summary_tokens > limits.summaries_tokens
+    )
+    summaries_bound = limits.summary_tokens if resummarize else existing + limits.summary_tokens
+    fixed = (
+        REQUEST_OVERHEAD
+        + view.system_tokens
+        + view.tools_tokens
+        + summaries_bound
+        + MESSAGE_OVERHEAD
+        + extra_tokens
+    )
+    return fixed, resummarize
+
+
+def tail_cap(
+    view: ContextView, count: CountText, extra_tokens: int = 0
+) -> tuple[tuple[Entry, ...], int] | None:
+    """For a request no compaction can fit, the messages of the shortest tail one may keep
+    that can be shown reduced, and the cap that shows them in the room the request leaves
+    them (every message over it reduced to it, the others as they are). Such a tail has no
+    cut inside: a chain of replies each holding the results of the server calls the one before
+    made (paused turns, with client calls' results between; `cuts.cut_points`), grown past
+    what each was capped at when appended. The facts ledger is left out: it gives way to the
+    tail (`cuts.ledger_fit`). `None` when that tail fits as shown, or would not fit even at
+    its smallest (`degradation.least_shown`: thinking and server calls whole), counted with
+    `count`."""
+    entries = view.entries
+    cuts = cut_points(entries)
+    if cuts:
+        cut = cuts[-1]
+        fixed, _ = beside_tail(view, extra_tokens)
+        suffix = suffix_sums(entries, turn_context(view))
+        carry = carried_sums(entries, sum(e.shown_tokens for e in carried_system(view)))
+        needed = fixed + suffix[cut] + carry[cut]
+    else:
+        cut = 0
+        ledger = 0 if chained_lead(view.summaries) else view.ledger_tokens
+        needed = raw_estimate(view) + extra_tokens - ledger
+    tail = [e for e in entries[cut:] if not e.message.is_system]  # shown whole
+    shown_tokens = [e.shown_tokens for e in tail]
+    room = math.floor(view.limits.budget / view.calibration) - needed + sum(shown_tokens)
+    if not tail or sum(shown_tokens) <= room:
+        return None
+    salient = salient_of(view.limits.settings)
+    least = [
+        min(s, least_shown(e, count, salient)) for e, s in zip(tail, shown_tokens, strict=True)
+    ]
+    if sum(least) > room:
+        return None
+
+    def shown_at(cap: int) -> int:
+        return sum(min(s, max(cap, f)) for s, f in zip(shown_tokens, least, strict=True))
+
+    # A message reduced to a cap comes out a little over or under it, as its density varies:
+    # aimed a little lower, unless only the smallest fits.
+    aim = max(sum(least), math.floor(room * DENSITY_MARGIN))
+    low, high = 0, max(shown_tokens)  # the largest cap that fits: shown_at(low) <= aim
+    while low < high:
+        middle = (low + high + 1) // 2
+        if shown_at(middle) <= aim:
+            low = middle
+        else:
+            high = middle - 1
+    return tuple(tail), low
 
 
 def overflow_error(limits: Limits, fixed: int, entries: Sequence[Entry]) -> ContextOverflowError:

@@ -21,7 +21,7 @@ naming its type and size. The plan is a `Truncation` per block, recorded on the
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Protocol
 
 from abridged.domain.errors import ContextTooSmallError
@@ -36,7 +36,7 @@ from abridged.domain.messages import (
     ToolUseBlock,
     WireBlock,
 )
-from abridged.domain.reply_shapes import carried_span, results_carried
+from abridged.domain.reply_shapes import calls_waiting, carried_span, results_carried
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.tokens import (
     MESSAGE_OVERHEAD,
@@ -61,6 +61,8 @@ class ShownEntry(CountedEntry, Protocol):
     def truncations(self) -> tuple[Truncation, ...]: ...
     @property
     def replacements(self) -> tuple[object, ...]: ...
+    @property
+    def replaced_blocks(self) -> frozenset[int]: ...
     @property
     def shown_tokens(self) -> int: ...
 
@@ -217,10 +219,22 @@ def shaped(
         irreducible = smallest_tokens(message, counts) + MESSAGE_OVERHEAD
         irreducible += MIN_BLOCK_TOKENS * len(message.tool_uses)
     span = carried_span(retained) if results_carried(message) else ()
+    waiting = calls_waiting(message) if message.role is Role.ASSISTANT else ()
+    salient = salient_of(settings)
+    if span or waiting:
+        # It goes with them at its smallest, as counted (`least_shown`).
+        _, least = plan_degradations(message, 0, count, shown_counts, truncations, salient)
+        irreducible = MESSAGE_OVERHEAD + sum(least)
+        if message.tool_uses:
+            irreducible += MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS * len(message.tool_uses)
     if span:
         # A reply holding the results of an earlier reply's server calls goes with it and
         # the messages between (no cut falls between them): room for all at their smallest.
-        irreducible += sum(smallest_tokens(e.message, e.block_tokens) for e in span)
+        irreducible += sum(least_shown(e, count, salient) for e in span)
+    if waiting:
+        # A paused turn whose continuation could never be recorded would be stuck: room for
+        # that reply, holding the results of its calls, at its smallest.
+        irreducible += MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS * len(waiting)
     if message.role is Role.SYSTEM:
         irreducible += turn_room(retained)
     check_room(
@@ -255,7 +269,7 @@ def shaped(
         count,
         shown_counts,
         truncations,
-        salient_of(settings),
+        salient,
     )
 
 
@@ -266,11 +280,14 @@ def plan_degradations(
     block_counts: Sequence[int],
     truncations: Sequence[Truncation] = (),
     salient: tuple[int, int] = (0, 1),
+    replaced: Collection[int] = (),
 ) -> tuple[tuple[Truncation, ...], tuple[int, ...]]:
     """Truncations that show `message` in at most about `cap` tokens, on top of
     `truncations` (tool outputs already cut); `block_counts` are the blocks' shown counts.
     A text block cut keeps up to `salient` characters (at most a third of what it shows) of
-    its middle's salient lines, by the rules given beside them, as a tool output does.
+    its middle's salient lines, by the rules given beside them, as a tool output does. The
+    blocks at `replaced` (pruned, or reasoning downgraded) are shown by their replacements
+    and left as they are.
 
     The reducible blocks share what the others leave (water-filling: small ones stay whole).
     Returns all truncations, by block, and the shown message's per-block counts."""
@@ -278,7 +295,9 @@ def plan_degradations(
     if MESSAGE_OVERHEAD + sum(counts) <= cap or message.role is Role.SYSTEM:
         # A system message is shown whole, as the system prompt is (`irreducible_tokens`).
         return tuple(truncations), tuple(counts)
-    indices = [i for i, block in enumerate(message.content) if reducible(block)]
+    indices = [
+        i for i, block in enumerate(message.content) if reducible(block) and i not in replaced
+    ]
     if not indices:
         return tuple(truncations), tuple(counts)
     kept = MESSAGE_OVERHEAD + sum(c for i, c in enumerate(counts) if i not in indices)
@@ -372,6 +391,16 @@ def _longest_string(value: object) -> int:
     if isinstance(value, list | tuple):
         return max((_longest_string(v) for v in value), default=0)
     return 0
+
+
+def least_shown(entry: ShownEntry, count: CountText, salient: tuple[int, int] = (0, 1)) -> int:
+    """Tokens `entry` is shown in at its smallest, as counted: `smallest_tokens` aims each
+    reduced block at `MIN_BLOCK_TOKENS`, which the shape a server tool's result keeps (its
+    types, ids, urls, encrypted parts) can exceed."""
+    message, counts = entry.message, entry.block_tokens
+    replaced = entry.replaced_blocks
+    _, least = plan_degradations(message, 0, count, counts, entry.truncations, salient, replaced)
+    return entry.shown_tokens - sum(counts) + sum(least)
 
 
 def smallest_tokens(message: Message, block_counts: Sequence[int]) -> int:

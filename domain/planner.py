@@ -22,6 +22,7 @@ from abridged.domain.context import (
     turn_context,
 )
 from abridged.domain.cuts import (
+    beside_tail,
     carried_sums,
     cut_points,
     overflow_error,
@@ -42,7 +43,6 @@ from abridged.domain.pruning import (
 )
 from abridged.domain.pruning import plan_fit as pruning_plan_fit
 from abridged.domain.settings import CompactionSettings
-from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD
 from abridged.domain.truncation import shown
 from abridged.domain.vocabulary import Trigger
 
@@ -200,25 +200,12 @@ def _cut(
         if estimate > limits.budget:
             raise overflow_error(view.limits, view.system_tokens + view.tools_tokens, entries)
         return None
-    existing = sum(c.tokens for c in view.summaries)
-    resummarize = bool(view.summaries) and (
-        settings.summary_strategy == "update"
-        or existing + limits.summary_tokens > limits.summaries_tokens
-    )
-    summaries_bound = limits.summary_tokens if resummarize else existing + limits.summary_tokens
+    fixed, resummarize = beside_tail(view, extra_tokens)
     # Room for the ledger: its whole share when the tail is chosen by the soft limits; when
     # only the minimal tail fits, what is left of the budget, even below what it holds now (the
     # ledger then drops its lowest-priority entries, named in the event) rather than sending
     # nothing.
     ledger_room = max(limits.ledger_tokens, view.ledger_tokens) if limits.ledger_tokens else 0
-    fixed = (
-        REQUEST_OVERHEAD
-        + view.system_tokens
-        + view.tools_tokens
-        + summaries_bound
-        + MESSAGE_OVERHEAD
-        + extra_tokens
-    )
     suffix = suffix_sums(entries, turn_context(view))
     carry = carried_sums(entries, sum(e.shown_tokens for e in carried_system(view)))
     soft = min(limits.retained_tokens + fixed + ledger_room, limits.threshold, limits.target)

@@ -37,10 +37,18 @@ def plan_reshowing(
     `plan_degradations`."""
     reshown: list[ReshownMessage] = []
     for entry in entries:
-        if entry.shown_tokens <= cap or entry.replacements:
-            continue  # a pruned or downgraded message is shown by its replacements
+        if entry.shown_tokens <= cap:
+            continue
+        # The blocks pruned or downgraded are shown by their replacements; the others may be
+        # reduced (a reply whose thinking was downgraded keeps its server tools' results).
         truncations, counts = plan_degradations(
-            entry.message, cap, count, entry.block_tokens, entry.truncations, salient
+            entry.message,
+            cap,
+            count,
+            entry.block_tokens,
+            entry.truncations,
+            salient,
+            entry.replaced_blocks,
         )
         if sum(counts) < sum(entry.block_tokens):
             reshown.append(ReshownMessage(entry.position, truncations, counts))

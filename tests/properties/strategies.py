@@ -15,6 +15,7 @@ from abridged.domain.messages import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    WireBlock,
 )
 
 TOOL_NAMES = ("run_command", "read_file", "edit_file", "search_code")
@@ -103,4 +104,81 @@ def conversations(draw: st.DrawFn, max_turns: int = 5) -> list[Message]:
             messages.append(Message.assistant(draw(text)))
         else:
             break
+    return messages
+
+
+SERVER_TOOLS = (
+    {"type": "web_fetch_20250910", "name": "web_fetch"},
+    {"type": "web_search_20250305", "name": "web_search"},
+    {"type": "code_execution_20250825", "name": "code_execution"},
+)
+"""The server tools a paused chain calls, for the request's `tools`."""
+
+
+def server_call(draw: st.DrawFn, call_id: str) -> WireBlock:
+    name = draw(st.sampled_from(["web_fetch", "web_search", "code_execution"]))
+    return WireBlock.of(
+        {"type": "server_tool_use", "id": call_id, "name": name, "input": {"q": draw(text)}}
+    )
+
+
+def server_result(draw: st.DrawFn, call: WireBlock) -> WireBlock:
+    """The result of `call`: a fetched document, search results (their encrypted parts go
+    back unchanged) or a program's output, from a line to past any window drawn."""
+    wire = call.to_wire()
+    name, call_id = wire["name"], wire["id"]
+    if name == "web_fetch":
+        page = {"type": "text", "media_type": "text/plain", "data": output(draw) or "(empty)"}
+        content: object = {
+            "type": "web_fetch_result",
+            "url": "https://example.com/page",
+            "content": {"type": "document", "source": page},
+        }
+    elif name == "web_search":
+        content = [
+            {
+                "type": "web_search_result",
+                "url": f"https://example.com/{k}",
+                "title": draw(text),
+                "encrypted_content": "RW5jcnlwdGVk",
+                "page_age": None,
+            }
+            for k in range(draw(st.integers(1, 5)))
+        ]
+    else:
+        content = {
+            "type": "code_execution_result",
+            "stdout": output(draw),
+            "stderr": "",
+            "return_code": 0,
+        }
+    return WireBlock.of({"type": f"{name}_tool_result", "tool_use_id": call_id, "content": content})
+
+
+@st.composite
+def paused_chains(draw: st.DrawFn, max_links: int = 10) -> list[Message]:
+    """Turns in which the model pauses (`stop_reason: "pause_turn"`) again and again: each
+    reply after the first starts with the results of the server calls the one before made,
+    may lead with thinking, and ends in a new server call, some beside a client call whose
+    result comes back first; the last reply answers. Nothing in such a chain can be cut."""
+    ids = itertools.count(1)
+    messages: list[Message] = []
+    for _ in range(draw(st.integers(1, 2))):
+        messages.append(Message.user(draw(text)))
+        carried: list[Block] = []
+        for _ in range(draw(st.integers(1, max_links))):
+            head: list[Block] = list(carried)
+            if draw(st.booleans()):
+                head.append(ThinkingBlock(draw(text), f"sig{next(ids)}=="))
+            if draw(st.booleans()):
+                head.append(TextBlock(draw(text)))
+            calls = [server_call(draw, f"srvtoolu_{next(ids):05d}")]
+            carried = [server_result(draw, c) for c in calls]
+            if draw(st.integers(0, 3)) == 0:
+                client = ToolUseBlock(f"toolu_{next(ids):05d}", "read_file", {"path": draw(text)})
+                messages.append(Message.assistant(*head, *calls, client))
+                messages.append(Message.user(ToolResultBlock(client.id, output(draw))))
+            else:
+                messages.append(Message.assistant(*head, *calls))
+        messages.append(Message.assistant(*carried, TextBlock(draw(text))))
     return messages
