@@ -221,8 +221,10 @@ def shaped(
     span = carried_span(retained) if results_carried(message) else ()
     waiting = calls_waiting(message) if message.role is Role.ASSISTANT else ()
     salient = salient_of(settings)
-    if span or waiting:
-        # It goes with them at its smallest, as counted (`least_shown`).
+    if span or waiting or (message.tool_uses and _holds_server_results(message)):
+        # It goes with them at its smallest, as counted (`least_shown`); so does a reply
+        # whose calls' results go with it beside a server tool's result: that keeps its
+        # shape (encrypted parts whole), often far more than `MIN_BLOCK_TOKENS`.
         _, least = plan_degradations(message, 0, count, shown_counts, truncations, salient)
         irreducible = MESSAGE_OVERHEAD + sum(least)
         if message.tool_uses:
@@ -445,3 +447,10 @@ def exchange_irreducible(
     if message.tool_results and previous is not None:
         return own + smallest_tokens(previous, previous_counts)
     return own
+
+
+def _holds_server_results(message: Message) -> bool:
+    return any(
+        isinstance(block, WireBlock) and block.type in SERVER_TOOL_RESULT_TYPES
+        for block in message.content
+    )
