@@ -291,7 +291,8 @@ def plan_degradations(
     blocks at `replaced` (pruned, or reasoning downgraded) are shown by their replacements
     and left as they are.
 
-    The reducible blocks share what the others leave (water-filling: small ones stay whole).
+    The reducible blocks share what the others leave (water-filling: small ones stay whole),
+    and a block that cannot come down to its share leaves the rest to the others.
     Returns all truncations, by block, and the shown message's per-block counts."""
     counts = list(block_counts)
     if MESSAGE_OVERHEAD + sum(counts) <= cap or message.role is Role.SYSTEM:
@@ -303,23 +304,33 @@ def plan_degradations(
     if not indices:
         return tuple(truncations), tuple(counts)
     kept = MESSAGE_OVERHEAD + sum(c for i, c in enumerate(counts) if i not in indices)
-    # Each block at least as `smallest_tokens` counts it, as the room checks do.
-    target = max(cap - kept, sum(min(counts[i], MIN_BLOCK_TOKENS) for i in indices))
+    room = cap - kept
     by_index = {t.block_index: t for t in truncations}
-    for index, allowed in zip(
-        indices, fair_shares([counts[i] for i in indices], target), strict=True
-    ):
-        if counts[index] <= allowed:
-            continue
-        # The whole block's count (when nothing cut it yet) tells its density: the first
-        # cut tried is then about the right size, and is counted once or twice, not five times.
-        whole = counts[index] if index not in by_index else None
-        reduced = reduce_block(
-            message, index, max(allowed, MIN_BLOCK_TOKENS), count, whole, salient
-        )
-        if reduced is not None and reduced[1] < counts[index]:
-            by_index[index], counts[index] = reduced
-    return tuple(by_index[i] for i in sorted(by_index)), tuple(counts)
+    while True:
+        # Each block at least as `smallest_tokens` counts it, as the room checks do.
+        target = max(room, sum(min(counts[i], MIN_BLOCK_TOKENS) for i in indices))
+        over: list[int] = []
+        for index, allowed in zip(
+            indices, fair_shares([counts[i] for i in indices], target), strict=True
+        ):
+            if counts[index] <= allowed:
+                continue
+            # The whole block's count (when nothing cut it yet) tells its density: the first
+            # cut tried is about the right size, counted once or twice, not five times.
+            whole = counts[index] if index not in by_index else None
+            reduced = reduce_block(
+                message, index, max(allowed, MIN_BLOCK_TOKENS), count, whole, salient
+            )
+            if reduced is not None and reduced[1] < counts[index]:
+                by_index[index], counts[index] = reduced
+            if counts[index] > max(allowed, MIN_BLOCK_TOKENS):
+                over.append(index)
+        if not over or len(over) == len(indices):
+            return tuple(by_index[i] for i in sorted(by_index)), tuple(counts)
+        # A block that cannot come down to its share (a server tool's result keeps its
+        # shape) leaves the others less: they share what it leaves.
+        room -= sum(counts[i] for i in over)
+        indices = [i for i in indices if i not in over]
 
 
 def least_shown(entry: ShownEntry, count: CountText, salient: tuple[int, int] = (0, 1)) -> int:
