@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from abridged.domain.block_cuts import DENSITY_MARGIN
 from abridged.domain.context import (
     ContextView,
     Entry,
@@ -22,7 +23,7 @@ from abridged.domain.context import (
     raw_estimate,
     turn_context,
 )
-from abridged.domain.degradation import DENSITY_MARGIN, least_shown, salient_of
+from abridged.domain.degradation import least_shown, salient_of
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.limits import Limits
 from abridged.domain.messages import RedactedThinkingBlock, Role, ThinkingBlock

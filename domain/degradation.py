@@ -21,9 +21,10 @@ naming its type and size. The plan is a `Truncation` per block, recorded on the
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from typing import Protocol
 
+from abridged.domain.block_cuts import reduce_block
 from abridged.domain.errors import ContextTooSmallError
 from abridged.domain.messages import (
     SERVER_TOOL_RESULT_TYPES,
@@ -43,9 +44,8 @@ from abridged.domain.tokens import (
     REQUEST_OVERHEAD,
     CountedEntry,
     CountText,
-    block_tokens,
 )
-from abridged.domain.truncation import Truncation, fair_shares, plan_truncations, shown
+from abridged.domain.truncation import Truncation, fair_shares, plan_truncations
 
 MIN_BLOCK_TOKENS = 48
 """The least a reduced block is aimed at: a marker and a little of each end."""
@@ -221,8 +221,10 @@ def shaped(
     span = carried_span(retained) if results_carried(message) else ()
     waiting = calls_waiting(message) if message.role is Role.ASSISTANT else ()
     salient = salient_of(settings)
-    if span or waiting:
-        # It goes with them at its smallest, as counted (`least_shown`).
+    if span or waiting or (message.tool_uses and _holds_server_results(message)):
+        # It goes with them at its smallest, as counted (`least_shown`); so does a reply
+        # whose calls' results go with it beside a server tool's result: that keeps its
+        # shape (encrypted parts whole), often far more than `MIN_BLOCK_TOKENS`.
         _, least = plan_degradations(message, 0, count, shown_counts, truncations, salient)
         irreducible = MESSAGE_OVERHEAD + sum(least)
         if message.tool_uses:
@@ -289,7 +291,8 @@ def plan_degradations(
     blocks at `replaced` (pruned, or reasoning downgraded) are shown by their replacements
     and left as they are.
 
-    The reducible blocks share what the others leave (water-filling: small ones stay whole).
+    The reducible blocks share what the others leave (water-filling: small ones stay whole),
+    and a block that cannot come down to its share leaves the rest to the others.
     Returns all truncations, by block, and the shown message's per-block counts."""
     counts = list(block_counts)
     if MESSAGE_OVERHEAD + sum(counts) <= cap or message.role is Role.SYSTEM:
@@ -301,96 +304,33 @@ def plan_degradations(
     if not indices:
         return tuple(truncations), tuple(counts)
     kept = MESSAGE_OVERHEAD + sum(c for i, c in enumerate(counts) if i not in indices)
-    # Each block at least as `smallest_tokens` counts it, as the room checks do.
-    target = max(cap - kept, sum(min(counts[i], MIN_BLOCK_TOKENS) for i in indices))
+    room = cap - kept
     by_index = {t.block_index: t for t in truncations}
-    for index, allowed in zip(
-        indices, fair_shares([counts[i] for i in indices], target), strict=True
-    ):
-        if counts[index] <= allowed:
-            continue
-        # The whole block's count (when nothing cut it yet) tells its density: the first
-        # cut tried is then about the right size, and is counted once or twice, not five times.
-        whole = counts[index] if index not in by_index else None
-        reduced = _reduce(message, index, max(allowed, MIN_BLOCK_TOKENS), count, whole, salient)
-        if reduced is not None and reduced[1] < counts[index]:
-            by_index[index], counts[index] = reduced
-    return tuple(by_index[i] for i in sorted(by_index)), tuple(counts)
-
-
-def _reduce(
-    message: Message,
-    index: int,
-    allowed: int,
-    count: CountText,
-    whole: int | None = None,
-    salient: tuple[int, int] = (0, 1),
-) -> tuple[Truncation, int] | None:
-    block = message.content[index]
-
-    def tokens_of(truncation: Truncation) -> int:
-        return block_tokens(shown(message, (truncation,)).content[index], count)
-
-    if isinstance(block, ImageBlock) or (
-        isinstance(block, WireBlock) and block.type in ("document", "image")
-    ):
-        placeholder = Truncation(index, 0, 0)
-        return placeholder, tokens_of(placeholder)
-    if isinstance(block, ToolUseBlock):
-        size = _longest_string(block.input)
-    elif isinstance(block, WireBlock) and block.type in SERVER_TOOL_RESULT_TYPES:
-        size = _longest_string(block.to_wire())
-    elif isinstance(block, ToolResultBlock | TextBlock):
-        size = len(block.text)
-    else:  # a search result: its text is not cut, it is shown as a placeholder
-        placeholder = Truncation(index, 0, 0)
-        return placeholder, tokens_of(placeholder)
-    first = int(size * allowed / whole * DENSITY_MARGIN) if whole else allowed * 4
-    if not isinstance(block, TextBlock) or size > SALIENT_TEXT_CHARS:
-        salient = (0, salient[1])
-    return _shrink(index, size, allowed, tokens_of, first, salient)
-
-
-SALIENT_TEXT_CHARS = 256_000
-"""A text block up to this long keeps salient lines when cut (a pasted log, a traceback). A
-longer one is cut to head and tail only: scanning its middle would cost about 10 ms a
-shrinking step for a megabyte, on the path of the request that brings it."""
-
-
-DENSITY_MARGIN = 0.97
-"""A cut sized from a text's density keeps a little less than its share, since the density
-varies along the text."""
-
-
-def _shrink(
-    index: int,
-    size: int,
-    allowed: int,
-    tokens_of: Callable[[Truncation], int],
-    first: int,
-    salient: tuple[int, int] = (0, 1),
-) -> tuple[Truncation, int]:
-    # Token density varies along a text, so shrink until the shown block counts within budget:
-    # by the density just counted when far over, by 15% at least.
-    keep = max(min(size, first), 0)
     while True:
-        kept = max(0, min(salient[0], keep // 3))
-        head = ((keep - kept) * 2) // 3
-        truncation = Truncation(index, head, keep - kept - head, kept, salient[1])
-        tokens = tokens_of(truncation)
-        if tokens <= allowed or keep <= 0:
-            return truncation, tokens
-        keep = min(int(keep * 0.85), int(keep * allowed / tokens * DENSITY_MARGIN))
-
-
-def _longest_string(value: object) -> int:
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, dict):
-        return max((_longest_string(v) for v in value.values()), default=0)
-    if isinstance(value, list | tuple):
-        return max((_longest_string(v) for v in value), default=0)
-    return 0
+        # Each block at least as `smallest_tokens` counts it, as the room checks do.
+        target = max(room, sum(min(counts[i], MIN_BLOCK_TOKENS) for i in indices))
+        over: list[int] = []
+        for index, allowed in zip(
+            indices, fair_shares([counts[i] for i in indices], target), strict=True
+        ):
+            if counts[index] <= allowed:
+                continue
+            # The whole block's count (when nothing cut it yet) tells its density: the first
+            # cut tried is about the right size, counted once or twice, not five times.
+            whole = counts[index] if index not in by_index else None
+            reduced = reduce_block(
+                message, index, max(allowed, MIN_BLOCK_TOKENS), count, whole, salient
+            )
+            if reduced is not None and reduced[1] < counts[index]:
+                by_index[index], counts[index] = reduced
+            if counts[index] > max(allowed, MIN_BLOCK_TOKENS):
+                over.append(index)
+        if not over or len(over) == len(indices):
+            return tuple(by_index[i] for i in sorted(by_index)), tuple(counts)
+        # A block that cannot come down to its share (a server tool's result keeps its
+        # shape) leaves the others less: they share what it leaves.
+        room -= sum(counts[i] for i in over)
+        indices = [i for i in indices if i not in over]
 
 
 def least_shown(entry: ShownEntry, count: CountText, salient: tuple[int, int] = (0, 1)) -> int:
@@ -445,3 +385,10 @@ def exchange_irreducible(
     if message.tool_results and previous is not None:
         return own + smallest_tokens(previous, previous_counts)
     return own
+
+
+def _holds_server_results(message: Message) -> bool:
+    return any(
+        isinstance(block, WireBlock) and block.type in SERVER_TOOL_RESULT_TYPES
+        for block in message.content
+    )

@@ -3,8 +3,9 @@
 Conversations carry every block type the Messages API knows (documents, search results,
 server tool calls and their results, citations, container uploads, tool references inside
 tool results) and types no version knows yet, at sizes from a word to far more than the
-window. Every request is valid and in budget, no request is ever refused, and the blocks of
-unknown types come back byte for byte.
+window. Every request is valid and in budget, no request is ever refused (a reply is, at
+record, with nothing written, only when what no view can reduce outgrows the budget), and the
+blocks of unknown types come back byte for byte.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.adapters.token_counters import TiktokenCounter
 from abridged.application.service import Sessions
+from abridged.domain.errors import ContextTooSmallError
 from abridged.domain.messages import (
     Block,
     ImageBlock,
@@ -225,11 +227,14 @@ def tool_output(draw: st.DrawFn) -> str | tuple[TextBlock | ImageBlock | WireBlo
 @st.composite
 def rich_conversations(draw: st.DrawFn, max_turns: int = 4) -> list[Message]:
     """A valid conversation using every known block type and some unknown ones, with
-    messages from a word to far beyond any window, server calls made beside client calls
-    and paused turns among them."""
+    messages from a word to far beyond any window, and server calls wherever a turn has
+    them: answered in their reply, made beside client calls, and paused turns (several in a
+    row, mid-turn or last), each reply after one of those two starting with the results of
+    the calls it left to run."""
     ids = itertools.count(1)
     messages: list[Message] = []
-    # With interleaved thinking every reply opens with its (signed or redacted) thinking.
+    # With interleaved thinking every reply opens with its (signed or redacted) thinking,
+    # right after the server results it carries, if any.
     thinks = draw(st.booleans())
 
     def thought() -> list[Block]:
@@ -240,25 +245,38 @@ def rich_conversations(draw: st.DrawFn, max_turns: int = 4) -> list[Message]:
         # Thinking is never reduced, so it is drawn at sizes a model writes in one turn.
         return [ThinkingBlock(draw(text), f"sig{next(ids)}==")]
 
+    def waiting() -> tuple[list[Block], list[Block]]:
+        """Server calls not run yet, and their results, which lead the next reply."""
+        pairs = [server_pair(draw, ids) for _ in range(draw(st.integers(1, 2)))]
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
     for _ in range(draw(st.integers(1, max_turns))):
         messages.append(prompt(draw))
-        # The results of a server call made beside client calls, which lead the next reply
-        # (agents-and-tools/tool-use/server-tools): drawn for the turn's last exchange, as
-        # one reply of the turn (a turn of such replies only can be cut at its start alone).
+        # The results of server calls the reply before left to run, leading the next one
+        # (agents-and-tools/tool-use/server-tools).
         carried: list[Block] = []
-        exchanges = draw(st.integers(0, 6))
-        for k in range(exchanges):
-            head: list[Block] = thought()
+        for _ in range(draw(st.integers(0, 6))):
+            head: list[Block] = [*carried, *thought()]
+            carried = []
             if draw(st.integers(0, 3)) == 0:
-                pair = server_pair(draw, ids)
-                if k < exchanges - 1 or draw(st.booleans()):
-                    head.extend(pair)
-                else:
-                    head.append(pair[0])
-                    carried = pair[1:2]
+                head.extend(server_pair(draw, ids))
             if draw(st.integers(0, 4)) == 0:
                 head.append(future_block(draw))
-            calls = [
+            if draw(st.integers(0, 2)) == 0:
+                # A paused turn (`pause_turn`): it ends in a server call not run yet, or in
+                # a result, and the next reply continues it.
+                if draw(st.integers(0, 3)) == 0:
+                    head.extend(server_pair(draw, ids)[:2])
+                else:
+                    calls, carried = waiting()
+                    head.extend(calls)
+                messages.append(Message(Role.ASSISTANT, tuple(head)))
+                continue
+            if draw(st.integers(0, 3)) == 0:
+                # A server call beside client calls runs when their results come back.
+                calls, carried = waiting()
+                head.extend(calls)
+            uses = [
                 ToolUseBlock(
                     f"toolu_{next(ids):05d}",
                     draw(st.sampled_from(TOOL_NAMES)),
@@ -266,19 +284,13 @@ def rich_conversations(draw: st.DrawFn, max_turns: int = 4) -> list[Message]:
                 )
                 for _ in range(draw(st.integers(1, 2)))
             ]
-            messages.append(Message(Role.ASSISTANT, (*head, *calls)))
+            messages.append(Message(Role.ASSISTANT, (*head, *uses)))
             messages.append(
-                Message(Role.USER, tuple(ToolResultBlock(c.id, tool_output(draw)) for c in calls))
+                Message(Role.USER, tuple(ToolResultBlock(c.id, tool_output(draw)) for c in uses))
             )
         closing: list[Block] = [*carried, *thought()]
         if draw(st.booleans()):
             closing.extend(server_pair(draw, ids))
-        if draw(st.integers(0, 3)) == 0:
-            # A paused turn (`pause_turn`) ending in a call not run yet; the reply that
-            # continues it starts with that call's result.
-            pair = server_pair(draw, ids)
-            messages.append(Message(Role.ASSISTANT, (*closing, pair[0])))
-            closing = [pair[1], *thought()]
         closing.append(TextBlock(sized_text(draw)))
         messages.append(Message(Role.ASSISTANT, tuple(closing)))
     return messages
@@ -327,25 +339,35 @@ def test_every_block_type_gives_valid_in_budget_requests_and_unknown_ones_pass_u
         settings=settings_,
     )
     bodies: list[dict[str, Any]] = []
+    fed: list[Message] = []
     for message in [*messages, Message.user("And now?")]:
         if message.role is Role.ASSISTANT:
             # Never refused: whatever was appended, the next request is built and fits.
             prepared = app.prepare_request(session_id)
             calibration = app.session(session_id).calibration
             bodies.append(check_request(prepared, COUNTER, calibration, FUTURE_TYPES))
-            app.record_reply(session_id, message)
+            before = len(app.history(session_id))
+            try:
+                app.record_reply(session_id, message)
+            except ContextTooSmallError:
+                # Only what no view can reduce (thinking, server calls, the shape of their
+                # results) outgrew the budget: nothing is written, and the turn goes on
+                # from before it.
+                assert len(app.history(session_id)) == before
+                break
         else:
             app.append_message(session_id, message)
+        fed.append(message)
     prepared = app.prepare_request(session_id)
     bodies.append(
         check_request(prepared, COUNTER, app.session(session_id).calibration, FUTURE_TYPES)
     )
 
     history = [e.message for e in app.history(session_id) if isinstance(e, Session.MessageAppended)]
-    assert history[: len(messages)] == messages
-    fed = {
+    assert history == fed
+    fed_future = {
         block.json
-        for m in messages
+        for m in fed
         for b in m.content
         for block in (
             [b, *b.content]
@@ -355,7 +377,7 @@ def test_every_block_type_gives_valid_in_budget_requests_and_unknown_ones_pass_u
         if isinstance(block, WireBlock) and block.type in FUTURE_TYPES
     }
     # Unknown blocks go out byte for byte as they were fed (or their message is summarized).
-    assert set(future_blocks(bodies)) <= fed
+    assert set(future_blocks(bodies)) <= fed_future
     # And the last request still carries those of the retained messages.
     retained = {
         block.json
@@ -385,7 +407,10 @@ def test_replaying_the_events_reproduces_every_reduced_view(
     for message in messages:
         if message.role is Role.ASSISTANT:
             app.prepare_request(session_id)
-            app.record_reply(session_id, message)
+            try:
+                app.record_reply(session_id, message)
+            except ContextTooSmallError:
+                break  # nothing written: the turn goes on from before it
         else:
             app.append_message(session_id, message)
 

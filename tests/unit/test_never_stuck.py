@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 from typing import Any
 from uuid import UUID
 
@@ -396,3 +397,69 @@ def test_a_preparation_counts_the_outputs_of_its_prune_and_of_the_last_resort() 
     assert any(e.reason.startswith("keep_none") for e in pruned)
     assert sum(b["pruned_outputs"] for b in bodies) == sum(len(e.outputs) for e in pruned)
     assert audit_session(app, session_id).ok
+
+
+WEB_SEARCH: dict[str, Any] = {"type": "web_search_20250305", "name": "web_search"}
+
+
+def searched(call_id: str, hits: int) -> WireBlock:
+    """A web search's result: `hits` pages, each with the encrypted content that goes back
+    unchanged (about 300 tokens a page), which no reduction makes smaller."""
+    pages = [
+        {
+            "type": "web_search_result",
+            "url": f"https://example.com/releases/{k}",
+            "title": f"Release notes {k}",
+            "encrypted_content": base64.b64encode(random.Random(k).randbytes(300)).decode(),
+            "page_age": None,
+        }
+        for k in range(hits)
+    ]
+    return WireBlock.of(
+        {"type": "web_search_tool_result", "tool_use_id": call_id, "content": pages}
+    )
+
+
+@pytest.mark.parametrize("hits", [4, 12, 20, 22, 30])
+def test_a_reply_calling_client_tools_beside_a_search_result_is_sent_or_refused_at_record(
+    hits: int,
+) -> None:
+    # A reply that searched the web and then calls a client tool goes back with its results
+    # whole but for their plain strings: the encrypted pages stay. Counted at the rough least
+    # of a reduced block, a large search result was accepted and no request fit after it.
+    app = real_app()
+    session_id = app.start_session(
+        model="claude-sonnet-4-5",
+        context_window=8_000,
+        max_output_tokens=1_000,
+        system="You are a release engineer.",
+        tools=(*TOOLS, WEB_SEARCH),
+    )
+    app.append_message(session_id, Message.user("Search the release notes and write a summary."))
+    check_request(app.prepare_request(session_id), COUNTER)
+    search = WireBlock.of(
+        {
+            "type": "server_tool_use",
+            "id": "srvtoolu_1",
+            "name": "web_search",
+            "input": {"query": "release notes"},
+        }
+    )
+    write = ToolUseBlock("toolu_1", "write_file", {"path": "notes.md", "content": "# Notes"})
+    reply = Message.assistant(search, searched("srvtoolu_1", hits), write)
+    before = len(app.history(session_id))
+
+    try:
+        app.record_reply(session_id, reply)
+    except ContextTooSmallError:
+        # What no view can reduce does not fit: nothing is written, and the turn goes on.
+        assert len(app.history(session_id)) == before
+        check_request(app.prepare_request(session_id), COUNTER)
+        return
+    app.append_message(session_id, Message.user(ToolResultBlock("toolu_1", "written")))
+    check_request(app.prepare_request(session_id), COUNTER)
+    app.record_reply(session_id, Message.assistant("The summary is in notes.md."))
+    app.append_message(session_id, Message.user("Thanks. Anything else?"))
+    check_request(app.prepare_request(session_id), COUNTER)
+    audit = audit_session(app, session_id)
+    assert audit.ok, audit.mismatches

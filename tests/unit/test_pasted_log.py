@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from abridged.adapters.anthropic.request import render_request
 from abridged.application.service import Sessions
-from abridged.domain.degradation import SALIENT_TEXT_CHARS
+from abridged.domain.block_cuts import SALIENT_TEXT_CHARS
 from abridged.domain.messages import Message
 from abridged.domain.settings import CompactionSettings
 from tests.support.builders import TOOLS

@@ -263,3 +263,66 @@ def test_a_paused_continuation_that_cannot_fit_even_at_its_smallest_is_refused_a
     checked(app, session_id)  # the paused reply before it is still continued
     assert not [e for e in app.history(session_id) if isinstance(e, Session.CompactionFailed)]
     assert_replay_is_live(app, session_id)
+
+
+def searched(i: int, title_words: int) -> dict[str, Any]:
+    """A web search's result whose page titles (sent back unchanged, as the encrypted
+    parts are) are `title_words` words long."""
+    hits = [
+        {
+            "type": "web_search_result",
+            "url": f"https://example.com/{i}/{k}",
+            "title": words(title_words, f"title{k}"),
+            "encrypted_content": "RW5jcnlwdGVk",
+            "page_age": None,
+        }
+        for k in range(2)
+    ]
+    return {"type": "web_search_tool_result", "tool_use_id": f"srvtoolu_{i}", "content": hits}
+
+
+def test_a_chain_reply_whose_search_result_cannot_shrink_gives_its_share_to_its_calls() -> None:
+    # Reduced to one cap, a reply's blocks share what its thinking and server calls leave;
+    # a search result whose titles cannot be cut kept its share unused, and the client
+    # call's long input beside it was left whole: the reply stayed over the cap, and the
+    # request over the budget, at every prepare.
+    app = real_app()
+    session_id = app.start_session(
+        model="claude-opus-4-8",
+        context_window=4_000,
+        max_output_tokens=500,
+        system="You are a research agent.",
+        tools=(*SERVER_TOOLS, {"type": "web_search_20250305", "name": "web_search"}),
+    )
+    app.append_message(session_id, Message.user("Find the release notes."))
+    checked(app, session_id)
+    search = {"type": "server_tool_use", "id": "srvtoolu_0", "name": "web_search", "input": {}}
+    app.record_reply(session_id, {"role": "assistant", "content": [search]})
+    checked(app, session_id)
+    read = {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "read_file",
+        "input": {"path": words(190, "dir")},
+    }
+    content = [searched(0, 150), *thought(200, 1), fetch(1), read]
+    app.record_reply(session_id, {"role": "assistant", "content": content})
+    app.append_message(
+        session_id,
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}],
+        },
+    )
+    for i in range(2, 8):
+        checked(app, session_id)
+        content = [fetched(i - 1, 100), fetch(i)]
+        app.record_reply(session_id, {"role": "assistant", "content": content})
+    checked(app, session_id)
+    app.record_reply(
+        session_id,
+        {"role": "assistant", "content": [fetched(7, 100), {"type": "text", "text": "Done."}]},
+    )
+    app.append_message(session_id, Message.user("Thanks."))
+    checked(app, session_id)
+    assert_replay_is_live(app, session_id)
