@@ -17,13 +17,14 @@ from contextlib import suppress
 
 from abridged.application.compactor import Compactor
 from abridged.application.notices import Notice, breakdown_of
+from abridged.application.ports import MetricNames
 from abridged.application.service_ports import ServicePorts
 from abridged.domain import ledger, planner
 from abridged.domain.cuts import ledger_fit, tail_cap
 from abridged.domain.degradation import message_cap, salient_of
 from abridged.domain.errors import ContextOverflowError
 from abridged.domain.planner import Decision
-from abridged.domain.preparation import PreparationPlan, plan_preparation
+from abridged.domain.preparation import PreparationPlan, plan_preparation, preparation_trigger
 from abridged.domain.pruning import PrunePlan
 from abridged.domain.reshowing import plan_reshowing
 from abridged.domain.session import Session
@@ -84,6 +85,21 @@ class PreparationSteps:
                 session, extra_tokens, trigger=trigger, pruned=True, reduced=True
             )
         return plan, pruned, reshown
+
+    def held_after(self, session: Session, extra_tokens: int) -> None:
+        """Records, with a compaction that left the request above the threshold, the loop
+        guard that holds the next one back (`planner.suppression`): the request is then the
+        same when prepared again with no new message, and preparing it writes nothing."""
+        trigger = preparation_trigger(bool(session.compaction_requested), session.turn_ended)
+        try:
+            plan = plan_preparation(session, extra_tokens, trigger=trigger)
+        except ContextOverflowError:  # pragma: no cover - the compaction made the request fit
+            return
+        if plan.decision is not None and plan.suppressed:
+            session.suppress(plan.decision.trigger, plan.suppressed, plan.decision.estimate)
+            self.ports.metrics.add(
+                MetricNames.SUPPRESSIONS, attributes={"trigger": plan.decision.trigger}
+            )
 
     def decide_to_fit(
         self,

@@ -255,6 +255,7 @@ class Preparer(PreparationSteps):
             report = self.compactor.compact(session, decision, None, loud=False, emit=emit)
         if report is not None:
             pruned += report.outputs_pruned
+            self.held_after(session, extra_tokens)
         elif deferred is not None:
             # No compaction after all (held back, or cancelled by a hook): the prune runs alone.
             pruned += self.prune(

@@ -10,14 +10,22 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.adapters.token_counters import TiktokenCounter
+from abridged.application.auditing import audit_session
 from abridged.application.service import Sessions
 from abridged.domain.errors import ContextTooSmallError
-from abridged.domain.messages import Message, Role
+from abridged.domain.messages import (
+    Message,
+    Role,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    WireBlock,
+)
 from abridged.domain.settings import CompactionSettings
 from tests.properties.strategies import SERVER_TOOLS, TOOLS, paused_chains
 from tests.support.checks import check_request
@@ -41,7 +49,47 @@ def checked(app: Sessions, session_id: UUID) -> None:
     check_request(prepared, COUNTER, app.session(session_id).calibration)
 
 
+def fetched(tool_id: str) -> WireBlock:
+    return WireBlock.of(
+        {
+            "type": "web_fetch_tool_result",
+            "tool_use_id": tool_id,
+            "content": {
+                "type": "web_fetch_result",
+                "url": "https://example.com/page",
+                "content": {
+                    "type": "document",
+                    "source": {"type": "text", "media_type": "text/plain", "data": "(empty)"},
+                },
+            },
+        }
+    )
+
+
+def fetch(tool_id: str) -> WireBlock:
+    return WireBlock.of(
+        {"type": "server_tool_use", "id": tool_id, "name": "web_fetch", "input": {"q": "0"}}
+    )
+
+
+# Compacted at a 4k window beside a long system prompt, the request stays above the
+# threshold: the loop guard that holds the next compaction back is recorded with the
+# compaction, not by the next prepare (which then wrote a `CompactionSuppressed`).
+STILL_ABOVE = [
+    Message.user("0"),
+    Message.assistant(fetch("srvtoolu_00001")),
+    Message.assistant(fetched("srvtoolu_00001"), TextBlock("0")),
+    Message.user("0"),
+    Message.assistant(
+        fetch("srvtoolu_00002"), ToolUseBlock("toolu_00003", "read_file", {"path": "0:0:0\x0b"})
+    ),
+    Message(Role.USER, (ToolResultBlock("toolu_00003", " ".join(["token"] * 63)),)),
+    Message.assistant(fetched("srvtoolu_00002"), TextBlock(":0:0:0:")),
+]
+
+
 @PROPERTY
+@example(STILL_ABOVE, 4_000, "claude-opus-4-8", 0.0, True)
 @given(
     paused_chains(),
     st.sampled_from([4_000, 8_000, 16_000, 32_000]),
@@ -86,6 +134,7 @@ def test_a_chain_of_paused_replies_never_leaves_the_session_stuck(
     checked(app, session_id)
     assert stored_version(app, session_id) == version
 
+    assert audit_session(app, session_id).ok
     replayed = None
     for event in app.history(session_id):
         replayed = event.mutate(replayed)
