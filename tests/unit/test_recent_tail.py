@@ -21,6 +21,7 @@ from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.tokens import message_tokens
 from tests.support.builders import TOOLS, exchange, turn, words
+from tests.support.checks import feed
 from tests.support.fakes import FakeTokenCounter
 from tests.support.outside_sessions import support_email_records
 
@@ -189,20 +190,10 @@ def large_steps(exchanges: int) -> list[Message]:
 def decisions(
     app: Sessions, messages: list[Message]
 ) -> tuple[UUID, list[Session.CompactionThresholdHit]]:
-    session_id = replay_session(app, messages)
+    session_id = start(app)
+    feed(app, session_id, messages, COUNTER)
     hits = [e for e in app.history(session_id) if isinstance(e, Session.CompactionThresholdHit)]
     return session_id, hits
-
-
-def replay_session(app: Sessions, messages: list[Message]) -> UUID:
-    session_id = start(app)
-    for message in messages:
-        if message.role is Role.ASSISTANT:
-            app.prepare_request(session_id)
-            app.record_reply(session_id, message)
-        else:
-            app.append_message(session_id, message)
-    return session_id
 
 
 def test_a_tail_that_is_the_current_exchange_alone_is_named_for_the_rule(app: Sessions) -> None:
