@@ -24,7 +24,7 @@ from abridged.domain.messages import Message, RedactedThinkingBlock, Role, Think
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from tests.properties.strategies import TOOLS, conversations
-from tests.support.checks import check_request
+from tests.support.checks import check_request, stored_version
 from tests.support.fakes import FakeSummarizer
 
 COUNTER = TiktokenCounter()
@@ -106,10 +106,6 @@ def replay_live(
     )
     note(f"tool output shown truncated: {'yes' if truncated else 'no'}")
     return app, session_id, bodies, overflows
-
-
-def stored_version(app: Sessions, session_id: UUID) -> int:
-    return app.recorder.select_events(session_id, desc=True, limit=1)[0].originator_version
 
 
 def prepare(app: Sessions, session_id: UUID) -> dict[str, object]:

@@ -28,7 +28,8 @@ from abridged.domain.messages import (
 )
 from abridged.domain.settings import CompactionSettings
 from tests.properties.strategies import SERVER_TOOLS, TOOLS, paused_chains
-from tests.support.checks import check_request
+from tests.support.builders import web_fetch, web_fetched
+from tests.support.checks import check_request, stored_version
 from tests.support.counting import MemoCounter
 
 COUNTER = MemoCounter(TiktokenCounter())
@@ -40,36 +41,9 @@ PROPERTY = settings(
 )
 
 
-def stored_version(app: Sessions, session_id: UUID) -> int:
-    return app.recorder.select_events(session_id, desc=True, limit=1)[0].originator_version
-
-
 def checked(app: Sessions, session_id: UUID) -> None:
     prepared = app.prepare_request(session_id)
     check_request(prepared, COUNTER, app.session(session_id).calibration)
-
-
-def fetched(tool_id: str) -> WireBlock:
-    return WireBlock.of(
-        {
-            "type": "web_fetch_tool_result",
-            "tool_use_id": tool_id,
-            "content": {
-                "type": "web_fetch_result",
-                "url": "https://example.com/page",
-                "content": {
-                    "type": "document",
-                    "source": {"type": "text", "media_type": "text/plain", "data": "(empty)"},
-                },
-            },
-        }
-    )
-
-
-def fetch(tool_id: str) -> WireBlock:
-    return WireBlock.of(
-        {"type": "server_tool_use", "id": tool_id, "name": "web_fetch", "input": {"q": "0"}}
-    )
 
 
 # Compacted at a 4k window beside a long system prompt, the request stays above the
@@ -77,14 +51,14 @@ def fetch(tool_id: str) -> WireBlock:
 # compaction, not by the next prepare (which then wrote a `CompactionSuppressed`).
 STILL_ABOVE = [
     Message.user("0"),
-    Message.assistant(fetch("srvtoolu_00001")),
-    Message.assistant(fetched("srvtoolu_00001"), TextBlock("0")),
+    Message.assistant(WireBlock.of(web_fetch(1))),
+    Message.assistant(WireBlock.of(web_fetched(1, 1)), TextBlock("0")),
     Message.user("0"),
     Message.assistant(
-        fetch("srvtoolu_00002"), ToolUseBlock("toolu_00003", "read_file", {"path": "0:0:0\x0b"})
+        WireBlock.of(web_fetch(2)), ToolUseBlock("toolu_00003", "read_file", {"path": "0:0:0\x0b"})
     ),
     Message(Role.USER, (ToolResultBlock("toolu_00003", " ".join(["token"] * 63)),)),
-    Message.assistant(fetched("srvtoolu_00002"), TextBlock(":0:0:0:")),
+    Message.assistant(WireBlock.of(web_fetched(2, 1)), TextBlock(":0:0:0:")),
 ]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from typing import Any
 
 from abridged.domain.messages import (
     Message,
@@ -59,3 +60,27 @@ TOOLS = tuple(
 def words(n: int, word: str = "word") -> str:
     """Text of `n` words: `n` tokens for the fake counter."""
     return " ".join([word] * n)
+
+
+def web_fetch(i: int) -> dict[str, Any]:
+    """A `web_fetch` server call, as the API returns it (its id `srvtoolu_{i}`)."""
+    return {
+        "type": "server_tool_use",
+        "id": f"srvtoolu_{i}",
+        "name": "web_fetch",
+        "input": {"url": f"https://example.com/{i}"},
+    }
+
+
+def web_fetched(i: int, size: int) -> dict[str, Any]:
+    """The result of `web_fetch(i)`: a text page of `size` words."""
+    page = {"type": "text", "media_type": "text/plain", "data": words(size, f"page{i}")}
+    return {
+        "type": "web_fetch_tool_result",
+        "tool_use_id": f"srvtoolu_{i}",
+        "content": {
+            "type": "web_fetch_result",
+            "url": f"https://example.com/{i}",
+            "content": {"type": "document", "source": page},
+        },
+    }

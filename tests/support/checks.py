@@ -89,3 +89,8 @@ def feed(app: Sessions, session_id: UUID, messages: list[Message], counter: Toke
             app.record_reply(session_id, message)
         else:
             app.append_message(session_id, message)
+
+
+def stored_version(app: Sessions, session_id: UUID) -> int:
+    """The version of the session's last stored event: what a call wrote, compared."""
+    return app.recorder.select_events(session_id, desc=True, limit=1)[0].originator_version

@@ -21,8 +21,8 @@ from abridged.domain.errors import ContextTooSmallError
 from abridged.domain.messages import Message
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
-from tests.support.builders import TOOLS, words
-from tests.support.checks import check_request
+from tests.support.builders import TOOLS, web_fetch, web_fetched, words
+from tests.support.checks import check_request, stored_version
 from tests.support.counting import MemoCounter
 
 COUNTER = MemoCounter(TiktokenCounter())
@@ -38,29 +38,6 @@ def real_app() -> Sessions:
     )
 
 
-def fetch(i: int) -> dict[str, Any]:
-    url = f"https://example.com/{i}"
-    return {
-        "type": "server_tool_use",
-        "id": f"srvtoolu_{i}",
-        "name": "web_fetch",
-        "input": {"url": url},
-    }
-
-
-def fetched(i: int, size: int) -> dict[str, Any]:
-    page = {"type": "text", "media_type": "text/plain", "data": words(size, f"page{i}")}
-    return {
-        "type": "web_fetch_tool_result",
-        "tool_use_id": f"srvtoolu_{i}",
-        "content": {
-            "type": "web_fetch_result",
-            "url": f"https://example.com/{i}",
-            "content": {"type": "document", "source": page},
-        },
-    }
-
-
 def thought(size: int, i: int) -> list[dict[str, Any]]:
     if not size:
         return []
@@ -71,10 +48,6 @@ def checked(app: Sessions, session_id: UUID) -> PreparedRequest:
     prepared = app.prepare_request(session_id)
     check_request(prepared, COUNTER, app.session(session_id).calibration)
     return prepared
-
-
-def stored_version(app: Sessions, session_id: UUID) -> int:
-    return app.recorder.select_events(session_id, desc=True, limit=1)[0].originator_version
 
 
 def start(
@@ -118,13 +91,13 @@ def paused_chain(
     back first. Each request is checked; they are returned."""
     app.append_message(session_id, Message.user("Read every page linked from the index."))
     requests = [checked(app, session_id)]
-    opening = [*thought(thinking, 0), {"type": "text", "text": "Fetching."}, fetch(0)]
+    opening = [*thought(thinking, 0), {"type": "text", "text": "Fetching."}, web_fetch(0)]
     app.record_reply(session_id, {"role": "assistant", "content": opening})
     for i in range(1, links + 1):
         requests.append(checked(app, session_id))
-        content = [fetched(i - 1, page), *thought(thinking, i)]
+        content = [web_fetched(i - 1, page), *thought(thinking, i)]
         content.append({"type": "text", "text": f"Page {i - 1} read. " + words(50)})
-        content.append(fetch(i))
+        content.append(web_fetch(i))
         if client_every and i % client_every == 0:
             read = {
                 "type": "tool_use",
@@ -142,7 +115,7 @@ def paused_chain(
         else:
             app.record_reply(session_id, {"role": "assistant", "content": content})
     requests.append(checked(app, session_id))
-    closing = [fetched(links, page), {"type": "text", "text": "All pages read."}]
+    closing = [web_fetched(links, page), {"type": "text", "text": "All pages read."}]
     app.record_reply(session_id, {"role": "assistant", "content": closing})
     app.append_message(session_id, Message.user("Summarize them."))
     requests.append(checked(app, session_id))
@@ -244,14 +217,16 @@ def test_a_paused_continuation_that_cannot_fit_even_at_its_smallest_is_refused_a
     session_id = start(app, 8_000)
     app.append_message(session_id, Message.user("Read every page linked from the index."))
     checked(app, session_id)
-    app.record_reply(session_id, {"role": "assistant", "content": [*thought(1_500, 0), fetch(0)]})
+    app.record_reply(
+        session_id, {"role": "assistant", "content": [*thought(1_500, 0), web_fetch(0)]}
+    )
     refused = None
     for i in range(1, 12):
         checked(app, session_id)
         before = len(app.history(session_id))
         reply = {
             "role": "assistant",
-            "content": [fetched(i - 1, 300), *thought(1_500, i), fetch(i)],
+            "content": [web_fetched(i - 1, 300), *thought(1_500, i), web_fetch(i)],
         }
         try:
             app.record_reply(session_id, reply)
@@ -305,7 +280,7 @@ def test_a_chain_reply_whose_search_result_cannot_shrink_gives_its_share_to_its_
         "name": "read_file",
         "input": {"path": words(190, "dir")},
     }
-    content = [searched(0, 150), *thought(200, 1), fetch(1), read]
+    content = [searched(0, 150), *thought(200, 1), web_fetch(1), read]
     app.record_reply(session_id, {"role": "assistant", "content": content})
     app.append_message(
         session_id,
@@ -316,12 +291,12 @@ def test_a_chain_reply_whose_search_result_cannot_shrink_gives_its_share_to_its_
     )
     for i in range(2, 8):
         checked(app, session_id)
-        content = [fetched(i - 1, 100), fetch(i)]
+        content = [web_fetched(i - 1, 100), web_fetch(i)]
         app.record_reply(session_id, {"role": "assistant", "content": content})
     checked(app, session_id)
     app.record_reply(
         session_id,
-        {"role": "assistant", "content": [fetched(7, 100), {"type": "text", "text": "Done."}]},
+        {"role": "assistant", "content": [web_fetched(7, 100), {"type": "text", "text": "Done."}]},
     )
     app.append_message(session_id, Message.user("Thanks."))
     checked(app, session_id)
