@@ -83,11 +83,20 @@ def check_message_size(message: Message, limit: int, compact: str | None = None)
     return size
 
 
+def tool_key(tool: Mapping[str, JSON]) -> str:
+    """What tells a tool definition from the others: its name, or for an MCP toolset (which
+    has none) its server's."""
+    if tool.get("type") == "mcp_toolset":
+        return f"mcp_toolset:{tool.get('mcp_server_name')}"
+    return str(tool.get("name"))
+
+
 def check_tool_definitions(tools: Sequence[Mapping[str, JSON]]) -> None:
     """Raises `InvalidToolDefinitionError` for a tool the Messages API would refuse: every tool
     needs a unique `name` matching `[a-zA-Z0-9_-]{1,64}`, and a custom tool an `input_schema`
     object whose `type` is "object". Server tools (with a `type` other than "custom") bring
-    their own schema."""
+    their own schema. An MCP toolset (`"type": "mcp_toolset"`) has no name: it names its
+    server (`mcp_server_name`), once."""
     if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence):
         raise InvalidToolDefinitionError("tools must be a list of tool definitions")
     seen: set[str] = set()
@@ -95,6 +104,17 @@ def check_tool_definitions(tools: Sequence[Mapping[str, JSON]]) -> None:
         where = f"tools[{index}]"
         if not isinstance(tool, Mapping):
             raise InvalidToolDefinitionError(f"{where} must be an object")
+        if tool.get("type") == "mcp_toolset":
+            server = tool.get("mcp_server_name")
+            if not isinstance(server, str) or not server:
+                raise InvalidToolDefinitionError(
+                    f"{where}: an mcp_toolset needs its mcp_server_name"
+                )
+            if tool_key(tool) in seen:
+                raise InvalidToolDefinitionError(f"{where}: MCP server {server!r} has two toolsets")
+            seen.add(tool_key(tool))
+            encoded_size(dict(tool), where)
+            continue
         name = tool.get("name")
         if not isinstance(name, str) or not TOOL_NAME_PATTERN.fullmatch(name):
             raise InvalidToolDefinitionError(

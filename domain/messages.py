@@ -34,18 +34,27 @@ SERVER_TOOL_RESULT_TYPES = frozenset(
         "text_editor_code_execution_tool_result",
         "tool_search_tool_result",
         "mcp_tool_result",
+        "advisor_tool_result",
     }
 )
 """Results of tools the provider runs: each answers a `server_tool_use` (or `mcp_tool_use`)
-earlier in the same assistant message."""
+earlier in the same assistant message (the advisor's answers one named `advisor`,
+agents-and-tools/tool-use/advisor-tool)."""
 SERVER_TOOL_USE_TYPES = frozenset({"server_tool_use", "mcp_tool_use"})
 NESTED_ONLY_TYPES = frozenset({"tool_reference", "browser_state"})
 """Block types that appear only inside a tool_result's content."""
+UNMARKED_REPLY_TYPES = frozenset({"fallback", "mcp_tool_listing"})
+"""Blocks of a reply that go back with it unchanged and take no `cache_control`: a
+`fallback` marks where one model's output gives way to the next, and stays in its place
+between the thinking of the two (build-with-claude/refusals-and-fallback); an
+`mcp_tool_listing` is the tool list an MCP toolset fetched, reused from the reply that
+carries it."""
 KNOWN_WIRE_TYPES = frozenset(
     {"document", "search_result", "container_upload", "image"}
     | SERVER_TOOL_USE_TYPES
     | SERVER_TOOL_RESULT_TYPES
     | NESTED_ONLY_TYPES
+    | UNMARKED_REPLY_TYPES
 )
 """Messages API block types kept as their JSON (`WireBlock`): validated and counted by
 type, never edited (an `image` is one only when it names a Files API file; by base64 or

@@ -23,6 +23,7 @@ from eventsourcing.domain import CanMutateAggregate
 from abridged.domain.capabilities import capabilities_for
 from abridged.domain.events import SessionEvent
 from abridged.domain.indexes import recompute
+from abridged.domain.inputs import tool_key
 from abridged.domain.messages import Message, Role, WireBlock
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.state import SessionState
@@ -36,10 +37,17 @@ def tool_change_message(
 ) -> Message | None:
     """The system message that takes the tool set `before` to `after` by additions and
     removals; `None` when a tool keeps its name but changes its definition (a change the
-    blocks cannot say) or when nothing changes."""
-    old = {t.get("name"): t for t in before}
-    new = {t.get("name"): t for t in after}
+    blocks cannot say, nor can they add or withdraw an MCP toolset, which has no name) or
+    when nothing changes."""
+    old = {tool_key(t): t for t in before}
+    new = {tool_key(t): t for t in after}
     if any(old[name] != new[name] for name in old.keys() & new.keys()):
+        return None
+    if any(
+        t.get("type") == "mcp_toolset"
+        for k, t in (old | new).items()
+        if k not in old.keys() & new.keys()
+    ):
         return None
     blocks = [
         WireBlock.of({"type": "tool_removal", "tool": {"type": "tool_reference", "name": name}})
@@ -252,7 +260,7 @@ class Reconfiguring(SessionState):
         the caller rewrites `tools` instead), and the message to append now (`None` when it
         waits for the next user message, or nothing differs)."""
         current = self.instructed_tools if self.instructed_tools is not None else self.tools
-        if {t.get("name"): t for t in current} == {t.get("name"): t for t in tools}:
+        if {tool_key(t): t for t in current} == {tool_key(t): t for t in tools}:
             return True, None
         message = tool_change_message(current, tools)
         if message is None:

@@ -20,11 +20,12 @@ calls, and, in a reply cut short, a progress update last (build-with-claude/thin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, TypeVar
 
 from abridged.domain.errors import (
     DuplicateToolIdError,
+    MalformedBlockError,
     MisplacedBlockError,
     OrphanToolResultError,
     UnansweredToolUseError,
@@ -245,7 +246,9 @@ def thinking_between_calls(content: Sequence[Block], index: int) -> bool:
     """Whether the thinking block at `index`, after other blocks, is where today's models
     put one: in a run right before a tool call (a progress update, interleaved reasoning),
     right after a server tool's result (reasoning between server tool calls), or ending the
-    message (a reply cut short), as build-with-claude/thinking describes."""
+    message (a reply cut short), as build-with-claude/thinking describes; or on either side
+    of a `fallback` block, where one model's thinking ends and the next model's starts
+    (build-with-claude/refusals-and-fallback)."""
 
     def thinking(k: int) -> bool:
         return isinstance(content[k], ThinkingBlock | RedactedThinkingBlock)
@@ -261,9 +264,30 @@ def thinking_between_calls(content: Sequence[Block], index: int) -> bool:
     return (
         following is None
         or isinstance(following, ToolUseBlock)
-        or (isinstance(following, WireBlock) and following.type in SERVER_TOOL_USE_TYPES)
-        or (isinstance(preceding, WireBlock) and preceding.type in SERVER_TOOL_RESULT_TYPES)
+        or (isinstance(following, WireBlock) and following.type in _BEFORE_THINKING_ENDS)
+        or (isinstance(preceding, WireBlock) and preceding.type in _AFTER_THINKING_STARTS)
     )
+
+
+_BEFORE_THINKING_ENDS = SERVER_TOOL_USE_TYPES | {"fallback"}
+_AFTER_THINKING_STARTS = SERVER_TOOL_RESULT_TYPES | {"fallback"}
+
+
+def check_unmarked(wire: Mapping[str, object], kind: str, where: str) -> None:
+    """A `fallback` names the model on each side of its hop; an `mcp_tool_listing` its MCP
+    server and the tools it listed (the SDK's `BetaFallbackBlockParam`,
+    `BetaMCPToolListingBlockParam`)."""
+    if kind == "fallback":
+        for hop in ("from", "to"):
+            side = wire.get(hop)
+            if not isinstance(side, Mapping) or not isinstance(side.get("model"), str):
+                raise MalformedBlockError(f"{where}: a fallback block needs {hop!r} and its model")
+        return
+    server = wire.get("mcp_server_name")
+    if not isinstance(server, str) or not server or not isinstance(wire.get("tools"), list):
+        raise MalformedBlockError(
+            f"{where}: an mcp_tool_listing needs its mcp_server_name and list of tools"
+        )
 
 
 def loop_opener(messages: Sequence[Message]) -> Message | None:

@@ -32,6 +32,7 @@ from abridged.domain.messages import (
     TOOL_CHANGE_TYPES,
     TOOL_ID_PATTERN,
     TOOL_NAME_PATTERN,
+    UNMARKED_REPLY_TYPES,
     ImageBlock,
     Message,
     RedactedThinkingBlock,
@@ -46,6 +47,7 @@ from abridged.domain.reply_shapes import (
     MessageAt,
     check_appended,
     check_server_tool_pairs,
+    check_unmarked,
     is_paused_turn,
     thinking_between_calls,
 )
@@ -343,7 +345,10 @@ def _check_wire(block: WireBlock, where: str, *, role: Role | None) -> None:
         raise MisplacedBlockError(f"{where}: {kind} blocks belong inside a tool_result's content")
     elif kind in _USER_SIDE and role is not Role.USER:
         raise MisplacedBlockError(f"{where}: {kind} blocks belong in user messages")
-    elif kind in SERVER_TOOL_USE_TYPES | SERVER_TOOL_RESULT_TYPES and role is not Role.ASSISTANT:
+    elif (
+        kind in SERVER_TOOL_USE_TYPES | SERVER_TOOL_RESULT_TYPES | UNMARKED_REPLY_TYPES
+        and role is not Role.ASSISTANT
+    ):
         raise MisplacedBlockError(f"{where}: {kind} blocks belong in assistant messages")
     if kind == "document":
         _check_document(wire, where)
@@ -377,6 +382,8 @@ def _check_wire(block: WireBlock, where: str, *, role: Role | None) -> None:
         _check_tool_id(_require_str(wire, "tool_use_id", kind, where), where)
         if "content" not in wire:
             raise MalformedBlockError(f"{where}: a {kind} block needs its content")
+    elif kind in UNMARKED_REPLY_TYPES:
+        check_unmarked(wire, kind, where)
 
 
 def _check_document(wire: dict[str, object], where: str) -> None:

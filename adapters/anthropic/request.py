@@ -14,6 +14,7 @@ from abridged.domain.errors import InvalidRequestOptionsError
 from abridged.domain.messages import (
     KNOWN_WIRE_TYPES,
     NESTED_ONLY_TYPES,
+    UNMARKED_REPLY_TYPES,
 )
 from abridged.domain.reply_shapes import loop_opener
 
@@ -221,8 +222,10 @@ def _breakpoints(context: Context, count: int, budget: int) -> list[tuple[int, i
 
 
 CACHEABLE_TYPES = (
-    frozenset({"text", "image", "tool_use", "tool_result", "compaction"}) | KNOWN_WIRE_TYPES
-) - NESTED_ONLY_TYPES
+    (frozenset({"text", "image", "tool_use", "tool_result", "compaction"}) | KNOWN_WIRE_TYPES)
+    - NESTED_ONLY_TYPES
+    - UNMARKED_REPLY_TYPES
+)
 
 
 def _mark(message: dict[str, Any], limit: int, marker: dict[str, str]) -> None:

@@ -74,3 +74,50 @@ def test_a_server_call_beside_a_client_call_goes_through_the_proxy(
         "tool_result"
     )
     assert fake_anthropic.violations == []
+
+
+def test_an_advisor_consultation_and_a_fallback_hop_go_through_the_proxy(
+    client: anthropic.Anthropic, fake_anthropic: FakeAnthropic, store: Sessions
+) -> None:
+    # The advisor's result answers its call in the same reply, so the next prompt may follow
+    # (agents-and-tools/tool-use/advisor-tool); a fallback block stays between the thinking of
+    # the model that declined and the model that answered (build-with-claude/
+    # refusals-and-fallback). Both go back upstream as the SDK returned them.
+    advisor = {"type": "advisor_20260301", "name": "advisor", "model": "claude-opus-4-6"}
+    call = {"type": "server_tool_use", "id": "srvtoolu_02", "name": "advisor", "input": {}}
+    advice = {
+        "type": "advisor_tool_result",
+        "tool_use_id": "srvtoolu_02",
+        "content": {"type": "advisor_redacted_result", "encrypted_content": "RW5jcnlwdGVk"},
+    }
+    hop = {
+        "type": "fallback",
+        "from": {"model": "claude-fable-5"},
+        "to": {"model": MODEL},
+        "trigger": {"type": "refusal", "category": None},
+    }
+    first = {"type": "thinking", "thinking": "Weighing it.", "signature": "sig-1"}
+    second = {"type": "thinking", "thinking": "Picking it up.", "signature": "sig-2"}
+    fake_anthropic.enqueue(
+        fake.message([call, advice, {"type": "text", "text": "Plan made."}]),
+        fake.message([first, hop, second, {"type": "text", "text": "Here it is."}]),
+        fake.message("Done."),
+    )
+    tools = [*TOOLS, advisor]
+    history: list[Any] = [{"role": "user", "content": "Plan the migration."}]
+    for prompt in ("Now write it.", "Thanks."):
+        reply = client.beta.messages.create(
+            model=MODEL, max_tokens=400, tools=tools, messages=history
+        )
+        history.append({"role": "assistant", "content": [b.to_dict() for b in reply.content]})
+        history.append({"role": "user", "content": prompt})
+    client.beta.messages.create(model=MODEL, max_tokens=400, tools=tools, messages=history)
+
+    assert roles(store) == ["user", "assistant", "user", "assistant", "user", "assistant"]
+    sent = fake_anthropic.requests_to()[-1].body["messages"]
+    bare = [
+        [{k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]] for m in sent
+    ]
+    assert bare[1][:2] == [call, advice]
+    assert bare[3][:3] == [first, hop, second]
+    assert fake_anthropic.violations == []

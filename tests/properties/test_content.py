@@ -1,8 +1,9 @@
 """The open content model, held over generated conversations.
 
 Conversations carry every block type the Messages API knows (documents, search results,
-server tool calls and their results, citations, container uploads, tool references inside
-tool results) and types no version knows yet, at sizes from a word to far more than the
+server tool calls and their results, the advisor's among them, citations, container uploads,
+tool references inside tool results, fallback hops between thinking runs, MCP tool listings)
+and types no version knows yet, at sizes from a word to far more than the
 window. Every request is valid and in budget, no request is ever refused (a reply is, at
 record, with nothing written, only when what no view can reduce outgrows the budget), and the
 blocks of unknown types come back byte for byte.
@@ -127,6 +128,22 @@ def prompt(draw: st.DrawFn) -> Message:
     return Message(Role.USER, tuple(blocks))
 
 
+FALLBACK = wire(
+    {
+        "type": "fallback",
+        "from": {"model": "claude-fable-5"},
+        "to": {"model": "claude-opus-4-8"},
+        "trigger": {"type": "refusal", "category": None},
+    }
+)
+MCP_LISTING = wire(
+    {
+        "type": "mcp_tool_listing",
+        "mcp_server_name": "docs",
+        "tools": [{"name": "lookup", "input_schema": {"type": "object"}}],
+    }
+)
+
 SERVER_TOOLS = (
     "web_search",
     "web_fetch",
@@ -135,6 +152,7 @@ SERVER_TOOLS = (
     "text_editor_code_execution",
     "tool_search_tool",
     "mcp",
+    "advisor",
 )
 
 
@@ -160,6 +178,17 @@ def server_pair(draw: st.DrawFn, ids: itertools.count[int]) -> list[Block]:
             }
         )
         return [use, result]
+    if kind == "advisor":
+        # agents-and-tools/tool-use/advisor-tool: an empty input; advice in plain text, or
+        # encrypted (sent back verbatim).
+        advice: dict[str, Any] = (
+            {"type": "advisor_result", "text": sized_text(draw)}
+            if draw(st.booleans())
+            else {"type": "advisor_redacted_result", "encrypted_content": "RW5jcnlwdGVk"}
+        )
+        call = {"type": "server_tool_use", "id": use_id, "name": "advisor", "input": {}}
+        answer = {"type": "advisor_tool_result", "tool_use_id": use_id, "content": advice}
+        return [wire(call), wire(answer)]
     use = wire(
         {"type": "server_tool_use", "id": use_id, "name": kind, "input": {"query": draw(text)}}
     )
@@ -243,7 +272,12 @@ def rich_conversations(draw: st.DrawFn, max_turns: int = 4) -> list[Message]:
         if draw(st.integers(0, 4)) == 0:
             return [RedactedThinkingBlock("RVhBTVBMRQ==")]
         # Thinking is never reduced, so it is drawn at sizes a model writes in one turn.
-        return [ThinkingBlock(draw(text), f"sig{next(ids)}==")]
+        first = ThinkingBlock(draw(text), f"sig{next(ids)}==")
+        if draw(st.integers(0, 4)) == 0:
+            # A refusal handed the reply to a fallback model: each model's thinking on its
+            # side of the `fallback` block (build-with-claude/refusals-and-fallback).
+            return [first, FALLBACK, ThinkingBlock(draw(text), f"sig{next(ids)}==")]
+        return [first]
 
     def waiting() -> tuple[list[Block], list[Block]]:
         """Server calls not run yet, and their results, which lead the next reply."""
@@ -262,6 +296,8 @@ def rich_conversations(draw: st.DrawFn, max_turns: int = 4) -> list[Message]:
                 head.extend(server_pair(draw, ids))
             if draw(st.integers(0, 4)) == 0:
                 head.append(future_block(draw))
+            if draw(st.integers(0, 5)) == 0:
+                head.append(MCP_LISTING)
             if draw(st.integers(0, 2)) == 0:
                 # A paused turn (`pause_turn`): it ends in a server call not run yet, or in
                 # a result, and the next reply continues it.

@@ -149,15 +149,24 @@ SERVER_RESULT_TYPES = frozenset(
         "text_editor_code_execution_tool_result",
         "tool_search_tool_result",
         "mcp_tool_result",
+        # agents-and-tools/tool-use/advisor-tool: the advisor is a server tool, called by a
+        # `server_tool_use` named "advisor", its result in the same reply.
+        "advisor_tool_result",
     }
 )
 SERVER_USE_TYPES = frozenset({"server_tool_use", "mcp_tool_use"})
 USER_ONLY_TYPES = frozenset({"document", "search_result", "container_upload"})
+UNMARKED_TYPES = frozenset({"fallback", "mcp_tool_listing"})
+"""Blocks of a reply sent back as they came, whose params take no `cache_control` (the SDK's
+`BetaFallbackBlockParam` and `BetaMCPToolListingBlockParam`, anthropic 2.14): a `fallback`
+marks where one model's output gives way to the next (build-with-claude/
+refusals-and-fallback), an `mcp_tool_listing` is the tool list an MCP toolset fetched."""
 BLOCK_TYPES = (
     frozenset({"text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking"})
     | SERVER_RESULT_TYPES
     | SERVER_USE_TYPES
     | USER_ONLY_TYPES
+    | UNMARKED_TYPES
 )
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 TOOL_RESULT_CONTENT_TYPES = frozenset(
@@ -287,7 +296,9 @@ def _thinking_between_calls(content: Sequence[Any], j: int) -> bool:
     """Whether the thinking block at `j`, after other blocks, sits where today's models put
     one: in a run that ends the message (a cut progress update), precedes a tool call (a
     progress update, interleaved reasoning) or follows a server tool's result (reasoning
-    between server tool calls)."""
+    between server tool calls), or flanks a `fallback` block: "when thinking runs flank the
+    boundary, omitting the block merges them into one span the server cannot validate"
+    (`BetaFallbackBlockParam`), so each model's run starts or ends at the block."""
 
     def kind(k: int) -> object:
         block = content[k]
@@ -301,8 +312,8 @@ def _thinking_between_calls(content: Sequence[Any], j: int) -> bool:
         before -= 1
     return (
         after == len(content)
-        or kind(after) in CALL_TYPES
-        or (before >= 0 and kind(before) in SERVER_RESULT_TYPES)
+        or kind(after) in CALL_TYPES | {"fallback"}
+        or (before >= 0 and kind(before) in SERVER_RESULT_TYPES | {"fallback"})
     )
 
 
@@ -443,6 +454,11 @@ class _Checker:
             where = f"tools[{i}]"
             if not isinstance(tool, MAPPING):
                 self.add("tools-invalid", where, "each tool must be an object")
+                continue
+            if tool.get("type") == "mcp_toolset":
+                # A toolset names its MCP server, not a tool (the SDK's BetaMCPToolsetParam).
+                if _is_blank(tool.get("mcp_server_name")):
+                    self.add("tools-invalid", where, "an mcp_toolset needs its mcp_server_name")
                 continue
             name = tool.get("name")
             if not isinstance(name, str) or not TOOL_NAME_PATTERN.match(name):
@@ -802,7 +818,7 @@ class _Checker:
         block_type = block.get("type")
         if block_type in self.future_types:
             return
-        if block_type in USER_ONLY_TYPES | SERVER_USE_TYPES | SERVER_RESULT_TYPES:
+        if block_type in USER_ONLY_TYPES | SERVER_USE_TYPES | SERVER_RESULT_TYPES | UNMARKED_TYPES:
             self.check_other_block(block, where, role)
             return
         if block_type == "compaction":
@@ -958,8 +974,13 @@ class _Checker:
         block_type = block.get("type")
         if block_type in USER_ONLY_TYPES and role != "user":
             self.add("block-misplaced", where, f"{block_type} blocks belong in user messages")
-        if block_type in SERVER_USE_TYPES | SERVER_RESULT_TYPES and role != "assistant":
+        if block_type in SERVER_USE_TYPES | SERVER_RESULT_TYPES | UNMARKED_TYPES and (
+            role != "assistant"
+        ):
             self.add("block-misplaced", where, f"{block_type} blocks belong in assistant messages")
+        if block_type in UNMARKED_TYPES:
+            self.check_unmarked(block, where)
+            return
         if block_type == "document":
             self.check_document(block, where)
         elif block_type == "search_result":
@@ -974,6 +995,25 @@ class _Checker:
                 self.add("server-tool-use-invalid", where, "server_tool_use needs name and input")
         elif block_type in SERVER_RESULT_TYPES and not isinstance(block.get("tool_use_id"), str):
             self.add("server-tool-result-orphan", where, f"{block_type} needs a tool_use_id")
+
+    def check_unmarked(self, block: Mapping[str, Any], where: str) -> None:
+        """A `fallback` names the models of its hop (`from` and `to`, each with its `model`);
+        an `mcp_tool_listing` its server and the tools it listed. Neither takes a
+        breakpoint."""
+        if "cache_control" in block:
+            self.add(
+                "cache-control-invalid",
+                f"{where}.cache_control",
+                f"a {block.get('type')} block takes no cache_control",
+            )
+        if block.get("type") == "fallback":
+            hops = [block.get("from"), block.get("to")]
+            if not all(isinstance(h, MAPPING) and not _is_blank(h.get("model")) for h in hops):
+                self.add("block-invalid", where, "a fallback block needs 'from' and 'to' models")
+        elif _is_blank(block.get("mcp_server_name")) or not isinstance(block.get("tools"), list):
+            self.add(
+                "block-invalid", where, "an mcp_tool_listing needs its mcp_server_name and tools"
+            )
 
     def check_document(self, block: Mapping[str, Any], where: str) -> None:
         source = block.get("source")
