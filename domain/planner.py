@@ -136,10 +136,13 @@ def bound(view: PlannerView) -> bool:
 
 def holds_prefix(view: PlannerView) -> bool:
     """Whether a tool loop whose thinking is bound to its prefix is open: the current turn
-    shows thinking and has not ended (its last message is tool results, or a reply that
-    called tools). Nothing before its last message may change then, or the API refuses the
-    thinking the loop needs; prunes and compactions wait for the turn's end while the
-    request fits."""
+    shows thinking, valid under the prefix as it stands, and has not ended (its last message
+    is tool results, or a reply that called tools). Nothing before its last message may
+    change then, or the API refuses the thinking the loop needs; prunes and compactions wait
+    for the turn's end while the request fits. Once the prefix has changed under that
+    thinking (a prune made to fit the request), it leaves the view at this preparation
+    anyway, and holds nothing back: the compaction due runs with the prune, not at the next
+    request, which would move the prefix a second time."""
     if not bound(view) or not view.entries:
         return False
     last = view.entries[-1].message
@@ -148,13 +151,22 @@ def holds_prefix(view: PlannerView) -> bool:
     if has_indexes(view):
         index = cast(IndexedView, view)
         thinking, prompts = index.thinking_positions, index.prompt_positions
-        return bool(thinking) and (not prompts or thinking[-1] > prompts[-1])
+        if not thinking or (prompts and thinking[-1] < prompts[-1]):
+            return False
+        return _still_valid(view, view.entries[thinking[-1] - view.entries[0].position])
     for entry in reversed(view.entries):
         if entry.message.is_user_prompt:
             return False
         if has_thinking(entry):
-            return True
+            return _still_valid(view, entry)
     return False
+
+
+def _still_valid(view: PlannerView, entry: Entry) -> bool:
+    """Whether the thinking of `entry` is valid under the view's prefix revision (a reply
+    stored before revisions were recorded counts as valid: nothing says otherwise)."""
+    current = getattr(view, "prefix_revision", None)
+    return current is None or entry.revision is None or entry.revision == current
 
 
 def decide(

@@ -85,7 +85,8 @@ def assert_planners_agree(session: Session) -> None:
 
 
 def scanned_holds_prefix(session: Session) -> bool:
-    """Whether the current turn shows thinking and has not ended, read from the messages."""
+    """Whether the current turn shows thinking still valid under the prefix and has not
+    ended, read from the messages."""
     last = session.entries[-1].message
     if not (last.tool_results or (last.role is Role.ASSISTANT and last.tool_uses)):
         return False
@@ -93,7 +94,7 @@ def scanned_holds_prefix(session: Session) -> bool:
         if entry.message.is_user_prompt:
             return False
         if has_thinking(entry):
-            return True
+            return entry.revision in (None, session.prefix_revision)
     return False
 
 

@@ -97,6 +97,11 @@ def replay_live(
     body = prepare(app, session_id)
     if body:
         bodies.append(body)
+        # Prepared again with no new message (a host's retry): nothing more is decided or
+        # written, and the same request goes out.
+        version = stored_version(app, session_id)
+        assert prepare(app, session_id) == body
+        assert stored_version(app, session_id) == version
     overflows = sum(1 for b in bodies if not b)
     session = app.session(session_id)
     note(f"compactions: {min(session.generation, 3)}{'+' if session.generation > 3 else ''}")

@@ -22,6 +22,7 @@ from abridged.domain.settings import CompactionSettings
 from tests.conftest import MakeApp
 from tests.support.anthropic_rules import violations
 from tests.support.builders import TOOLS, thinking_exchange, words
+from tests.support.checks import stored_version
 from tests.support.fakes import FakeTokenCounter
 from tests.support.thinking_binding import sign_reply
 
@@ -276,3 +277,41 @@ def test_a_message_shown_reduced_for_a_smaller_window_takes_the_thinking_after_i
     assert body["thinking"] == {"type": "adaptive"}
     assert violations(bodies[0]) == violations(body) == []
     assert all(f.matches for f in audit_events(history).findings)
+
+
+def test_a_prune_that_fits_an_open_loop_brings_the_compaction_due_with_it(
+    app: Sessions,
+) -> None:
+    # Outputs shown by name outside the protected window (keep_none) are never put off for
+    # a compaction: the loop outgrows the budget, a prune makes it fit, still past the
+    # threshold, and the loop's thinking, its prefix changed, leaves the view. Nothing holds
+    # the compaction back any more: it runs in the same preparation, so the prefix moves
+    # once, and preparing again (a host's retry) writes nothing and sends the same.
+    session_id = start(
+        app,
+        window=6_000,
+        threshold_ratio=0.1,
+        tool_output_mode="keep_none",
+        prune_strategy="name-only",
+        prune_protect_share=0.05,
+        ledger_share=0.0,
+    )
+    app.append_message(session_id, Message.user("Refactor the parser."))
+    for step in range(30):
+        version = stored_version(app, session_id)
+        prepared = app.prepare_request(session_id)
+        written = {type(e) for e in app.history(session_id) if e.originator_version > version}
+        if Session.ToolsPruned in written:
+            break
+        call, result = thinking_exchange(words(200), thought=f"step {step}")
+        app.record_reply(session_id, call)
+        app.append_message(session_id, result)
+    else:
+        pytest.fail("the loop never outgrew its budget")
+
+    assert {Session.CompactionCompleted, Session.ReasoningDowngraded} <= written
+    assert prepared.compaction is not None
+    version = stored_version(app, session_id)
+    again = app.prepare_request(session_id)
+    assert stored_version(app, session_id) == version
+    assert again.context.messages == prepared.context.messages
