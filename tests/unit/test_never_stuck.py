@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import random
 from typing import Any
 from uuid import UUID
@@ -20,7 +21,9 @@ from abridged.adapters.token_counters import TiktokenCounter
 from abridged.application.audit import facts
 from abridged.application.auditing import audit_session
 from abridged.application.service import Sessions
+from abridged.domain.degradation import check_room
 from abridged.domain.errors import ContextOverflowError, ContextTooSmallError
+from abridged.domain.limits import Limits
 from abridged.domain.messages import (
     ImageBlock,
     Message,
@@ -32,6 +35,7 @@ from abridged.domain.messages import (
 )
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
+from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD
 from tests.support.checks import check_request
 from tests.support.counting import MemoCounter
 
@@ -155,6 +159,21 @@ def test_a_system_prompt_larger_than_the_window_is_refused_at_start() -> None:
     assert error.budget == 12_000
     assert f"the system prompt ({error.system_tokens:,} tokens)" in str(error)
     assert "12,000" in str(error)
+
+
+def test_a_refusal_under_calibration_says_how_its_parts_add_up_to_the_need() -> None:
+    # A session whose provider counts more than the local counter: the need is calibrated,
+    # the parts are as counted; the message says so, or its sum would not match.
+    limits = Limits(16_000, 4_000, CompactionSettings())
+    with pytest.raises(ContextTooSmallError) as raised:
+        check_room(limits, 9_000, 43, 200, calibration=1.35, what="this exchange")
+
+    text = str(raised.value)
+    counted = REQUEST_OVERHEAD + 9_000 + 43 + limits.summaries_tokens + MESSAGE_OVERHEAD + 200
+    assert f"need {math.ceil(counted * 1.35):,} tokens ({counted:,} as counted, x1.35" in text
+    with pytest.raises(ContextTooSmallError) as uncalibrated:
+        check_room(limits, 12_000, 43, 200, what="this exchange")
+    assert "as counted" not in str(uncalibrated.value)
 
 
 def test_thinking_too_large_to_send_back_is_refused_when_appended_and_nothing_is_written() -> None:
