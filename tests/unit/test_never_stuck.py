@@ -120,6 +120,48 @@ def test_a_200k_user_message_and_a_60k_tool_input_at_16k_keep_the_session_going(
     assert "reduced_blocks" not in facts(appended[2])
 
 
+@pytest.mark.parametrize(
+    "tool_input",
+    [
+        {"edits": [{"old": f"a{i}", "new": f"b{i}"} for i in range(3_000)]},
+        {"matrix": [[i * j for j in range(40)] for i in range(300)]},
+        {f"key_{i}": i for i in range(4_000)},
+    ],
+    ids=["short-edits", "numbers", "many-keys"],
+)
+def test_a_tool_input_of_many_short_values_is_shown_by_its_ends_not_left_unsendable(
+    tool_input: dict[str, Any],
+) -> None:
+    # No string is long enough to cut: the input used to stay whole, accepted at append and
+    # then too large for every later request (not sent, the session stuck on it).
+    app = real_app()
+    session_id = app.start_session(
+        model="claude-sonnet-4-5",
+        context_window=8_000,
+        max_output_tokens=2_000,
+        system="You are a coding agent.",
+        tools=TOOLS,
+    )
+    assert COUNTER.count(json.dumps(tool_input)) > 20_000
+    app.append_message(session_id, Message.user("Apply the edits."))
+    check_request(app.prepare_request(session_id), COUNTER)
+    app.record_reply(
+        session_id, Message.assistant(ToolUseBlock("toolu_m1", "write_file", tool_input))
+    )
+    app.append_message(session_id, Message.user(ToolResultBlock("toolu_m1", "applied")))
+    second = check_request(app.prepare_request(session_id), COUNTER)
+    app.record_reply(session_id, Message.assistant("Applied. What next?"))
+    app.append_message(session_id, Message.user("Now run the tests."))
+    check_request(app.prepare_request(session_id), COUNTER)
+
+    shown_call = next(b for b in second["messages"][1]["content"] if b["type"] == "tool_use")
+    assert "items truncated" in json.dumps(shown_call["input"], ensure_ascii=False)
+    appended = [e for e in app.history(session_id) if isinstance(e, Session.MessageAppended)]
+    assert appended[1].message.tool_uses[0].input == tool_input  # the history keeps it whole
+    assert appended[1].truncations[0].items > 0
+    assert audit_session(app, session_id).ok
+
+
 def test_an_image_or_document_beyond_the_budget_becomes_a_placeholder() -> None:
     app = real_app()
     session_id = app.start_session(model="m", context_window=2_500, max_output_tokens=500)
