@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import attrs
+
 from abridged.domain.messages import (
     SERVER_TOOL_RESULT_TYPES,
     ImageBlock,
@@ -51,7 +53,16 @@ def reduce_block(
     first = int(size * allowed / whole * DENSITY_MARGIN) if whole else allowed * 4
     if not isinstance(block, TextBlock) or size > SALIENT_TEXT_CHARS:
         salient = (0, salient[1])
-    return _shrink(index, size, allowed, tokens_of, first, salient)
+    truncation, tokens = _shrink(index, size, allowed, tokens_of, first, salient)
+    if isinstance(block, ToolUseBlock):
+        # Short strings in great number (20,000 edits, a matrix of numbers) stay over the
+        # share with every string cut: the longest lists and objects keep their ends.
+        items = _widest(block.input)
+        while tokens > allowed and items > 1:
+            items = max(1, min(items // 2, int(items * allowed / tokens)))
+            truncation = attrs.evolve(truncation, items=items)
+            tokens = tokens_of(truncation)
+    return truncation, tokens
 
 
 SALIENT_TEXT_CHARS = 256_000
@@ -84,6 +95,15 @@ def _shrink(
         if tokens <= allowed or keep <= 0:
             return truncation, tokens
         keep = min(int(keep * 0.85), int(keep * allowed / tokens * DENSITY_MARGIN))
+
+
+def _widest(value: object) -> int:
+    """The most items any list or object in `value` holds."""
+    if isinstance(value, dict):
+        return max([len(value), *(_widest(v) for v in value.values())])
+    if isinstance(value, list | tuple):
+        return max([len(value), *(_widest(v) for v in value)])
+    return 0
 
 
 def _longest_string(value: object) -> int:

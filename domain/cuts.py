@@ -150,6 +150,18 @@ LEGACY_REASONS = {CURRENT_EXCHANGE: "minimal tail"}
 re-deriving such a decision accepts either."""
 
 
+def tail_holds_all(view: ContextView, suffix: Sequence[int]) -> bool:
+    """Whether the recent tail the rule keeps (`recent_room`) would hold every retained
+    message. The first retained message starts no cut (nothing would be before it), so the
+    cuts alone never count it as the start of a turn: a session still in its first turns
+    would have them summarized though the rule keeps them."""
+    entries = view.entries
+    if not entries:
+        return True
+    turn_starts = [k for k, entry in enumerate(entries) if entry.message.is_user_prompt]
+    return calibrated(view, suffix[0]) <= recent_room(view, suffix, turn_starts)
+
+
 def recent_room(view: ContextView, suffix: Sequence[int], turn_starts: list[int]) -> int:
     """The tokens the recent tail may take: `keep_recent_tokens` (or `keep_recent_share` of
     the window), raised to hold the last `keep_recent_turns` turns whole when they fit in

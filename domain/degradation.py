@@ -165,10 +165,18 @@ def check_room(
         if irreducible
         else (f"the smallest exchange ({least:,})")
     )
+    # The parts are as counted; the need is calibrated to what the provider reported, so
+    # without saying so the parts would not add up to it.
+    scaled = (
+        f" ({fixed + least:,} as counted, x{calibration:.2f} the session's calibration to the "
+        "provider's counts)"
+        if calibration > 1.0
+        else ""
+    )
     raise ContextTooSmallError(
         f"the system prompt ({system_tokens:,} tokens), the tools ({tools_tokens:,}), "
         f"{instructions}the room kept for summaries ({summaries:,}) and {last} need "
-        f"{need:,} tokens, more than the "
+        f"{need:,} tokens{scaled}, more than the "
         f"budget of {limits.budget:,} (window {limits.window:,} minus "
         f"{limits.reserved_output:,} reserved for output); nothing was written",
         system_tokens=system_tokens,

@@ -28,6 +28,7 @@ from abridged.domain.cuts import (
     overflow_error,
     suffix_sums,
     tail_first,
+    tail_holds_all,
     turns_from,
 )
 from abridged.domain.errors import ContextOverflowError
@@ -247,6 +248,16 @@ def _cut(
 
     turn_starts = [k for k in cuts if entries[k].message.is_user_prompt]
     if settings.keep_recent_share is not None:
+        if (
+            settings.spare_recent_tail
+            and trigger in ("threshold", "background")
+            and estimate <= limits.budget
+            and tail_holds_all(view, suffix)
+        ):
+            # Past the threshold only because of what no compaction shortens (the system
+            # prompt, the ledger): the request fits, and a cut could only summarize the
+            # turns the rule keeps, freeing next to nothing for a rewritten cache.
+            return None
         # The recent tail first, the ledger in what is left (docs/settings.md#sharing-the-budget).
         cut, left, reason = tail_first(view, cuts, suffix, carry, fixed)
         if left <= 0:

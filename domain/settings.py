@@ -166,6 +166,13 @@ class CompactionSettings:
     earlier rule, where the ledger's whole share is counted first and the tail shrinks to
     the target."""
 
+    spare_recent_tail: bool = attrs.field(default=True, validator=_bool)
+    """A threshold (or background) compaction does not run while the request fits the budget
+    and the recent tail would hold every retained message: it could only summarize what the
+    rule keeps verbatim (a system prompt past the threshold on its own, say). False: such a
+    compaction summarizes the oldest messages of the tail, the rule sessions stored before
+    keep (docs/triggers.md)."""
+
     # Summaries.
     summary_share: float = attrs.field(default=0.02, validator=_float)
     """A new summary chunk may take at most this share of the budget."""
@@ -333,11 +340,13 @@ ADDED_SETTINGS: dict[str, Any] = {
     "keep_recent_share": None,
     "salient_rules": 1,
     "whole_prompts": False,
+    "spare_recent_tail": False,
 }
 """Settings added after sessions were first stored, each with the value that behaves as if
 it did not exist (no earlier mark, no target below the threshold, no growth guard, no
 ledger, no salient lines, the ledger's share counted before the recent tail, the first
-rules of salient lines, a prompt shown at most half of a request's room)."""
+rules of salient lines, a prompt shown at most half of a request's room, a compaction that
+summarizes the recent tail when nothing else is left)."""
 
 
 PRESETS: dict[str, CompactionSettings] = {

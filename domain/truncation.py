@@ -57,6 +57,11 @@ class Truncation:
     salient_rules: int = 1
     """The rules that chose those lines (`abridged.domain.salience`; 1 in events recorded
     before there were others)."""
+    items: int = 0
+    """A tool call's input: a list or object of more than this many items shows its first
+    and last ones, a marker naming how many were left out between them, when cutting its
+    strings is not enough (a call of 20,000 short edits, a matrix of numbers). 0 leaves
+    every item, as events recorded before showed them."""
 
 
 def marker(cut_chars: int) -> str:
@@ -149,25 +154,62 @@ OPAQUE_KEYS = frozenset(
 
 
 def truncate_input(
-    value: JSON, head_chars: int, tail_chars: int, *, keep: frozenset[str] = frozenset()
+    value: JSON,
+    head_chars: int,
+    tail_chars: int,
+    *,
+    keep: frozenset[str] = frozenset(),
+    items: int = 0,
 ) -> JSON:
     """A tool input with every long string value shown head and tail: the same shape, valid
     JSON, its keys and short values unchanged; the values of `keep` keys (and of
-    `encrypted_*` keys, when `keep` is given) are never cut."""
+    `encrypted_*` keys, when `keep` is given) are never cut. With `items`, a list or object
+    of more items shows its first and last ones around a marker (`Truncation.items`)."""
     if isinstance(value, str):
         if len(value) - head_chars - tail_chars > len(string_marker(len(value))):
             return _cut(value, head_chars, tail_chars, string_marker)
         return value
     if isinstance(value, Mapping):
-        return {
-            k: v
-            if keep and (k in keep or k.startswith("encrypted"))
-            else truncate_input(v, head_chars, tail_chars, keep=keep)
-            for k, v in value.items()
-        }
+        pairs = [
+            (
+                k,
+                v
+                if keep and (k in keep or k.startswith("encrypted"))
+                else truncate_input(v, head_chars, tail_chars, keep=keep, items=items),
+            )
+            for k, v in _ends(list(value.items()), items)
+        ]
+        if items and len(value) > items:
+            first = items - items // 3
+            pairs.insert(first, (ITEMS_KEY, items_marker(len(value) - items)))
+        return dict(pairs)
     if isinstance(value, list | tuple):
-        return [truncate_input(v, head_chars, tail_chars, keep=keep) for v in value]
+        shown_items: list[JSON] = [
+            truncate_input(v, head_chars, tail_chars, keep=keep, items=items)
+            for v in _ends(list(value), items)
+        ]
+        if items and len(value) > items:
+            shown_items.insert(items - items // 3, items_marker(len(value) - items))
+        return shown_items
     return value
+
+
+V = TypeVar("V")
+
+ITEMS_KEY = "[…]"
+"""The key that names, in an object shown with its first and last keys, the keys left out."""
+
+
+def items_marker(left_out: int) -> str:
+    return f"[… {left_out:,} items truncated …]"
+
+
+def _ends(values: list[V], items: int) -> list[V]:
+    """The first and last of `values` a cut to `items` keeps (all of them for 0)."""
+    if not items or len(values) <= items:
+        return values
+    last = items // 3
+    return values[: items - last] + (values[len(values) - last :] if last else [])
 
 
 def placeholder(block: Block) -> str:
@@ -241,7 +283,7 @@ def _shown_block(block: Block, t: Truncation) -> Block:
             )
         )
     if isinstance(block, ToolUseBlock):
-        shown_input = truncate_input(dict(block.input), t.head_chars, t.tail_chars)
+        shown_input = truncate_input(dict(block.input), t.head_chars, t.tail_chars, items=t.items)
         assert isinstance(shown_input, dict)
         # The call keeps its id, name and any field not modelled here (its `caller`).
         return attrs.evolve(block, input=shown_input)

@@ -149,7 +149,10 @@ def simulate_command(
             shown = printable(f"{Path(source).name} {strategy}", one_line=True)
             advance(0, now=f"run {next(started)}/{runs}: {shown}")
 
-        outcomes = simulate(loaded, setup, makers, rates, follow)
+        try:
+            outcomes = simulate(loaded, setup, makers, rates, follow)
+        except TranscriptError as error:
+            raise click.ClickException(str(error)) from None
     if as_json:
         document = {
             "window": window,

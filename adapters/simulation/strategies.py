@@ -35,10 +35,10 @@ from typing import Any
 import attrs
 
 from abridged.adapters.anthropic.request import render_request
-from abridged.adapters.transcripts import Transcript
+from abridged.adapters.transcripts import Transcript, TranscriptError
 from abridged.application.ports import Summarizer, SummarizerError, Summary, TokenCounter
 from abridged.application.service import Sessions
-from abridged.domain.errors import ContextOverflowError
+from abridged.domain.errors import ContextOverflowError, SessionError
 from abridged.domain.messages import JSON, Message, Role, TextBlock
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.tokens import block_tokens as count_block
@@ -147,41 +147,57 @@ class AbridgedStrategy(Strategy):
             summarizer=summarizer,
             env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
         )
-        session_id = app.start_session(
-            model=transcript.model or setup.model,
-            context_window=setup.window,
-            max_output_tokens=setup.reserved_output,
-            system=transcript.system,
-            tools=transcript.tools,
-            settings=self.settings,
-        )
+        try:
+            session_id = app.start_session(
+                model=transcript.model or setup.model,
+                context_window=setup.window,
+                max_output_tokens=setup.reserved_output,
+                system=transcript.system,
+                tools=transcript.tools,
+                settings=self.settings,
+            )
+        except SessionError as error:
+            raise TranscriptError(transcript.source, None, str(error)) from None
         appended_since = 1
-        for message in transcript.messages:
-            if message.role is not Role.ASSISTANT:
-                app.append_message(session_id, message)
-                appended_since += 1
-                continue
+        for index, message in enumerate(transcript.messages):
             try:
-                prepared = app.prepare_request(session_id)
-            except ContextOverflowError:
-                self.counters.not_sent += 1
-                yield None
-            else:
-                if prepared.compaction is not None:
-                    if appended_since == 0:
-                        self.counters.repeated_compactions += 1
-                    appended_since = 0
-                yield render_request(
-                    prepared.context, model=prepared.model, max_tokens=prepared.max_tokens
-                )
-            app.record_reply(session_id, message)
-            appended_since += 1
+                if message.role is not Role.ASSISTANT:
+                    app.append_message(session_id, message)
+                    appended_since += 1
+                    continue
+                try:
+                    prepared = app.prepare_request(session_id)
+                except ContextOverflowError:
+                    self.counters.not_sent += 1
+                    yield None
+                else:
+                    if prepared.compaction is not None:
+                        if appended_since == 0:
+                            self.counters.repeated_compactions += 1
+                        appended_since = 0
+                    yield render_request(
+                        prepared.context, model=prepared.model, max_tokens=prepared.max_tokens
+                    )
+                app.record_reply(session_id, message)
+                appended_since += 1
+            except SessionError as error:
+                # A message the session refuses (system messages that outgrow the budget,
+                # say): named by its line, as `replay` names it, among many transcripts.
+                raise refused(transcript, index, error) from None
         for event in app.history(session_id):
             kind = type(event).__name__
             if kind == "ToolsPruned":
                 self.counters.prunes += 1
             elif kind == "CompactionCompleted":
                 self.counters.compactions += 1
+
+
+def refused(transcript: Transcript, index: int, error: SessionError) -> TranscriptError:
+    """The error for the message at `index` a session refused, naming its line (or its
+    number, in a generated transcript)."""
+    if transcript.line_numbers:
+        return TranscriptError(transcript.source, transcript.line_numbers[index], str(error))
+    return TranscriptError(transcript.source, None, f"message {index + 1}: {error}")
 
 
 class _Reference(Strategy):

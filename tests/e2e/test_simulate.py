@@ -198,3 +198,30 @@ def test_progress_moves_with_each_request_and_stays_out_of_the_json(
         "simulating run 1/2: long.jsonl abridged",
         "simulating run 2/2: long.jsonl sliding-window",
     ]
+
+
+def test_a_message_a_session_refuses_part_way_is_named_by_its_file_and_line(
+    tmp_path: Path,
+) -> None:
+    # `role: "system"` messages are never compacted: twelve of 200 words outgrow a 3,000
+    # window part way. The refusal names the transcript and line among the others, as
+    # `replay` does, instead of a bare error that could be any of them.
+    fine = write_jsonl(research_session(seed=1, questions=1), tmp_path / "fine.jsonl")
+    records: list[dict[str, Any]] = []
+    for k in range(12):
+        records.append({"role": "user", "content": f"Task {k}: update key_{k}."})
+        reminder = f"Reminder {k}: vendor/ is read-only. " + "word " * 200
+        records.append({"role": "system", "content": [{"type": "text", "text": reminder}]})
+        records.append({"role": "assistant", "content": [{"type": "text", "text": "Updated."}]})
+    reminders = write_records(records, tmp_path / "reminders.jsonl")
+    (tmp_path / "reminders.meta.json").write_text('{"model": "claude-opus-4-8"}')
+
+    result = CliRunner().invoke(
+        main,
+        ["simulate", str(fine), str(reminders), "--window", "3000", "--format", "abridged"],
+    )
+
+    assert result.exit_code == 1
+    assert "reminders.jsonl line 29: " in result.output
+    assert "the system messages kept in view" in result.output
+    assert "Traceback" not in result.output

@@ -48,7 +48,8 @@ def test_threshold_compactions_prunes_and_guards_are_re_derived(make_app: MakeAp
         threshold_floor_tokens=0,
         cooldown_messages=6,
         retained_share=1.0,
-        keep_recent_turns=50,
+        # Fewer turns than the session has: a compaction has turns to summarize.
+        keep_recent_turns=10,
         # A late threshold and a large summary keep the context near it after compacting,
         # so the guard has something to suppress.
         threshold_ratio=0.7,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import random
 from typing import Any
 from uuid import UUID
@@ -20,7 +21,9 @@ from abridged.adapters.token_counters import TiktokenCounter
 from abridged.application.audit import facts
 from abridged.application.auditing import audit_session
 from abridged.application.service import Sessions
+from abridged.domain.degradation import check_room
 from abridged.domain.errors import ContextOverflowError, ContextTooSmallError
+from abridged.domain.limits import Limits
 from abridged.domain.messages import (
     ImageBlock,
     Message,
@@ -32,6 +35,7 @@ from abridged.domain.messages import (
 )
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
+from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD
 from tests.support.checks import check_request
 from tests.support.counting import MemoCounter
 
@@ -116,6 +120,48 @@ def test_a_200k_user_message_and_a_60k_tool_input_at_16k_keep_the_session_going(
     assert "reduced_blocks" not in facts(appended[2])
 
 
+@pytest.mark.parametrize(
+    "tool_input",
+    [
+        {"edits": [{"old": f"a{i}", "new": f"b{i}"} for i in range(3_000)]},
+        {"matrix": [[i * j for j in range(40)] for i in range(300)]},
+        {f"key_{i}": i for i in range(4_000)},
+    ],
+    ids=["short-edits", "numbers", "many-keys"],
+)
+def test_a_tool_input_of_many_short_values_is_shown_by_its_ends_not_left_unsendable(
+    tool_input: dict[str, Any],
+) -> None:
+    # No string is long enough to cut: the input used to stay whole, accepted at append and
+    # then too large for every later request (not sent, the session stuck on it).
+    app = real_app()
+    session_id = app.start_session(
+        model="claude-sonnet-4-5",
+        context_window=8_000,
+        max_output_tokens=2_000,
+        system="You are a coding agent.",
+        tools=TOOLS,
+    )
+    assert COUNTER.count(json.dumps(tool_input)) > 20_000
+    app.append_message(session_id, Message.user("Apply the edits."))
+    check_request(app.prepare_request(session_id), COUNTER)
+    app.record_reply(
+        session_id, Message.assistant(ToolUseBlock("toolu_m1", "write_file", tool_input))
+    )
+    app.append_message(session_id, Message.user(ToolResultBlock("toolu_m1", "applied")))
+    second = check_request(app.prepare_request(session_id), COUNTER)
+    app.record_reply(session_id, Message.assistant("Applied. What next?"))
+    app.append_message(session_id, Message.user("Now run the tests."))
+    check_request(app.prepare_request(session_id), COUNTER)
+
+    shown_call = next(b for b in second["messages"][1]["content"] if b["type"] == "tool_use")
+    assert "items truncated" in json.dumps(shown_call["input"], ensure_ascii=False)
+    appended = [e for e in app.history(session_id) if isinstance(e, Session.MessageAppended)]
+    assert appended[1].message.tool_uses[0].input == tool_input  # the history keeps it whole
+    assert appended[1].truncations[0].items > 0
+    assert audit_session(app, session_id).ok
+
+
 def test_an_image_or_document_beyond_the_budget_becomes_a_placeholder() -> None:
     app = real_app()
     session_id = app.start_session(model="m", context_window=2_500, max_output_tokens=500)
@@ -155,6 +201,21 @@ def test_a_system_prompt_larger_than_the_window_is_refused_at_start() -> None:
     assert error.budget == 12_000
     assert f"the system prompt ({error.system_tokens:,} tokens)" in str(error)
     assert "12,000" in str(error)
+
+
+def test_a_refusal_under_calibration_says_how_its_parts_add_up_to_the_need() -> None:
+    # A session whose provider counts more than the local counter: the need is calibrated,
+    # the parts are as counted; the message says so, or its sum would not match.
+    limits = Limits(16_000, 4_000, CompactionSettings())
+    with pytest.raises(ContextTooSmallError) as raised:
+        check_room(limits, 9_000, 43, 200, calibration=1.35, what="this exchange")
+
+    text = str(raised.value)
+    counted = REQUEST_OVERHEAD + 9_000 + 43 + limits.summaries_tokens + MESSAGE_OVERHEAD + 200
+    assert f"need {math.ceil(counted * 1.35):,} tokens ({counted:,} as counted, x1.35" in text
+    with pytest.raises(ContextTooSmallError) as uncalibrated:
+        check_room(limits, 12_000, 43, 200, what="this exchange")
+    assert "as counted" not in str(uncalibrated.value)
 
 
 def test_thinking_too_large_to_send_back_is_refused_when_appended_and_nothing_is_written() -> None:

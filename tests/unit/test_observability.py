@@ -205,7 +205,7 @@ def test_loop_guard_suppressions_are_counted_once_each(make_app: MakeApp) -> Non
             threshold_floor_tokens=0,
             cooldown_messages=6,
             retained_share=1.0,
-            keep_recent_turns=50,
+            keep_recent_turns=10,  # fewer than the session has: there are turns to summarize
             # The scenario of a late threshold and a large summary, with the ledger off.
             threshold_ratio=0.7,
             target_ratio=1.0,

@@ -240,3 +240,53 @@ def test_an_audit_still_refuses_a_reason_that_names_another_rule(
         session_id, _ = decisions(app, large_steps(12))
 
     assert not audit_session(app, session_id).ok
+
+
+def start_beside(app: Sessions, system: str, **settings: object) -> UUID:
+    return app.start_session(
+        model="claude-test",
+        context_window=WINDOW,
+        max_output_tokens=RESERVE,
+        system=system,
+        tools=TOOLS,
+        settings=CompactionSettings(**settings),  # type: ignore[arg-type]
+    )
+
+
+def test_a_long_system_prompt_alone_past_the_threshold_leaves_the_first_turns_whole(
+    app: Sessions,
+) -> None:
+    # Half the window is system prompt: every request is past the threshold (40%) from the
+    # first. The first turns fit in the tail's room, so a compaction has nothing outside the
+    # rule to summarize; it used to summarize the prompt of the turn in progress, 0 turns
+    # kept, for a context a few tokens larger than before.
+    session_id = start_beside(app, words(WINDOW // 2))
+    messages = chat(4)
+    feed(app, session_id, messages, COUNTER)
+
+    hits = [e for e in app.history(session_id) if isinstance(e, Session.CompactionThresholdHit)]
+    assert hits, "the session should compact once its turns outgrow the tail's room"
+    for hit in hits:
+        assert hit.decision.turns_kept >= DEFAULTS.keep_recent_turns
+    completed = [e for e in app.history(session_id) if isinstance(e, Session.CompactionCompleted)]
+    assert all(c.tokens_after < c.tokens_before for c in completed)
+    assert audit_session(app, session_id).ok
+
+
+def test_a_session_stored_before_spare_recent_tail_is_decided_and_audited_as_before(
+    app: Sessions,
+) -> None:
+    stored = CompactionSettings().to_dict()
+    del stored["spare_recent_tail"]
+    assert not CompactionSettings.from_stored(stored).spare_recent_tail
+    assert (
+        CompactionSettings.from_stored(stored).fingerprint
+        == CompactionSettings(spare_recent_tail=False).fingerprint
+    )
+
+    session_id = start_beside(app, words(WINDOW // 2), spare_recent_tail=False)
+    feed(app, session_id, chat(4), COUNTER)
+
+    hits = [e for e in app.history(session_id) if isinstance(e, Session.CompactionThresholdHit)]
+    assert hits[0].decision.turns_kept == 0
+    assert audit_session(app, session_id).ok

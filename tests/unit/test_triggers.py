@@ -119,7 +119,7 @@ def test_a_compaction_right_after_another_is_suppressed_once(make_app: MakeApp) 
         threshold_floor_tokens=0,
         cooldown_messages=6,
         retained_share=1.0,
-        keep_recent_turns=50,
+        keep_recent_turns=10,  # fewer than the session has: there are turns to summarize
         ledger_share=0.0,  # the guard is the point here, not the room the ledger takes
         # A late threshold and a large summary keep the context near it after compacting.
         threshold_ratio=0.7,

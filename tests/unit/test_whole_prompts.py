@@ -175,7 +175,8 @@ def test_the_prompt_is_reduced_to_the_cap_before_a_compaction_would_summarize_it
 
 def test_a_compaction_that_keeps_the_prompt_keeps_it_whole() -> None:
     app = service()
-    session_id = start(app, keep_recent_share=0.9, retained_share=0.9)
+    # A tail that holds the prompt, not the turns before it.
+    session_id = start(app, keep_recent_share=0.65, retained_share=0.65)
     for k in range(3):
         app.append_message(session_id, Message.user(f"Task {k}: {words(200)}"))
         app.prepare_request(session_id)
