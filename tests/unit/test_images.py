@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from abridged.application.inputs import as_message
 from abridged.domain.errors import MalformedBlockError
-from abridged.domain.images import MAX_IMAGE_TOKENS, image_size, image_tokens, inline_image_tokens
+from abridged.domain.images import (
+    LONG_EDGE,
+    MAX_IMAGE_TOKENS,
+    MAX_PIXELS,
+    image_size,
+    image_tokens,
+    inline_image_tokens,
+)
 from abridged.domain.messages import ImageBlock, WireBlock
 from abridged.domain.tokens import BLOCK_OVERHEAD, block_tokens
 from abridged.domain.validation import check_blocks
@@ -45,8 +54,27 @@ def test_images_are_billed_as_the_models_that_read_them_largest_bill() -> None:
 @given(st.integers(1, 20_000), st.integers(1, 20_000))
 def test_no_image_counts_more_than_the_most_an_image_can_cost(width: int, height: int) -> None:
     assert 1 <= image_tokens(width, height) <= MAX_IMAGE_TOKENS
-    # A larger image never counts less.
+
+
+@given(st.integers(1, 20_000), st.integers(1, 20_000))
+def test_an_image_counts_what_it_counts_once_scaled_to_what_the_model_reads(
+    width: int, height: int
+) -> None:
+    # Scaling it down first (what a host may do to save tokens) changes nothing billed.
+    scale = min(1.0, LONG_EDGE / max(width, height), math.sqrt(MAX_PIXELS / (width * height)))
+    read = (max(1, math.floor(width * scale)), max(1, math.floor(height * scale)))
+    assert image_tokens(*read) == image_tokens(width, height)
+
+
+@given(st.integers(1, 2_575), st.integers(1, 1_400))
+def test_within_what_the_model_reads_a_larger_image_never_counts_less(
+    width: int, height: int
+) -> None:
+    # Past the limits it may: a wider image is read with a shorter height (3,069 × 1,469
+    # reads as 2,576 × 1,233, padded to 1,260; 3,070 × 1,469 as 2,576 × 1,232, padded to
+    # 1,232), so only images the model reads at their size are compared.
     assert image_tokens(width + 1, height) >= image_tokens(width, height)
+    assert image_tokens(width, height + 1) >= image_tokens(width, height)
 
 
 def test_an_image_whose_size_cannot_be_read_counts_the_most() -> None:
