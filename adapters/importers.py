@@ -35,9 +35,12 @@ FORMATS: tuple[str, ...] = ("abridged", "claude-code", "openai", "anthropic")
 _CLAUDE_CODE_TYPES = frozenset(
     {"user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation"}
 )
-_OPENAI_ROLES = frozenset({"system", "developer", "tool", "function"})
+_OPENAI_ROLES = frozenset({"developer", "tool", "function"})
 _OPENAI_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call", "refusal"})
 _OPENAI_PARTS = frozenset({"image_url", "input_audio", "file", "refusal"})
+_MESSAGES_API_PARTS = frozenset(
+    {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "document"}
+)
 _ID_CHARACTERS = re.compile(r"[^a-zA-Z0-9_-]")
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 UNANSWERED = "[no result was recorded for this tool call]"
@@ -79,15 +82,47 @@ def detect_format(records: Sequence[tuple[int, JSON]]) -> Format:
             # A request body: OpenAI's when a message says so, else the Messages API's (the
             # two read a conversation of plain text alike).
             messages = record["messages"][:50]
-            return "openai" if any(_openai_shaped(m) for m in messages) else "anthropic"
-        if _openai_shaped(record):
-            return "openai"
+            return "openai" if _openai_conversation(messages) else "anthropic"
     one_document = bool(records) and all(number == 0 for number, _ in records)
+    if _openai_conversation([record for _, record in records[:50]]):
+        return "openai"
     return "anthropic" if one_document else "abridged"
 
 
+def _openai_conversation(messages: Sequence[JSON]) -> bool:
+    """Whether `messages` are OpenAI chat messages rather than the Messages API's.
+
+    A `system` message alone does not say: the Messages API takes `role: "system"` messages
+    too, after a user turn (today's models), where OpenAI's come first. So a `system` message
+    after another message, or a block only the Messages API has (`tool_use`, `thinking`, ...),
+    reads as the Messages API's unless something only OpenAI has says otherwise."""
+    if any(_openai_shaped(m) for m in messages):
+        return True
+    if any(_messages_api_shaped(m) for m in messages):
+        return False
+    roles = [m.get("role") for m in messages if isinstance(m, Mapping)]
+    first = next((i for i, role in enumerate(roles) if role != "system"), len(roles))
+    return first > 0 and "system" not in roles[first:]
+
+
+def _messages_api_shaped(message: JSON) -> bool:
+    """Whether a message holds a block only the Messages API has."""
+    if not isinstance(message, Mapping):
+        return False
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(part, Mapping)
+        and (
+            part.get("type") in _MESSAGES_API_PARTS
+            or (part.get("type") == "image" and "source" in part)
+        )
+        for part in content
+    )
+
+
 def _openai_shaped(message: JSON) -> bool:
-    """Whether a message has what only an OpenAI chat message has."""
+    """Whether a message has what only an OpenAI chat message has (a `system` message does
+    not: see `_openai_conversation`)."""
     if not isinstance(message, Mapping):
         return False
     if message.get("role") in _OPENAI_ROLES or not _OPENAI_KEYS.isdisjoint(message):

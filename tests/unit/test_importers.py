@@ -292,3 +292,64 @@ def test_abridged_jsonl_is_still_detected_as_its_own(tmp_path: Path) -> None:
 
     assert transcript.messages == (Message.user("hi"), Message.assistant("hello"))
     assert transcript.line_numbers == (1, 2)
+
+
+MID_CONVERSATION = [
+    {"role": "user", "content": "Fix the failing test in parser.py."},
+    {"role": "assistant", "content": [{"type": "text", "text": "Looking at parser.py now."}]},
+    {"role": "user", "content": "Go on."},
+    {"role": "system", "content": "The user is on call: keep every answer under ten lines."},
+    {"role": "assistant", "content": "The fix is in `tokenize()`."},
+]
+
+
+@pytest.mark.parametrize("layout", ["jsonl", "request body"])
+def test_a_system_message_after_a_user_turn_is_read_as_the_messages_api_writes_it(
+    tmp_path: Path, layout: str
+) -> None:
+    # Today's Messages API takes `role: "system"` messages after a user turn; read as OpenAI
+    # chat, the instruction would move into the system prompt, out of its place.
+    path = tmp_path / "session.jsonl"
+    if layout == "jsonl":
+        path.write_text("".join(json.dumps(m) + "\n" for m in MID_CONVERSATION), "utf-8")
+    else:
+        body = {"model": "claude-opus-4-8", "max_tokens": 1024, "messages": MID_CONVERSATION}
+        path.write_text(json.dumps(body), "utf-8")
+
+    transcript = load_transcript(path)
+
+    assert transcript.system == ""
+    assert transcript.messages[3] == Message.system(
+        "The user is on call: keep every answer under ten lines."
+    )
+    assert [m.role for m in transcript.messages] == [
+        Role.USER,
+        Role.ASSISTANT,
+        Role.USER,
+        Role.SYSTEM,
+        Role.ASSISTANT,
+    ]
+
+
+def test_system_lines_before_the_first_message_still_read_as_openai_chat(tmp_path: Path) -> None:
+    path = tmp_path / "chat.jsonl"
+    lines = [{"role": "system", "content": "Be brief."}, *MID_CONVERSATION[:3]]
+    lines[2] = {"role": "assistant", "content": "Looking at parser.py now."}
+    path.write_text("".join(json.dumps(m) + "\n" for m in lines), "utf-8")
+
+    transcript = load_transcript(path)
+
+    assert transcript.system == "Be brief."
+    assert [m.role for m in transcript.messages] == [Role.USER, Role.ASSISTANT, Role.USER]
+
+
+def test_openai_chat_with_a_later_system_message_is_still_openai_chat(tmp_path: Path) -> None:
+    # Something only OpenAI chat has (a `tool` message, `tool_calls`) decides it.
+    path = tmp_path / "chat.jsonl"
+    lines = [*OPENAI_MESSAGES, {"role": "system", "content": "Use euros."}]
+    path.write_text("".join(json.dumps(m) + "\n" for m in lines), "utf-8")
+
+    transcript = load_transcript(path)
+
+    assert "Use euros." in transcript.system
+    assert all(m.role is not Role.SYSTEM for m in transcript.messages)
