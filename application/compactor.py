@@ -31,7 +31,7 @@ from abridged.application.redaction import redact_messages
 from abridged.application.service_ports import ServicePorts
 from abridged.application.summaries import SummaryRequest, WrittenSummary
 from abridged.application.unit_of_work import UnitOfWork
-from abridged.domain import ledger, planner
+from abridged.domain import ledger, planner, thinking_plan
 from abridged.domain.context import build_context, render_summary
 from abridged.domain.errors import (
     CompactionFailedError,
@@ -126,11 +126,12 @@ class Compactor:
         # Reasoning changes old messages, which breaks the cached prefix: batch them with
         # pruning and compaction, unless enough has piled up to be worth a break of its own.
         # Thinking bound to its prefix goes only when earlier content changed anyway.
-        if not moment and planner.bound(session):
+        if not moment and (
+            thinking_plan.bound(session)
+            or thinking_plan.downgradable_tokens(session) < session.limits.prune_min_tokens
+        ):
             return
-        if not moment and planner.downgradable_tokens(session) < session.limits.prune_min_tokens:
-            return
-        blocks = planner.plan_downgrades(session)
+        blocks = thinking_plan.plan_downgrades(session)
         if not blocks:
             return
         worth = sum(b.tokens_before for b in blocks) >= session.limits.prune_min_tokens
@@ -138,7 +139,7 @@ class Compactor:
             return
         counted = tuple(_counted_downgrade(b, self.ports.counter.count) for b in blocks)
         policy = session.settings.reasoning_policy
-        if planner.bound(session):
+        if thinking_plan.bound(session):
             reason = (
                 f"their prefix changed (revision {session.prefix_revision}): the model binds "
                 f"thinking to what came before it; policy {policy}"
@@ -416,7 +417,7 @@ class Compactor:
         the exact prefix (the API's compaction) could keep the kept turns' thinking: the
         model binds thinking and a kept reply shows thinking produced under the prefix as it
         stands (nothing changed it since). `None` otherwise."""
-        if not planner.bound(session) or not session.awaiting_reply:
+        if not thinking_plan.bound(session) or not session.awaiting_reply:
             return None
         kept = [e for e in session.entries if e.position >= decision.retained_from]
         if not any(has_thinking(e) and e.revision == session.prefix_revision for e in kept):

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from abridged.application.chain import CORRELATION_KEY
-from abridged.domain import planner
+from abridged.domain import planner, thinking_plan
 from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.context import calibrated, leads_with_compaction, raw_estimate
 from abridged.domain.cuts import LEGACY_REASONS
@@ -390,7 +390,7 @@ class DecisionChecks:
                 f"{state.limits.prune_min_tokens:,} tokens on its own",
             )
             return
-        problem = _downgrade_difference(event.blocks, planner.plan_downgrades(state))
+        problem = _downgrade_difference(event.blocks, thinking_plan.plan_downgrades(state))
         self.found(
             event, not problem, problem or f"{len(event.blocks)} thinking block(s) {event.reason}"
         )

@@ -27,7 +27,7 @@ from abridged.application.service_ports import ServicePorts
 from abridged.application.starting import check_start_arguments, new_session
 from abridged.application.summaries import SummaryRequest
 from abridged.application.unit_of_work import UnitOfWork
-from abridged.domain import planner
+from abridged.domain import planner, thinking_plan
 from abridged.domain.context import SummaryChunk
 from abridged.domain.errors import CompactionFailedError, InvalidSettingsError
 from abridged.domain.messages import JSON, Message
@@ -151,7 +151,7 @@ class Lifecycle:
                     None if new_model is None else self.ports.tokenizer_ratio(new_model[0])
                 ),
             )
-            if session.prefix_revision != revision and planner.bound(session):
+            if session.prefix_revision != revision and thinking_plan.bound(session):
                 # A new system prompt or tools change the prefix of every thinking block shown.
                 self.compactor.downgrade_reasoning(session, True)
             if session.model != leaving:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Collection, MutableSequence, Sequence
 from itertools import accumulate
-from typing import Any
+from typing import Any, Protocol
 
 from abridged.domain.context import Entry
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
@@ -140,3 +140,27 @@ def rebuilt_sums(
             values(k) if k in changed else sums[k + 1] - sums[k] for k in range(start, len(entries))
         )
     return [*sums[:start], *accumulate(fresh, initial=sums[start])]
+
+
+class IndexedView(Protocol):
+    """The incremental indexes a session keeps (`abridged.domain.indexes`)."""
+
+    @property
+    def output_sums(self) -> Sequence[int]: ...
+
+    @property
+    def saving_sums(self) -> Sequence[int]: ...
+
+    @property
+    def prompt_positions(self) -> Sequence[int]: ...
+
+    @property
+    def thinking_positions(self) -> Sequence[int]: ...
+
+    @property
+    def thinking_sums(self) -> Sequence[int]: ...
+
+
+def has_indexes(view: object) -> bool:
+    # Cheaper than isinstance() on a runtime-checkable protocol, on every prepare.
+    return hasattr(view, "saving_sums")

@@ -25,7 +25,8 @@ from typing import cast
 
 from abridged.domain.capabilities import ModelCapabilities, capabilities_for
 from abridged.domain.context import Entry
-from abridged.domain.planner import IndexedView, PlannerView, has_indexes
+from abridged.domain.indexes import IndexedView, has_indexes
+from abridged.domain.planner import PlannerView
 from abridged.domain.pruning import DowngradedThinking, downgrades_of
 
 __all__ = [

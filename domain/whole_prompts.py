@@ -12,7 +12,7 @@ cannot hold it reduces it as any message shown beyond the cap (the fit step of
 
 A prompt reduced changes what every later message was produced under: a model that binds
 thinking to its prefix would refuse the thinking after it, which leaves the view at that
-moment (`planner.plan_downgrades`), and an open loop whose thinking left goes on with
+moment (`thinking_plan.plan_downgrades`), and an open loop whose thinking left goes on with
 thinking off until the next prompt (`Context.thinking_paused`), as a cut inside the loop does.
 """
 
@@ -24,7 +24,8 @@ from typing import cast
 import attrs
 
 from abridged.domain.degradation import message_cap
-from abridged.domain.planner import Decision, IndexedView, PlannerView, has_indexes
+from abridged.domain.indexes import IndexedView, has_indexes
+from abridged.domain.planner import Decision, PlannerView
 
 __all__ = ["PromptReduction", "plan_prompt_reduction"]
 

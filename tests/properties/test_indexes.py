@@ -21,7 +21,7 @@ from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.application.service import Sessions
 from abridged.application.snapshot_columns import bodiless
-from abridged.domain import planner
+from abridged.domain import planner, thinking_plan
 from abridged.domain.indexes import INDEX_NAMES, has_thinking, protected_index, recompute
 from abridged.domain.messages import Message, Role
 from abridged.domain.pruning import downgrades_of, plan_pruning, plan_reasoning, protected_from
@@ -71,17 +71,17 @@ def assert_planners_agree(session: Session) -> None:
         # (which moves the prefix revision: only a reply valid under the revision the moment
         # leaves stays), and none is worth a move of its own.
         held = estimate <= limits.budget and scanned_holds_prefix(session)
-        assert planner.holds_prefix(session) == scanned_holds_prefix(session)
+        assert thinking_plan.holds_prefix(session) == scanned_holds_prefix(session)
         assert planner.plan_prune(session) == (None if not past or held else scanned)
         stale = [e for e in session.entries if e.revision != session.prefix_revision]
         downgrades = downgrades_of(stale, session.settings)
-        assert planner.plan_downgrades(session) == downgrades
-        assert planner.downgradable_tokens(session) == 0
+        assert thinking_plan.plan_downgrades(session) == downgrades
+        assert thinking_plan.downgradable_tokens(session) == 0
         return
     assert planner.plan_prune(session) == scanned
     downgrades = plan_reasoning(session.entries, limits) if session.thinking_seen else ()
-    assert planner.plan_downgrades(session) == downgrades
-    assert planner.downgradable_tokens(session) == sum(b.tokens_before for b in downgrades)
+    assert thinking_plan.plan_downgrades(session) == downgrades
+    assert thinking_plan.downgradable_tokens(session) == sum(b.tokens_before for b in downgrades)
 
 
 def scanned_holds_prefix(session: Session) -> bool:

@@ -16,7 +16,7 @@ from abridged.application.auditing import (
 )
 from abridged.application.ports import HookVerdict
 from abridged.application.service import Sessions
-from abridged.domain import planner
+from abridged.domain import thinking_plan
 from abridged.domain.messages import Message
 from abridged.domain.session import Session
 from abridged.domain.usage import Usage
@@ -199,7 +199,7 @@ def test_reasoning_downgraded_outside_a_batching_moment_is_a_mismatch(app: Sessi
     feed(app, session_id, [Message.user("One"), call, result, Message.assistant("ok")])
     app.append_message(session_id, Message.user("Two"))
     session = app.session(session_id)
-    due = planner.plan_downgrades(session)
+    due = thinking_plan.plan_downgrades(session)
     assert due  # due, but too small to break the cached prefix on its own
     assert audit_session(app, session_id).ok
 
