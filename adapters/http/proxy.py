@@ -66,6 +66,7 @@ from abridged.application.ports import PromptTooLongError
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.context import build_context
 from abridged.domain.errors import (
+    ConcurrentWriteError,
     InvalidMessageError,
     SessionError,
     SessionExistsError,
@@ -226,7 +227,9 @@ class MessagesProxy:
                     sent = outgoing(body, prepared)
                     return Prepared(found.session_id, sent, prepared, len(history))
             guess = found.session_id
-        raise from_session_error(SessionError("the session kept changing; try again"))
+        # Other writers kept moving the session: a 529, which the SDKs retry, as for a
+        # conflict that outlasts the service's own retries.
+        raise from_session_error(ConcurrentWriteError("the session kept changing; try again"))
 
     def _remember(self, root: UUID, session_id: UUID) -> None:
         with self._routes_lock:

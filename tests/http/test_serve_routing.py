@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import itertools
 from typing import Any
+from uuid import uuid4
 
+import attrs
 import httpx2
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from abridged.adapters.bootstrap import bootstrap
+from abridged.adapters.http import proxy as proxy_module
 from abridged.adapters.http.config import ServeConfig
+from abridged.adapters.http.errors import ApiError
+from abridged.adapters.http.history import Route
 from abridged.adapters.http.locks import RequestLocks
 from abridged.adapters.http.metrics import ServeMetrics
 from abridged.adapters.http.proxy import MessagesProxy
@@ -22,6 +28,9 @@ from abridged.domain.events import MessageAppended
 STEPS = st.lists(
     st.tuples(st.integers(0, 20), st.integers(0, 6), st.booleans()), min_size=1, max_size=12
 )
+
+
+USER = {"role": "user", "content": "Why do the tests fail?"}
 
 
 def stored(proxy: MessagesProxy, session_id: Any) -> list[Any]:
@@ -80,3 +89,21 @@ def test_each_request_reaches_a_session_holding_exactly_its_history(
             assert len(texts) == len(set(texts))  # nothing appended twice
     finally:
         sessions.close()
+
+
+def test_a_session_that_keeps_moving_is_a_529_the_sdks_retry(monkeypatch: Any) -> None:
+    """Every try finds the session moved on by another writer: after the last, the client
+    gets 529 `overloaded_error` (retried by the SDKs), as docs/serving.md says, not a 400."""
+    sessions = bootstrap()
+    proxy = MessagesProxy(
+        sessions, ServeConfig(db=":memory:"), httpx2.AsyncClient(), RequestLocks({}), ServeMetrics()
+    )
+    moved = Route(session_id=uuid4(), start=0, exists=True, parent=None, stored=0)
+    monkeypatch.setattr(proxy_module, "route", lambda *_: attrs.evolve(moved, session_id=uuid4()))
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 64, "messages": wire([USER])}
+    try:
+        with pytest.raises(ApiError) as refused:
+            proxy._prepare("default", "moving", body)
+    finally:
+        sessions.close()
+    assert (refused.value.status, refused.value.kind) == (529, "overloaded_error")

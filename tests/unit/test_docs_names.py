@@ -14,6 +14,7 @@ import pytest
 
 from abridged import AsyncSessions, CompactionSettings, Sessions
 from abridged.application.ports import MetricNames
+from abridged.domain import events, session
 from abridged.domain.settings import Limits
 from tests.support.docs import page_id, pages
 
@@ -95,3 +96,33 @@ def test_a_misspelt_name_is_caught(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert len(problems(page)) == 5
+
+
+VERSIONED = re.compile(r"`(\w+)\.class_version`\s+is\s+(\d+)")
+NUMBERED_VERSION = re.compile(r"class_version`?\s*(?:=\s*|is\s+|)(\d+)")
+
+
+def version_problems(text: str) -> list[str]:
+    """A stored class's version as a page states it (`Name.class_version` is N) against the
+    code's; a version written any other way cannot be checked, so it is a problem too."""
+    found = []
+    for name, stated in VERSIONED.findall(text):
+        owner = getattr(events, name, None) or getattr(session, name, None)
+        actual = getattr(owner, "class_version", None)
+        if actual != int(stated):
+            found.append(f"`{name}.class_version` is {actual}, not {stated}")
+    stated_elsewhere = len(NUMBERED_VERSION.findall(VERSIONED.sub("", text)))
+    if stated_elsewhere:
+        found.append(f"{stated_elsewhere} version(s) not written as `Name.class_version` is N")
+    return found
+
+
+@pytest.mark.parametrize("page", pages(), ids=page_id)
+def test_the_stored_class_versions_a_page_states_are_the_codes(page: Path) -> None:
+    found = version_problems(prose(page))
+    assert not found, "\n".join(found)
+
+
+def test_a_stale_class_version_is_caught() -> None:
+    stale = "`Session.class_version` is 5; `Started` is at `class_version = 3`"
+    assert len(version_problems(stale)) == 2

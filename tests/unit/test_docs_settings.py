@@ -14,7 +14,14 @@ import attrs
 import pytest
 
 from abridged.domain.errors import InvalidSettingsError
-from abridged.domain.settings import PRESETS, CompactionSettings, Limits, settings_from
+from abridged.domain.settings import (
+    DEFAULT_WINDOW,
+    MODEL_WINDOWS,
+    PRESETS,
+    CompactionSettings,
+    Limits,
+    settings_from,
+)
 from tests.support.docs import ROOT, page_id, pages
 
 SETTINGS_PAGE = ROOT / "docs" / "settings.md"
@@ -293,3 +300,14 @@ def check_default(page: Path, field: str, cell: str) -> None:
 def check_presets(page: Path, field: str, cell: str) -> None:
     for name, value in re.findall(r"`(\w+)`:? ([\w.,]+)", cell):
         assert number(value) == getattr(PRESETS[name], field), (page_id(page), field, name)
+
+
+def test_the_model_windows_table_is_the_codes() -> None:
+    rows = table(SETTINGS_PAGE, "model name starts with", "Context windows per model")
+    stated = {
+        prefix: number(window)
+        for names, window in rows
+        for prefix in re.findall(r"`([^`]+)`", names)
+    }
+    assert stated == {prefix: float(window) for prefix, window in MODEL_WINDOWS}
+    assert number(rows[-1][1]) == DEFAULT_WINDOW  # "anything else"
