@@ -230,6 +230,25 @@ def test_carried_system_messages_survive_a_snapshot_and_a_cold_load(tmp_path: Pa
     assert system_messages(warm) == [Message.system(RULE).to_wire()]
 
 
+def test_a_snapshot_gives_back_the_system_message_state_as_it_was(tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite3"
+    app, session_id = carried_rule(db)
+    app.reconfigure(session_id, system="You review code tersely.")  # queued: the turn ended
+    app.reconfigure(session_id, tools=[TOOLS[0], SEARCH])
+    live = app.session(session_id)
+    assert live.carried_system
+    assert live.queued_system
+    assert live.instructed_tools
+    app.take_snapshot(session_id)
+
+    cold = service(db).session(session_id)
+
+    # Tuples, as every command and a replay leave them (JSON gives back lists).
+    for name in ("carried_system", "queued_system", "instructed_tools"):
+        assert type(getattr(cold, name)) is tuple, name
+        assert getattr(cold, name) == getattr(live, name), name
+
+
 def test_the_system_messages_in_view_are_counted_again_in_a_state_saved_without_it(
     tmp_path: Path,
 ) -> None:
