@@ -32,7 +32,7 @@ from abridged.domain.inputs import check_message_size, check_token_count
 from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.replies import hidden_blocks
 from abridged.domain.session import Session
-from abridged.domain.tokens import block_tokens
+from abridged.domain.tokens import message_block_tokens
 from abridged.domain.usage import Usage
 
 __all__ = ["AppendCommands", "Appender"]
@@ -90,14 +90,14 @@ class Appender:
         blocks (of an incomplete reply, never shown) count 0."""
         return functools.cache(
             lambda: tuple(
-                0 if index in hidden else block_tokens(b, self.counter.count)
-                for index, b in enumerate(message.content)
+                0 if index in hidden else tokens
+                for index, tokens in enumerate(message_block_tokens(message, self.counter.count))
             )
         )
 
     def counted(self, message: Message) -> tuple[int, ...]:
         """The message's block counts, now."""
-        return tuple(block_tokens(b, self.counter.count) for b in message.content)
+        return message_block_tokens(message, self.counter.count)
 
     def append_counted(
         self,

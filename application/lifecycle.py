@@ -35,9 +35,8 @@ from abridged.domain.planner import Decision
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings, Limits, context_window_for
 from abridged.domain.tokens import (
-    MESSAGE_OVERHEAD,
     REQUEST_OVERHEAD,
-    block_tokens,
+    message_tokens,
     system_tokens,
     tools_tokens,
 )
@@ -241,9 +240,7 @@ def _fits(
     )
     total = fixed
     for message in messages:
-        total += MESSAGE_OVERHEAD + sum(
-            block_tokens(b, ports.counter.count) for b in message.content
-        )
+        total += message_tokens(message, ports.counter.count)
         if total >= limits.threshold:
             return False
     return True

@@ -79,6 +79,20 @@ class SessionSnapshot(Snapshot):
         state["tool_ids"] = ToolIdTable(list(tool_ids), IntColumn(list(tool_ids.values())))
         return snapshot
 
+    def mutate(self, _: None) -> Any:
+        session = super().mutate(None)
+        # JSON gives a tuple back as a list: these are tuples in the state every command and
+        # every replay leave, and a reloaded session must equal them.
+        for name in TUPLE_FIELDS:
+            value = session.__dict__.get(name)
+            if isinstance(value, list):
+                session.__dict__[name] = tuple(value)
+        return session
+
+
+TUPLE_FIELDS = ("queued_system", "instructed_tools", "carried_system")
+"""The session's state fields held as tuples (the others a snapshot holds are lists)."""
+
 
 def table_of(session: Session) -> EntryTable:
     """The session's retained tail as a snapshot holds it. A tail loaded from a snapshot

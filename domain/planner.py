@@ -30,6 +30,7 @@ from abridged.domain.cuts import (
     turns_from,
 )
 from abridged.domain.errors import ContextOverflowError
+from abridged.domain.guards import guards_holding
 from abridged.domain.indexes import IndexedView, has_indexes, protected_index
 from abridged.domain.messages import Message, Role
 from abridged.domain.pruning import (
@@ -243,29 +244,16 @@ def background_due(view: PlannerView, estimate: int | None = None) -> bool:
 
 def suppression(view: PlannerView, decision: Decision) -> str | None:
     """Why a threshold (or background) compaction should not run now (loop guards), or
-    `None`. Never suppresses when the request would not fit the budget otherwise."""
-    if decision.trigger not in ("threshold", "background") or decision.estimate > decision.budget:
+    `None`. Never suppresses when the request would not fit the budget otherwise.
+
+    Several guards may hold at once, and which comes first can depend on the estimate, which
+    a downgrade later in the same prepare moves: the reason last recorded is given again
+    while its guard holds, so a prepare retried with nothing new records nothing."""
+    reasons = guards_holding(view, decision)
+    if not reasons:
         return None
-    since = view.message_count - view.last_compaction_at
-    if view.last_compaction_at >= 0 and since < view.settings.cooldown_messages:
-        return f"the last compaction ran {since} message(s) ago"
-    growth = int(view.settings.min_growth_share * view.limits.budget)
-    left = view.compacted_to
-    if left is not None and decision.estimate < left + growth:
-        # Each compaction rewrites the cached context after the system prompt: one that frees
-        # little costs more than it saves, so the context must have grown enough first.
-        return (
-            f"the last compaction left {left:,} tokens; waiting until the context has grown "
-            f"by {growth:,}"
-        )
-    stalled = view.stalled_estimate
-    min_reduction = view.limits.min_reduction
-    if stalled is not None and decision.estimate < stalled + min_reduction:
-        return (
-            "the last compaction could not reduce the context by "
-            f"{min_reduction:,} tokens; waiting for it to grow"
-        )
-    return None
+    recorded = getattr(view, "suppressed", None)
+    return recorded if recorded in reasons else reasons[0]
 
 
 def plan_prune(view: PlannerView, extra_tokens: int = 0) -> PrunePlan | None:

@@ -33,7 +33,7 @@ from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.reconfiguration import Reconfiguring
 from abridged.domain.reshowing import ReshownMessage
 from abridged.domain.settings import CompactionSettings
-from abridged.domain.tokens import MESSAGE_OVERHEAD, CountText, block_tokens
+from abridged.domain.tokens import MESSAGE_OVERHEAD, CountText, message_block_tokens
 from abridged.domain.turn_context import TurnContexts
 from abridged.domain.usage import Usage
 from abridged.domain.validation import check_counts
@@ -124,7 +124,7 @@ class Session(Reconfiguring, TurnContexts, Aggregate):
         if message.role is Role.USER and self.queued_system:
             queued = self.queued_system
             for instruction in queued:
-                counted = tuple(block_tokens(b, count) for b in instruction.content)
+                counted = message_block_tokens(instruction, count)
                 self.append(instruction, counted, count)
             self.trigger_event(self.QueuedSystemMessagesAppended, count=len(queued))
 

@@ -104,7 +104,40 @@ def wire_block_tokens(block: WireBlock, count: CountText) -> int:
 
 
 def message_tokens(message: Message, count: CountText) -> int:
-    return MESSAGE_OVERHEAD + sum(block_tokens(b, count) for b in message.content)
+    return MESSAGE_OVERHEAD + sum(message_block_tokens(message, count))
+
+
+def message_block_tokens(message: Message, count: CountText) -> tuple[int, ...]:
+    """What each block of `message` costs in a request. A `role: "system"` message goes out
+    as itself to a model that takes the role and as marked text in the user message before
+    it to one that does not (`folded_system_text`); the session's model may change after
+    the message is counted, so each of its blocks counts as the larger of the two."""
+    if not message.is_system:
+        return tuple(block_tokens(b, count) for b in message.content)
+    return tuple(
+        max(block_tokens(b, count), text_block_tokens(folded_system_text(b.to_wire()), count))
+        for b in message.content
+    )
+
+
+SYSTEM_MESSAGE_OPEN = "<system-message>"
+SYSTEM_MESSAGE_CLOSE = "</system-message>"
+
+
+def folded_system_text(block: Mapping[str, JSON]) -> str:
+    """A block of a system message as the text a model without system messages is sent."""
+    if block.get("type") == "text":
+        body = str(block.get("text", ""))
+    else:
+        # A tool change, which an older model cannot take: said in words instead.
+        tool = block.get("tool")
+        tool = tool if isinstance(tool, Mapping) else {}
+        definition = tool.get("definition")
+        definition = definition if isinstance(definition, Mapping) else {}
+        name = tool.get("name") or definition.get("name", "?")
+        verb = "now available" if block.get("type") == "tool_addition" else "withdrawn"
+        body = f"The tool {name!r} is {verb} from here on."
+    return f"{SYSTEM_MESSAGE_OPEN}\n{body}\n{SYSTEM_MESSAGE_CLOSE}"
 
 
 def system_tokens(system: str, count: CountText) -> int:

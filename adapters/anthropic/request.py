@@ -17,6 +17,7 @@ from abridged.domain.messages import (
     UNMARKED_REPLY_TYPES,
 )
 from abridged.domain.reply_shapes import loop_opener
+from abridged.domain.tokens import folded_system_text
 
 MAX_BREAKPOINTS = 4
 CACHE_TTLS = ("5m", "1h")
@@ -114,10 +115,6 @@ def rendered(
     return render_request(context, model=model, max_tokens=max_tokens, options=options)
 
 
-SYSTEM_MESSAGE_OPEN = "<system-message>"
-SYSTEM_MESSAGE_CLOSE = "</system-message>"
-
-
 def folded_system_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The wire messages with each `role: "system"` message folded into the user message
     before it, as text marked as a system instruction (for models that refuse the role).
@@ -134,18 +131,7 @@ def folded_system_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any
 
 
 def _as_marked_text(block: dict[str, Any]) -> dict[str, Any]:
-    if block.get("type") == "text":
-        body = block["text"]
-    else:
-        # A tool change, which an older model cannot take: said in words instead.
-        tool = block.get("tool", {})
-        name = tool.get("name") or tool.get("definition", {}).get("name", "?")
-        verb = "now available" if block.get("type") == "tool_addition" else "withdrawn"
-        body = f"The tool {name!r} is {verb} from here on."
-    text: dict[str, Any] = {
-        "type": "text",
-        "text": f"{SYSTEM_MESSAGE_OPEN}\n{body}\n{SYSTEM_MESSAGE_CLOSE}",
-    }
+    text: dict[str, Any] = {"type": "text", "text": folded_system_text(block)}
     if "cache_control" in block:
         text["cache_control"] = block["cache_control"]
     return text

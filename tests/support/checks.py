@@ -8,10 +8,13 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from uuid import UUID
 
+import attrs
+
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.token_counters import TiktokenCounter
 from abridged.application.ports import TokenCounter
 from abridged.application.service import PreparedRequest, Sessions
+from abridged.domain.capabilities import capabilities_for
 from abridged.domain.messages import Message, Role
 from abridged.domain.tokens import request_tokens
 from tests.support.anthropic_rules import assert_valid_request
@@ -68,13 +71,22 @@ def check_request(
     context = prepared.context
     body = render_request(context, model=prepared.model, max_tokens=prepared.max_tokens)
     assert_valid_request(body, future_types)
-    if calibration is None:
-        # The request's own estimate before calibration, whatever the session's factor.
-        counted = recount(body, counter)
-        assert counted == context.raw_estimate, (counted, context.raw_estimate)
-    else:
-        counted = math.ceil(recount(body, counter) * calibration)
-        assert counted == context.estimate, (counted, context.estimate)
+    # A system message is counted for both of its renderings (`message_block_tokens`): the
+    # estimate is exactly the count of the request that sends it as one, and no less than
+    # the count of the request that folds it into marked text, as a model without them gets.
+    unfolded = render_request(
+        context,
+        model=prepared.model,
+        max_tokens=prepared.max_tokens,
+        capabilities=attrs.evolve(
+            context.capabilities or capabilities_for(prepared.model), system_messages=True
+        ),
+    )
+    scale = 1.0 if calibration is None else calibration
+    estimate = context.raw_estimate if calibration is None else context.estimate
+    counted = math.ceil(recount(unfolded, counter) * scale)
+    assert counted == estimate, (counted, estimate)
+    assert math.ceil(recount(body, counter) * scale) <= estimate
     assert context.estimate <= context.window - prepared.max_tokens
     assert context.budget == context.window - prepared.max_tokens
     return body

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from uuid import UUID
 
+import attrs
+
 from abridged.application.service import Sessions
+from abridged.domain import planner
+from abridged.domain.guards import guards_holding
 from abridged.domain.messages import Message
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
@@ -68,3 +72,30 @@ def test_twice_in_a_row_the_second_request_does_not_compact(app: Sessions) -> No
 
     assert second.compaction is None
     assert second.compactions_so_far == first.compactions_so_far
+
+
+def test_a_retried_request_names_the_guard_already_recorded_while_it_holds(
+    app: Sessions,
+) -> None:
+    # A compaction that freed too little leaves both the stall and the growth guard armed;
+    # a downgrade later in the same prepare then lowers the estimate below what the compaction
+    # left, where the growth guard comes first. Naming it then recorded a second
+    # `CompactionSuppressed` on a retry with nothing new.
+    session_id = start(app, threshold_ratio=0.3, cooldown_messages=0, min_growth_share=0.0)
+    feed(app, session_id, [m for i in range(12) for m in turn(f"Ask {i}", [words(90)])], COUNTER)
+    session = app.session(session_id)
+    hits = [e for e in app.history(session_id) if isinstance(e, Session.CompactionThresholdHit)]
+    decision = hits[-1].decision
+    assert decision.estimate <= decision.budget
+    session.compacted_to = session.stalled_estimate = decision.estimate
+    stalled = planner.suppression(session, decision)
+    assert stalled is not None
+    assert "could not reduce" in stalled
+    session.suppressed = stalled
+
+    lower = attrs.evolve(decision, estimate=decision.estimate - 8)
+
+    assert planner.suppression(session, lower) == stalled
+    assert len(guards_holding(session, lower)) == 2
+    session.suppressed = None
+    assert "waiting until the context has grown" in (planner.suppression(session, lower) or "")

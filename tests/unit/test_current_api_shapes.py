@@ -11,12 +11,13 @@ from uuid import UUID
 
 import pytest
 
-from abridged.adapters.anthropic.request import SYSTEM_MESSAGE_OPEN, render_request
+from abridged.adapters.anthropic.request import render_request
 from abridged.application.ports import RequestOptions
 from abridged.application.service import Sessions
 from abridged.domain.capabilities import capabilities_for
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.messages import Message
+from abridged.domain.tokens import SYSTEM_MESSAGE_OPEN
 from tests.support.anthropic_rules import assert_valid_request
 from tests.support.builders import TOOLS, words
 

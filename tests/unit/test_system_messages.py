@@ -4,6 +4,7 @@ system message or as marked user text by model."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -11,9 +12,10 @@ from uuid import UUID
 import pytest
 from anthropic.types import SystemMessageParam
 
-from abridged.adapters.anthropic.request import SYSTEM_MESSAGE_OPEN, render_request
+from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import persistence_env
 from abridged.adapters.importers import import_claude_code
+from abridged.adapters.token_counters import TiktokenCounter
 from abridged.application.auditing import audit_session
 from abridged.application.service import Sessions
 from abridged.domain.context import Entry
@@ -31,10 +33,10 @@ from abridged.domain.errors import (
 from abridged.domain.messages import Message, Role, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
-from abridged.domain.tokens import MESSAGE_OVERHEAD, block_tokens
+from abridged.domain.tokens import MESSAGE_OVERHEAD, SYSTEM_MESSAGE_OPEN, block_tokens
 from tests.support.anthropic_rules import assert_valid_request
 from tests.support.builders import TOOLS, exchange, turn, words
-from tests.support.checks import check_request
+from tests.support.checks import check_request, recount
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 
 COUNTER = FakeTokenCounter()
@@ -228,6 +230,25 @@ def test_carried_system_messages_survive_a_snapshot_and_a_cold_load(tmp_path: Pa
     assert cold.session(session_id).carried_system == app.session(session_id).carried_system
     assert check_request(cold.prepare_request(session_id), COUNTER) == warm
     assert system_messages(warm) == [Message.system(RULE).to_wire()]
+
+
+def test_a_snapshot_gives_back_the_system_message_state_as_it_was(tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite3"
+    app, session_id = carried_rule(db)
+    app.reconfigure(session_id, system="You review code tersely.")  # queued: the turn ended
+    app.reconfigure(session_id, tools=[TOOLS[0], SEARCH])
+    live = app.session(session_id)
+    assert live.carried_system
+    assert live.queued_system
+    assert live.instructed_tools
+    app.take_snapshot(session_id)
+
+    cold = service(db).session(session_id)
+
+    # Tuples, as every command and a replay leave them (JSON gives back lists).
+    for name in ("carried_system", "queued_system", "instructed_tools"):
+        assert type(getattr(cold, name)) is tuple, name
+        assert getattr(cold, name) == getattr(live, name), name
 
 
 def test_the_system_messages_in_view_are_counted_again_in_a_state_saved_without_it(
@@ -483,3 +504,49 @@ def test_a_message_of_small_blocks_and_a_large_one_is_shown_at_its_smallest() ->
     _, shown = plan_degradations(message, 0, COUNTER.count, counts)
     assert MESSAGE_OVERHEAD + sum(shown) <= smallest_tokens(message, counts)
     assert shown[2] <= MIN_BLOCK_TOKENS < counts[2]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        Message.system(RULE),
+        Message.from_wire(
+            {
+                "role": "system",
+                "content": [
+                    {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "read"}}
+                ],
+            }
+        ),
+    ],
+    ids=["instruction", "tool-change"],
+)
+@pytest.mark.parametrize("model", ["claude-sonnet-4-5", "claude-opus-4-8"])
+def test_a_system_message_is_counted_for_the_request_of_either_model(
+    change: Message, model: str
+) -> None:
+    # With the real tokenizer: the marks around a folded message cost more than a message of
+    # its own, so a count of it as a system message alone fell short of the folded request.
+    counter = TiktokenCounter()
+    app = Sessions(
+        counter=counter,
+        summarizer=FakeSummarizer(),
+        env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+    )
+    session_id = app.start_session(
+        model="claude-opus-4-8",
+        context_window=8_000,
+        max_output_tokens=400,
+        system="You are a careful coding agent.",
+        tools=TOOLS,
+    )
+    app.append_message(session_id, Message.user("Hi"))
+    app.append_message(session_id, change)
+    app.reconfigure(session_id, model=model, context_window=8_000)
+
+    prepared = app.prepare_request(session_id)
+    body = render_request(prepared.context, model=prepared.model, max_tokens=400)
+
+    counted = math.ceil(recount(body, counter) * app.session(session_id).calibration)
+    assert counted <= prepared.context.estimate
+    check_request(prepared, counter, app.session(session_id).calibration)
