@@ -255,7 +255,6 @@ class Preparer(PreparationSteps):
             report = self.compactor.compact(session, decision, None, loud=False, emit=emit)
         if report is not None:
             pruned += report.outputs_pruned
-            self.held_after(session, extra_tokens)
         elif deferred is not None:
             # No compaction after all (held back, or cancelled by a hook): the prune runs alone.
             pruned += self.prune(
@@ -264,6 +263,9 @@ class Preparer(PreparationSteps):
         self.compactor.downgrade_reasoning(
             session, downgrade_moment(pruned > 0 or reshown, report is not None)
         )
+        if report is not None:
+            # After the downgrade the compaction brought: the request as it will be sent.
+            self.held_after(session, extra_tokens)
         if session.thinking_bound and extra_text:
             # Shown once, the content stays where it is: the reply's thinking binds to it.
             session.show_turn_context(extra_text, extra_tokens)

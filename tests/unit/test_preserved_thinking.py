@@ -315,3 +315,46 @@ def test_a_prune_that_fits_an_open_loop_brings_the_compaction_due_with_it(
     again = app.prepare_request(session_id)
     assert stored_version(app, session_id) == version
     assert again.context.messages == prepared.context.messages
+
+
+@pytest.mark.parametrize("threshold_ratio", [0.1, 0.2, 0.3])
+def test_a_compaction_that_stays_past_the_threshold_records_its_guard_after_its_downgrade(
+    app: Sessions, threshold_ratio: float
+) -> None:
+    # The compaction drops the thinking whose prefix it changed, which lowers the request
+    # below what the compaction left: with no growth asked for, the guard then holds. It is
+    # recorded in that preparation, on the request as it is sent, so preparing again (a
+    # host's retry) writes nothing and sends the same.
+    session_id = start(
+        app,
+        threshold_ratio=threshold_ratio,
+        min_growth_share=0.0,
+        cooldown_messages=0,
+        ledger_share=0.0,
+        spare_recent_tail=False,
+    )
+    checked = 0
+    for step in range(40):
+        app.append_message(session_id, Message.user(f"Step {step}: {words(60)}"))
+        for _ in range(2):
+            version = stored_version(app, session_id)
+            prepared = app.prepare_request(session_id)
+            written = [e for e in app.history(session_id) if e.originator_version > version]
+            kinds = {type(e) for e in written}
+            if {Session.CompactionCompleted, Session.ReasoningDowngraded} <= kinds:
+                checked += 1
+                version = stored_version(app, session_id)
+                again = app.prepare_request(session_id)
+                assert stored_version(app, session_id) == version, [
+                    type(e).__name__
+                    for e in app.history(session_id)
+                    if e.originator_version > version
+                ]
+                assert again.context.messages == prepared.context.messages
+            call, result = thinking_exchange(words(150), thought=f"step {step}")
+            app.record_reply(session_id, call)
+            app.append_message(session_id, result)
+        app.prepare_request(session_id)
+        app.record_reply(session_id, Message.assistant(ThinkingBlock("done", "sig-d"), "Done."))
+    assert checked, "no compaction downgraded thinking"
+    assert audit_events(list(app.history(session_id))).ok
