@@ -24,6 +24,7 @@ from abridged.adapters.http.config import ServeConfig, tenant_of
 from abridged.adapters.http.proxy import TENANT_KEY
 from abridged.application.audit import event_facts
 from abridged.application.auditing import audit_session
+from abridged.application.management import MAX_PAGE
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.errors import (
     ConcurrentWriteError,
@@ -165,7 +166,7 @@ def sessions_router(sessions: Sessions) -> APIRouter:  # noqa: PLR0915
     async def list_sessions(
         tenant: Tenant,
         tag: Annotated[list[str] | None, Query()] = None,
-        limit: Annotated[int, Query(gt=0, le=500)] = 50,
+        limit: Annotated[int, Query(gt=0, le=MAX_PAGE)] = 50,
         cursor: str | None = None,
     ) -> dict[str, Any]:
         """The tenant's sessions, newest first; `next_cursor` fetches the next page."""

@@ -154,6 +154,18 @@ def test_tenants_cannot_see_each_others_sessions(secured: str) -> None:
         assert tagged.status_code == 422
 
 
+def test_a_page_of_sessions_takes_the_limits_the_service_takes(secured: str) -> None:
+    with api(secured, TOKEN_A) as alice:
+        started = {start(alice) for _ in range(3)}
+        assert alice.get("/v1/sessions", params={"limit": 1_000}).status_code == 200
+        for bad in (0, 1_001):
+            answer = alice.get("/v1/sessions", params={"limit": bad})
+            assert answer.status_code == 422, answer.text
+        first = alice.get("/v1/sessions", params={"limit": 2}).json()
+        rest = alice.get("/v1/sessions", params={"limit": 2, "cursor": first["next_cursor"]}).json()
+        assert {s["id"] for s in first["sessions"] + rest["sessions"]} >= started
+
+
 def test_the_proxy_needs_a_token_when_tenants_are_configured(secured: str) -> None:
     body = {
         "model": "claude-sonnet-4-6",
