@@ -56,6 +56,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.loop
 	$(BIN)/python -m tests.benchmarks.prefix
 	$(BIN)/python -m tests.benchmarks.components
+	$(BIN)/python -m tests.benchmarks.redaction
 	$(BIN)/python -m tests.benchmarks.audit
 	$(BIN)/python -m tests.benchmarks.management
 	$(BIN)/python -m tests.benchmarks.background

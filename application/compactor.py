@@ -27,7 +27,7 @@ from abridged.application.ports import (
     SentPrefix,
     SummarizerError,
 )
-from abridged.application.redaction import redact_messages
+from abridged.application.redaction import redact_each, redact_messages
 from abridged.application.service_ports import ServicePorts
 from abridged.application.summaries import SummaryRequest, WrittenSummary
 from abridged.application.unit_of_work import UnitOfWork
@@ -44,7 +44,6 @@ from abridged.domain.model_switch import switch_reason_of, unreadable_thinking
 from abridged.domain.planner import Decision
 from abridged.domain.preparation import prune_after
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
-from abridged.domain.redaction import redact_message
 from abridged.domain.session import Session
 from abridged.domain.tokens import (
     TOOL_OVERHEAD,
@@ -359,9 +358,8 @@ class Compactor:
             return last[1]
         # Redacted before extraction: a ledger entry is re-sent with every later request,
         # and its text is cut to a length that could leave half a secret unrecognized.
-        redact = self.ports.redactor.redact
         summarized = [
-            (e.position, redact_message(e.message, redact))
+            (e.position, redact_each(self.ports.redactor, e.message))
             for e in session.entries
             if e.position < decision.retained_from
         ]

@@ -10,9 +10,22 @@ from collections.abc import Iterable
 
 from abridged.application.ports import Redactor
 from abridged.domain.messages import Message
-from abridged.domain.redaction import DEFAULT_PATTERNS, SecretPattern, redact_message, redact_text
+from abridged.domain.redaction import (
+    DEFAULT_PATTERNS,
+    SecretPattern,
+    redact_message,
+    redact_message_with,
+    redact_text,
+)
 
-__all__ = ["DefaultRedactor", "NoRedaction", "SecretPattern", "redact_messages", "redact_value"]
+__all__ = [
+    "DefaultRedactor",
+    "NoRedaction",
+    "SecretPattern",
+    "redact_each",
+    "redact_messages",
+    "redact_value",
+]
 
 
 class DefaultRedactor:
@@ -42,10 +55,21 @@ class NoRedaction:
 
 
 def redact_messages(redactor: Redactor, messages: Iterable[Message]) -> tuple[Message, ...]:
-    """Each message with the redactor applied to every text it holds (`redact_message`)."""
+    """Each message with the redactor applied to every text it holds (`redact_each`)."""
+    return tuple(redact_each(redactor, m) for m in messages)
+
+
+def redact_each(redactor: Redactor, message: Message) -> Message:
+    """`message` with the redactor applied to every text it holds (`redact_message`). A
+    `DefaultRedactor` first narrows its patterns to those that may match one of the message's
+    strings (`redact_message_with`: the same message, faster when it holds thousands); any
+    other redactor is applied to each string."""
     if isinstance(redactor, NoRedaction):
-        return tuple(messages)
-    return tuple(redact_message(m, redactor.redact) for m in messages)
+        return message
+    # A subclass that redacts otherwise is applied as any other redactor.
+    if isinstance(redactor, DefaultRedactor) and type(redactor).redact is DefaultRedactor.redact:
+        return redact_message_with(message, redactor.patterns)
+    return redact_message(message, redactor.redact)
 
 
 def redact_value(redactor: Redactor, value: object) -> object:

@@ -15,7 +15,7 @@ forward with every later request.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import cast
 
 import attrs
@@ -37,8 +37,10 @@ from abridged.domain.secret_pattern import SecretPattern, placeholder
 __all__ = [
     "DEFAULT_PATTERNS",
     "SecretPattern",
+    "narrow_patterns",
     "placeholder",
     "redact_message",
+    "redact_message_with",
     "redact_text",
 ]
 
@@ -68,6 +70,69 @@ def redact_text(text: str, patterns: Sequence[SecretPattern]) -> str:
         ):
             text = pattern.redact(text)
     return text
+
+
+NARROWED_FROM = 4
+"""How many strings a message holds (a tool input's value counted twice: with its key and
+alone) before its patterns are narrowed. A message of one text gains nothing and pays for
+looking for every hint twice (the shared transcripts' redact a fifth slower narrowed); from
+two to three it is even, from four on narrowed is faster."""
+
+
+def narrow_patterns(
+    patterns: Sequence[SecretPattern], texts: Iterable[str]
+) -> tuple[SecretPattern, ...]:
+    """The `patterns` that may find a secret in one of `texts`, in their order: each text
+    redacted with these reads as it does redacted with all of them (`redact_text`).
+
+    A pattern is left out when none of the texts holds one of its hints (lowercased, as
+    `redact_text` looks) or, when it declares literals, none of the texts nor any of the
+    patterns' placeholders holds one of them (a literal may appear only once an earlier
+    pattern wrote its placeholder: a host's kind may hold one). Looked for once in all the
+    texts joined: a match across two of them only keeps a pattern."""
+    texts = tuple(texts)
+    lowered = "\n".join(text.lower() for text in texts)
+    joined = "\n".join(texts)
+    marks: str | None = None
+    hinted: dict[str, bool] = {}
+    found: dict[str, bool] = {}
+    kept = []
+    for pattern in patterns:
+        if pattern.hints and not any(
+            hinted[hint] if hint in hinted else hinted.setdefault(hint, hint in lowered)
+            for hint in pattern.hints
+        ):
+            continue
+        if pattern.literals and not any(
+            found.setdefault(literal, literal in joined) for literal in pattern.literals
+        ):
+            if marks is None:
+                marks = "\n".join(placeholder(p.kind) for p in patterns)
+            if not any(literal in marks for literal in pattern.literals):
+                continue
+        kept.append(pattern)
+    return tuple(kept)
+
+
+def redact_message_with(message: Message, patterns: Sequence[SecretPattern]) -> Message:
+    """`redact_message(message, lambda text: redact_text(text, patterns))`, the same message
+    made faster where it holds many strings (a tool's input of thousands of values): the
+    patterns are first narrowed to those that may match one of them (`narrow_patterns`)."""
+    strings: list[str] = []
+
+    def gather(text: str) -> str:
+        strings.append(text)
+        return text
+
+    # Nothing redacted, each JSON value is read both with its key and alone: every string
+    # the redacting pass below reads, and perhaps more.
+    redact_message(message, gather)
+    if len(strings) < NARROWED_FROM:
+        return redact_message(message, lambda text: redact_text(text, patterns))
+    narrowed = narrow_patterns(patterns, strings)
+    if not narrowed:
+        return message
+    return redact_message(message, lambda text: redact_text(text, narrowed))
 
 
 def redact_message(message: Message, redact: Callable[[str], str]) -> Message:

@@ -26,8 +26,9 @@ _ENCODED_KEY = (
 )
 
 # Tokens whose prefix is their issuer's: package registries, model hubs, mail, SMS, data
-# platforms, secret stores. One kind for all: the prefix already says whose it was.
-_PREFIXED_TOKENS = (
+# platforms, secret stores. One kind for all: the prefix already says whose it was. A third
+# item names the literals every match starts with, where the prefix alone is a common word.
+_PREFIXED_TOKENS: tuple[tuple[str, str] | tuple[str, str, tuple[str, ...]], ...] = (
     ("npm_", r"[A-Za-z0-9]{36}"),
     ("pypi-AgE", r"[A-Za-z0-9_\-]{50,}"),
     ("rubygems_", r"[a-f0-9]{48}"),
@@ -36,9 +37,9 @@ _PREFIXED_TOKENS = (
     ("SG.", r"[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,50}"),
     ("SK", r"[0-9a-fA-F]{32}"),
     ("dapi", r"[a-f0-9]{32}(?:-\d)?"),
-    ("do", r"[opr]_v1_[a-f0-9]{64}"),
-    ("shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
-    ("hv", r"[sb]\.[A-Za-z0-9_\-]{90,}"),
+    ("do", r"[opr]_v1_[a-f0-9]{64}", ("dop_v1_", "doo_v1_", "dor_v1_")),
+    ("shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", ("shpat_", "shpca_", "shppa_", "shpss_")),
+    ("hv", r"[sb]\.[A-Za-z0-9_\-]{90,}", ("hvs.", "hvb.")),
     ("lin_api_", r"[A-Za-z0-9]{40}"),
     ("pplx-", r"[A-Za-z0-9]{48}"),
     ("gsk_", r"[A-Za-z0-9]{48,}"),
@@ -56,10 +57,11 @@ _PREFIXED_TOKENS = (
 _GITLAB = ("pat", "dt", "rt", "ptt", "ft", "imt", "agent", "oas", "soat", "ffct", "cbt")
 
 
-def _prefixed(prefix: str, rest: str) -> SecretPattern:
+def _prefixed(prefix: str, rest: str, literals: tuple[str, ...] = ()) -> SecretPattern:
     # The prefix first, its word boundary checked behind it: a pattern that starts with a
     # literal is searched for as a string, thirty times faster than one that starts with `\b`,
-    # and as fast as a hint (so none).
+    # and as fast as a hint (so none). The prefix is its literal: a message whose strings all
+    # lack it is spared the search in each.
     literal = re.escape(prefix)
     return SecretPattern(
         "api-token",
@@ -67,6 +69,7 @@ def _prefixed(prefix: str, rest: str) -> SecretPattern:
         + rf"(?:(?<![A-Za-z0-9_]{literal})|(?<=\\[nrt]{literal}))"
         + rest
         + r"(?![A-Za-z0-9])",
+        literals=literals or (prefix,),
     )
 
 
@@ -86,6 +89,7 @@ SECRET_FORMATS: tuple[SecretPattern, ...] = (
         "aws-access-key",
         # Searched from its `A` (see `_prefixed`), with no hints: ten of them cost more.
         r"A(?:(?<![A-Za-z0-9_]A)|(?<=\\[nrt]A))(?:KIA|SIA|BIA|CCA|GPA|IDA|IPA|NPA|ROA|PKA)[A-Z0-9]{16}\b",
+        literals=("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "AROA", "APKA"),
     ),
     SecretPattern(
         "aws-secret-key",
@@ -113,6 +117,7 @@ SECRET_FORMATS: tuple[SecretPattern, ...] = (
         + "|".join(_GITLAB)
         + r")-[A-Za-z0-9_\-]{20,}"
         r"(?:\.[A-Za-z0-9_\-]+)*",
+        literals=tuple(f"gl{kind}-" for kind in _GITLAB),
     ),
     SecretPattern(
         "slack-token", _START + r"(?:xox[abposre]|xapp)-[A-Za-z0-9\-]{10,}", hints=("xox", "xapp-")
@@ -130,7 +135,7 @@ SECRET_FORMATS: tuple[SecretPattern, ...] = (
         r"(?<![A-Za-z0-9_])[sr]k_(?:live|test|prod)_[A-Za-z0-9]{16,}",
         hints=("_live_", "_test_", "_prod_"),
     ),
-    *(_prefixed(prefix, rest) for prefix, rest in _PREFIXED_TOKENS),
+    *(_prefixed(*token) for token in _PREFIXED_TOKENS),
     SecretPattern(
         "jwt",
         # The signature may be empty (`alg: none`): the claims are the credential still.

@@ -37,6 +37,13 @@ class SecretPattern:
     """Lowercase strings one of which every match contains: a text holding none of them is
     not searched (a regular expression tried at every position of a long tool output costs
     more than looking for a word). Empty: always searched."""
+    literals: tuple[str, ...] = attrs.field(default=(), converter=_as_tuple)
+    """Strings, case and all, one of which every match contains (as the text reads when the
+    pattern is tried, after the patterns before it): looked for once in all of a message's
+    strings together, never in each (`narrow_patterns`), so that a pattern none of them can
+    match is not tried on each. For a pattern whose own search is as fast as a hint's, such
+    as one that starts with a literal prefix, where hints would cost a second search per
+    text. Empty: none declared; the pattern is kept whenever its hints allow."""
     compiled: re.Pattern[str] = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -47,6 +54,9 @@ class SecretPattern:
             raise ValueError(f"pattern {self.pattern!r} has no group {self.group}")
         if any(h != h.lower() or not h for h in self.hints):
             raise ValueError(f"hints are non-empty lowercase strings, got {self.hints!r}")
+        # A placeholder is bracketed: a literal without brackets is never half in one.
+        if any(not literal or "[" in literal or "]" in literal for literal in self.literals):
+            raise ValueError(f"literals are non-empty, without brackets, got {self.literals!r}")
         object.__setattr__(self, "compiled", compiled)
 
     def may_match(self, lowered: str) -> bool:
