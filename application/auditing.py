@@ -226,8 +226,33 @@ class _Auditor(DecisionChecks):
             self.check_binding(event, state)
             self.moment = False
 
+    def check_failed(self, event: Session.CompactionFailed) -> None:
+        if event.fallback == "dropped":  # a background summary: nobody waits, nothing falls back
+            started, self.background = self.background, None
+            self.decision = None if self.decision is started else self.decision
+            ok = started is not None
+            detail = "a background summary failed" + ("" if ok else " that no decision started")
+            self.found(event, ok, detail)
+            return
+        decision = self.decision
+        if decision is None:
+            self.found(event, False, "a compaction failed that no decision started")
+            return
+        expected = "raise" if decision.trigger == "manual" else "truncate"
+        self.fallback = event.fallback
+        self.found(
+            event,
+            event.fallback == expected,
+            f"fallback {event.fallback} for a {decision.trigger} compaction"
+            if event.fallback == expected
+            else f"fallback: recorded {event.fallback}, a {decision.trigger} compaction "
+            f"falls back by {expected}",
+        )
+
     def check_completed(self, event: Session.CompactionCompleted, state: Session) -> None:
         decision, self.decision = self.decision, None
+        if decision is self.background:
+            self.background = None
         if decision is None:
             self.found(event, False, "a compaction completed that no decision started")
             return

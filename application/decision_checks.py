@@ -114,6 +114,7 @@ class DecisionChecks:
         self.events = events
         self.findings: list[Finding] = []
         self.decision: Decision | None = None
+        self.background: Decision | None = None  # ended later, other events in between
         self.fallback: str | None = None
         self.pruned = False
         self.compacted: int | None = None
@@ -196,6 +197,8 @@ class DecisionChecks:
     def check_hit(self, event: Session.CompactionThresholdHit, state: Session) -> None:
         recorded = event.decision
         self.decision, self.fallback = recorded, None
+        if recorded.trigger == "background":
+            self.background = recorded
         try:
             derived, guard = decided(state, recorded.trigger, recorded.extra_tokens)
         except ContextOverflowError as error:
@@ -215,22 +218,6 @@ class DecisionChecks:
             True,
             f"{recorded.trigger} decision re-derived: keep from message "
             f"{recorded.retained_from + 1} ({recorded.reason})",
-        )
-
-    def check_failed(self, event: Session.CompactionFailed) -> None:
-        decision = self.decision
-        if decision is None:
-            self.found(event, False, "a compaction failed that no decision started")
-            return
-        expected = "raise" if decision.trigger == "manual" else "truncate"
-        self.fallback = event.fallback
-        self.found(
-            event,
-            event.fallback == expected,
-            f"fallback {event.fallback} for a {decision.trigger} compaction"
-            if event.fallback == expected
-            else f"fallback: recorded {event.fallback}, a {decision.trigger} compaction "
-            f"falls back by {expected}",
         )
 
     def check_api_compacted(self, event: Session.ApiCompacted, state: Session) -> None:

@@ -12,6 +12,7 @@ from uuid import UUID
 import pytest
 
 from abridged.adapters.bootstrap import persistence_env
+from abridged.application.auditing import audit_events
 from abridged.application.ports import SummarizerError, Summary
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain import planner
@@ -194,6 +195,11 @@ def test_a_failed_background_summary_is_recorded_and_changes_nothing_else() -> N
         before.entries,
         before.summaries,
     )
+    # The audit knows a background failure falls back to nothing, and goes on past it.
+    feed_turns(app, session_id, range(40, 42))
+    audited = audit_events(app.history(session_id))
+    assert audited.ok, audited.mismatches
+    assert "a background summary failed" in [f.detail for f in audited.findings]
 
 
 def test_without_automatic_background_the_host_starts_it() -> None:
