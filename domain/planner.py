@@ -30,7 +30,7 @@ from abridged.domain.cuts import (
     turns_from,
 )
 from abridged.domain.errors import ContextOverflowError
-from abridged.domain.guards import guards_holding
+from abridged.domain.guards import GuardedView, guards_holding
 from abridged.domain.indexes import IndexedView, has_indexes, protected_index
 from abridged.domain.messages import Message, Role
 from abridged.domain.pruning import (
@@ -39,7 +39,6 @@ from abridged.domain.pruning import (
     plan_pruning,
 )
 from abridged.domain.pruning import plan_fit as pruning_plan_fit
-from abridged.domain.settings import CompactionSettings
 from abridged.domain.thinking_plan import bound, holds_prefix
 from abridged.domain.truncation import shown
 from abridged.domain.vocabulary import Trigger
@@ -80,26 +79,12 @@ class CompactionOutcome:
     tokens_after: int
 
 
-class PlannerView(ContextView, Protocol):
-    """What the planner reads of a session (the `Session` aggregate is one)."""
-
-    @property
-    def settings(self) -> CompactionSettings: ...
+class PlannerView(ContextView, GuardedView, Protocol):
+    """What the planner reads of a session (the `Session` aggregate is one): the context, what
+    the loop guards read, and whether it has had thinking."""
 
     @property
     def thinking_seen(self) -> bool: ...
-
-    @property
-    def message_count(self) -> int: ...
-
-    @property
-    def last_compaction_at(self) -> int: ...
-
-    @property
-    def stalled_estimate(self) -> int | None: ...
-
-    @property
-    def compacted_to(self) -> int | None: ...
 
 
 def decide(
