@@ -94,7 +94,12 @@ more than in proportion on long runs without white space (10 MB of base64 or min
 took 14 s); a text this long is shown truncated (tool outputs) or cannot fit a request."""
 
 SAMPLE_WINDOWS = 32
-SAMPLE_WINDOW_CHARS = 4_000
+SAMPLE_WINDOW_CHARS = 2_000
+"""Each window's length. At 2,000 a sampled count reads 64 k characters, half what 4,000
+read, and is as close: over 18 texts (the transcripts past 300 k characters, mixtures of
+their parts, CJK beside ASCII, base64) 1.12 to 1.18 times the exact count, against 1.13 to
+1.17 (`SAMPLE_MARGIN` included). How many windows there are, not how long, follows a text's
+changes of density."""
 SAMPLE_MARGIN = 1.15
 """Sampled counts are raised by this factor, so an estimate errs on the side of too many."""
 
