@@ -3,14 +3,15 @@
 `Appender.append` is the command behind `append_message` and `record_reply`: it checks the
 message's size, counts its blocks once (a retry after a concurrent write does not count
 again), and records it with the truncations and degradations that let every request fit
-(`append_counted`). Lifecycle commands and `append_and_prepare` append through
-`append_counted` into a transaction of their own.
+(`append_counted`). `Appender.append_many` appends several the same way, in one transaction.
+Lifecycle commands and `append_and_prepare` append through `append_counted` into a
+transaction of their own.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
@@ -27,7 +28,7 @@ from abridged.application.ports import MetricNames
 from abridged.application.service_ports import ServicePorts
 from abridged.application.transcodings import encodable_json
 from abridged.application.unit_of_work import UnitOfWork
-from abridged.domain.errors import RoleOrderError
+from abridged.domain.errors import RoleOrderError, SessionError
 from abridged.domain.inputs import check_message_size, check_token_count
 from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.replies import hidden_blocks
@@ -78,6 +79,39 @@ class Appender:
             return self.append_counted(
                 session, parsed, counted(), usage, request_estimate, reply=reply, model=model
             )
+
+        return self.uow.run(session_id, command)
+
+    def append_many(self, session_id: UUID, messages: Sequence[Message]) -> tuple[int, ...]:
+        """Appends `messages` in order, in one transaction: each checked, counted once and
+        shaped as `append` would, with the session as the ones before it left it. Nothing is
+        written when one of them is refused; the error's note names which. Their positions."""
+        if not messages:
+            return ()
+        for message in messages:
+            check_message_size(message, self.ports.max_message_bytes, encodable_json(message))
+        counts = [self.counted_once(message) for message in messages]
+
+        def command() -> tuple[int, ...]:
+            session = self.uow.load(session_id)
+            first = session.message_count
+            positions: list[int] = []
+            for index, (message, counted) in enumerate(zip(messages, counts, strict=True)):
+                try:
+                    session.check_append(message)
+                    positions.append(
+                        self.append_counted(session, message, counted(), None, None, save=False)
+                    )
+                except SessionError as error:
+                    error.add_note(
+                        f"message {index} of {len(messages)} (it would have been at position "
+                        f"{first + index}); none of them was appended"
+                    )
+                    raise
+            self.save(session)
+            if any(message.role is Role.ASSISTANT for message in messages):
+                self.background.after_reply(session)
+            return tuple(positions)
 
         return self.uow.run(session_id, command)
 
@@ -154,6 +188,23 @@ class AppendCommands:
         over `max_message_bytes`, `UnknownSessionError` for an unknown id.
         """
         return self.appender.append(as_session_id(session_id), as_message(message), None, None)
+
+    def append_messages(
+        self,
+        session_id: UUID | str,
+        messages: Sequence[Message | Mapping[str, JSON] | Any],
+    ) -> tuple[int, ...]:
+        """Appends several user or assistant messages in order, in one write; returns their
+        positions in the history.
+
+        Each is checked, counted and shown as `append_message` would, the session as the
+        ones before it left it: the history and the state are those of appending them one
+        by one, in one transaction instead of one each (a conversation brought in whole, a
+        branch). All or nothing: when one is refused, its error (as `append_message` raises
+        it, with a note naming which message) is raised and none is written.
+        """
+        parsed = tuple(as_message(message) for message in messages)
+        return self.appender.append_many(as_session_id(session_id), parsed)
 
     def record_reply(
         self,

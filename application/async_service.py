@@ -279,6 +279,7 @@ class AsyncSessions:
 
     start_session = _awaited(Sessions.start_session)
     append_message = _awaited(Sessions.append_message)
+    append_messages = _awaited(Sessions.append_messages)
     record_reply = _awaited(
         Sessions.record_reply,
         "a reply past the session's background mark starts its compaction as a task "

@@ -281,8 +281,9 @@ class MessagesProxy:
             if changes:
                 sessions.reconfigure(session_id, **changes)
         try:
-            for message in history.messages[found.start : -1]:
-                sessions.append_message(session_id, message)
+            if earlier := history.messages[found.start : -1]:
+                # A new session or branch brings the client's whole history: one write.
+                sessions.append_messages(session_id, earlier)
             if found.start < len(history):
                 return sessions.append_and_prepare(session_id, history.messages[-1])
             return sessions.prepare_request(session_id)

@@ -1,0 +1,88 @@
+"""`Sessions.append_messages`: a conversation brought in whole is one write, all or nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from uuid import UUID
+
+import pytest
+
+from abridged.application.async_service import AsyncSessions
+from abridged.application.service import Sessions
+from abridged.domain.errors import OrphanToolResultError
+from abridged.domain.messages import Message, ToolResultBlock
+from tests.support.builders import TOOLS, turn, words
+from tests.support.checks import stored_version
+from tests.support.fakes import FakeSummarizer, FakeTokenCounter
+
+
+def started(app: Sessions) -> UUID:
+    return app.start_session(
+        model="claude-sonnet-4-5", context_window=12_000, max_output_tokens=400, tools=TOOLS
+    )
+
+
+def conversation(turns: int) -> list[Message]:
+    return [m for i in range(turns) for m in turn(f"Request {i}", [words(300)])]
+
+
+def test_a_whole_conversation_is_one_transaction(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session_id = started(app)
+    messages = conversation(6)
+    inserts: list[object] = []
+    insert = app.recorder.insert_events
+
+    def counted(*args: object, **kwargs: object) -> object:
+        inserts.append(args)
+        return insert(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(app.recorder, "insert_events", counted)
+
+    positions = app.append_messages(session_id, [m.to_wire() for m in messages])
+
+    assert positions == tuple(range(len(messages)))
+    assert len(inserts) == 1
+    assert [e.message for e in app.session(session_id).entries] == messages
+
+
+def test_a_refused_message_leaves_the_session_as_it_was(app: Sessions) -> None:
+    session_id = started(app)
+    app.append_messages(session_id, conversation(1))
+    before = stored_version(app, session_id)
+    orphan = Message.user(ToolResultBlock("toolu_never_called", "no call made this"))
+    later = [Message.user("Next."), Message.assistant("Sure."), orphan, Message.user("More.")]
+
+    with pytest.raises(OrphanToolResultError) as refused:
+        app.append_messages(session_id, later)
+
+    assert stored_version(app, session_id) == before
+    assert "message 2 of 4 (it would have been at position 6)" in refused.value.__notes__[0]
+    # The session is usable as it was: the same messages without the bad one are accepted.
+    assert app.append_messages(session_id, later[:2]) == (4, 5)
+
+
+def test_nothing_to_append_writes_nothing(app: Sessions) -> None:
+    session_id = started(app)
+    before = stored_version(app, session_id)
+
+    assert app.append_messages(session_id, []) == ()
+    assert stored_version(app, session_id) == before
+
+
+def test_the_async_service_appends_several_too() -> None:
+    async def main() -> tuple[int, ...]:
+        async with AsyncSessions(
+            counter=FakeTokenCounter(),
+            summarizer=FakeSummarizer("A summary."),
+            env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+        ) as sessions:
+            session_id = await sessions.start_session(
+                model="claude-sonnet-4-5", context_window=12_000, max_output_tokens=400
+            )
+            return await sessions.append_messages(
+                session_id, [Message.user("Hi."), Message.assistant("Hello.")]
+            )
+
+    assert asyncio.run(main()) == (0, 1)
