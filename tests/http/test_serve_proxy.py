@@ -345,6 +345,31 @@ def test_a_refused_request_gets_a_typed_error_and_stores_nothing(
     assert fake_anthropic.requests_to() == []
 
 
+def test_new_messages_refused_among_them_write_none_of_them(
+    client: anthropic.Anthropic, fake_anthropic: FakeAnthropic, store: Sessions
+) -> None:
+    history, _ = converse(client, ["Why do the tests fail?"])
+    session_id = only_session(store)
+    orphan = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_never", "content": "x"}],
+    }
+    more = [
+        {"role": "user", "content": "Look again."},
+        {"role": "assistant", "content": "Looking."},
+        orphan,
+        {"role": "assistant", "content": "Done."},
+        {"role": "user", "content": "And?"},
+    ]
+
+    with pytest.raises(anthropic.BadRequestError) as refused:
+        client.messages.create(model=MODEL, max_tokens=50, messages=[*history, *more])
+
+    assert "toolu_never" in refused.value.message
+    assert len(stored_messages(store, session_id)) == len(history)  # not one of the four
+    assert len(fake_anthropic.requests_to()) == 1
+
+
 def test_a_long_conversation_goes_upstream_compacted(
     fake_anthropic: FakeAnthropic, store: Sessions
 ) -> None:
