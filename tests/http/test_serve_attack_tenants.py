@@ -79,7 +79,8 @@ def test_another_tenants_deleted_session_looks_like_an_unknown_one(
     for view in ("stats", "history", "audit", "compactions"):
         answers = [a_api.get(f"/v1/sessions/{sid}/{view}") for sid in (deleted, never)]
         assert [a.status_code for a in answers] == [404, 404]
-        texts = [a.text.replace(str(sid), "ID") for a, sid in zip(answers, (deleted, never))]
+        ids = (deleted, never)
+        texts = [a.text.replace(str(sid), "ID") for a, sid in zip(answers, ids, strict=True)]
         assert texts[0] == texts[1]
         assert "Jane" not in texts[0]
     a_api.close()
