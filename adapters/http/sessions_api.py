@@ -141,10 +141,18 @@ def sessions_router(sessions: Sessions) -> APIRouter:  # noqa: PLR0915
             raise HTTPException(422, f"{type(error).__name__}: {error}") from None
 
     def owned(session_id: UUID, tenant: str) -> None:
-        """Raises 404 unless the session is the tenant's (another tenant's is not revealed)."""
-        session = sessions.session(session_id)
+        """Raises 404 unless the session is the tenant's (another tenant's is not revealed).
+
+        Whatever the reason, the answer is the same: ids of named sessions can be computed,
+        and "was deleted: <reason>" would tell any tenant which names another one used,
+        and why it deleted them."""
+        unknown = UnknownSessionError(f"no session with id {session_id}")
+        try:
+            session = sessions.session(session_id)
+        except UnknownSessionError:
+            raise unknown from None
         if session.metadata.get(TENANT_KEY) != tenant:
-            raise UnknownSessionError(f"no session with id {session_id}")
+            raise unknown
 
     @router.post("", status_code=201, response_model=Started)
     async def start(body: StartSession, tenant: Tenant) -> Started:

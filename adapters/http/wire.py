@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,7 +49,8 @@ _DROPPED_RESPONSE_HEADERS = frozenset(
 async def json_body(request: Request, limit: int) -> dict[str, Any]:
     """The request's body as a JSON object: 413 over `limit` bytes (before reading it all,
     when the client declared its length), 400 for anything but a JSON object in UTF-8 (NaN
-    and Infinity are not JSON, and could not be sent on)."""
+    and Infinity are not JSON, and could not be sent on; nor could a number such as `1e999`,
+    which Python reads as infinity and would write back as `Infinity`)."""
     media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
     if media_type != "application/json":
         # What a web page may send anywhere without asking first (text/plain, a form): a
@@ -69,7 +71,9 @@ async def json_body(request: Request, limit: int) -> dict[str, Any]:
     try:
         # Strict UTF-8: `json.loads` of bytes would take UTF-16, and surrogates encoded as
         # bytes, which cannot be stored or sent on.
-        body = json.loads(b"".join(chunks).decode("utf-8"), parse_constant=_not_json)
+        body = json.loads(
+            b"".join(chunks).decode("utf-8"), parse_constant=_not_json, parse_float=_finite
+        )
     except RecursionError:
         raise _too_deep() from None
     except ValueError:
@@ -83,6 +87,17 @@ async def json_body(request: Request, limit: int) -> dict[str, Any]:
 
 def _not_json(constant: str) -> Any:
     raise ValueError(f"{constant} is not a JSON value")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ApiError(
+            400,
+            "invalid_request_error",
+            f"the request body holds a number too large to send on: {text[:20]}",
+        )
+    return value
 
 
 def _too_deep() -> ApiError:

@@ -76,6 +76,10 @@ BODIES = {
     "a surrogate encoded as UTF-8 bytes": encoded(body())[:-1] + b',"x":"\xed\xa0\x80"}',
     "NaN": encoded(body())[:-1] + b',"temperature":NaN}',
     "Infinity in a tool input": encoded(body())[:-1] + b',"top_p":-Infinity}',
+    # Valid JSON that Python reads as infinity, and would write back as `Infinity`.
+    "a number too large for a float": encoded(body())[:-1] + b',"temperature":1e999}',
+    "a negative one in a forwarded object": encoded(body())[:-1]
+    + b',"metadata":{"user_id":"u","n":-1E+400}}',
     "UTF-16": json.dumps(body()).encode("utf-16"),
 }
 

@@ -63,3 +63,25 @@ def test_a_credential_sent_twice_is_refused(secured: str, store: Sessions) -> No
     ]
     assert raw_request(secured, "GET", "/v1/sessions", bearer_twice).status == 401
     assert store.list_sessions().sessions == ()
+
+
+def test_another_tenants_deleted_session_looks_like_an_unknown_one(
+    secured: str, store: Sessions
+) -> None:
+    # b's names map to ids a can compute: a 404 that said "deleted" would tell a which
+    # names b used, and the reason b gave would reach a as well.
+    assert proxied(secured, TOKEN_B, "acquisition-talks").status_code == 200
+    deleted = uuid5(NAMESPACE, "b\nacquisition-talks")
+    b_api = httpx2.Client(base_url=secured, headers={"authorization": f"Bearer {TOKEN_B}"})
+    assert b_api.delete(f"/v1/sessions/{deleted}", params={"reason": "Jane Roe asked"}).is_success
+    never = uuid5(NAMESPACE, "b\nnever-used")
+    a_api = httpx2.Client(base_url=secured, headers={"authorization": f"Bearer {TOKEN_A}"})
+    for view in ("stats", "history", "audit", "compactions"):
+        answers = [a_api.get(f"/v1/sessions/{sid}/{view}") for sid in (deleted, never)]
+        assert [a.status_code for a in answers] == [404, 404]
+        ids = (deleted, never)
+        texts = [a.text.replace(str(sid), "ID") for a, sid in zip(answers, ids, strict=True)]
+        assert texts[0] == texts[1]
+        assert "Jane" not in texts[0]
+    a_api.close()
+    b_api.close()

@@ -403,6 +403,11 @@ DISGUISED_TAGS = (
     "\uff53\uff55\uff4d\uff4d\uff41\uff52\uff59>",  # a full-width name
     "\ufe64/facts\u2011ledger>",  # a small `<` and a non-breaking hyphen
     "<\u2060earlier-summaries>",
+    "</\u0441onversation-summary>",  # a Cyrillic `с`
+    "</conversation-summ\u0430r\u0443>",  # a Cyrillic `а` and `у`
+    "</c\u03bfnversati\u03bfn-summary>",  # a Greek omicron
+    "</\U0001d41c\U0001d428\U0001d427versation-summary>",  # mathematical bold letters
+    "</co\u0301nversation-summary>",  # a combining accent over a letter
 )
 
 
