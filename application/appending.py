@@ -88,32 +88,51 @@ class Appender:
         written when one of them is refused; the error's note names which. Their positions."""
         if not messages:
             return ()
-        for message in messages:
-            check_message_size(message, self.ports.max_message_bytes, encodable_json(message))
-        counts = [self.counted_once(message) for message in messages]
+        counts = self.counted_all(messages)
 
         def command() -> tuple[int, ...]:
             session = self.uow.load(session_id)
-            first = session.message_count
-            positions: list[int] = []
-            for index, (message, counted) in enumerate(zip(messages, counts, strict=True)):
-                try:
-                    session.check_append(message)
-                    positions.append(
-                        self.append_counted(session, message, counted(), None, None, save=False)
-                    )
-                except SessionError as error:
-                    error.add_note(
-                        f"message {index} of {len(messages)} (it would have been at position "
-                        f"{first + index}); none of them was appended"
-                    )
-                    raise
+            positions = self.append_all(session, messages, counts)
             self.save(session)
-            if any(message.role is Role.ASSISTANT for message in messages):
-                self.background.after_reply(session)
-            return tuple(positions)
+            self.after_appending(session, messages)
+            return positions
 
         return self.uow.run(session_id, command)
+
+    def counted_all(self, messages: Sequence[Message]) -> list[Callable[[], tuple[int, ...]]]:
+        """Each message's size checked, and its block counts to compute once (`counted_once`)."""
+        for message in messages:
+            check_message_size(message, self.ports.max_message_bytes, encodable_json(message))
+        return [self.counted_once(message) for message in messages]
+
+    def append_all(
+        self,
+        session: Session,
+        messages: Sequence[Message],
+        counts: Sequence[Callable[[], tuple[int, ...]]],
+    ) -> tuple[int, ...]:
+        """Appends `messages` to `session` unsaved; a refused one raises its error with a note
+        naming it (and the caller saves none of them). Their positions."""
+        first = session.message_count
+        positions: list[int] = []
+        for index, (message, counted) in enumerate(zip(messages, counts, strict=True)):
+            try:
+                session.check_append(message)
+                positions.append(
+                    self.append_counted(session, message, counted(), None, None, save=False)
+                )
+            except SessionError as error:
+                error.add_note(
+                    f"message {index} of {len(messages)} (it would have been at position "
+                    f"{first + index}); none of them was appended"
+                )
+                raise
+        return tuple(positions)
+
+    def after_appending(self, session: Session, messages: Sequence[Message]) -> None:
+        """What saving appended messages starts: a background compaction after a reply."""
+        if any(message.role is Role.ASSISTANT for message in messages):
+            self.background.after_reply(session)
 
     def counted_once(
         self, message: Message, hidden: frozenset[int] = frozenset()

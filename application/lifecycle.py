@@ -17,6 +17,7 @@ from uuid import UUID
 from abridged.application.appending import Appender
 from abridged.application.compactor import Compactor
 from abridged.application.inputs import (
+    as_message,
     as_session_id,
     optional_count,
     optional_settings,
@@ -68,9 +69,11 @@ class Lifecycle:
         tools: Sequence[Mapping[str, JSON]] | None,
         new: tuple[str | None, int | None, int | None],
         settings: CompactionSettings | None,
+        messages: Sequence[Message] = (),
     ) -> list[str]:
         """See `Sessions.reconfigure`; `new` is the model, its context window and output
-        reservation, each `None` when unchanged."""
+        reservation, each `None` when unchanged; `messages` are appended after the change,
+        in the same write."""
         model, context_window, max_output_tokens = new
         counted_system = (
             (system, system_tokens(system, self.ports.counter.count))
@@ -83,6 +86,8 @@ class Lifecycle:
             if tool_list is not None
             else None
         )
+
+        message_counts = self.appender.counted_all(messages)
 
         def command() -> list[str]:
             session = self.uow.load(session_id)
@@ -157,8 +162,10 @@ class Lifecycle:
                 # The new model may not read the old one's thinking: the API would drop it unsaid.
                 self.compactor.drop_unreadable(session, leaving)
             recorded = [type(e).__name__ for e in session.pending_events]
-            if recorded:
+            self.appender.append_all(session, messages, message_counts)
+            if session.pending_events:
                 self.uow.save(session)
+                self.appender.after_appending(session, messages)
             return recorded
 
         return self.uow.run(session_id, command)
@@ -311,10 +318,15 @@ class LifecycleCommands:
         context_window: int | None = None,
         max_output_tokens: int | None = None,
         settings: CompactionSettings | None = None,
+        messages: Sequence[Message | Mapping[str, JSON] | Any] = (),
     ) -> list[str]:
         """Changes the system prompt, tools, model (with its window and output reservation)
         or settings mid-session; the next request uses them. Returns the names of the events
-        recorded (one per change; none when nothing differs).
+        the changes recorded (one per change; none when nothing differs).
+
+        `messages`, when given, are appended after the changes in the same write, as
+        `append_messages` would append them: the messages a client sent with its new system
+        prompt or tools. All or nothing: when one is refused, nothing is recorded.
 
         Raises `InvalidSettingsError` for inconsistent limits or a system prompt and tools
         too large for the budget, `InvalidMessageError` for removing every tool while tool
@@ -326,7 +338,10 @@ class LifecycleCommands:
         )
         system = optional_text(system, "system")
         settings = optional_settings(settings)
-        return self.lifecycle.reconfigure(as_session_id(session_id), system, tools, new, settings)
+        parsed = tuple(as_message(message) for message in messages)
+        return self.lifecycle.reconfigure(
+            as_session_id(session_id), system, tools, new, settings, parsed
+        )
 
     def clear_session(self, session_id: UUID | str, *, instructions: str | None = None) -> UUID:
         """Starts a fresh session that continues `session_id` (its parent) from the parent's

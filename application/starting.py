@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 from uuid import UUID, uuid4
 
-from abridged.application.inputs import as_session_id, optional_settings
+from abridged.application.appending import Appender
+from abridged.application.inputs import as_message, as_session_id, optional_settings
 from abridged.application.service_ports import ServicePorts
 from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain.context import SummaryChunk
 from abridged.domain.degradation import check_room
 from abridged.domain.errors import InvalidArgumentError, UnknownSessionError
 from abridged.domain.inputs import check_tool_definitions, encoded_size
-from abridged.domain.messages import JSON
+from abridged.domain.messages import JSON, Message
 from abridged.domain.metadata import checked_metadata, checked_tags
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings, Limits, context_window_for
@@ -123,6 +125,7 @@ class StartCommands:
 
     uow: UnitOfWork
     ports: ServicePorts
+    appender: Appender
 
     def start_session(
         self,
@@ -136,8 +139,14 @@ class StartCommands:
         session_id: UUID | str | None = None,
         metadata: Mapping[str, str] | None = None,
         tags: Iterable[str] = (),
+        messages: Sequence[Message | Mapping[str, JSON] | Any] = (),
     ) -> UUID:
         """Starts a session and returns its id; raises `InvalidSettingsError` for bad limits.
+
+        `messages`, when given, are appended in the same write as the start, as
+        `append_messages` would append them: a conversation brought in whole. All or
+        nothing: when one is refused its error is raised (with a note naming which), and no
+        session is started.
 
         `context_window` defaults to the model's, from `abridged.domain.settings.MODEL_WINDOWS`
         and the service's `model_windows`.
@@ -160,5 +169,9 @@ class StartCommands:
             metadata=metadata,
             tags=tags,
         )
+        parsed = tuple(as_message(message) for message in messages)
+        if parsed:
+            self.appender.append_all(session, parsed, self.appender.counted_all(parsed))
         self.uow.save_new(session)
+        self.appender.after_appending(session, parsed)
         return session.id

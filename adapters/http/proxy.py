@@ -250,10 +250,15 @@ class MessagesProxy:
         if found.replay is not None:
             return self._replayed(session_id, found.replay)
         system, tools = session_system(body), [stripped(tool) for tool in body.get("tools") or []]
+        new = history.messages[found.start :]
         if not found.exists:
             metadata = {TENANT_KEY: tenant, NAME_KEY: name[:MAX_NAME_LENGTH]}
             if found.parent is not None:
                 metadata[BRANCH_KEY] = str(found.parent)
+            # Started with the client's whole history in one write: a message the service
+            # refuses leaves no session behind. (Erasing one would leave its id, which the
+            # name always maps to, refused for ever.) Accepted messages whose request cannot
+            # fit stay, as they do in a session that exists.
             sessions.start_session(
                 session_id=session_id,
                 model=body["model"],
@@ -264,11 +269,13 @@ class MessagesProxy:
                 settings=self.config.settings,
                 metadata=metadata,
                 tags=["serve"],
+                messages=new,
             )
             self.metrics.add(
                 "abridged.serve.sessions", attributes={"kind": "branch" if found.parent else "new"}
             )
-        elif found.shape is not None:  # `route` checked the tenant
+            return sessions.prepare_request(session_id)
+        if found.shape is not None:  # `route` checked the tenant
             shape, changes = found.shape, dict[str, Any]()
             if shape.system != system:
                 changes["system"] = system
@@ -279,18 +286,12 @@ class MessagesProxy:
             if body["max_tokens"] > shape.reserved_output:
                 changes["max_output_tokens"] = body["max_tokens"]
             if changes:
-                sessions.reconfigure(session_id, **changes)
-        try:
-            if earlier := history.messages[found.start : -1]:
-                # A new session or branch brings the client's whole history: one write.
-                sessions.append_messages(session_id, earlier)
-            if found.start < len(history):
-                return sessions.append_and_prepare(session_id, history.messages[-1])
-            return sessions.prepare_request(session_id)
-        except SessionError:
-            if not found.exists:
-                self._discard(session_id)
-            raise
+                # The changes and the messages sent with them: one write, all or nothing.
+                sessions.reconfigure(session_id, **changes, messages=new)
+                return sessions.prepare_request(session_id)
+        if new:
+            sessions.append_messages(session_id, new)  # one write, all or nothing
+        return sessions.prepare_request(session_id)
 
     def _replayed(self, session_id: UUID, version: int) -> PreparedRequest:
         """The request the session made at `version` (before its last reply), built again."""
@@ -303,15 +304,6 @@ class MessagesProxy:
             compaction=None,
             compactions_so_far=session.generation,
         )
-
-    def _discard(self, session_id: UUID) -> None:
-        """Removes a session this request started and could not fill: a refused request
-        leaves nothing behind."""
-        self.stored.forget(session_id)
-        try:
-            self.sessions.delete_session(session_id, "the request was refused", erase=True)
-        except SessionError:
-            self.sessions.delete_session(session_id, "the request was refused")
 
     # The upstream.
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import httpx2
-import pytest
 
 from abridged.application.service import Sessions
 from tests.support.fake_anthropic import TEST_API_KEY
@@ -24,11 +23,6 @@ def send(url: str, name: str, messages: list[Any], **fields: Any) -> httpx2.Resp
     return httpx2.post(f"{url}/v1/messages", json=body, headers=headers)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="adapters/http/proxy.py erases the session a refused first request started, and "
-    "the erase's tombstone refuses that id for ever",
-)
 def test_a_refused_first_request_does_not_take_its_name_for_ever(proxy: str) -> None:
     # Anyone of the tenant who knows a name (or its parts: metadata.user_id and the system
     # prompt) can send a request the service refuses under it first.
@@ -37,11 +31,6 @@ def test_a_refused_first_request_does_not_take_its_name_for_ever(proxy: str) -> 
     assert answer.status_code == 200, answer.text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="adapters/http/proxy.py reconfigures the session before it appends the messages "
-    "the service then refuses",
-)
 def test_a_refused_request_changes_nothing_of_its_session(proxy: str, store: Sessions) -> None:
     first = [{"role": "user", "content": "Hi"}]
     reply = send(proxy, "ticket", first, system="Be brief.")

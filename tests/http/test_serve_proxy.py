@@ -354,7 +354,7 @@ def test_new_messages_refused_among_them_write_none_of_them(
         "role": "user",
         "content": [{"type": "tool_result", "tool_use_id": "toolu_never", "content": "x"}],
     }
-    more = [
+    more: list[Any] = [
         {"role": "user", "content": "Look again."},
         {"role": "assistant", "content": "Looking."},
         orphan,

@@ -86,3 +86,59 @@ def test_the_async_service_appends_several_too() -> None:
             )
 
     assert asyncio.run(main()) == (0, 1)
+
+
+ORPHAN = Message.user(ToolResultBlock("toolu_never_called", "no call made this"))
+
+
+def test_a_session_starts_with_its_messages_in_one_write_or_not_at_all(
+    app: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    messages = conversation(2)
+    inserts: list[object] = []
+    insert = app.recorder.insert_events
+
+    def counted(*args: object, **kwargs: object) -> object:
+        inserts.append(args)
+        return insert(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(app.recorder, "insert_events", counted)
+
+    session_id = app.start_session(
+        model="claude-sonnet-4-5", context_window=12_000, max_output_tokens=400, tools=TOOLS,
+        messages=messages,
+    )  # fmt: skip
+
+    assert len(inserts) == 1
+    assert [e.message for e in app.session(session_id).entries] == messages
+    with pytest.raises(OrphanToolResultError) as refused:
+        app.start_session(
+            model="claude-sonnet-4-5", max_output_tokens=400, messages=[*messages, ORPHAN]
+        )
+    assert "message 8 of 9" in refused.value.__notes__[0]
+    assert len(inserts) == 1
+    assert len(app.list_sessions().sessions) == 1
+
+
+def test_a_reconfiguration_and_its_messages_are_recorded_together_or_not_at_all(
+    app: Sessions,
+) -> None:
+    session_id = started(app)
+    app.append_messages(session_id, conversation(1))
+    before = stored_version(app, session_id)
+
+    with pytest.raises(OrphanToolResultError):
+        app.reconfigure(
+            session_id,
+            system="Be brief.",
+            messages=[Message.user("Hi."), Message.assistant("Hey."), ORPHAN],
+        )
+
+    assert stored_version(app, session_id) == before
+    assert app.session(session_id).system == ""
+    changed = app.reconfigure(
+        session_id, system="Be brief.", messages=[Message.user("Hi."), Message.assistant("Hey.")]
+    )
+    assert changed == ["SystemPromptChanged"]
+    assert stored_version(app, session_id) == before + 3
+    assert app.session(session_id).system == "Be brief."
