@@ -61,8 +61,11 @@ def instrument(sessions: Any) -> None:
         "counting: the part shown, exactly", degradation.plan_degradations
     )
     sessions.uow.save = timed("storing the events", sessions.uow.save)
-    sessions.start_session = timed("starting the session", sessions.start_session)
-    sessions.append_and_prepare = timed("append and prepare, all", sessions.append_and_prepare)
+    sessions.uow.save_new = timed("storing the events", sessions.uow.save_new)
+    sessions.start_session = timed(
+        "starting the session with its message, all", sessions.start_session
+    )
+    sessions.prepare_request = timed("preparing the request", sessions.prepare_request)
 
 
 def main(runs: int) -> None:
