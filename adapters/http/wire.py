@@ -24,6 +24,8 @@ MAX_NAME_LENGTH = 256
 MAX_BREAKPOINTS = 4
 
 # Not passed upstream: hop-by-hop headers, the body's framing (re-made), the proxy's own.
+OWN_HEADER_PREFIX = "x-abridged-"
+"""The proxy's own request headers: never sent upstream."""
 _DROPPED_REQUEST_HEADERS = frozenset(
     {
         "host",
@@ -204,7 +206,21 @@ def _paused(message: dict[str, Any]) -> bool:
 def upstream_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """The headers sent upstream; 400 for a value that cannot be (HTTP/1.1 client headers
     are ASCII), named but never quoted: it may be a key."""
-    passed = {k: v for k, v in headers.items() if k.lower() not in _DROPPED_REQUEST_HEADERS}
+    # Hop-by-hop: those listed, and those the client's `Connection` header names (RFC 9110,
+    # 7.6.1); and every header of the proxy's own (`x-abridged-*`), meant for it alone.
+    named = {
+        token.strip().lower()
+        for key, value in headers.items()
+        if key.lower() == "connection"
+        for token in value.split(",")
+    }
+    passed = {
+        k: v
+        for k, v in headers.items()
+        if k.lower() not in _DROPPED_REQUEST_HEADERS
+        and k.lower() not in named
+        and not k.lower().startswith(OWN_HEADER_PREFIX)
+    }
     for name, value in passed.items():
         if not value.isascii():
             raise ApiError(

@@ -100,6 +100,29 @@ def test_the_answer_comes_back_unchanged_with_the_session_named(
     assert answer.headers["x-abridged-session"]
 
 
+def test_the_proxys_own_and_hop_by_hop_headers_stay_behind(
+    proxy: str, fake_anthropic: FakeAnthropic
+) -> None:
+    body = {"model": MODEL, "max_tokens": 50, "messages": [{"role": "user", "content": "Hi"}]}
+    headers = {
+        "x-api-key": TEST_API_KEY,
+        "anthropic-version": "2023-06-01",
+        "x-abridged-session": "ticket-4711",
+        "x-abridged-tenant": "someone-else",
+        "connection": "keep-alive, x-internal-route",
+        "x-internal-route": "billing",
+        "x-request-source": "ide",
+    }
+    answer = httpx2.post(f"{proxy}/v1/messages", json=body, headers=headers)
+
+    assert answer.status_code == 200
+    sent = {name.lower() for name in fake_anthropic.requests_to()[0].headers}
+    assert not {name for name in sent if name.startswith("x-abridged-")}
+    assert "x-internal-route" not in sent  # named by Connection: for this hop only
+    assert "x-request-source" in sent  # any other header goes on
+    assert "anthropic-version" in sent
+
+
 def test_a_streamed_reply_passes_through_and_is_recorded(
     client: anthropic.Anthropic, fake_anthropic: FakeAnthropic, store: Sessions
 ) -> None:
