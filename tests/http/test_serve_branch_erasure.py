@@ -1,0 +1,84 @@
+"""Erasing through the sessions API reaches every copy of the conversation: the branches the
+proxy started when the client's history diverged hold its earlier messages too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from abridged.adapters.bootstrap import bootstrap
+from abridged.adapters.http import ServeConfig
+from abridged.adapters.http.proxy import BRANCH_KEY
+from abridged.domain.errors import UnknownSessionError
+from tests.http.conftest import TOKENS
+from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
+from tests.support.serve import served
+
+TOKEN_A, TOKEN_B = list(TOKENS)
+SECRET = "my passport number is X1234567"
+
+
+def send(url: str, token: str, messages: list[Any]) -> list[Any]:
+    headers = {"x-api-key": TEST_API_KEY, "x-abridged-token": token, "x-abridged-session": "t"}
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 20, "messages": messages}
+    answer = httpx2.post(f"{url}/v1/messages", json=body, headers=headers)
+    assert answer.status_code == 200, answer.text
+    return [*messages, {"role": "assistant", "content": answer.json()["content"]}]
+
+
+def test_erasing_a_session_erases_its_branches_and_theirs(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    store = bootstrap(tmp_path / "sessions.db")
+    config = ServeConfig(db=":memory:", upstream=fake_anthropic.base_url, tokens=TOKENS)
+    with served(config, store) as url:
+        history = send(url, TOKEN_A, [{"role": "user", "content": SECRET}])
+        send(url, TOKEN_A, [*history, {"role": "user", "content": "Remember it."}])
+        # Edited, then edited again on the branch: a branch, and a branch of the branch.
+        branch = send(url, TOKEN_A, [*history, {"role": "user", "content": "Forget it."}])
+        send(url, TOKEN_A, [*branch, {"role": "user", "content": "Whisper it."}])
+        send(url, TOKEN_A, [*branch, {"role": "user", "content": "Sing it."}])
+        send(url, TOKEN_B, [{"role": "user", "content": "Another tenant's."}])
+        sessions = store.list_sessions().sessions
+        ours = [s for s in sessions if s.metadata["abridged:tenant"] == "a"]
+        (root,) = [s.id for s in ours if BRANCH_KEY not in s.metadata]
+        assert len(ours) == 3  # the root, its branch and the branch's
+        assert any(s.metadata.get(BRANCH_KEY) not in (None, str(root)) for s in ours)
+
+        headers = {"authorization": f"Bearer {TOKEN_A}"}
+        erased = httpx2.delete(f"{url}/v1/sessions/{root}?erase=true", headers=headers)
+
+        assert erased.status_code == 204
+        left = store.list_sessions().sessions
+        assert [s.metadata["abridged:tenant"] for s in left] == ["b"]
+        for session in ours:
+            gone = httpx2.get(f"{url}/v1/sessions/{session.id}/history", headers=headers)
+            assert gone.status_code == 404
+            with pytest.raises(UnknownSessionError):
+                store.history(session.id)
+    store.close()
+
+
+def test_a_session_deleted_already_may_still_be_erased(
+    fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    store = bootstrap(tmp_path / "sessions.db")
+    config = ServeConfig(db=":memory:", upstream=fake_anthropic.base_url, tokens=TOKENS)
+    with served(config, store) as url:
+        send(url, TOKEN_A, [{"role": "user", "content": SECRET}])
+        (info,) = store.list_sessions().sessions
+        a, b = ({"authorization": f"Bearer {token}"} for token in (TOKEN_A, TOKEN_B))
+        assert httpx2.delete(f"{url}/v1/sessions/{info.id}", headers=a).status_code == 204
+        assert SECRET in repr(store.history(info.id))  # deleted, still stored
+
+        refused = httpx2.delete(f"{url}/v1/sessions/{info.id}?erase=true", headers=b)
+        erased = httpx2.delete(f"{url}/v1/sessions/{info.id}?erase=true", headers=a)
+
+        assert refused.status_code == 404  # not b's to erase, nor to know of
+        assert erased.status_code == 204
+        with pytest.raises(UnknownSessionError):
+            store.history(info.id)
+    store.close()
