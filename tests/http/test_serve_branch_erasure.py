@@ -3,6 +3,7 @@ proxy started when the client's history diverged hold its earlier messages too."
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.http import ServeConfig
 from abridged.adapters.http.proxy import BRANCH_KEY
+from abridged.application.service import Sessions
 from abridged.domain.errors import UnknownSessionError
 from tests.http.conftest import TOKENS
 from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
@@ -29,56 +31,59 @@ def send(url: str, token: str, messages: list[Any]) -> list[Any]:
     return [*messages, {"role": "assistant", "content": answer.json()["content"]}]
 
 
-def test_erasing_a_session_erases_its_branches_and_theirs(
-    fake_anthropic: FakeAnthropic, tmp_path: Path
-) -> None:
+@pytest.fixture
+def filed(tmp_path: Path) -> Iterator[Sessions]:
+    """A store on a SQLite file: one that can erase."""
     store = bootstrap(tmp_path / "sessions.db")
-    config = ServeConfig(db=":memory:", upstream=fake_anthropic.base_url, tokens=TOKENS)
-    with served(config, store) as url:
-        history = send(url, TOKEN_A, [{"role": "user", "content": SECRET}])
-        send(url, TOKEN_A, [*history, {"role": "user", "content": "Remember it."}])
-        # Edited, then edited again on the branch: a branch, and a branch of the branch.
-        branch = send(url, TOKEN_A, [*history, {"role": "user", "content": "Forget it."}])
-        send(url, TOKEN_A, [*branch, {"role": "user", "content": "Whisper it."}])
-        send(url, TOKEN_A, [*branch, {"role": "user", "content": "Sing it."}])
-        send(url, TOKEN_B, [{"role": "user", "content": "Another tenant's."}])
-        sessions = store.list_sessions().sessions
-        ours = [s for s in sessions if s.metadata["abridged:tenant"] == "a"]
-        (root,) = [s.id for s in ours if BRANCH_KEY not in s.metadata]
-        assert len(ours) == 3  # the root, its branch and the branch's
-        assert any(s.metadata.get(BRANCH_KEY) not in (None, str(root)) for s in ours)
-
-        headers = {"authorization": f"Bearer {TOKEN_A}"}
-        erased = httpx2.delete(f"{url}/v1/sessions/{root}?erase=true", headers=headers)
-
-        assert erased.status_code == 204
-        left = store.list_sessions().sessions
-        assert [s.metadata["abridged:tenant"] for s in left] == ["b"]
-        for session in ours:
-            gone = httpx2.get(f"{url}/v1/sessions/{session.id}/history", headers=headers)
-            assert gone.status_code == 404
-            with pytest.raises(UnknownSessionError):
-                store.history(session.id)
+    yield store
     store.close()
 
 
-def test_a_session_deleted_already_may_still_be_erased(
-    fake_anthropic: FakeAnthropic, tmp_path: Path
-) -> None:
-    store = bootstrap(tmp_path / "sessions.db")
+@pytest.fixture
+def url(fake_anthropic: FakeAnthropic, filed: Sessions) -> Iterator[str]:
     config = ServeConfig(db=":memory:", upstream=fake_anthropic.base_url, tokens=TOKENS)
-    with served(config, store) as url:
-        send(url, TOKEN_A, [{"role": "user", "content": SECRET}])
-        (info,) = store.list_sessions().sessions
-        a, b = ({"authorization": f"Bearer {token}"} for token in (TOKEN_A, TOKEN_B))
-        assert httpx2.delete(f"{url}/v1/sessions/{info.id}", headers=a).status_code == 204
-        assert SECRET in repr(store.history(info.id))  # deleted, still stored
+    with served(config, filed) as base:
+        yield base
 
-        refused = httpx2.delete(f"{url}/v1/sessions/{info.id}?erase=true", headers=b)
-        erased = httpx2.delete(f"{url}/v1/sessions/{info.id}?erase=true", headers=a)
 
-        assert refused.status_code == 404  # not b's to erase, nor to know of
-        assert erased.status_code == 204
+def test_erasing_a_session_erases_its_branches_and_theirs(url: str, filed: Sessions) -> None:
+    history = send(url, TOKEN_A, [{"role": "user", "content": SECRET}])
+    send(url, TOKEN_A, [*history, {"role": "user", "content": "Remember it."}])
+    # Edited, then edited again on the branch: a branch, and a branch of the branch.
+    branch = send(url, TOKEN_A, [*history, {"role": "user", "content": "Forget it."}])
+    send(url, TOKEN_A, [*branch, {"role": "user", "content": "Whisper it."}])
+    send(url, TOKEN_A, [*branch, {"role": "user", "content": "Sing it."}])
+    send(url, TOKEN_B, [{"role": "user", "content": "Another tenant's."}])
+    sessions = filed.list_sessions().sessions
+    ours = [s for s in sessions if s.metadata["abridged:tenant"] == "a"]
+    (root,) = [s.id for s in ours if BRANCH_KEY not in s.metadata]
+    assert len(ours) == 3  # the root, its branch and the branch's
+    assert any(s.metadata.get(BRANCH_KEY) not in (None, str(root)) for s in ours)
+
+    headers = {"authorization": f"Bearer {TOKEN_A}"}
+    erased = httpx2.delete(f"{url}/v1/sessions/{root}?erase=true", headers=headers)
+
+    assert erased.status_code == 204
+    left = filed.list_sessions().sessions
+    assert [s.metadata["abridged:tenant"] for s in left] == ["b"]
+    for session in ours:
+        gone = httpx2.get(f"{url}/v1/sessions/{session.id}/history", headers=headers)
+        assert gone.status_code == 404
         with pytest.raises(UnknownSessionError):
-            store.history(info.id)
-    store.close()
+            filed.history(session.id)
+
+
+def test_a_session_deleted_already_may_still_be_erased(url: str, filed: Sessions) -> None:
+    send(url, TOKEN_A, [{"role": "user", "content": SECRET}])
+    (info,) = filed.list_sessions().sessions
+    a, b = ({"authorization": f"Bearer {token}"} for token in (TOKEN_A, TOKEN_B))
+    assert httpx2.delete(f"{url}/v1/sessions/{info.id}", headers=a).status_code == 204
+    assert SECRET in repr(filed.history(info.id))  # deleted, still stored
+
+    refused = httpx2.delete(f"{url}/v1/sessions/{info.id}?erase=true", headers=b)
+    erased = httpx2.delete(f"{url}/v1/sessions/{info.id}?erase=true", headers=a)
+
+    assert refused.status_code == 404  # not b's to erase, nor to know of
+    assert erased.status_code == 204
+    with pytest.raises(UnknownSessionError):
+        filed.history(info.id)

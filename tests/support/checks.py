@@ -106,3 +106,17 @@ def feed(app: Sessions, session_id: UUID, messages: list[Message], counter: Toke
 def stored_version(app: Sessions, session_id: UUID) -> int:
     """The version of the session's last stored event: what a call wrote, compared."""
     return app.recorder.select_events(session_id, desc=True, limit=1)[0].originator_version
+
+
+def counted_writes(app: Sessions, monkeypatch: Any) -> list[object]:
+    """The store's transactions from now on, as a list that grows by one per write (each
+    `insert_events` call: one transaction)."""
+    writes: list[object] = []
+    insert = app.recorder.insert_events
+
+    def counted(*args: object, **kwargs: object) -> object:
+        writes.append(args)
+        return insert(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(app.recorder, "insert_events", counted)
+    return writes

@@ -12,7 +12,7 @@ from abridged.application.service import Sessions
 from abridged.domain.errors import OrphanToolResultError
 from abridged.domain.messages import Message, ToolResultBlock
 from tests.support.builders import TOOLS, turn, words
-from tests.support.checks import stored_version
+from tests.support.checks import counted_writes, stored_version
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 
 
@@ -31,14 +31,7 @@ def test_a_whole_conversation_is_one_transaction(
 ) -> None:
     session_id = started(app)
     messages = conversation(6)
-    inserts: list[object] = []
-    insert = app.recorder.insert_events
-
-    def counted(*args: object, **kwargs: object) -> object:
-        inserts.append(args)
-        return insert(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(app.recorder, "insert_events", counted)
+    inserts = counted_writes(app, monkeypatch)
 
     positions = app.append_messages(session_id, [m.to_wire() for m in messages])
 
@@ -95,14 +88,7 @@ def test_a_session_starts_with_its_messages_in_one_write_or_not_at_all(
     app: Sessions, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     messages = conversation(2)
-    inserts: list[object] = []
-    insert = app.recorder.insert_events
-
-    def counted(*args: object, **kwargs: object) -> object:
-        inserts.append(args)
-        return insert(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(app.recorder, "insert_events", counted)
+    inserts = counted_writes(app, monkeypatch)
 
     session_id = app.start_session(
         model="claude-sonnet-4-5", context_window=12_000, max_output_tokens=400, tools=TOOLS,

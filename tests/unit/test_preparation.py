@@ -13,6 +13,7 @@ from abridged.domain.preparation import plan_preparation, prune_after
 from abridged.domain.pruning import PAST_THRESHOLD
 from abridged.domain.settings import CompactionSettings
 from tests.support.builders import TOOLS, turn, words
+from tests.support.checks import counted_writes
 
 
 def session_with(app: Sessions, turns: int, **knobs: object) -> UUID:
@@ -73,14 +74,7 @@ def test_a_quiet_append_and_prepare_is_one_transaction(
     session_id = session_with(app, 1)
     app.record_reply(session_id, Message.assistant("Done."))
     before = app.recorder.max_notification_id() or 0
-    inserts: list[object] = []
-    insert = app.recorder.insert_events
-
-    def counted(*args: object, **kwargs: object) -> object:
-        inserts.append(args)
-        return insert(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(app.recorder, "insert_events", counted)
+    inserts = counted_writes(app, monkeypatch)
 
     prepared = app.append_and_prepare(session_id, Message.user("Thanks, one more thing."))
 
