@@ -101,8 +101,12 @@ class Appender:
 
     def counted_all(self, messages: Sequence[Message]) -> list[Callable[[], tuple[int, ...]]]:
         """Each message's size checked, and its block counts to compute once (`counted_once`)."""
-        for message in messages:
-            check_message_size(message, self.ports.max_message_bytes, encodable_json(message))
+        for index, message in enumerate(messages):
+            try:
+                check_message_size(message, self.ports.max_message_bytes, encodable_json(message))
+            except SessionError as error:
+                noted(error, index, len(messages))
+                raise
         return [self.counted_once(message) for message in messages]
 
     def append_all(
@@ -113,19 +117,16 @@ class Appender:
     ) -> tuple[int, ...]:
         """Appends `messages` to `session` unsaved; a refused one raises its error with a note
         naming it (and the caller saves none of them). Their positions."""
-        first = session.message_count
         positions: list[int] = []
         for index, (message, counted) in enumerate(zip(messages, counts, strict=True)):
+            at = session.message_count
             try:
                 session.check_append(message)
                 positions.append(
                     self.append_counted(session, message, counted(), None, None, save=False)
                 )
             except SessionError as error:
-                error.add_note(
-                    f"message {index} of {len(messages)} (it would have been at position "
-                    f"{first + index}); none of them was appended"
-                )
+                noted(error, index, len(messages), at)
                 raise
         return tuple(positions)
 
@@ -185,6 +186,12 @@ class Appender:
             direction = "under" if error > 0 else "over"
             self.metrics.record(MetricNames.ESTIMATE_ERROR, abs(error), {"direction": direction})
         return session.message_count - 1
+
+
+def noted(error: SessionError, index: int, of: int, at: int | None = None) -> None:
+    """Adds to `error` a note naming which of `of` messages appended together it refused."""
+    where = f" (it would have been at position {at})" if at is not None else ""
+    error.add_note(f"message {index} of {of}{where}; none of them was appended")
 
 
 class AppendCommands:
