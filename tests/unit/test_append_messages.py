@@ -9,8 +9,9 @@ import pytest
 
 from abridged.application.async_service import AsyncSessions
 from abridged.application.service import Sessions
-from abridged.domain.errors import OrphanToolResultError
+from abridged.domain.errors import MessageTooLargeError, OrphanToolResultError
 from abridged.domain.messages import Message, ToolResultBlock
+from tests.conftest import MakeApp
 from tests.support.builders import TOOLS, turn, words
 from tests.support.checks import counted_writes, stored_version
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
@@ -128,3 +129,15 @@ def test_a_reconfiguration_and_its_messages_are_recorded_together_or_not_at_all(
     assert changed == ["SystemPromptChanged"]
     assert stored_version(app, session_id) == before + 3
     assert app.session(session_id).system == "Be brief."
+
+
+def test_a_message_too_large_is_named_and_nothing_is_written(make_app: MakeApp) -> None:
+    app = make_app(max_message_bytes=2_000)
+    session_id = started(app)
+    before = stored_version(app, session_id)
+
+    with pytest.raises(MessageTooLargeError) as refused:
+        app.append_messages(session_id, [Message.user("Hi."), Message.assistant("x" * 5_000)])
+
+    assert "message 1 of 2" in refused.value.__notes__[0]
+    assert stored_version(app, session_id) == before
