@@ -28,6 +28,7 @@ class ReplyAccumulator:
 
     def __init__(self) -> None:
         self._buffer = b""
+        self._carried_cr = b""
         self._message: dict[str, Any] | None = None
         self._partial: dict[int, str] = {}
         self._done = False
@@ -47,7 +48,7 @@ class ReplyAccumulator:
     def feed(self, chunk: bytes) -> None:
         """Reads the complete events in `chunk` (with what earlier chunks left over). Once
         the reply cannot be built, the events are still read for how the stream ends."""
-        self._buffer += chunk.replace(b"\r\n", b"\n")
+        self._buffer += self._line_feeds(chunk)
         while b"\n\n" in self._buffer:
             raw, self._buffer = self._buffer.split(b"\n\n", 1)
             lines = raw.split(b"\n")
@@ -61,6 +62,16 @@ class ReplyAccumulator:
                 self._event(json.loads(data))
             except (ValueError, KeyError, TypeError, IndexError):
                 self._broken = True
+
+    def _line_feeds(self, chunk: bytes) -> bytes:
+        """`chunk` with its line ends as `\n` (SSE ends a line with CRLF, LF or CR). A CR
+        at the end of a chunk waits for the next: the network may cut a CRLF in two, and
+        read apart, the CR and the LF would make a blank line that ends no event, or none
+        where one ends."""
+        data, self._carried_cr = self._carried_cr + chunk, b""
+        if data.endswith(b"\r"):
+            data, self._carried_cr = data[:-1], b"\r"
+        return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event["type"]
