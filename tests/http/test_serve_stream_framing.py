@@ -45,9 +45,7 @@ def encoded(line_end: str) -> bytes:
 
 def recorded(store: Sessions) -> list[dict[str, Any]]:
     (info,) = store.list_sessions().sessions
-    return [
-        e.message.to_wire() for e in store.history(info.id) if isinstance(e, MessageAppended)
-    ]
+    return [e.message.to_wire() for e in store.history(info.id) if isinstance(e, MessageAppended)]
 
 
 def cuts(stream: bytes) -> dict[str, tuple[int, ...]]:
@@ -94,4 +92,3 @@ def test_a_stream_cut_anywhere_passes_whole_and_is_recorded(
     answer = httpx2.post(f"{proxy}/v1/messages", json=body, headers={"x-api-key": TEST_API_KEY})
     assert answer.content == stream  # nothing added: no "broke off" error after a whole reply
     assert recorded(store)[1] == {"role": "assistant", "content": [{"type": "text", "text": TEXT}]}
-
