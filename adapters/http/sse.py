@@ -83,6 +83,11 @@ class ReplyAccumulator:
             if block.get("type") in {"tool_use", "server_tool_use", "mcp_tool_use"}:
                 self._partial[event["index"]] = ""
             self._content().append(block)
+            served_by = block.get("to") if block.get("type") == "fallback" else None
+            if isinstance(served_by, dict) and isinstance(served_by.get("model"), str):
+                # `message_start` names the model asked for; the whole reply names the one
+                # that served it, which wrote what follows the hop.
+                self._whole()["model"] = served_by["model"]
         elif kind == "content_block_delta":
             self._delta(event["index"], event["delta"])
         elif kind == "content_block_stop":
@@ -93,6 +98,10 @@ class ReplyAccumulator:
         elif kind == "message_delta":
             message = self._whole()
             message.update(event.get("delta") or {})
+            for key in ("input_transformations", "context_management"):
+                # Sent here only when they replace `message_start`'s (a mid-stream fallback).
+                if event.get(key) is not None:
+                    message[key] = event[key]
             usage = dict(message.get("usage") or {})
             usage.update({k: v for k, v in (event.get("usage") or {}).items() if v is not None})
             message["usage"] = usage
@@ -115,6 +124,9 @@ class ReplyAccumulator:
             block["signature"] = delta["signature"]
         elif kind == "citations_delta":
             block["citations"] = [*(block.get("citations") or []), delta["citation"]]
+        elif kind == "compaction_delta":
+            block["content"] = delta["content"]
+            block["encrypted_content"] = delta.get("encrypted_content")
         else:
             # A delta this version cannot apply: the reply is passed on, not recorded.
             self._broken = True
