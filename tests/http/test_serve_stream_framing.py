@@ -106,7 +106,7 @@ SECOND = {"type": "thinking", "thinking": "Second look.", "signature": "sig-seco
 COMPACTION = {"type": "compaction", "content": "Summary so far.", "encrypted_content": "enc-1"}
 TEXT_BLOCK = {"type": "text", "text": "Here it is."}
 
-REPLIES = {
+REPLIES: dict[str, tuple[list[Any], str, list[Any]]] = {
     # A reply a server-side fallback finished: unstreamed, it is labelled with the model
     # that served it, and carries that model's input transformations.
     "fallback": ([FIRST, FALLBACK, SECOND, TEXT_BLOCK], "claude-opus-4-8", DROPPED),
@@ -132,6 +132,8 @@ def whole_reply(content: list[Any], model: str, transformations: list[Any]) -> d
 def block_events(index: int, block: dict[str, Any]) -> list[dict[str, Any]]:
     """One block as the API streams it (the SDK's accumulator reads the same deltas)."""
     kind = block["type"]
+    first: dict[str, Any]
+    deltas: list[dict[str, Any]]
     if kind == "thinking":
         first = {"type": "thinking", "thinking": "", "signature": ""}
         deltas = [
@@ -191,7 +193,7 @@ def test_a_streamed_reply_is_recorded_as_the_same_reply_unstreamed(
         fake.malformed(streamed_reply(content, transformations), "text/event-stream"),
         fake.malformed(json.dumps(whole_reply(content, model, transformations)).encode()),
     )
-    replies = {}
+    replies: dict[str, list[MessageAppended]] = {}
     for name, streamed in (("streamed", True), ("whole", False)):
         body = {
             "model": "claude-fable-5",
@@ -211,7 +213,7 @@ def test_a_streamed_reply_is_recorded_as_the_same_reply_unstreamed(
     (whole,) = replies["whole"]
     assert whole.model == model  # the model that wrote what follows a hop
     assert len(replies["streamed"]) == 1, "the streamed reply was not recorded"
-    (streamed,) = replies["streamed"]
-    assert streamed.message == whole.message
-    assert streamed.model == whole.model
-    assert streamed.usage == whole.usage
+    (recorded_stream,) = replies["streamed"]
+    assert recorded_stream.message == whole.message
+    assert recorded_stream.model == whole.model
+    assert recorded_stream.usage == whole.usage
