@@ -83,7 +83,6 @@ ROUTE_ATTEMPTS = 5
 ROUTES_KEPT = 4_096
 
 
-
 def unreachable(error: Exception) -> Response:
     """502: the client is told the upstream could not be reached, the log says why (never
     the upstream's address, which may carry a gateway's credentials)."""
