@@ -123,8 +123,7 @@ class AsyncAnthropicSummarizer(ClientSummarizer[anthropic.AsyncAnthropic, AsyncA
         for model in self._models(session_model):
             try:
                 reply = await self._chat.send_body(self._body(model, text, max_tokens))
+                return self._summary(reply)
             except ProviderError as error:
                 failed.add(model, error)
-            else:
-                return self._summary(reply)
         raise failed.error() from failed.last

@@ -30,6 +30,7 @@ __all__ = [
     "AnthropicSummaryRequests",
     "ClientSummarizer",
     "FailedModels",
+    "SummaryRefusedError",
 ]
 
 DEFAULT_MODEL = "claude-haiku-4-5"
@@ -38,9 +39,20 @@ MAX_SUMMARY_TOKENS = 32_000
 """The most a summary is asked to take, whatever room it is given: every current model can
 write this much in one reply, and a longer text no longer summarizes anything."""
 
-FALLBACK_ERRORS = (ProviderUnavailableError, ModelNotFoundError, PromptTooLongError)
-"""Failures the session's model may not share: the summarizer model is down or unknown, or
-its window is smaller than the one that held the conversation."""
+
+class SummaryRefusedError(ProviderError):
+    """The model declined to write the summary (`stop_reason: "refusal"`): what it wrote
+    before it stopped is no summary, and another model may answer."""
+
+
+FALLBACK_ERRORS = (
+    ProviderUnavailableError,
+    ModelNotFoundError,
+    PromptTooLongError,
+    SummaryRefusedError,
+)
+"""Failures the session's model may not share: the summarizer model is down or unknown, its
+window is smaller than the one that held the conversation, or it declined the request."""
 
 
 class AnthropicSummaryRequests:
@@ -115,6 +127,13 @@ class AnthropicSummaryRequests:
         }
 
     def _summary(self, reply: ModelReply) -> Summary:
+        """The reply as a summary; raises `SummaryRefusedError` for a refusal (the next model
+        may answer) and `SummarizerError` for a reply with no text."""
+        if reply.stop_reason == "refusal":
+            raise SummaryRefusedError(
+                f"summarizer model {reply.model} declined to write the summary "
+                "(stop reason refusal)"
+            )
         text = reply.message.text.strip()
         if not text:
             raise SummarizerError(
@@ -210,9 +229,7 @@ class AnthropicSummarizer(ClientSummarizer[anthropic.Anthropic, AnthropicChatMod
         failed = FailedModels()
         for model in self._models(session_model):
             try:
-                reply = self._chat.send_body(self._body(model, text, max_tokens))
+                return self._summary(self._chat.send_body(self._body(model, text, max_tokens)))
             except ProviderError as error:
                 failed.add(model, error)
-            else:
-                return self._summary(reply)
         raise failed.error() from failed.last

@@ -28,6 +28,7 @@ class ReplyAccumulator:
 
     def __init__(self) -> None:
         self._buffer = b""
+        self._carried_cr = b""
         self._message: dict[str, Any] | None = None
         self._partial: dict[int, str] = {}
         self._done = False
@@ -47,7 +48,7 @@ class ReplyAccumulator:
     def feed(self, chunk: bytes) -> None:
         """Reads the complete events in `chunk` (with what earlier chunks left over). Once
         the reply cannot be built, the events are still read for how the stream ends."""
-        self._buffer += chunk.replace(b"\r\n", b"\n")
+        self._buffer += self._line_feeds(chunk)
         while b"\n\n" in self._buffer:
             raw, self._buffer = self._buffer.split(b"\n\n", 1)
             lines = raw.split(b"\n")
@@ -62,6 +63,16 @@ class ReplyAccumulator:
             except (ValueError, KeyError, TypeError, IndexError):
                 self._broken = True
 
+    def _line_feeds(self, chunk: bytes) -> bytes:
+        """`chunk` with its line ends as `\n` (SSE ends a line with CRLF, LF or CR). A CR
+        at the end of a chunk waits for the next: the network may cut a CRLF in two, and
+        read apart, the CR and the LF would make a blank line that ends no event, or none
+        where one ends."""
+        data, self._carried_cr = self._carried_cr + chunk, b""
+        if data.endswith(b"\r"):
+            data, self._carried_cr = data[:-1], b"\r"
+        return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
     def _event(self, event: dict[str, Any]) -> None:
         kind = event["type"]
         if kind == "message_start":
@@ -72,6 +83,11 @@ class ReplyAccumulator:
             if block.get("type") in {"tool_use", "server_tool_use", "mcp_tool_use"}:
                 self._partial[event["index"]] = ""
             self._content().append(block)
+            served_by = block.get("to") if block.get("type") == "fallback" else None
+            if isinstance(served_by, dict) and isinstance(served_by.get("model"), str):
+                # `message_start` names the model asked for; the whole reply names the one
+                # that served it, which wrote what follows the hop.
+                self._whole()["model"] = served_by["model"]
         elif kind == "content_block_delta":
             self._delta(event["index"], event["delta"])
         elif kind == "content_block_stop":
@@ -82,6 +98,10 @@ class ReplyAccumulator:
         elif kind == "message_delta":
             message = self._whole()
             message.update(event.get("delta") or {})
+            for key in ("input_transformations", "context_management"):
+                # Sent here only when they replace `message_start`'s (a mid-stream fallback).
+                if event.get(key) is not None:
+                    message[key] = event[key]
             usage = dict(message.get("usage") or {})
             usage.update({k: v for k, v in (event.get("usage") or {}).items() if v is not None})
             message["usage"] = usage
@@ -104,6 +124,9 @@ class ReplyAccumulator:
             block["signature"] = delta["signature"]
         elif kind == "citations_delta":
             block["citations"] = [*(block.get("citations") or []), delta["citation"]]
+        elif kind == "compaction_delta":
+            block["content"] = delta["content"]
+            block["encrypted_content"] = delta.get("encrypted_content")
         else:
             # A delta this version cannot apply: the reply is passed on, not recorded.
             self._broken = True

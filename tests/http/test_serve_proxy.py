@@ -287,6 +287,37 @@ def test_an_upstream_overflow_compacts_and_the_next_request_fits(
 
 
 @pytest.mark.parametrize(
+    ("status", "text"),
+    [
+        (400, "input length and `max_tokens` exceed context limit: 195000 + 20000 > 200000"),
+        (413, "prompt is too long: 210000 tokens > 200000 maximum"),
+    ],
+    ids=["input and output over the window", "413 prompt too long"],
+)
+def test_every_overflow_the_api_reports_compacts_as_the_chat_model_reads_it(
+    client: anthropic.Anthropic,
+    fake_anthropic: FakeAnthropic,
+    store: Sessions,
+    status: int,
+    text: str,
+) -> None:
+    # The chat model reads both as `PromptTooLongError` (adapters/anthropic/errors.py); the
+    # proxy passed them on and learnt nothing, and the client's next request was the same.
+    history, _ = converse(client, [f"Step {n}: " + "read the log " * 40 for n in range(6)])
+    kind = "invalid_request_error" if status == 400 else "request_too_large"
+    fake_anthropic.enqueue(fake.error(status, kind, text))
+    history.append({"role": "user", "content": "And now?"})
+    with pytest.raises(anthropic.APIStatusError, match=r"exceed context limit|too long"):
+        client.messages.create(model=MODEL, max_tokens=400, system=SYSTEM, messages=history)
+
+    session_id = only_session(store)
+    assert [c.trigger for c in store.compactions(session_id)] == ["overflow"]
+    reply = client.messages.create(model=MODEL, max_tokens=400, system=SYSTEM, messages=history)
+    assert reply.content
+    assert fake_anthropic.violations == []
+
+
+@pytest.mark.parametrize(
     ("response", "error", "status"),
     [
         (fake.rate_limited(), anthropic.RateLimitError, 429),

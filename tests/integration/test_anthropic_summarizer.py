@@ -204,6 +204,26 @@ def test_without_a_model_of_its_own_it_uses_the_session_model(server: FakeAnthro
         own.summarize(coding_session(), max_tokens=100)
 
 
+def test_a_refused_summary_is_not_taken_for_one_and_falls_back(server: FakeAnthropic) -> None:
+    # A classifier refusal is a normal reply with what was written before it and
+    # `stop_reason: "refusal"` (build-with-claude/handling-stop-reasons: "retry on a fallback
+    # model"). It was taken for the summary: the range left the context for half a sentence.
+    refused = api.message("The export dropped the", stop_reason="refusal")
+    server.enqueue(refused)
+    summary = summarizer(server).summarize(
+        coding_session(), max_tokens=500, session_model=SESSION_MODEL
+    )
+    assert summary.model == SESSION_MODEL
+    assert summary.text != "The export dropped the"
+    assert [request.model for request in server.requests] == [DEFAULT_MODEL, SESSION_MODEL]
+
+    server.enqueue(refused)
+    with pytest.raises(SummarizerError, match="declined"):
+        summarizer(server, fallback_to_session_model=False).summarize(
+            coding_session(), max_tokens=500, session_model=SESSION_MODEL
+        )
+
+
 def test_a_blank_reply_is_a_summarizer_error(server: FakeAnthropic) -> None:
     server.enqueue(api.message([]), api.message("  \n "))
     for _ in range(2):

@@ -85,6 +85,8 @@ _REQUIRED_FIELDS = {
     COUNT_TOKENS_PATH: ("model", "messages"),
 }
 _REASONS = {529: "Overloaded"}
+SPLIT_PAUSE = 0.05
+"""Seconds between the pieces of a body sent in pieces (`Response.splits`)."""
 _TEXT_CHUNK = 24
 _JSON_CHUNK = 16
 
@@ -115,6 +117,9 @@ class Response:
     """The content type of a `raw` body."""
     delay: float = 0.0
     """Seconds the server waits before it answers (a slow or stuck API)."""
+    splits: tuple[int, ...] = ()
+    """Offsets in the body where the server flushes and pauses (`SPLIT_PAUSE`), so the
+    client reads the pieces apart, as from a network that splits a stream anywhere."""
 
 
 def message(
@@ -292,6 +297,7 @@ class _Reply:
     cut_at: int | None = None
     """For a dropped stream: how many bytes of `payload` are sent before closing."""
     delay: float = 0.0
+    splits: tuple[int, ...] = ()
 
 
 class FakeAnthropic:
@@ -427,7 +433,13 @@ class FakeAnthropic:
         reply_headers = {"request-id": request_id, **response.headers}
         if response.raw is not None:
             reply_headers["content-type"] = response.content_type
-            return _Reply(response.status, reply_headers, response.raw, delay=response.delay)
+            return _Reply(
+                response.status,
+                reply_headers,
+                response.raw,
+                delay=response.delay,
+                splits=response.splits,
+            )
         streamed = isinstance(body, Mapping) and body.get("stream") is True
         if response.status == 200 and streamed and reply_body.get("type") == "message":
             payload = _sse(reply_body, response.midstream_error)
@@ -666,8 +678,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("connection", "close")
             self.close_connection = True
         self.end_headers()
-        self.wfile.write(reply.payload[: reply.cut_at])
-        self.wfile.flush()
+        payload = reply.payload[: reply.cut_at]
+        starts = (0, *reply.splits)
+        for start, end in zip(starts, (*reply.splits, len(payload)), strict=True):
+            self.wfile.write(payload[start:end])
+            self.wfile.flush()
+            if end < len(payload):
+                time.sleep(SPLIT_PAUSE)
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the test output is no place for an access log
