@@ -16,7 +16,12 @@ from typing import Any, Generic, TypeVar
 
 import anthropic
 
-from abridged.adapters.anthropic.errors import SDK_ERRORS, MalformedResponseError, translate_error
+from abridged.adapters.anthropic.errors import (
+    SDK_ERRORS,
+    MalformedResponseError,
+    ReplyCutShortError,
+    translate_error,
+)
 from abridged.adapters.anthropic.request import COUNT_TOKENS_FIELDS, render_request
 from abridged.application.inputs import plain, reply_usage
 from abridged.application.ports import ModelReply, ProviderError
@@ -277,6 +282,10 @@ def checked_context_management(value: Mapping[str, JSON] | None) -> dict[str, JS
     return copy.deepcopy(dict(value))
 
 
+CUT_SHORT = frozenset({"max_tokens", "model_context_window_exceeded"})
+"""Stop reasons that mean the reply reached its output limit, wherever it was."""
+
+
 class StreamCheck:
     """Watches a reply's stream event by event: relays its text, and at the end says whether it
     was a finished reply. A stream that closes without `message_stop` (a proxy or connection
@@ -287,6 +296,7 @@ class StreamCheck:
     def __init__(self, on_text: Any = None) -> None:
         self.on_text = on_text
         self.stopped = False
+        self.stop_reason: str | None = None
         self.inputs: dict[int, list[str]] = {}
 
     def see(self, event: Any) -> None:
@@ -298,6 +308,8 @@ class StreamCheck:
                 self.on_text(delta.text)
             elif delta.type == "input_json_delta":
                 self.inputs.setdefault(event.index, []).append(delta.partial_json)
+        elif kind == "message_delta":
+            self.stop_reason = getattr(event.delta, "stop_reason", None) or self.stop_reason
         elif kind == "message_stop":
             self.stopped = True
 
@@ -314,6 +326,13 @@ class StreamCheck:
                 value = json.loads(text) if text else {}
             except ValueError:
                 value = None
+            if not isinstance(value, dict) and self.stop_reason in CUT_SHORT:
+                # Retrying would be cut the same way: the caller must raise `max_tokens`.
+                raise ReplyCutShortError(
+                    f"the reply reached its output limit (stop_reason {self.stop_reason!r}) in "
+                    f"the input of tool call {index}: send the request again with a larger "
+                    "max_tokens; nothing was recorded"
+                )
             if not isinstance(value, dict):
                 raise MalformedResponseError(
                     f"{STREAM_UNREADABLE}: the input of tool call {index} is not a complete "

@@ -47,6 +47,13 @@ class ModelNotFoundError(ProviderError):
     """The API answered 404 not_found_error: an unknown model name, or a wrong base URL."""
 
 
+class ReplyCutShortError(ProviderError):
+    """The reply reached its output limit (`stop_reason` `max_tokens`, or
+    `model_context_window_exceeded`) in the middle of a tool call's input: the call cannot be
+    run, and the same request would be cut the same way. Send it again with a larger
+    `max_tokens`, as the API advises; nothing was recorded."""
+
+
 class MalformedResponseError(ProviderUnavailableError):
     """The API (or something between it and us) answered with a body that cannot be read:
     truncated or invalid JSON, an empty body, another content type, bad stream data."""

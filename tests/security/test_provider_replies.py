@@ -14,7 +14,7 @@ import pytest
 
 from abridged.adapters.anthropic.async_clients import AsyncAnthropicChatModel
 from abridged.adapters.anthropic.chat_model import AnthropicChatModel
-from abridged.adapters.anthropic.errors import MalformedResponseError
+from abridged.adapters.anthropic.errors import MalformedResponseError, ReplyCutShortError
 from abridged.application.ports import ModelReply, ProviderUnavailableError
 from abridged.domain.errors import UnencodableContentError
 from tests.support import fake_anthropic as api
@@ -105,6 +105,21 @@ def test_a_tool_call_whose_streamed_input_is_not_json_is_an_error(
 
     with pytest.raises(MalformedResponseError, match="not a complete JSON object"):
         send(kind, fake_anthropic)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("stop_reason", ["max_tokens", "model_context_window_exceeded"])
+def test_a_tool_call_cut_at_the_output_limit_asks_for_more_room_not_a_retry(
+    kind: str, stop_reason: str, fake_anthropic: FakeAnthropic
+) -> None:
+    cut = [{**END[0], "delta": {"stop_reason": stop_reason}}, END[1]]
+    fake_anthropic.enqueue(sse(START, *tool_block('{"command": "rm -rf /tmp/bui'), *cut))
+
+    with pytest.raises(ReplyCutShortError, match="larger max_tokens") as raised:
+        send(kind, fake_anthropic)
+
+    # The same request would be cut the same way: not an error a host retries as it is.
+    assert not isinstance(raised.value, ProviderUnavailableError)
 
 
 @pytest.mark.parametrize("kind", KINDS)
