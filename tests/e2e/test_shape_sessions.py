@@ -10,6 +10,7 @@ import pytest
 
 from abridged.adapters.bootstrap import bootstrap
 from abridged.domain.messages import ImageBlock
+from abridged.domain.session import Session
 from tests.e2e.test_replay_transcripts import COUNTER
 from tests.support.replays import checked_into, replay
 from tests.support.shape_sessions import SESSIONS, write
@@ -43,7 +44,7 @@ def test_a_prompt_of_screenshots_larger_than_its_cap_keeps_those_that_fit(
         appended = [
             e
             for e in app.repository.event_store.get(session_id)
-            if type(e).__name__ == "MessageAppended"
+            if isinstance(e, Session.MessageAppended)
             and sum(isinstance(b, ImageBlock) for b in e.message.content) == 4
         ]
     finally:
