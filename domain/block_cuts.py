@@ -10,6 +10,7 @@ import attrs
 
 from abridged.domain.messages import (
     SERVER_TOOL_RESULT_TYPES,
+    Block,
     ImageBlock,
     Message,
     TextBlock,
@@ -36,9 +37,7 @@ def reduce_block(
     def tokens_of(truncation: Truncation) -> int:
         return block_tokens(shown(message, (truncation,)).content[index], count)
 
-    if isinstance(block, ImageBlock) or (
-        isinstance(block, WireBlock) and block.type in ("document", "image")
-    ):
+    if shown_whole_or_not(block):
         placeholder = Truncation(index, 0, 0)
         return placeholder, tokens_of(placeholder)
     if isinstance(block, ToolUseBlock):
@@ -47,9 +46,8 @@ def reduce_block(
         size = _longest_string(block.to_wire())
     elif isinstance(block, ToolResultBlock | TextBlock):
         size = len(block.text)
-    else:  # a search result: its text is not cut, it is shown as a placeholder
-        placeholder = Truncation(index, 0, 0)
-        return placeholder, tokens_of(placeholder)
+    else:  # not reducible: left as it is
+        return None
     first = int(size * allowed / whole * DENSITY_MARGIN) if whole else allowed * 4
     if not isinstance(block, TextBlock) or size > SALIENT_TEXT_CHARS:
         salient = (0, salient[1])
@@ -74,6 +72,16 @@ shrinking step for a megabyte, on the path of the request that brings it."""
 DENSITY_MARGIN = 0.97
 """A cut sized from a text's density keeps a little less than its share, since the density
 varies along the text."""
+
+
+def shown_whole_or_not(block: Block) -> bool:
+    """Whether a reducible block is shown whole or as a placeholder, never in part: an
+    image, a document, a search result (its text is not cut)."""
+    if isinstance(block, ImageBlock):
+        return True
+    if isinstance(block, WireBlock):
+        return block.type not in SERVER_TOOL_RESULT_TYPES
+    return False
 
 
 def _shrink(

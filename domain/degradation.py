@@ -24,7 +24,7 @@ import math
 from collections.abc import Collection, Sequence
 from typing import Protocol
 
-from abridged.domain.block_cuts import reduce_block
+from abridged.domain.block_cuts import reduce_block, shown_whole_or_not
 from abridged.domain.errors import ContextTooSmallError
 from abridged.domain.messages import (
     SERVER_TOOL_RESULT_TYPES,
@@ -314,6 +314,7 @@ def plan_degradations(
     kept = MESSAGE_OVERHEAD + sum(c for i, c in enumerate(counts) if i not in indices)
     room = cap - kept
     by_index = {t.block_index: t for t in truncations}
+    cut_before = frozenset(by_index)
     while True:
         # Each block at least as `smallest_tokens` counts it, as the room checks do.
         target = max(room, sum(min(counts[i], MIN_BLOCK_TOKENS) for i in indices))
@@ -334,11 +335,36 @@ def plan_degradations(
             if counts[index] > max(allowed, MIN_BLOCK_TOKENS):
                 over.append(index)
         if not over or len(over) == len(indices):
+            _show_whole_again(message, cap, by_index, counts, block_counts, cut_before)
             return tuple(by_index[i] for i in sorted(by_index)), tuple(counts)
         # A block that cannot come down to its share (a server tool's result keeps its
         # shape) leaves the others less: they share what it leaves.
         room -= sum(counts[i] for i in over)
         indices = [i for i in indices if i not in over]
+
+
+def _show_whole_again(
+    message: Message,
+    cap: int,
+    by_index: dict[int, Truncation],
+    counts: list[int],
+    block_counts: Sequence[int],
+    cut_before: Collection[int],
+) -> None:
+    """Shows whole again, smallest first, the placeholders this plan made that fit in what
+    the message leaves of `cap`: an image or a document is shown whole or not at all, so the
+    share it was given and could not use goes to the others of its kind."""
+    placeholders = sorted(
+        (block_counts[i], i)
+        for i in by_index
+        if i not in cut_before and shown_whole_or_not(message.content[i])
+    )
+    spare = cap - MESSAGE_OVERHEAD - sum(counts)
+    for whole, index in placeholders:
+        if whole - counts[index] <= spare:
+            spare -= whole - counts[index]
+            counts[index] = whole
+            del by_index[index]
 
 
 def least_shown(entry: ShownEntry, count: CountText, salient: tuple[int, int] = (0, 1)) -> int:
