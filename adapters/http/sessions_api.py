@@ -140,15 +140,17 @@ def sessions_router(sessions: Sessions) -> APIRouter:  # noqa: PLR0915
         except SessionError as error:
             raise HTTPException(422, f"{type(error).__name__}: {error}") from None
 
-    def owned(session_id: UUID, tenant: str) -> None:
-        """Raises 404 unless the session is the tenant's (another tenant's is not revealed).
+    def owned(session_id: UUID, tenant: str, *, deleted_too: bool = False) -> None:
+        """Raises 404 unless the session is the tenant's (another tenant's is not revealed);
+        `deleted_too` accepts one deleted already (it may still be erased).
 
         Whatever the reason, the answer is the same: ids of named sessions can be computed,
         and "was deleted: <reason>" would tell any tenant which names another one used,
         and why it deleted them."""
         unknown = UnknownSessionError(f"no session with id {session_id}")
         try:
-            session = sessions.session(session_id)
+            # Its start says whose it is, deleted or not.
+            session = sessions.session(session_id, version=1 if deleted_too else None)
         except UnknownSessionError:
             raise unknown from None
         if session.metadata.get(TENANT_KEY) != tenant:
@@ -260,15 +262,6 @@ def sessions_router(sessions: Sessions) -> APIRouter:  # noqa: PLR0915
             "compactions": [_plain(line) for line in result.compactions],
         }
 
-    def started_by(session_id: UUID, tenant: str) -> None:
-        """`owned`, for a session deleted already too (it may still be erased)."""
-        try:
-            started = sessions.session(session_id, version=1)
-        except UnknownSessionError:
-            raise UnknownSessionError(f"no session with id {session_id}") from None
-        if started.metadata.get(TENANT_KEY) != tenant:
-            raise UnknownSessionError(f"no session with id {session_id}")
-
     def branches_of(session_id: UUID, tenant: str) -> list[UUID]:
         """The proxy's branches of the session, and theirs in turn, parents first: each
         holds a copy of the history it diverged from."""
@@ -294,7 +287,7 @@ def sessions_router(sessions: Sessions) -> APIRouter:  # noqa: PLR0915
         """Deletes the session (a `Deleted` event), or with `erase` removes its events; the
         same for the branches the proxy started from it, which hold copies of its history.
         A session deleted already may be erased."""
-        await call(started_by if erase else owned, session_id, tenant)
+        await call(owned, session_id, tenant, deleted_too=erase)
         # The branches go first: a failure part-way leaves the session to find them from.
         for branch in reversed(await call(branches_of, session_id, tenant)):
             await call(sessions.delete_session, branch, reason, erase=erase)
