@@ -47,6 +47,18 @@ class ModelNotFoundError(ProviderError):
     """The API answered 404 not_found_error: an unknown model name, or a wrong base URL."""
 
 
+def too_long_counts(text: str) -> tuple[int, int] | None:
+    """The provider's count and maximum in an error that says the request is over the
+    window: "prompt is too long: N tokens > M maximum", or "input length and `max_tokens`
+    exceed context limit: I + O > M". The count is the prompt's, I: the session compares it
+    with its own estimate of the input, and already reserves the output tokens."""
+    if match := PROMPT_TOO_LONG.search(text):
+        return int(match["tokens"]), int(match["maximum"])
+    if match := INPUT_AND_OUTPUT_TOO_LONG.search(text):
+        return int(match["input"]), int(match["maximum"])
+    return None
+
+
 class ReplyCutShortError(ProviderError):
     """The reply reached its output limit (`stop_reason` `max_tokens`, or
     `model_context_window_exceeded`) in the middle of a tool call's input: the call cannot be
@@ -131,16 +143,8 @@ def _translate_status(error: anthropic.APIStatusError) -> ProviderError:
         text += f" (request {request_id})"
 
     if status in (400, 413) or kind == "invalid_request_error":
-        if match := PROMPT_TOO_LONG.search(message):
-            return PromptTooLongError(
-                text, tokens=int(match["tokens"]), maximum=int(match["maximum"])
-            )
-        if match := INPUT_AND_OUTPUT_TOO_LONG.search(message):
-            # `tokens` is the prompt's size: the session compares it with its own estimate of
-            # the input, and already reserves the output tokens from the window.
-            return PromptTooLongError(
-                text, tokens=int(match["input"]), maximum=int(match["maximum"])
-            )
+        if figures := too_long_counts(message):
+            return PromptTooLongError(text, tokens=figures[0], maximum=figures[1])
         if status == 413:
             # request_too_large: the body is over the API's byte limit; a smaller context is
             # the remedy, exactly as for a prompt over the window.

@@ -25,7 +25,7 @@ from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from abridged.adapters.anthropic.errors import INPUT_AND_OUTPUT_TOO_LONG, PROMPT_TOO_LONG
+from abridged.adapters.anthropic.errors import too_long_counts
 from abridged.adapters.http.config import ServeConfig, tenant_of
 from abridged.adapters.http.errors import (
     ApiError,
@@ -88,18 +88,6 @@ def unreachable(error: Exception) -> Response:
     the upstream's address, which may carry a gateway's credentials)."""
     logger.warning("the upstream could not be reached: %s", type(error).__name__)
     return error_response(502, "api_error", "abridged: the upstream could not be reached")
-
-
-def overflow_figures(text: str) -> tuple[int, int] | None:
-    """The provider's count and maximum in an error that says the request is over the
-    window, read as the chat model reads them (`abridged.adapters.anthropic.errors`):
-    "prompt is too long: N tokens > M maximum", or "input length and `max_tokens` exceed
-    context limit: I + O > M" (the prompt's count is I: the session reserves the output)."""
-    if match := PROMPT_TOO_LONG.search(text):
-        return int(match["tokens"]), int(match["maximum"])
-    if match := INPUT_AND_OUTPUT_TOO_LONG.search(text):
-        return int(match["input"]), int(match["maximum"])
-    return None
 
 
 @attrs.frozen
@@ -383,7 +371,7 @@ class MessagesProxy:
         self.metrics.add("abridged.serve.upstream_errors", attributes={"type": str(status)})
         error = answer.get("error") if isinstance(answer, dict) else None
         text = error.get("message", "") if isinstance(error, dict) else ""
-        figures = overflow_figures(text) if status in (400, 413) else None
+        figures = too_long_counts(text) if status in (400, 413) else None
         if figures is None:
             return
         tokens, maximum = figures
