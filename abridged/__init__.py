@@ -62,6 +62,7 @@ from abridged.domain.errors import (
     SessionError,
     SessionExistsError,
     StoreError,
+    TurnNotWithdrawableError,
     UnencodableContentError,
     UnknownSessionError,
 )
@@ -136,6 +137,7 @@ __all__ = [
     "TokenBreakdown",
     "TokenCounter",
     "TokenCounterError",
+    "TurnNotWithdrawableError",
     "UnencodableContentError",
     "UnknownSessionError",
     "Usage",

@@ -295,6 +295,7 @@ class AsyncSessions:
     check_count = _awaited(Sessions.check_count)
     compact = _awaited(Sessions.compact)
     request_compaction = _awaited(Sessions.request_compaction)
+    withdraw_turn = _awaited(Sessions.withdraw_turn)
 
     def compact_soon(self, session_id: UUID | str) -> asyncio.Task[CompactionReport | None]:
         """Starts a compaction off the user's turn as a task of the running loop (see

@@ -125,6 +125,7 @@ FACT_READS: dict[type, tuple[Read, ...]] = {
     ),
     Session.SettingsChanged: (("settings", "settings_fingerprint"),),
     Session.CompactionDiscarded: ("generation", "retained_from", "reason"),
+    Session.TurnWithdrawn: ("position", "count", "reason"),
     Session.Deleted: ("reason",),
 }
 """The facts of every event but `Started` and `MessageAppended` (whose facts depend on what

@@ -218,6 +218,8 @@ class _Auditor(DecisionChecks):
             self.moment = True
         elif isinstance(event, Session.TurnContextShown):
             self.check_turn_context(event, state)
+        elif isinstance(event, Session.TurnWithdrawn):
+            self.check_withdrawn(event, state)
         elif isinstance(event, Session.ModelChanged):
             self.switch = (state.model, event.model)
         elif isinstance(event, Session.MessageAppended):

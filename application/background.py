@@ -205,6 +205,8 @@ class BackgroundCompactions:
         reason = None
         if session.generation != planned.generation:
             reason = "another compaction ran while the summary was written"
+        elif session.message_count <= decision.retained_from:
+            reason = "the turn it would have kept was withdrawn while the summary was written"
         elif session.limits != planned.limits:
             reason = "the session was reconfigured while the summary was written"
         elif (

@@ -19,7 +19,7 @@ from abridged.domain import planner, thinking_plan
 from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.context import calibrated, leads_with_compaction, raw_estimate
 from abridged.domain.cuts import LEGACY_REASONS
-from abridged.domain.errors import ContextOverflowError
+from abridged.domain.errors import ContextOverflowError, TurnNotWithdrawableError
 from abridged.domain.messages import RedactedThinkingBlock, ThinkingBlock
 from abridged.domain.model_switch import (
     SWITCH_REASON,
@@ -191,6 +191,24 @@ class DecisionChecks:
         problems = state.turn_context_problems(event.position, event.text)
         detail = "; ".join(problems) or f"shown after message {event.position + 1} from now on"
         self.found(event, not problems, detail)
+
+    def check_withdrawn(self, event: Session.TurnWithdrawn, state: Session) -> None:
+        """A turn is withdrawn from a user prompt the retained tail holds to the end; the
+        positions it frees are taken again by the messages after it."""
+        try:
+            start = state.withdrawable_from(event.position)
+        except TurnNotWithdrawableError as error:
+            self.found(event, False, str(error))
+            return
+        count = state.message_count - start
+        self.found(
+            event,
+            count == event.count,
+            f"messages {start + 1} to {state.message_count} withdrawn: {event.reason}"
+            if count == event.count
+            else f"messages withdrawn: recorded {event.count}, re-derived {count}",
+        )
+        self.produced = {p: r for p, r in self.produced.items() if p < start}
 
     # Decisions.
 

@@ -213,6 +213,39 @@ class Sessions(
 
         self.uow.run(session_id, command)
 
+    def withdraw_turn(
+        self,
+        session_id: UUID | str,
+        *,
+        position: int | None = None,
+        reason: str = "withdrawn by the host",
+    ) -> int:
+        """Takes the end of the conversation out of what the model sees: the messages from
+        `position` (by default the last user prompt in view: the whole last turn) to the
+        end, recorded as `TurnWithdrawn`; returns how many. History keeps them; the session
+        goes on from the message before, and the next message appended takes `position`.
+        For a turn the API refused (`stop_reason: "refusal"`), which it would refuse again
+        while the request holds it, a prompt the user edits or asks again, or a tool result
+        to give again (see docs/embedding.md, "Taking a turn back").
+
+        Raises `TurnNotWithdrawableError`, writing nothing, when the retained tail does not
+        hold that message (a compaction summarized it) or no user prompt is in view."""
+        session_id = as_session_id(session_id)
+        if not isinstance(reason, str) or not reason.strip():
+            raise InvalidArgumentError(f"reason must be a non-blank string, got {reason!r:.40}")
+        if position is not None and (
+            isinstance(position, bool) or not isinstance(position, int) or position < 0
+        ):
+            raise InvalidArgumentError(f"position must be an int from 0, got {position!r:.40}")
+
+        def command() -> int:
+            session = self.uow.load(session_id)
+            count = session.withdraw_turn(reason, position)
+            self.uow.save(session)
+            return count
+
+        return self.uow.run(session_id, command)
+
     complete = driven(completion)
     """Prepares the request, sends it through the chat model and records the reply: the
     loop of `abridged.application.completion.completion`, whose docstring says what it

@@ -110,6 +110,11 @@ class CompactionFailedError(SessionError):
     """A compaction asked for by the caller failed (the failure is recorded as an event)."""
 
 
+class TurnNotWithdrawableError(SessionError, ValueError):
+    """The turn cannot be withdrawn: no user prompt starts it in the retained tail (a
+    compaction summarized it), or a reply after it began with the API's own compaction."""
+
+
 class ConcurrentWriteError(SessionError):
     """Other writers kept changing the session while a command ran; nothing of it was saved.
     Running the command again is safe."""

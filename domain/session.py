@@ -38,9 +38,10 @@ from abridged.domain.turn_context import TurnContexts
 from abridged.domain.usage import Usage
 from abridged.domain.validation import check_counts
 from abridged.domain.vocabulary import CompactionStrategy, Fallback, SessionOrigin, Trigger
+from abridged.domain.withdrawal import Withdrawals
 
 
-class Session(Reconfiguring, TurnContexts, Aggregate):
+class Session(Reconfiguring, TurnContexts, Withdrawals, Aggregate):
     """One conversation; every change is an event (state: `domain.state.SessionState`)."""
 
     id: UUID  # so a caller may choose the id (an annotation eventsourcing looks for)
@@ -238,8 +239,7 @@ class Session(Reconfiguring, TurnContexts, Aggregate):
         """Shows older thinking blocks dropped or as plain text from now on."""
         self.trigger_event(self.ReasoningDowngraded, blocks=blocks, reason=reason)
 
-    # Reconfiguring (`abridged.domain.reconfiguration`); listed here so that eventsourcing takes
-    # each as the aggregate's own event instead of defining another class for it.
+    # The mixins' events, listed so that eventsourcing takes each as the aggregate's own.
     SystemPromptChanged: TypeAlias = Reconfiguring.SystemPromptChanged
     SystemPromptInstructed: TypeAlias = Reconfiguring.SystemPromptInstructed
     ToolsInstructed: TypeAlias = Reconfiguring.ToolsInstructed
@@ -248,6 +248,7 @@ class Session(Reconfiguring, TurnContexts, Aggregate):
     ModelChanged: TypeAlias = Reconfiguring.ModelChanged
     SettingsChanged: TypeAlias = Reconfiguring.SettingsChanged
     TurnContextShown: TypeAlias = TurnContexts.TurnContextShown  # `abridged.domain.turn_context`
+    TurnWithdrawn: TypeAlias = Withdrawals.TurnWithdrawn  # `abridged.domain.withdrawal`
 
     # The API's own compaction.
 

@@ -124,6 +124,9 @@ class SessionState(TailIndexes):
     the prompt it follows, text, tokens]` lists, oldest first, while retained; class defaults."""
     turn_context_tokens: int = 0
     counted_system_tokens: int | None = None  # None in states saved before it was kept
+    first_thinking_at: int | None = None
+    """The position of the first message with thinking; `None` before one, and in states
+    saved before it was kept (`thinking_seen` then says whether there was one)."""
 
     @property
     def system_message_tokens(self) -> int:
@@ -323,6 +326,8 @@ class SessionState(TailIndexes):
         self.thinking_sums.append(self.thinking_sums[-1] + thinking_tokens(entry))
         self.shown_messages.append(entry.shown_message)
         if any(isinstance(b, ThinkingBlock | RedactedThinkingBlock) for b in message.content):
+            if not self.thinking_seen:
+                self.first_thinking_at = entry.position
             self.thinking_seen = True
 
     def replace_blocks(self, changes: Iterable[tuple[int, int, str | None, int]]) -> None:
