@@ -100,6 +100,9 @@ class SessionStats:
     diagnostics named (`abridged.application.cache_misses`)."""
     unplanned_cache_misses: int = 0
     """Of those, the misses no change abridged recorded explains."""
+    withdrawn_messages: int = 0
+    """Messages taken out of the view by `withdraw_turn` (counted in `messages`: history
+    keeps them)."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -214,6 +217,7 @@ _COUNTED = (
     "suppressions",
     "pruned_outputs",
     "overflows",
+    "withdrawn_messages",
 )
 """The `SessionStats` fields that are counts of events or sums of their figures."""
 
@@ -250,6 +254,8 @@ def session_stats(events: Sequence[Aggregate.Event]) -> SessionStats:
             counts["suppressions"] += 1
         elif isinstance(event, Session.ToolsPruned):
             counts["pruned_outputs"] += len(event.outputs)
+        elif isinstance(event, Session.TurnWithdrawn):
+            counts["withdrawn_messages"] += event.count
     compactions = compaction_records(events)
     by_trigger = Counter(c.trigger for c in compactions)
     if api_compactions:

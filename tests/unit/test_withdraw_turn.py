@@ -110,6 +110,8 @@ def test_a_refused_turn_is_withdrawn_and_the_next_request_never_holds_it() -> No
     assert [(w.position, w.count, w.reason) for w in withdrawn] == [(4, 2, "refusal: cyber")]
     # The prompt after it takes the withdrawn prompt's position.
     assert app.session(session_id).entries[-1].position == 4
+    stats = app.stats(session_id)
+    assert (stats.messages, stats.withdrawn_messages, stats.requests) == (7, 2, 1)
     assert audit_session(app, session_id).ok
 
 
