@@ -1,0 +1,156 @@
+"""Clients that go away: a user who stops a streamed reply (Esc in Claude Code), an SDK that
+gives up on a request and sends it again. The upstream stops being paid for what nobody
+reads, nothing half is recorded, the session's lock is free, and the client's next request
+(with or without the reply it cut) reaches the upstream whole and valid, in the same session.
+Run on a SQLite file and on PostgreSQL, with the stores' own locks (the application opens
+its store as `abridged serve` does)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import httpx2
+import pytest
+
+from abridged.adapters.bootstrap import bootstrap
+from abridged.adapters.http import ServeConfig
+from abridged.application.service import Sessions
+from abridged.domain.events import MessageAppended
+from tests.support import fake_anthropic as fake
+from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
+from tests.support.postgres import fresh_database
+from tests.support.serve import served
+
+MODEL = "claude-sonnet-4-6"
+HEADERS = {"x-api-key": TEST_API_KEY, "anthropic-version": "2023-06-01"}
+SECONDS = 10.0
+"""How long a test waits for what must happen (far longer than it takes)."""
+
+
+def said(role: str, text: str) -> dict[str, Any]:
+    return {"role": role, "content": [{"type": "text", "text": text}]}
+
+
+QUESTION = said("user", "Why does the export drop the last row?")
+PARTIAL = said("assistant", "The user asked to fix the CSV export")
+INTERRUPTED = said("user", "[Request interrupted by user]")
+
+
+@attrs.frozen
+class Served:
+    url: str
+    store: Sessions
+    """A second service on the same store, to read what the proxy wrote."""
+
+    def conversations(self) -> list[list[dict[str, Any]]]:
+        """Each session's messages as stored (role and content), oldest session first."""
+        sessions = sorted(self.store.list_sessions().sessions, key=lambda info: info.created_at)
+        return [
+            [
+                said_as_stored(event.message.to_wire())
+                for event in self.store.history(info.id)
+                if isinstance(event, MessageAppended)
+            ]
+            for info in sessions
+        ]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def served_store(
+    request: pytest.FixtureRequest, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> Iterator[Served]:
+    if request.param == "postgres":
+        db = fresh_database(request.getfixturevalue("postgres_server"))
+    else:
+        db = str(tmp_path / "sessions.sqlite3")
+    store = bootstrap(db)  # the tables exist before the application opens them
+    config = ServeConfig(db=db, upstream=fake_anthropic.base_url, upstream_timeout=SECONDS)
+    try:
+        with served(config) as url:
+            yield Served(url, store)
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def release() -> Iterator[threading.Event]:
+    """What a held upstream answer waits for; set at the end whatever happened."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def body(*messages: dict[str, Any], stream: bool = True) -> dict[str, Any]:
+    return {"model": MODEL, "max_tokens": 200, "messages": list(messages), "stream": stream}
+
+
+def cut_mid_stream(url: str, messages: list[dict[str, Any]]) -> None:
+    """Sends a streamed request and closes the connection once the first delta arrived."""
+    with (
+        httpx2.Client(base_url=url, timeout=SECONDS) as http,
+        http.stream("POST", "/v1/messages", json=body(*messages), headers=HEADERS) as answer,
+    ):
+        assert answer.status_code == 200
+        for line in answer.iter_lines():
+            if line == "event: content_block_delta":
+                break
+
+
+def post(url: str, payload: dict[str, Any]) -> httpx2.Response:
+    with httpx2.Client(base_url=url, timeout=SECONDS) as http:
+        answer = http.post("/v1/messages", json=payload, headers=HEADERS)
+        answer.read()
+        return answer
+
+
+ASKED_AGAIN = [QUESTION]
+INTERRUPTION_IN_THE_QUESTION = [
+    {"role": "user", "content": QUESTION["content"] + INTERRUPTED["content"]}
+]
+CUT_REPLY_KEPT = [QUESTION, PARTIAL, INTERRUPTED]
+
+
+@pytest.mark.parametrize(
+    ("history", "appended"),
+    [(ASKED_AGAIN, True), (CUT_REPLY_KEPT, True), (INTERRUPTION_IN_THE_QUESTION, False)],
+    ids=["asked again", "cut reply kept", "interruption in the question"],
+)
+def test_a_stream_the_client_stops_stops_upstream_and_the_session_goes_on(
+    served_store: Served,
+    fake_anthropic: FakeAnthropic,
+    release: threading.Event,
+    history: list[dict[str, Any]],
+    appended: bool,
+) -> None:
+    fake_anthropic.enqueue(fake.held(fake.message(fake.CANNED_TEXT), release))
+    cut_mid_stream(served_store.url, [QUESTION])
+
+    # The upstream's connection is closed: the reply stops being generated (and paid for).
+    assert fake_anthropic.closed_while_held.acquire(timeout=SECONDS)
+    # Nothing of the cut reply is recorded.
+    assert served_store.conversations() == [[QUESTION]]
+
+    # The client goes on with what it kept; the session's lock is free, the request whole.
+    answer = post(served_store.url, body(*history, stream=False))
+    assert answer.status_code == 200, answer.text
+    sent = fake_anthropic.requests_to()[-1].body["messages"]
+    assert [said_as_stored(m) for m in sent] == history
+    assert fake_anthropic.violations == []
+    reply = said_as_stored({"role": "assistant", "content": answer.json()["content"]})
+    if appended:
+        assert served_store.conversations() == [[*history, reply]]
+    else:  # a history that differs goes to a branch, never into the session
+        assert served_store.conversations() == [[QUESTION], [*history, reply]]
+
+
+def said_as_stored(message: dict[str, Any]) -> dict[str, Any]:
+    """Role and content, without the proxy's cache markers."""
+    content = [
+        {key: value for key, value in block.items() if key != "cache_control"}
+        for block in message["content"]
+    ]
+    return {"role": message["role"], "content": content}
