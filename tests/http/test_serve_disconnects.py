@@ -7,10 +7,14 @@ its store as `abridged serve` does)."""
 
 from __future__ import annotations
 
+import json
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 import httpx2
@@ -68,7 +72,7 @@ def served_store(
     else:
         db = str(tmp_path / "sessions.sqlite3")
     store = bootstrap(db)  # the tables exist before the application opens them
-    config = ServeConfig(db=db, upstream=fake_anthropic.base_url, upstream_timeout=SECONDS)
+    config = ServeConfig(db=db, upstream=fake_anthropic.base_url, upstream_timeout=60.0)
     try:
         with served(config) as url:
             yield Served(url, store)
@@ -130,7 +134,7 @@ def test_a_stream_the_client_stops_stops_upstream_and_the_session_goes_on(
     cut_mid_stream(served_store.url, [QUESTION])
 
     # The upstream's connection is closed: the reply stops being generated (and paid for).
-    assert fake_anthropic.closed_while_held.acquire(timeout=SECONDS)
+    assert fake_anthropic.abandoned.acquire(timeout=SECONDS)
     # Nothing of the cut reply is recorded.
     assert served_store.conversations() == [[QUESTION]]
 
@@ -154,3 +158,51 @@ def said_as_stored(message: dict[str, Any]) -> dict[str, Any]:
         for block in message["content"]
     ]
     return {"role": message["role"], "content": content}
+
+
+def sent_and_left_open(url: str, payload: dict[str, Any]) -> socket.socket:
+    """A connection on which a whole request was sent, and nothing read yet."""
+    raw = json.dumps(payload).encode()
+    split = urlsplit(url)
+    sock = socket.create_connection((split.hostname, split.port))
+    head = [b"POST /v1/messages HTTP/1.1", b"host: test", b"content-type: application/json"]
+    head += [f"{name}: {value}".encode() for name, value in HEADERS.items()]
+    head.append(b"content-length: %d" % len(raw))
+    sock.sendall(b"\r\n".join(head) + b"\r\n\r\n" + raw)
+    return sock
+
+
+def wait_for_metric(url: str, line: str) -> None:
+    """Until the proxy's `/metrics` shows `line` (what it does for a client that left
+    cannot be seen from the client's side)."""
+    deadline = time.monotonic() + SECONDS
+    while line not in httpx2.get(f"{url}/metrics").text:
+        assert time.monotonic() < deadline, f"no {line} in /metrics"
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_client_that_leaves_before_the_answer_starts_stops_the_upstream_request(
+    served_store: Served, fake_anthropic: FakeAnthropic, release: threading.Event, stream: bool
+) -> None:
+    # An SDK gives up (its timeout) while the upstream has not begun to answer.
+    nobody_waits = fake.message("The answer nobody waits for.")
+    fake_anthropic.enqueue(fake.held(nobody_waits, release, whole=True))
+    with sent_and_left_open(served_store.url, body(QUESTION, stream=stream)):
+        assert fake_anthropic.holding.acquire(timeout=SECONDS)
+
+    # The proxy closes the upstream request rather than wait for an answer nobody reads.
+    assert fake_anthropic.abandoned.acquire(timeout=SECONDS)
+    wait_for_metric(served_store.url, 'abridged_serve_abandoned{stage="upstream"} 1')
+    assert served_store.conversations() == [[QUESTION]]
+
+    # Its retry is answered and recorded; the conversation goes on in the same session.
+    answer = post(served_store.url, body(QUESTION, stream=False))
+    assert answer.status_code == 200, answer.text
+    reply = said_as_stored({"role": "assistant", "content": answer.json()["content"]})
+    follow_up = said("user", "And the header row?")
+    answer = post(served_store.url, body(QUESTION, reply, follow_up, stream=False))
+    assert answer.status_code == 200, answer.text
+    last = said_as_stored({"role": "assistant", "content": answer.json()["content"]})
+    assert served_store.conversations() == [[QUESTION, reply, follow_up, last]]
+    assert fake_anthropic.violations == []

@@ -125,12 +125,15 @@ class Response:
     hold: threading.Event | None = None
     """The server waits until it is set: before it answers at all, or, for a streamed
     reply, after the events up to the first delta. A client that closes the connection
-    meanwhile is noted (`FakeAnthropic.closed_while_held`) and the answer is not sent."""
+    meanwhile is noted (`FakeAnthropic.abandoned`) and the rest is not sent."""
+    hold_whole: bool = False
+    """A stream too is held back before it starts (its headers included)."""
 
 
-def held(response: Response, until: threading.Event) -> Response:
-    """`response`, held back until `until` is set (part of it, for a stream)."""
-    return attrs.evolve(response, hold=until)
+def held(response: Response, until: threading.Event, *, whole: bool = False) -> Response:
+    """`response`, held back until `until` is set (a stream after its first delta, unless
+    `whole`: then before its headers)."""
+    return attrs.evolve(response, hold=until, hold_whole=whole)
 
 
 def message(
@@ -330,8 +333,11 @@ class FakeAnthropic:
         self._model_rules: dict[str, Response] = {}
         self._client: anthropic.Anthropic | None = None
         self.requests: list[ReceivedRequest] = []
-        self.closed_while_held = threading.Semaphore(0)
-        """Released once for each held answer whose client closed the connection."""
+        self.holding = threading.Semaphore(0)
+        """Released once for each answer as it starts to be held back (`Response.hold`)."""
+        self.abandoned = threading.Semaphore(0)
+        """Released once for each answer whose client closed the connection before all of it
+        was sent (while it was held back, or being written)."""
         self.context_window = DEFAULT_CONTEXT_WINDOW
         self.reply_text = CANNED_TEXT
         self.compaction_text = CANNED_TEXT
@@ -398,7 +404,8 @@ class FakeAnthropic:
             self._queues.clear()
             self._model_rules.clear()
             self.requests.clear()
-            self.closed_while_held = threading.Semaphore(0)
+            self.holding = threading.Semaphore(0)
+            self.abandoned = threading.Semaphore(0)
             self.context_window = DEFAULT_CONTEXT_WINDOW
             self.reply_text = CANNED_TEXT
             self.compaction_text = CANNED_TEXT
@@ -475,7 +482,7 @@ class FakeAnthropic:
                 cut_at,
                 response.delay,
                 hold=response.hold,
-                held_from=_held_from(payload),
+                held_from=0 if response.hold_whole else _held_from(payload),
             )
         reply_headers["content-type"] = "application/json"
         return _Reply(
@@ -724,13 +731,19 @@ class _Handler(BaseHTTPRequestHandler):
             payload = payload[reply.held_from :]
         starts = (0, *reply.splits)
         for start, end in zip(starts, (*reply.splits, len(payload)), strict=True):
-            self.wfile.write(payload[start:end])
-            self.wfile.flush()
+            try:
+                self.wfile.write(payload[start:end])
+                self.wfile.flush()
+            except ConnectionError:
+                self.close_connection = True
+                self.fake.abandoned.release()
+                return
             if end < len(payload):
                 time.sleep(SPLIT_PAUSE)
 
     def _held(self, hold: threading.Event) -> bool:
         """Waits for `hold`; False (and noted) when the client closed the connection first."""
+        self.fake.holding.release()
         while not hold.wait(0.01):
             readable, _, _ = select.select([self.connection], [], [], 0)
             try:
@@ -739,7 +752,7 @@ class _Handler(BaseHTTPRequestHandler):
                 gone = True
             if gone:
                 self.close_connection = True
-                self.fake.closed_while_held.release()
+                self.fake.abandoned.release()
                 return False
         return True
 
