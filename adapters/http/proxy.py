@@ -23,10 +23,16 @@ import attrs
 import httpx2
 from starlette.background import BackgroundTask
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from abridged.adapters.anthropic.errors import too_long_counts
-from abridged.adapters.http.clients import ClientGoneError, unless_gone
+from abridged.adapters.http.clients import (
+    BodyTimeoutError,
+    ClientGoneError,
+    TimelyStreamingResponse,
+    late_body,
+    unless_gone,
+)
 from abridged.adapters.http.config import ServeConfig, tenant_of
 from abridged.adapters.http.errors import (
     ApiError,
@@ -137,6 +143,9 @@ class MessagesProxy:
             ready = await anyio.to_thread.run_sync(self._prepare, tenant, name, body)
         except ClientDisconnect:
             return self._abandoned("body")
+        except BodyTimeoutError as late:
+            self.metrics.add("abridged.serve.refused", attributes={"type": "timeout_error"})
+            return late_body(late)
         except ApiError as refused:
             self.metrics.add("abridged.serve.refused", attributes={"type": refused.kind})
             return error_response(refused.status, refused.kind, refused.message)
@@ -161,6 +170,8 @@ class MessagesProxy:
             headers = upstream_headers(request.headers)
             body = await json_body(request, self.config.max_body_bytes)
             check_sendable(body)
+        except BodyTimeoutError as late:
+            return late_body(late)
         except ApiError as refused:
             return error_response(refused.status, refused.kind, refused.message)
         self.metrics.add("abridged.serve.requests", attributes={"path": "count_tokens"})
@@ -347,11 +358,12 @@ class MessagesProxy:
             reply_headers["content-type"] = "application/json"
             await anyio.to_thread.run_sync(self._learn, ready, status, parsed)
             return Response(payload, status, reply_headers)
-        return StreamingResponse(
+        return TimelyStreamingResponse(
             self._relay(answer, ready),
             status_code=200,
             headers=reply_headers,
             background=BackgroundTask(answer.aclose),
+            seconds=self.config.client_timeout,
         )
 
     async def _relay(self, answer: httpx2.Response, ready: Prepared) -> AsyncIterator[bytes]:
