@@ -206,3 +206,52 @@ def test_a_client_that_leaves_before_the_answer_starts_stops_the_upstream_reques
     last = said_as_stored({"role": "assistant", "content": answer.json()["content"]})
     assert served_store.conversations() == [[QUESTION, reply, follow_up, last]]
     assert fake_anthropic.violations == []
+
+
+def reply_of(lines: Iterator[str]) -> dict[str, Any]:
+    """The assistant message a stream's text deltas make (asserting it ended whole)."""
+    events = [json.loads(line[5:]) for line in lines if line.startswith("data:")]
+    assert events[-1]["type"] == "message_stop", events[-1]
+    text = "".join(e["delta"]["text"] for e in events if e["type"] == "content_block_delta")
+    return said("assistant", text)
+
+
+def test_a_retry_racing_the_original_gets_an_answer_and_records_one(
+    served_store: Served, fake_anthropic: FakeAnthropic, release: threading.Event
+) -> None:
+    # The original's stream is under way when the same request comes again (an SDK that gave
+    # up on the first, but whose first connection is still open), and finishes first.
+    fake_anthropic.enqueue(
+        fake.held(fake.message("The original answer, written slowly."), release),
+        fake.message("The retry's answer."),
+    )
+    with (
+        httpx2.Client(base_url=served_store.url, timeout=SECONDS) as http,
+        http.stream("POST", "/v1/messages", json=body(QUESTION), headers=HEADERS) as original,
+    ):
+        lines = original.iter_lines()
+        assert next(line for line in lines if line == "event: content_block_delta")
+        with http.stream("POST", "/v1/messages", json=body(QUESTION), headers=HEADERS) as retry:
+            retried = reply_of(retry.iter_lines())
+        release.set()
+        first = reply_of(lines)  # the rest of it
+    assert retried["content"][0]["text"] == "The retry's answer."
+
+    # Both got a whole answer; the first to complete is the session's, the other is not
+    # recorded (nor appended twice, nor mixed in).
+    assert first["content"][0]["text"].endswith("written slowly.")
+    assert served_store.conversations() == [[QUESTION, retried]]
+    assert 'abridged_serve_replies{outcome="superseded"} 1' in (
+        httpx2.get(f"{served_store.url}/metrics").text
+    )
+
+    # Each client carries on with the answer it got: the retry's in the session, the
+    # original's in a branch.
+    follow_up = said("user", "And the header row?")
+    for kept in (retried, first):
+        answer = post(served_store.url, body(QUESTION, kept, follow_up, stream=False))
+        assert answer.status_code == 200, answer.text
+    main, branch = served_store.conversations()
+    assert main[:3] == [QUESTION, retried, follow_up]
+    assert branch[:3] == [QUESTION, first, follow_up]
+    assert fake_anthropic.violations == []
