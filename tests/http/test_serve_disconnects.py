@@ -12,6 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -19,15 +20,16 @@ from urllib.parse import urlsplit
 import attrs
 import httpx2
 import pytest
+import uvicorn
 
 from abridged.adapters.bootstrap import bootstrap
-from abridged.adapters.http import ServeConfig
+from abridged.adapters.http import ServeConfig, create_app
 from abridged.application.service import Sessions
 from abridged.domain.events import MessageAppended
 from tests.support import fake_anthropic as fake
 from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
 from tests.support.postgres import fresh_database
-from tests.support.serve import served
+from tests.support.serve import free_port, served
 
 MODEL = "claude-sonnet-4-6"
 HEADERS = {"x-api-key": TEST_API_KEY, "anthropic-version": "2023-06-01"}
@@ -255,3 +257,62 @@ def test_a_retry_racing_the_original_gets_an_answer_and_records_one(
     assert main[:3] == [QUESTION, retried, follow_up]
     assert branch[:3] == [QUESTION, first, follow_up]
     assert fake_anthropic.violations == []
+
+
+@contextmanager
+def serving(config: ServeConfig, store: Sessions) -> Iterator[tuple[str, uvicorn.Server]]:
+    """`served`, with the server, whose open connections show when it saw a client leave."""
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(config, store), port=port, log_level="warning", lifespan="on")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + SECONDS
+    while not server.started:
+        assert thread.is_alive(), "the server did not start"
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}", server
+    finally:
+        server.should_exit = True
+        thread.join(SECONDS)
+
+
+def test_a_client_that_leaves_while_its_request_is_prepared_sends_nothing_upstream(
+    fake_anthropic: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = bootstrap(tmp_path / "sessions.sqlite3")
+    preparing, prepared = threading.Event(), threading.Event()
+    prepare = store.prepare_request
+
+    def slowly(*args: Any, **kwargs: Any) -> Any:  # a long compaction, say
+        preparing.set()
+        prepared.wait(SECONDS)
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(store, "prepare_request", slowly)
+    config = ServeConfig(db=":memory:", upstream=fake_anthropic.base_url, upstream_timeout=60.0)
+    with serving(config, store) as (url, server):
+        with sent_and_left_open(url, body(QUESTION)):
+            assert preparing.wait(SECONDS)
+        deadline = time.monotonic() + SECONDS
+        while server.server_state.connections:  # until the server saw the client leave
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        prepared.set()
+        wait_for_metric(url, 'abridged_serve_abandoned{stage="upstream"} 1')
+        monkeypatch.undo()
+
+        # The session was written whole (a write is not cut in half), nothing went upstream.
+        assert fake_anthropic.requests_to() == []
+        reader = Served(url, store)
+        assert reader.conversations() == [[QUESTION]]
+
+        # The client's retry finds its question there (not appended twice) and goes on.
+        answer = post(url, body(QUESTION, stream=False))
+        assert answer.status_code == 200, answer.text
+        reply = said_as_stored({"role": "assistant", "content": answer.json()["content"]})
+        assert reader.conversations() == [[QUESTION, reply]]
+    store.close()
