@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import socket
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -113,9 +115,19 @@ def test_a_client_that_dies_mid_upload_leaves_nothing_and_no_failure_logged(
     assert "abridged_serve_refused" not in httpx2.get(f"{proxy}/metrics").text
 
 
+def socket_buffers_megabytes() -> int:
+    """The most the kernel's socket buffers between the upstream and the client may hold:
+    two send buffers and a receive buffer at their largest (Linux grows them on loopback)."""
+    try:
+        send = int(Path("/proc/sys/net/ipv4/tcp_wmem").read_text().split()[2])
+        receive = int(Path("/proc/sys/net/ipv4/tcp_rmem").read_text().split()[2])
+    except (OSError, IndexError, ValueError):
+        return 64
+    return math.ceil((2 * send + receive) / (1 << 20))
+
+
 def huge_stream(megabytes: int) -> bytes:
-    """A streamed reply of `megabytes` one-megabyte text deltas (more than every socket
-    buffer between the upstream and the client holds)."""
+    """A streamed reply of `megabytes` one-megabyte text deltas."""
     piece = "x" * (1 << 20)
     events: list[tuple[str, dict[str, Any]]] = [
         (
@@ -161,7 +173,9 @@ def huge_stream(megabytes: int) -> bytes:
 def test_a_client_that_stops_reading_a_stream_is_cut_off_and_the_upstream_closed(
     proxy: str, fake_anthropic: FakeAnthropic, store: Sessions
 ) -> None:
-    fake_anthropic.enqueue(fake.malformed(huge_stream(48), "text/event-stream"))
+    # More than the sockets between them hold: the upstream cannot send it all unread.
+    reply = huge_stream(socket_buffers_megabytes() + 8)
+    fake_anthropic.enqueue(fake.malformed(reply, "text/event-stream"))
     raw = json.dumps(BODY | {"stream": True}).encode()
     with connected(proxy, receive_buffer=4096) as sock:
         sock.sendall(request_head("/v1/messages", len(raw)) + raw)
