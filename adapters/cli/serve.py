@@ -13,6 +13,7 @@ from click.decorators import FC
 from abridged.adapters.cli.common import db_option, main, settings_option_values, settings_options
 from abridged.adapters.http.config import (
     CONFIG_VARIABLE,
+    DEFAULT_CLIENT_TIMEOUT,
     DEFAULT_HOST,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_PORT,
@@ -54,6 +55,13 @@ def _shown(flag: str, kind: click.ParamType[Any], default: object, help: str) ->
     "Seconds one upstream request may take, its streamed reply included.",
 )
 @_shown(
+    "--client-timeout",
+    click.FloatRange(min=0, min_open=True),
+    DEFAULT_CLIENT_TIMEOUT,
+    "Seconds a client may take to send a request's body (else 408), and to take each part "
+    "of a streamed reply (else its connection is closed).",
+)
+@_shown(
     "--max-body-bytes",
     click.IntRange(min=1),
     DEFAULT_MAX_BODY_BYTES,
@@ -89,6 +97,7 @@ def serve(
     port: int,
     workers: int,
     upstream_timeout: float,
+    client_timeout: float,
     max_body_bytes: int,
     log_level: str,
     context_window: int | None,
@@ -114,6 +123,7 @@ def serve(
         db=db,
         upstream=upstream,
         upstream_timeout=upstream_timeout,
+        client_timeout=client_timeout,
         max_body_bytes=max_body_bytes,
         tokens=token_map,
         context_window=context_window,

@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from abridged.adapters.bootstrap import bootstrap, persistence_env
+from abridged.adapters.http.clients import BodyDeadline
 from abridged.adapters.http.config import ServeConfig
 from abridged.adapters.http.locks import RequestLocks
 from abridged.adapters.http.metrics import ServeMetrics
@@ -91,6 +92,7 @@ def create_app(config: ServeConfig, sessions: Sessions | None = None) -> FastAPI
     # The limit is checked before the body is read, and before the bearer token: FastAPI
     # reads a route's JSON body before it runs its dependencies.
     app.include_router(sessions_router(service), max_body_size=config.max_body_bytes)
+    app.add_middleware(BodyDeadline, seconds=config.client_timeout)
     return app
 
 

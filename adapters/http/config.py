@@ -18,6 +18,8 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8787
 DEFAULT_UPSTREAM_TIMEOUT = 600.0
 """Seconds one upstream request may take, its streamed reply included."""
+DEFAULT_CLIENT_TIMEOUT = 120.0
+"""Seconds a client may take to send a request's body, and to take each part of a stream."""
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 """The Messages API's own limit on a request body (32 MB)."""
 CONFIG_VARIABLE = "ABRIDGED_SERVE_CONFIG"
@@ -37,6 +39,7 @@ class ServeConfig:
     upstream: str = DEFAULT_UPSTREAM
     upstream_timeout: float = DEFAULT_UPSTREAM_TIMEOUT
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    client_timeout: float = DEFAULT_CLIENT_TIMEOUT
     tokens: Mapping[str, str] = attrs.field(factory=dict)
     preset: str = "default"
     overrides: Mapping[str, Any] = attrs.field(factory=dict)

@@ -22,10 +22,17 @@ import anyio
 import attrs
 import httpx2
 from starlette.background import BackgroundTask
-from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
 
 from abridged.adapters.anthropic.errors import too_long_counts
+from abridged.adapters.http.clients import (
+    BodyTimeoutError,
+    ClientGoneError,
+    TimelyStreamingResponse,
+    late_body,
+    unless_gone,
+)
 from abridged.adapters.http.config import ServeConfig, tenant_of
 from abridged.adapters.http.errors import (
     ApiError,
@@ -134,6 +141,11 @@ class MessagesProxy:
             check_sendable(body, skip="messages")  # the messages: as they are parsed
             name = session_name(request.headers, body)
             ready = await anyio.to_thread.run_sync(self._prepare, tenant, name, body)
+        except ClientDisconnect:
+            return self._abandoned("body")
+        except BodyTimeoutError as late:
+            self.metrics.add("abridged.serve.refused", attributes={"type": "timeout_error"})
+            return late_body(late)
         except ApiError as refused:
             self.metrics.add("abridged.serve.refused", attributes={"type": refused.kind})
             return error_response(refused.status, refused.kind, refused.message)
@@ -144,7 +156,12 @@ class MessagesProxy:
             self.metrics.add("abridged.serve.refused", attributes={"type": "api_error"})
             return error_response(500, "api_error", "abridged: the request failed; try again")
         self.metrics.add("abridged.serve.requests", attributes={"path": "messages"})
-        return await self._forward(headers, ready)
+        try:
+            return await self._forward(request, headers, ready)
+        except ClientGoneError:
+            # Nobody reads the answer: the upstream request is closed, not waited for (the
+            # messages the client sent stay appended, as after an upstream refusal).
+            return self._abandoned("upstream")
 
     async def count_tokens(self, request: Request) -> Response:
         """Forwarded as the client sent it: a count stores nothing."""
@@ -153,6 +170,8 @@ class MessagesProxy:
             headers = upstream_headers(request.headers)
             body = await json_body(request, self.config.max_body_bytes)
             check_sendable(body)
+        except BodyTimeoutError as late:
+            return late_body(late)
         except ApiError as refused:
             return error_response(refused.status, refused.kind, refused.message)
         self.metrics.add("abridged.serve.requests", attributes={"path": "count_tokens"})
@@ -303,13 +322,20 @@ class MessagesProxy:
 
     # The upstream.
 
-    async def _forward(self, headers: dict[str, str], ready: Prepared) -> Response:
+    def _abandoned(self, stage: str) -> Response:
+        """What is sent to a client that went away (it reads nothing)."""
+        self.metrics.add("abridged.serve.abandoned", attributes={"stage": stage})
+        return Response(status_code=499)
+
+    async def _forward(
+        self, request: Request, headers: dict[str, str], ready: Prepared
+    ) -> Response:
         content = json.dumps(ready.body, ensure_ascii=False).encode()
         try:
             sent = self.upstream.build_request(
                 "POST", "/v1/messages", content=content, headers=headers
             )
-            answer = await self.upstream.send(sent, stream=True)
+            answer = await unless_gone(request, lambda: self.upstream.send(sent, stream=True))
         except httpx2.TimeoutException:
             self.metrics.add("abridged.serve.upstream_errors", attributes={"type": "timeout"})
             return error_response(504, "timeout_error", "abridged: the upstream did not answer")
@@ -321,22 +347,23 @@ class MessagesProxy:
         streamed = answer.headers.get("content-type", "").startswith("text/event-stream")
         if answer.status_code != 200 or not streamed:
             try:
-                payload = await answer.aread()
+                payload = await unless_gone(request, answer.aread)
             except httpx2.HTTPError:
-                await answer.aclose()
                 return error_response(502, "api_error", "abridged: the upstream's answer broke off")
-            await answer.aclose()
+            finally:
+                await answer.aclose()
             status, payload, parsed = upstream_answer(
                 answer.status_code, payload, request_id=answer.headers.get("request-id")
             )
             reply_headers["content-type"] = "application/json"
             await anyio.to_thread.run_sync(self._learn, ready, status, parsed)
             return Response(payload, status, reply_headers)
-        return StreamingResponse(
+        return TimelyStreamingResponse(
             self._relay(answer, ready),
             status_code=200,
             headers=reply_headers,
             background=BackgroundTask(answer.aclose),
+            seconds=self.config.client_timeout,
         )
 
     async def _relay(self, answer: httpx2.Response, ready: Prepared) -> AsyncIterator[bytes]:

@@ -25,6 +25,8 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import select
+import socket
 import sys
 import threading
 import time
@@ -120,6 +122,18 @@ class Response:
     splits: tuple[int, ...] = ()
     """Offsets in the body where the server flushes and pauses (`SPLIT_PAUSE`), so the
     client reads the pieces apart, as from a network that splits a stream anywhere."""
+    hold: threading.Event | None = None
+    """The server waits until it is set: before it answers at all, or, for a streamed
+    reply, after the events up to the first delta. A client that closes the connection
+    meanwhile is noted (`FakeAnthropic.abandoned`) and the rest is not sent."""
+    hold_whole: bool = False
+    """A stream too is held back before it starts (its headers included)."""
+
+
+def held(response: Response, until: threading.Event, *, whole: bool = False) -> Response:
+    """`response`, held back until `until` is set (a stream after its first delta, unless
+    `whole`: then before its headers)."""
+    return attrs.evolve(response, hold=until, hold_whole=whole)
 
 
 def message(
@@ -298,6 +312,15 @@ class _Reply:
     """For a dropped stream: how many bytes of `payload` are sent before closing."""
     delay: float = 0.0
     splits: tuple[int, ...] = ()
+    hold: threading.Event | None = None
+    held_from: int = 0
+    """How many bytes of `payload` are sent before waiting for `hold`."""
+
+
+def _held_from(payload: bytes) -> int:
+    """Where a held stream pauses: after its first delta (the client has begun to read)."""
+    first = payload.find(b"event: content_block_delta")
+    return payload.index(b"\n\n", first) + 2 if first >= 0 else 0
 
 
 class FakeAnthropic:
@@ -310,6 +333,11 @@ class FakeAnthropic:
         self._model_rules: dict[str, Response] = {}
         self._client: anthropic.Anthropic | None = None
         self.requests: list[ReceivedRequest] = []
+        self.holding = threading.Semaphore(0)
+        """Released once for each answer as it starts to be held back (`Response.hold`)."""
+        self.abandoned = threading.Semaphore(0)
+        """Released once for each answer whose client closed the connection before all of it
+        was sent (while it was held back, or being written)."""
         self.context_window = DEFAULT_CONTEXT_WINDOW
         self.reply_text = CANNED_TEXT
         self.compaction_text = CANNED_TEXT
@@ -376,6 +404,8 @@ class FakeAnthropic:
             self._queues.clear()
             self._model_rules.clear()
             self.requests.clear()
+            self.holding = threading.Semaphore(0)
+            self.abandoned = threading.Semaphore(0)
             self.context_window = DEFAULT_CONTEXT_WINDOW
             self.reply_text = CANNED_TEXT
             self.compaction_text = CANNED_TEXT
@@ -445,10 +475,22 @@ class FakeAnthropic:
             payload = _sse(reply_body, response.midstream_error)
             reply_headers["content-type"] = "text/event-stream; charset=utf-8"
             cut_at = len(payload) // 2 if response.cut_stream else None
-            return _Reply(200, reply_headers, payload, cut_at, response.delay)
+            return _Reply(
+                200,
+                reply_headers,
+                payload,
+                cut_at,
+                response.delay,
+                hold=response.hold,
+                held_from=0 if response.hold_whole else _held_from(payload),
+            )
         reply_headers["content-type"] = "application/json"
         return _Reply(
-            response.status, reply_headers, json.dumps(reply_body).encode(), delay=response.delay
+            response.status,
+            reply_headers,
+            json.dumps(reply_body).encode(),
+            delay=response.delay,
+            hold=response.hold,
         )
 
     def _choose(
@@ -670,6 +712,8 @@ class _Handler(BaseHTTPRequestHandler):
         reply = self.fake.answer(method, self.path, headers, raw)
         if reply.delay:
             time.sleep(reply.delay)
+        if reply.hold is not None and not reply.held_from and not self._held(reply.hold):
+            return
         self.send_response(reply.status, _REASONS.get(reply.status))
         for name, value in reply.headers.items():
             self.send_header(name, value)
@@ -679,12 +723,38 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         self.end_headers()
         payload = reply.payload[: reply.cut_at]
+        if reply.hold is not None and reply.held_from:
+            self.wfile.write(payload[: reply.held_from])
+            self.wfile.flush()
+            if not self._held(reply.hold):
+                return
+            payload = payload[reply.held_from :]
         starts = (0, *reply.splits)
         for start, end in zip(starts, (*reply.splits, len(payload)), strict=True):
-            self.wfile.write(payload[start:end])
-            self.wfile.flush()
+            try:
+                self.wfile.write(payload[start:end])
+                self.wfile.flush()
+            except ConnectionError:
+                self.close_connection = True
+                self.fake.abandoned.release()
+                return
             if end < len(payload):
                 time.sleep(SPLIT_PAUSE)
+
+    def _held(self, hold: threading.Event) -> bool:
+        """Waits for `hold`; False (and noted) when the client closed the connection first."""
+        self.fake.holding.release()
+        while not hold.wait(0.01):
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            try:
+                gone = bool(readable) and not self.connection.recv(1, socket.MSG_PEEK)
+            except ConnectionError:
+                gone = True
+            if gone:
+                self.close_connection = True
+                self.fake.abandoned.release()
+                return False
+        return True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the test output is no place for an access log

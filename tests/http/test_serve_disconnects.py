@@ -1,0 +1,318 @@
+"""Clients that go away: a user who stops a streamed reply (Esc in Claude Code), an SDK that
+gives up on a request and sends it again. The upstream stops being paid for what nobody
+reads, nothing half is recorded, the session's lock is free, and the client's next request
+(with or without the reply it cut) reaches the upstream whole and valid, in the same session.
+Run on a SQLite file and on PostgreSQL, with the stores' own locks (the application opens
+its store as `abridged serve` does)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+import httpx2
+import pytest
+import uvicorn
+
+from abridged.adapters.bootstrap import bootstrap
+from abridged.adapters.http import ServeConfig, create_app
+from abridged.application.service import Sessions
+from abridged.domain.events import MessageAppended
+from tests.support import fake_anthropic as fake
+from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
+from tests.support.postgres import fresh_database
+from tests.support.serve import free_port, served
+
+MODEL = "claude-sonnet-4-6"
+HEADERS = {"x-api-key": TEST_API_KEY, "anthropic-version": "2023-06-01"}
+SECONDS = 10.0
+"""How long a test waits for what must happen (far longer than it takes)."""
+
+
+def said(role: str, text: str) -> dict[str, Any]:
+    return {"role": role, "content": [{"type": "text", "text": text}]}
+
+
+QUESTION = said("user", "Why does the export drop the last row?")
+PARTIAL = said("assistant", "The user asked to fix the CSV export")
+INTERRUPTED = said("user", "[Request interrupted by user]")
+
+
+@attrs.frozen
+class Served:
+    url: str
+    store: Sessions
+    """A second service on the same store, to read what the proxy wrote."""
+
+    def conversations(self) -> list[list[dict[str, Any]]]:
+        """Each session's messages as stored (role and content), oldest session first."""
+        sessions = sorted(self.store.list_sessions().sessions, key=lambda info: info.created_at)
+        return [
+            [
+                said_as_stored(event.message.to_wire())
+                for event in self.store.history(info.id)
+                if isinstance(event, MessageAppended)
+            ]
+            for info in sessions
+        ]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def served_store(
+    request: pytest.FixtureRequest, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> Iterator[Served]:
+    if request.param == "postgres":
+        db = fresh_database(request.getfixturevalue("postgres_server"))
+    else:
+        db = str(tmp_path / "sessions.sqlite3")
+    store = bootstrap(db)  # the tables exist before the application opens them
+    config = ServeConfig(db=db, upstream=fake_anthropic.base_url, upstream_timeout=60.0)
+    try:
+        with served(config) as url:
+            yield Served(url, store)
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def release() -> Iterator[threading.Event]:
+    """What a held upstream answer waits for; set at the end whatever happened."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def body(*messages: dict[str, Any], stream: bool = True) -> dict[str, Any]:
+    return {"model": MODEL, "max_tokens": 200, "messages": list(messages), "stream": stream}
+
+
+def cut_mid_stream(url: str, messages: list[dict[str, Any]]) -> None:
+    """Sends a streamed request and closes the connection once the first delta arrived."""
+    with (
+        httpx2.Client(base_url=url, timeout=SECONDS) as http,
+        http.stream("POST", "/v1/messages", json=body(*messages), headers=HEADERS) as answer,
+    ):
+        assert answer.status_code == 200
+        for line in answer.iter_lines():
+            if line == "event: content_block_delta":
+                break
+
+
+def post(url: str, payload: dict[str, Any]) -> httpx2.Response:
+    with httpx2.Client(base_url=url, timeout=SECONDS) as http:
+        answer = http.post("/v1/messages", json=payload, headers=HEADERS)
+        answer.read()
+        return answer
+
+
+ASKED_AGAIN = [QUESTION]
+INTERRUPTION_IN_THE_QUESTION = [
+    {"role": "user", "content": QUESTION["content"] + INTERRUPTED["content"]}
+]
+CUT_REPLY_KEPT = [QUESTION, PARTIAL, INTERRUPTED]
+
+
+@pytest.mark.parametrize(
+    ("history", "appended"),
+    [(ASKED_AGAIN, True), (CUT_REPLY_KEPT, True), (INTERRUPTION_IN_THE_QUESTION, False)],
+    ids=["asked again", "cut reply kept", "interruption in the question"],
+)
+def test_a_stream_the_client_stops_stops_upstream_and_the_session_goes_on(
+    served_store: Served,
+    fake_anthropic: FakeAnthropic,
+    release: threading.Event,
+    history: list[dict[str, Any]],
+    appended: bool,
+) -> None:
+    fake_anthropic.enqueue(fake.held(fake.message(fake.CANNED_TEXT), release))
+    cut_mid_stream(served_store.url, [QUESTION])
+
+    # The upstream's connection is closed: the reply stops being generated (and paid for).
+    assert fake_anthropic.abandoned.acquire(timeout=SECONDS)
+    # Nothing of the cut reply is recorded.
+    assert served_store.conversations() == [[QUESTION]]
+
+    # The client goes on with what it kept; the session's lock is free, the request whole.
+    answer = post(served_store.url, body(*history, stream=False))
+    assert answer.status_code == 200, answer.text
+    sent = fake_anthropic.requests_to()[-1].body["messages"]
+    assert [said_as_stored(m) for m in sent] == history
+    assert fake_anthropic.violations == []
+    reply = said_as_stored({"role": "assistant", "content": answer.json()["content"]})
+    if appended:
+        assert served_store.conversations() == [[*history, reply]]
+    else:  # a history that differs goes to a branch, never into the session
+        assert served_store.conversations() == [[QUESTION], [*history, reply]]
+
+
+def said_as_stored(message: dict[str, Any]) -> dict[str, Any]:
+    """Role and content, without the proxy's cache markers."""
+    content = [
+        {key: value for key, value in block.items() if key != "cache_control"}
+        for block in message["content"]
+    ]
+    return {"role": message["role"], "content": content}
+
+
+def sent_and_left_open(url: str, payload: dict[str, Any]) -> socket.socket:
+    """A connection on which a whole request was sent, and nothing read yet."""
+    raw = json.dumps(payload).encode()
+    split = urlsplit(url)
+    sock = socket.create_connection((split.hostname, split.port))
+    head = [b"POST /v1/messages HTTP/1.1", b"host: test", b"content-type: application/json"]
+    head += [f"{name}: {value}".encode() for name, value in HEADERS.items()]
+    head.append(b"content-length: %d" % len(raw))
+    sock.sendall(b"\r\n".join(head) + b"\r\n\r\n" + raw)
+    return sock
+
+
+def wait_for_metric(url: str, line: str) -> None:
+    """Until the proxy's `/metrics` shows `line` (what it does for a client that left
+    cannot be seen from the client's side)."""
+    deadline = time.monotonic() + SECONDS
+    while line not in httpx2.get(f"{url}/metrics").text:
+        assert time.monotonic() < deadline, f"no {line} in /metrics"
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_client_that_leaves_before_the_answer_starts_stops_the_upstream_request(
+    served_store: Served, fake_anthropic: FakeAnthropic, release: threading.Event, stream: bool
+) -> None:
+    # An SDK gives up (its timeout) while the upstream has not begun to answer.
+    nobody_waits = fake.message("The answer nobody waits for.")
+    fake_anthropic.enqueue(fake.held(nobody_waits, release, whole=True))
+    with sent_and_left_open(served_store.url, body(QUESTION, stream=stream)):
+        assert fake_anthropic.holding.acquire(timeout=SECONDS)
+
+    # The proxy closes the upstream request rather than wait for an answer nobody reads.
+    assert fake_anthropic.abandoned.acquire(timeout=SECONDS)
+    wait_for_metric(served_store.url, 'abridged_serve_abandoned{stage="upstream"} 1')
+    assert served_store.conversations() == [[QUESTION]]
+
+    # Its retry is answered and recorded; the conversation goes on in the same session.
+    answer = post(served_store.url, body(QUESTION, stream=False))
+    assert answer.status_code == 200, answer.text
+    reply = said_as_stored({"role": "assistant", "content": answer.json()["content"]})
+    follow_up = said("user", "And the header row?")
+    answer = post(served_store.url, body(QUESTION, reply, follow_up, stream=False))
+    assert answer.status_code == 200, answer.text
+    last = said_as_stored({"role": "assistant", "content": answer.json()["content"]})
+    assert served_store.conversations() == [[QUESTION, reply, follow_up, last]]
+    assert fake_anthropic.violations == []
+
+
+def reply_of(lines: Iterator[str]) -> dict[str, Any]:
+    """The assistant message a stream's text deltas make (asserting it ended whole)."""
+    events = [json.loads(line[5:]) for line in lines if line.startswith("data:")]
+    assert events[-1]["type"] == "message_stop", events[-1]
+    text = "".join(e["delta"]["text"] for e in events if e["type"] == "content_block_delta")
+    return said("assistant", text)
+
+
+def test_a_retry_racing_the_original_gets_an_answer_and_records_one(
+    served_store: Served, fake_anthropic: FakeAnthropic, release: threading.Event
+) -> None:
+    # The original's stream is under way when the same request comes again (an SDK that gave
+    # up on the first, but whose first connection is still open), and finishes first.
+    fake_anthropic.enqueue(
+        fake.held(fake.message("The original answer, written slowly."), release),
+        fake.message("The retry's answer."),
+    )
+    with (
+        httpx2.Client(base_url=served_store.url, timeout=SECONDS) as http,
+        http.stream("POST", "/v1/messages", json=body(QUESTION), headers=HEADERS) as original,
+    ):
+        lines = original.iter_lines()
+        assert next(line for line in lines if line == "event: content_block_delta")
+        with http.stream("POST", "/v1/messages", json=body(QUESTION), headers=HEADERS) as retry:
+            retried = reply_of(retry.iter_lines())
+        release.set()
+        first = reply_of(lines)  # the rest of it
+    assert retried["content"][0]["text"] == "The retry's answer."
+
+    # Both got a whole answer; the first to complete is the session's, the other is not
+    # recorded (nor appended twice, nor mixed in).
+    assert first["content"][0]["text"].endswith("written slowly.")
+    assert served_store.conversations() == [[QUESTION, retried]]
+    assert 'abridged_serve_replies{outcome="superseded"} 1' in (
+        httpx2.get(f"{served_store.url}/metrics").text
+    )
+
+    # Each client carries on with the answer it got: the retry's in the session, the
+    # original's in a branch.
+    follow_up = said("user", "And the header row?")
+    for kept in (retried, first):
+        answer = post(served_store.url, body(QUESTION, kept, follow_up, stream=False))
+        assert answer.status_code == 200, answer.text
+    main, branch = served_store.conversations()
+    assert main[:3] == [QUESTION, retried, follow_up]
+    assert branch[:3] == [QUESTION, first, follow_up]
+    assert fake_anthropic.violations == []
+
+
+@contextmanager
+def serving(config: ServeConfig, store: Sessions) -> Iterator[tuple[str, uvicorn.Server]]:
+    """`served`, with the server, whose open connections show when it saw a client leave."""
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(config, store), port=port, log_level="warning", lifespan="on")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + SECONDS
+    while not server.started:
+        assert thread.is_alive(), "the server did not start"
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}", server
+    finally:
+        server.should_exit = True
+        thread.join(SECONDS)
+
+
+def test_a_client_that_leaves_while_its_request_is_prepared_sends_nothing_upstream(
+    fake_anthropic: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = bootstrap(tmp_path / "sessions.sqlite3")
+    preparing, prepared = threading.Event(), threading.Event()
+    prepare = store.prepare_request
+
+    def slowly(*args: Any, **kwargs: Any) -> Any:  # a long compaction, say
+        preparing.set()
+        prepared.wait(SECONDS)
+        return prepare(*args, **kwargs)
+
+    monkeypatch.setattr(store, "prepare_request", slowly)
+    config = ServeConfig(db=":memory:", upstream=fake_anthropic.base_url, upstream_timeout=60.0)
+    with serving(config, store) as (url, server):
+        with sent_and_left_open(url, body(QUESTION)):
+            assert preparing.wait(SECONDS)
+        deadline = time.monotonic() + SECONDS
+        while server.server_state.connections:  # until the server saw the client leave
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        prepared.set()
+        wait_for_metric(url, 'abridged_serve_abandoned{stage="upstream"} 1')
+        monkeypatch.undo()
+
+        # The session was written whole (a write is not cut in half), nothing went upstream.
+        assert fake_anthropic.requests_to() == []
+        reader = Served(url, store)
+        assert reader.conversations() == [[QUESTION]]
+
+        # The client's retry finds its question there (not appended twice) and goes on.
+        answer = post(url, body(QUESTION, stream=False))
+        assert answer.status_code == 200, answer.text
+        reply = said_as_stored({"role": "assistant", "content": answer.json()["content"]})
+        assert reader.conversations() == [[QUESTION, reply]]
+    store.close()
