@@ -67,6 +67,19 @@ class Compact(BaseModel):
     instructions: str | None = None
 
 
+class Withdraw(BaseModel):
+    """`Sessions.withdraw_turn`'s arguments: the messages from `position` (by default the
+    last user prompt in view) to the end leave the view."""
+
+    position: int | None = Field(default=None, ge=0)
+    reason: str = Field(default="withdrawn by the host", min_length=1)
+
+
+class Withdrawn(BaseModel):
+    count: int
+    """How many messages left the view (history keeps them)."""
+
+
 class Started(BaseModel):
     id: UUID
 
@@ -231,6 +244,16 @@ def sessions_router(sessions: Sessions) -> APIRouter:  # noqa: PLR0915
         """Compacts now (`/compact`); 422 when there is nothing to compact."""
         await call(owned, session_id, tenant)
         return dict(_plain(await call(sessions.compact, session_id, body.instructions)))
+
+    @router.post("/{session_id}/withdraw", response_model=Withdrawn)
+    async def withdraw(session_id: UUID, body: Withdraw, tenant: Tenant) -> Withdrawn:
+        """Takes the end of the conversation out of the view (a refused turn, an edited
+        prompt); 422 when the retained tail does not hold that message."""
+        await call(owned, session_id, tenant)
+        count = await call(
+            sessions.withdraw_turn, session_id, position=body.position, reason=body.reason
+        )
+        return Withdrawn(count=count)
 
     @router.get("/{session_id}/stats")
     async def stats(session_id: UUID, tenant: Tenant) -> dict[str, Any]:

@@ -89,6 +89,38 @@ def test_a_manual_compaction_and_a_deletion(secured: str) -> None:
         assert client.get("/v1/sessions").json()["sessions"] == []
 
 
+def test_a_refused_turn_is_taken_back_over_http(secured: str) -> None:
+    with api(secured, TOKEN_A) as client:
+        session_id = start(client)
+        messages = f"/v1/sessions/{session_id}/messages"
+        client.post(messages, json={"message": {"role": "user", "content": "Hello."}})
+        client.post(
+            f"/v1/sessions/{session_id}/replies",
+            json={"message": {"role": "assistant", "content": "Hi."}},
+        )
+        client.post(messages, json={"message": {"role": "user", "content": "Break in."}})
+        refusal = {"role": "assistant", "content": "I", "stop_reason": "refusal"}
+        client.post(f"/v1/sessions/{session_id}/replies", json={"message": refusal})
+
+        withdrawn = client.post(f"/v1/sessions/{session_id}/withdraw", json={"reason": "refusal"})
+
+        assert withdrawn.status_code == 200, withdrawn.text
+        assert withdrawn.json() == {"count": 2}
+        again = client.post(messages, json={"message": {"role": "user", "content": "Help."}})
+        assert again.json() == {"position": 2}
+        request = client.post(f"/v1/sessions/{session_id}/prepare").json()["request"]
+        assert "Break in." not in str(request["messages"])
+        too_far = client.post(f"/v1/sessions/{session_id}/withdraw", json={"position": 9})
+        assert too_far.status_code == 422
+        assert "TurnNotWithdrawableError" in too_far.json()["detail"]
+        assert (
+            client.post(f"/v1/sessions/{session_id}/withdraw", json={"position": -1}).status_code
+            == 422
+        )
+    with api(secured, TOKEN_B) as other:
+        assert other.post(f"/v1/sessions/{session_id}/withdraw", json={}).status_code == 404
+
+
 def test_a_bad_message_is_refused_and_nothing_is_written(secured: str) -> None:
     with api(secured, TOKEN_A) as client:
         session_id = start(client)
