@@ -61,6 +61,7 @@ from abridged.adapters.http.wire import (
     TOKEN_HEADER,
     check_messages_request,
     check_sendable,
+    joined_user_turns,
     json_body,
     outgoing,
     response_headers,
@@ -138,6 +139,7 @@ class MessagesProxy:
             headers = upstream_headers(request.headers)
             body = await json_body(request, self.config.max_body_bytes)
             check_messages_request(body)
+            body["messages"] = joined_user_turns(body["messages"])
             check_sendable(body, skip="messages")  # the messages: as they are parsed
             name = session_name(request.headers, body)
             ready = await anyio.to_thread.run_sync(self._prepare, tenant, name, body)

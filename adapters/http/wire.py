@@ -192,6 +192,36 @@ def check_messages_request(body: Mapping[str, Any]) -> None:
         )
 
 
+def joined_user_turns(messages: list[Any]) -> list[Any]:
+    """`messages` with each run of consecutive user messages joined into one, as the API
+    joins them ("Consecutive `user` or `assistant` turns in your request will be combined
+    into a single turn"): the tool rules then apply to the joined turn, as they do
+    upstream, and the session stores the turn the model is sent. A client that sends an
+    interruption, or a note after its tool results, as a message of its own is answered
+    instead of refused. Anything not shaped as a message is left for the parse to refuse."""
+    joined: list[Any] = []
+    for message in messages:
+        previous: Any = joined[-1] if joined else None
+        if _user_turn(message) and _user_turn(previous):
+            content = [*_blocks(previous["content"]), *_blocks(message["content"])]
+            joined[-1] = {**previous, "content": content}
+        else:
+            joined.append(message)
+    return joined
+
+
+def _user_turn(message: Any) -> bool:
+    return (
+        isinstance(message, dict)
+        and message.get("role") == "user"
+        and isinstance(message.get("content"), str | list)
+    )
+
+
+def _blocks(content: str | list[Any]) -> list[Any]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else content
+
+
 def _paused(message: dict[str, Any]) -> bool:
     """Whether a final assistant message is a paused turn (`pause_turn`) the client sends
     back to continue: it ends in a server tool's call or result."""
