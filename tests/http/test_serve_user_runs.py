@@ -3,6 +3,8 @@ instead of refusing them, sends the joined turn, and carries on in the same sess
 
 from __future__ import annotations
 
+from typing import Any
+
 import anthropic
 
 from abridged.application.service import Sessions
@@ -10,13 +12,15 @@ from tests.http.test_serve_proxy import MODEL, only_session, stored_messages
 from tests.support.fake_anthropic import FakeAnthropic
 
 CALL = {"type": "tool_use", "id": "toolu_01", "name": "run_command", "input": {"command": "ls"}}
-TOOLS = [{"name": "run_command", "description": "Run it.", "input_schema": {"type": "object"}}]
+TOOLS: list[Any] = [
+    {"name": "run_command", "description": "Run it.", "input_schema": {"type": "object"}}
+]
 
 
 def test_consecutive_user_messages_go_upstream_as_one_turn_in_one_session(
     client: anthropic.Anthropic, fake_anthropic: FakeAnthropic, store: Sessions
 ) -> None:
-    history: list[dict[str, object]] = [
+    history: list[Any] = [
         {"role": "user", "content": "List the files."},
         {"role": "assistant", "content": [CALL]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01"}]},
