@@ -125,7 +125,9 @@ def start_serve(db: str, upstream: str, trace: str | None) -> Served:
     if trace:
         env["PYTHONPATH"] = f"{Path(__file__).parent / 'soak_site'}:{ROOT}"
         env["ABRIDGED_SOAK_TRACE"] = trace
-    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command, env=env, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     served = Served(process, f"http://127.0.0.1:{port}")
     threading.Thread(target=served.watch, daemon=True).start()
     deadline = time.monotonic() + 300
@@ -139,6 +141,25 @@ def start_serve(db: str, upstream: str, trace: str | None) -> Served:
         time.sleep(0.2)
     process.kill()
     raise SystemExit(f"abridged serve did not start ({served.started} of {WORKERS} workers)")
+
+
+def dump(served: Served) -> None:
+    """Asks each worker for its allocations (`--trace`), and waits for them to be written:
+    a dump holds its worker for tens of seconds, so there are two, after the second sample
+    and at the end."""
+    for pid in workers_of(served.process.pid):
+        os.kill(pid, signal.SIGUSR1)
+    time.sleep(60)
+
+
+def stop(served: Served) -> None:
+    """Stops the server and its workers (its own process group), by force after 60 s."""
+    os.killpg(served.process.pid, signal.SIGTERM)
+    try:
+        served.process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(served.process.pid, signal.SIGKILL)
+        served.process.wait(timeout=60)
 
 
 def workers_of(parent: int) -> list[int]:
@@ -190,7 +211,10 @@ def sample(served: Served, server_url: str, db: str, traffic: Traffic, began: fl
         row = conn.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", (db.rsplit("/", 1)[1],)
         ).fetchone()
-    metrics = httpx2.get(f"{served.url}/metrics", timeout=60).text.splitlines()
+    try:
+        metrics = httpx2.get(f"{served.url}/metrics", timeout=120).text.splitlines()
+    except httpx2.HTTPError:
+        metrics = []
     with traffic.lock:
         requests = sum(traffic.counts[k] for k in ("streamed", "not streamed"))
     return Sample(
@@ -331,9 +355,8 @@ def main() -> None:
         samples: list[Sample] = []
         try:
             while True:
-                if trace:
-                    for pid in workers_of(served.process.pid):
-                        os.kill(pid, signal.SIGUSR1)
+                if trace and len(samples) == 2:
+                    dump(served)
                 samples.append(sample(served, server_url, db, traffic, began))
                 print(row(samples[-1]), flush=True)
                 if traffic.over():
@@ -341,6 +364,8 @@ def main() -> None:
                 time.sleep(max(0.0, min(SAMPLE_SECONDS, traffic.deadline - time.monotonic())))
             for thread in threads:
                 thread.join()
+            if trace:
+                dump(served)
             samples.append(sample(served, server_url, db, traffic, began))
             print(row(samples[-1]), flush=True)
             for line in verdict(samples):
@@ -351,7 +376,7 @@ def main() -> None:
             found = check_sessions(db, served, traffic)
             print("check: " + ", ".join(f"{k} {v}" for k, v in sorted(found.items())))
         finally:
-            served.stop()
+            stop(served)
     fake.stdin.close()
     counts = json.loads(fake.stdout.readline() or "{}")
     fake.wait(timeout=30)
