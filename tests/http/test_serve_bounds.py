@@ -9,7 +9,9 @@ import tracemalloc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from abridged.adapters.http.history import Parser
+from abridged.adapters.bootstrap import bootstrap
+from abridged.adapters.http.history import Parser, StoredDigests
+from abridged.domain.messages import Message
 
 
 @contextmanager
@@ -43,3 +45,29 @@ def test_the_parsed_messages_kept_stay_within_their_memory_budget() -> None:
             parser.parse(turn)
         assert memory() <= budget
     assert parser.parse(turns[-1]).messages[0].text == "session 1999, turn 9: go on"
+
+
+def test_the_stored_digests_kept_stay_within_their_memory_budget() -> None:
+    # Sessions as an agent harness makes them: a long system prompt and tools, and many
+    # messages. Kept by their number alone (4,096), such sessions held gigabytes.
+    app = bootstrap(None)
+    system = "You are a careful coding agent. " * 600
+    tools = [{"name": f"tool_{k}", "description": "Does a thing. " * 40,
+              "input_schema": {"type": "object"}} for k in range(20)]  # fmt: skip
+    turns = [Message.user(f"turn {t}") if t % 2 == 0 else Message.assistant(f"done {t}")
+             for t in range(199)]  # fmt: skip
+    sessions = [
+        app.start_session(
+            model="claude-sonnet-4-6", max_output_tokens=1_000, system=system, tools=tools,
+            messages=turns,
+        )
+        for _ in range(60)
+    ]  # fmt: skip
+    budget = 1_000_000
+    with held() as memory:
+        stored = StoredDigests(app, bytes_kept=budget)
+        for session_id in sessions:
+            assert stored.get(session_id) is not None
+        assert memory() <= budget
+    assert len(stored.get(sessions[0]).digests) == len(turns)  # type: ignore[union-attr]
+    app.close()
