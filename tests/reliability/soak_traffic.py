@@ -222,7 +222,9 @@ class Client:
         talk = Conversation(parent.name, list(parent.history[:-2]), parent.digests[:-2])
         talk.session_id = parent.session_id
         talk.parent = parent.session_id
-        if self.send(talk, f"Let us try another way ({self.random.random()})."):
+        tools = any(b.get("type") == "tool_use" for m in talk.history
+                    if isinstance(m["content"], list) for b in m["content"])  # fmt: skip
+        if self.send(talk, f"Let us try another way ({self.random.random()}).", tools=tools):
             self.finish(talk)
         return None
 
