@@ -12,9 +12,11 @@ warm-up (the first quarter of the run), the errors by kind, and a check of a sam
 sessions: the stored messages are the clients', none lost or duplicated; the state a fresh
 process replays from the events is the state the worker serves; the audit passes.
 
-`--trace` loads `soak_site/sitecustomize.py` into the server's processes: each worker
-traces its allocations and, at every sample, writes what holds and what grew to the folder
-printed at the start.
+At the end the workers are asked to collect their garbage and give back the memory malloc
+keeps free (`soak_site/sitecustomize.py`, which the soak loads into the server's processes):
+their RSS then is what they hold, apart from what freed memory left behind. `--trace` makes
+each worker trace its allocations and write what holds and what grew, after the warm-up and
+at the end, to the folder printed at the start.
 """
 
 from __future__ import annotations
@@ -121,9 +123,9 @@ def start_serve(db: str, upstream: str, trace: str | None) -> Served:
         f"--upstream={upstream}", f"--port={port}", f"--workers={WORKERS}",
         "--log-level=info", f"--context-window={CONTEXT_WINDOW}", f"--token=soak={TOKEN}",
     ]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": f"{Path(__file__).parent / 'soak_site'}:{ROOT}"}
+    env["ABRIDGED_SOAK_SITE"] = "1"
     if trace:
-        env["PYTHONPATH"] = f"{Path(__file__).parent / 'soak_site'}:{ROOT}"
         env["ABRIDGED_SOAK_TRACE"] = trace
     process = subprocess.Popen(
         command, env=env, stderr=subprocess.PIPE, text=True, start_new_session=True
@@ -370,6 +372,12 @@ def main() -> None:
             print(row(samples[-1]), flush=True)
             for line in verdict(samples):
                 print(line)
+            for pid in workers_of(served.process.pid):
+                os.kill(pid, signal.SIGUSR2)
+            time.sleep(5)
+            trimmed = sample(served, server_url, db, traffic, began)
+            print("RSS after gc and malloc_trim (what the workers hold): "
+                  + "/".join(f"{mb:.0f}" for mb in trimmed.rss_mb) + " MB")  # fmt: skip
             print("traffic: " + ", ".join(f"{k} {v}" for k, v in sorted(traffic.counts.items())))
             errors = ", ".join(f"{k} {v}" for k, v in traffic.errors.most_common())
             print(f"errors: {errors or 'none'}")

@@ -1,14 +1,18 @@
-"""The soak's allocation tracer, loaded into `abridged serve`'s processes only by the soak
-(`python -m tests.reliability.soak --trace` puts this folder first on their PYTHONPATH).
+"""The soak's probes, loaded into `abridged serve`'s processes only by the soak
+(`python -m tests.reliability.soak` puts this folder first on their PYTHONPATH); the product
+never loads it.
 
-With `ABRIDGED_SOAK_TRACE=<folder>` set, a process starts `tracemalloc` and, on SIGUSR1,
-writes `<folder>/<pid>-<n>.txt`: the lines that hold the most memory, the lines whose
-memory grew most since its first dump, and the object types whose count grew most. The
-product never loads it.
+With `ABRIDGED_SOAK_SITE` set, SIGUSR2 makes a process collect its garbage and hand the
+memory malloc keeps free back to the system (`malloc_trim`): what its RSS is then is what
+it holds. With `ABRIDGED_SOAK_TRACE=<folder>` set too (`--trace`), a process starts
+`tracemalloc` and, on SIGUSR1, writes `<folder>/<pid>-<time>.txt`: the lines that hold the
+most memory, the lines whose memory grew most since its first dump, and the object types
+whose count grew most.
 """
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
 import signal
@@ -51,6 +55,13 @@ def _dump(signum: int, frame: FrameType | None) -> None:
     (Path(FOLDER) / name).write_text("\n".join(lines) + "\n")
 
 
+def _trim(signum: int, frame: FrameType | None) -> None:
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+if os.environ.get("ABRIDGED_SOAK_SITE"):
+    signal.signal(signal.SIGUSR2, _trim)
 if FOLDER:
     tracemalloc.start(1)
     signal.signal(signal.SIGUSR1, _dump)
