@@ -146,8 +146,13 @@ class ClientHistory:
 
 
 PARSED_BYTES_KEPT = 256 * 1024 * 1024
-"""The parsed messages a worker keeps, by the size of their JSON: a conversation's earlier
-messages are parsed once, and a few huge ones cannot take all the memory."""
+"""The memory a worker's parsed messages may hold, each weighed as the size of its JSON
+plus `PARSED_ENTRY_BYTES`: a conversation's earlier messages are parsed once, and neither
+a few huge messages nor millions of small ones can take all the memory."""
+PARSED_ENTRY_BYTES = 640
+"""What one parsed message holds beside its text: the `Message`, its blocks, its digest,
+the cache's key and entry (530 to 580 bytes measured on CPython 3.11). Weighed by its text
+alone, a short message counted an eighth of its memory, and the cache's 256 MB held 2 GB."""
 
 
 class Parser:
@@ -180,7 +185,7 @@ class Parser:
                     self._cache.move_to_end(key)
             if hit is None:
                 message = as_message(stripped(raw))
-                hit = (message, message_digest(message), size)
+                hit = (message, message_digest(message), size + PARSED_ENTRY_BYTES)
                 with self._lock:
                     if key not in self._cache:
                         self._cache[key] = hit
@@ -239,6 +244,26 @@ class Stored:
     """The metadata the session was started with (its tenant, for one)."""
     shape: Shape | None = None
     """The model, output reservation, system prompt and tools it has now."""
+    shape_bytes: int = attrs.field(default=0, eq=False)
+    """About the memory `shape` holds (its system prompt and tools)."""
+
+    @property
+    def weight(self) -> int:
+        """About the memory this holds, for `StoredDigests`'s budget."""
+        return STORED_BASE_BYTES + len(self.digests) * STORED_MESSAGE_BYTES + self.shape_bytes
+
+
+STORED_BYTES_KEPT = 128 * 1024 * 1024
+"""The memory a worker's `StoredDigests` may hold, each session weighed by `Stored.weight`."""
+STORED_SESSIONS_KEPT = 4_096
+"""And how many sessions at most."""
+STORED_BASE_BYTES = 1_024
+"""What a session's entry holds besides its messages' digests and its shape."""
+STORED_MESSAGE_BYTES = 170
+"""What a stored message's digest and version hold (a 64-character string, an int, two
+tuple slots: 161 bytes measured on CPython 3.11). By sessions alone, 4,096 sessions of
+agent harnesses (thousands of messages, a 20 KB system prompt, 50 KB of tools) held over
+a gigabyte."""
 
 
 @attrs.frozen
@@ -256,10 +281,17 @@ class StoredDigests:
     and fast-forwarded with the events written since: those this worker saves as it saves
     them (`Sessions.on_saved`), those of other workers read from the store."""
 
-    def __init__(self, sessions: Sessions, cache_size: int = 4_096) -> None:
+    def __init__(
+        self,
+        sessions: Sessions,
+        cache_size: int = STORED_SESSIONS_KEPT,
+        bytes_kept: int = STORED_BYTES_KEPT,
+    ) -> None:
         self._sessions = sessions
         self._cache: OrderedDict[UUID, Stored] = OrderedDict()
         self._size = cache_size
+        self._budget = bytes_kept
+        self._bytes = 0
         self._lock = threading.Lock()
         sessions.on_saved(self.saved)
 
@@ -298,14 +330,23 @@ class StoredDigests:
             current = self._cache.get(session_id)
             if current is not None and current.version > stored.version:
                 return  # another thread brought it further meanwhile
+            self._bytes += stored.weight - (current.weight if current is not None else 0)
             self._cache[session_id] = stored
             self._cache.move_to_end(session_id)
-            if len(self._cache) > self._size:
-                self._cache.popitem(last=False)
+            while len(self._cache) > 1 and (
+                len(self._cache) > self._size or self._bytes > self._budget
+            ):
+                self._bytes -= self._cache.popitem(last=False)[1].weight
 
     def forget(self, session_id: UUID) -> None:
         with self._lock:
-            self._cache.pop(session_id, None)
+            forgotten = self._cache.pop(session_id, None)
+            if forgotten is not None:
+                self._bytes -= forgotten.weight
+
+
+RESHAPING = Session.SystemPromptChanged | Session.ToolsChanged
+"""The events after which a shape's size is taken again."""
 
 
 def _advanced(known: Stored | None, events: Sequence[Any]) -> Stored:
@@ -315,6 +356,7 @@ def _advanced(known: Stored | None, events: Sequence[Any]) -> Stored:
     versions = list(known.versions) if known else []
     metadata = dict(known.metadata) if known else {}
     shape = known.shape if known else None
+    shape_bytes = known.shape_bytes if known else 0
     for event in events:
         if isinstance(event, MessageAppended):
             digests.append(message_digest(event.message))
@@ -328,8 +370,11 @@ def _advanced(known: Stored | None, events: Sequence[Any]) -> Stored:
             shape = attrs.evolve(shape, tools=tuple(event.tools))
         elif shape is not None and isinstance(event, Session.ModelChanged):
             shape = attrs.evolve(shape, model=event.model, reserved_output=event.reserved_output)
+        if shape is not None and isinstance(event, Started | RESHAPING):
+            # Tools as Python dicts hold about twice their JSON (measured).
+            shape_bytes = len(shape.system) + 2 * len(json.dumps(shape.tools, default=str))
         version = event.originator_version
-    return Stored(version, tuple(digests), tuple(versions), metadata, shape)
+    return Stored(version, tuple(digests), tuple(versions), metadata, shape, shape_bytes)
 
 
 @attrs.frozen
