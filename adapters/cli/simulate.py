@@ -153,17 +153,31 @@ def simulate_command(
             outcomes = simulate(loaded, setup, makers, rates, follow)
         except TranscriptError as error:
             raise click.ClickException(str(error)) from None
+    _report(outcomes, window, reserve, rates, as_json)
+
+
+def _report(
+    outcomes: list[Outcome], window: int, reserve: int, rates: CacheRates, as_json: bool
+) -> None:
+    """The figures (a table, or one JSON document), then each run a refusal stopped, on
+    standard error, with exit status 1."""
     if as_json:
         document = {
             "window": window,
             "max_output_tokens": reserve,
-            "rates": {"write": write_rate, "read": read_rate},
+            "rates": {"write": rates.write_rate, "read": rates.read_rate},
             "outcomes": [o.to_dict() for o in outcomes],
             "totals": [t.to_dict() for t in totals(outcomes)],
         }
         click.echo(json.dumps(document, indent=1))
-        return
-    click.echo(render_table(outcomes, window))
+    else:
+        click.echo(render_table(outcomes, window))
+    stopped = [o for o in outcomes if o.refused]
+    for outcome in stopped:
+        click.echo(f"Error: {outcome.strategy} stopped: {outcome.refused}", err=True)
+    if stopped:
+        # Every run's figures are out; the status still says a session refused a message.
+        raise click.exceptions.Exit(1)
 
 
 def _abridged(settings: CompactionSettings, label: str) -> Callable[[Setup], Strategy]:

@@ -68,6 +68,9 @@ class Outcome:
     """Such requests whose whole last messages hold fewer than `RECENT_TURNS` turns when one
     more step back (a message, with the call its results answer) would still have fit in
     `RECENT_SHARE` of the window: a tail shorter than the working-context rule."""
+    refused: str | None = None
+    """The message the session refused (its transcript and line, and why): the run stopped
+    there, and the requests after it count as not sent."""
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -172,6 +175,7 @@ def measure(
         recent_depth_mean=sum(depths) / len(depths) if depths else float(DEPTH_CAP),
         recent_depth_min=min(depths, default=DEPTH_CAP),
         short_tails=short,
+        refused=counters.refused,
     )
 
 

@@ -61,6 +61,8 @@ class Counters:
     forced_trims: int = 0
     repeated_compactions: int = 0
     """Compactions with no new message since the previous one."""
+    refused: str | None = None
+    """The message the session refused, named by its line: the run stopped there."""
 
 
 class CountingSummarizer:
@@ -157,7 +159,13 @@ class AbridgedStrategy(Strategy):
                 settings=self.settings,
             )
         except SessionError as error:
-            raise TranscriptError(transcript.source, None, str(error)) from None
+            # No session takes it (a system prompt larger than the window): no request is.
+            self.counters.refused = str(TranscriptError(transcript.source, None, str(error)))
+            for message in transcript.messages:
+                if message.role is Role.ASSISTANT:
+                    self.counters.not_sent += 1
+                    yield None
+            return
         appended_since = 1
         for index, message in enumerate(transcript.messages):
             try:
@@ -182,8 +190,14 @@ class AbridgedStrategy(Strategy):
                 appended_since += 1
             except SessionError as error:
                 # A message the session refuses (system messages that outgrow the budget,
-                # say): named by its line, as `replay` names it, among many transcripts.
-                raise refused(transcript, index, error) from None
+                # say): named by its line, as `replay` names it, among many transcripts. The
+                # run stops there, its later requests not sent; the other runs go on.
+                self.counters.refused = str(refused(transcript, index, error))
+                for later in transcript.messages[index + 1 :]:
+                    if later.role is Role.ASSISTANT:
+                        self.counters.not_sent += 1
+                        yield None
+                break
         for event in app.history(session_id):
             kind = type(event).__name__
             if kind == "ToolsPruned":

@@ -225,3 +225,30 @@ def test_a_message_a_session_refuses_part_way_is_named_by_its_file_and_line(
     assert "reminders.jsonl line 29: " in result.output
     assert "the system messages kept in view" in result.output
     assert "Traceback" not in result.output
+    # That run stopped there; every other run's figures are out all the same.
+    assert "ALL (2)" in result.stdout
+
+
+def test_a_refused_run_stops_alone_and_says_so_in_the_json(tmp_path: Path) -> None:
+    fine = write_jsonl(research_session(seed=1, questions=1), tmp_path / "fine.jsonl")
+    records: list[dict[str, Any]] = []
+    for k in range(12):
+        records.append({"role": "user", "content": f"Task {k}: update key_{k}."})
+        reminder = f"Reminder {k}: vendor/ is read-only. " + "word " * 200
+        records.append({"role": "system", "content": [{"type": "text", "text": reminder}]})
+        records.append({"role": "assistant", "content": [{"type": "text", "text": "Updated."}]})
+    reminders = write_records(records, tmp_path / "reminders.jsonl")
+    (tmp_path / "reminders.meta.json").write_text('{"model": "claude-opus-4-8"}')
+    options = ["--window", "3000", "--format", "abridged", "--references", "langchain", "--json"]
+
+    result = CliRunner().invoke(main, ["simulate", str(reminders), str(fine), *options])
+
+    assert result.exit_code == 1
+    outcomes = {(o["transcript"], o["strategy"]): o for o in json.loads(result.stdout)["outcomes"]}
+    stopped = outcomes[(str(reminders), "abridged")]
+    assert stopped["refused"].startswith(f"{reminders} line 29: ")
+    # The requests from the refused message on were never sent; the ones before were.
+    assert 0 < stopped["not_sent"] < stopped["requests"] == 12
+    assert outcomes[(str(fine), "abridged")]["refused"] is None
+    assert outcomes[(str(fine), "abridged")]["requests"] > 0
+    assert outcomes[(str(reminders), "langchain")]["refused"] is None
