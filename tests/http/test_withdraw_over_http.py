@@ -81,3 +81,32 @@ def test_an_edited_prompt_through_the_proxy_goes_to_a_branch_withdrawn_or_not(
     assert answer.status_code == 200, answer.text
     assert len(store.list_sessions().sessions) == 2  # a branch, as for any edited history
     assert store.session(info.id).message_count == 2  # the withdrawn session is untouched
+
+
+def test_a_reply_asked_again_through_the_proxy_goes_on_in_a_branch(
+    proxy: str, store: Sessions
+) -> None:
+    # Withdrawing the reply does not make the proxy record the client's new answer: the
+    # request sent again is a retry of one whose answer is recorded (nothing is appended),
+    # and the history with the new answer differs from the stored one.
+    hello = {"role": "user", "content": "Hello."}
+    history = [hello, {"role": "assistant", "content": send(proxy, "t", [hello]).json()["content"]}]
+    history.append({"role": "user", "content": "Again?"})
+    send(proxy, "t", history)
+    (info,) = store.list_sessions().sessions
+    assert store.withdraw_turn(info.id, position=3, reason="asked again") == 1
+
+    answer = send(proxy, "t", history)
+    assert answer.status_code == 200, answer.text
+    assert store.session(info.id).message_count == 3
+    history += [
+        {
+            "role": "assistant",
+            "content": answer.json()["content"] + [{"type": "text", "text": "!"}],
+        },
+        {"role": "user", "content": "Next."},
+    ]
+    assert send(proxy, "t", history).status_code == 200
+
+    assert len(store.list_sessions().sessions) == 2
+    assert store.session(info.id).message_count == 3  # still awaiting its reply
