@@ -63,6 +63,8 @@ class Withdrawals(SessionState):
         first = self.retained_from
         if position is None:
             prompts = [p for p in self.prompt_positions if p >= first]
+            if not prompts and not self.entries and not self.summaries:
+                raise TurnNotWithdrawableError("no user prompt is in view: there is no message")
             if not prompts:
                 raise TurnNotWithdrawableError(
                     "no user prompt is in view: a compaction summarized the one that began "
@@ -138,7 +140,9 @@ def withdraw_from(session: SessionState, position: int) -> None:
         session.turn_context_tokens = sum(c[2] for c in session.turn_context)
     session.prune_boundary = min(session.prune_boundary, position)
     session.last_compaction_at = min(session.last_compaction_at, position)
-    session.stalled_estimate = None
+    # The loop guards stay: a compaction judged futile before the turn is as futile without
+    # it, and one made during the turn left its summary in view (holding one back is safe:
+    # the guards never hold back a compaction the request needs to fit).
     if session.thinking_seen and position <= (session.first_thinking_at or 0):
         # The first thinking the session saw was withdrawn: it has seen none (a position
         # unknown, in a state saved before it was kept, counts as seen before).

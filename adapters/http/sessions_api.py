@@ -17,7 +17,7 @@ from uuid import UUID
 import anyio
 import attrs
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictInt, StrictStr
 
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.http.config import ServeConfig, tenant_of
@@ -71,8 +71,10 @@ class Withdraw(BaseModel):
     """`Sessions.withdraw_turn`'s arguments: the messages from `position` (by default the
     last user prompt in view) to the end leave the view."""
 
-    position: int | None = Field(default=None, ge=0)
-    reason: str = Field(default="withdrawn by the host", min_length=1)
+    # Strict: a withdrawal cannot be undone, so `true`, "1" or 1.0 is refused rather than
+    # read as position 1 (the service refuses a bool too).
+    position: StrictInt | None = Field(default=None, ge=0)
+    reason: StrictStr = Field(default="withdrawn by the host", min_length=1)
 
 
 class Withdrawn(BaseModel):

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import attrs
 import pytest
 
 from abridged.adapters.anthropic.request import render_request
@@ -25,6 +26,7 @@ from abridged.domain.errors import (
     TurnNotWithdrawableError,
     UnknownSessionError,
 )
+from abridged.domain.guards import guards_holding
 from abridged.domain.messages import Message, Role, ToolResultBlock, ToolUseBlock
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
@@ -182,7 +184,8 @@ def test_system_messages_of_a_withdrawn_turn_come_with_the_next_prompt() -> None
 def test_what_cannot_be_withdrawn_is_refused_and_nothing_is_written() -> None:
     app = service()
     session_id = start(app, window=3_000)
-    with pytest.raises(TurnNotWithdrawableError, match="no user prompt is in view"):
+    # Not a word about a compaction when there is simply no message.
+    with pytest.raises(TurnNotWithdrawableError, match="no user prompt is in view: there is no"):
         app.withdraw_turn(session_id)
     for i in range(8):  # past the threshold: a compaction summarizes the first turns
         feed(app, session_id, turn(f"Request {i}", [words(120)]))
@@ -282,3 +285,24 @@ def test_a_background_summary_that_kept_a_withdrawn_turn_is_discarded() -> None:
     if not app.session(session_id).awaiting_reply:
         app.append_message(session_id, Message.user("Something else."))
     check_request(app.prepare_request(session_id), COUNTER)
+
+
+def test_a_withdrawal_keeps_the_guard_against_a_futile_compaction() -> None:
+    # A compaction that freed too little holds the next threshold compactions back until
+    # the context has grown (`stalled_estimate`). A session that never had the withdrawn
+    # turn is still held back; the withdrawal used to re-arm the futile compaction (a
+    # summarizer call and a rewrite of the cached prefix, for nothing).
+    app = service()
+    session_id = start(app, window=3_000)
+    for i in range(8):
+        feed(app, session_id, turn(f"Request {i}", [words(120)]))
+    hits = [e for e in app.history(session_id) if isinstance(e, Session.CompactionThresholdHit)]
+    session = app.session(session_id)  # a copy of its own: the store is not changed
+    stalled = session.estimate()
+    session.stalled_estimate = stalled  # as the last compaction would have left it
+
+    session.withdraw_turn("refusal")
+
+    assert session.stalled_estimate == stalled
+    retry = attrs.evolve(hits[-1].decision, trigger="threshold", estimate=session.estimate())
+    assert any("could not reduce" in reason for reason in guards_holding(session, retry))
