@@ -27,6 +27,7 @@ PLANNED_BY: Mapping[str, tuple[type[Any], ...]] = {
         Session.CompactionCompleted,
         Session.ReasoningDowngraded,
         Session.LedgerUpdated,
+        Session.TurnWithdrawn,
     ),
 }
 """For each cause the diagnostics name, the events that change that part of the prefix."""

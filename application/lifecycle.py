@@ -234,7 +234,15 @@ class Lifecycle:
 
 
 def _whole_history(uow: UnitOfWork, session_id: UUID) -> list[Message]:
-    return [e.message for e in uow.history(session_id) if isinstance(e, Session.MessageAppended)]
+    """The conversation as it stands: every message appended, less those withdrawn (a
+    withdrawal takes the messages from its position on; the next message reuses it)."""
+    messages: list[Message] = []
+    for event in uow.history(session_id):
+        if isinstance(event, Session.MessageAppended):
+            messages.append(event.message)
+        elif isinstance(event, Session.TurnWithdrawn):
+            del messages[event.position :]
+    return messages
 
 
 def _fits(

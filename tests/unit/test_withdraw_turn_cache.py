@@ -9,18 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from abridged.application.auditing import audit_session
 from abridged.domain.messages import Message
 from tests.unit.test_cache_diagnostics import reply, service, start
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="application/cache_misses.py PLANNED_BY does not list TurnWithdrawn under "
-    "messages_changed (outside this change's files)",
-)
 def test_the_cache_miss_after_a_withdrawn_turn_is_planned(tmp_path: Path) -> None:
     app = service(tmp_path / "s.sqlite3")
     session_id = start(app)

@@ -8,18 +8,11 @@ prompt the user edited would come back beside its edit.
 
 from __future__ import annotations
 
-import pytest
-
 from abridged.domain.messages import Message
 from tests.support.builders import turn, words
 from tests.unit.test_withdraw_turn import body, feed, refusal, service, start, texts
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="application/lifecycle.py `_whole_history` copies every MessageAppended, "
-    "withdrawn ones included (outside this change's files)",
-)
 def test_a_resumed_session_has_no_withdrawn_message() -> None:
     app = service()
     session_id = start(app)
