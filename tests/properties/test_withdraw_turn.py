@@ -32,7 +32,7 @@ from tests.properties.test_indexes import assert_indexes_hold
 from tests.properties.test_invariants import COUNTER, PROPERTY, knobs, prepare, windows
 from tests.support.checks import stored_version
 
-MODELS = st.sampled_from(["claude-test", "claude-opus-4-8"])
+MODELS = st.sampled_from(["claude-test", "claude-fable-5-1"])
 """A model that does not bind thinking to its prefix, and one that does."""
 
 
