@@ -200,6 +200,19 @@ def test_progress_moves_with_each_request_and_stays_out_of_the_json(
     ]
 
 
+def reminders_transcript(folder: Path) -> Path:
+    """Twelve turns, each with a system message of 200 words: more than a 3,000 window can
+    keep, since system messages are never compacted (line 29 is refused)."""
+    records: list[dict[str, Any]] = []
+    for k in range(12):
+        records.append({"role": "user", "content": f"Task {k}: update key_{k}."})
+        reminder = f"Reminder {k}: vendor/ is read-only. " + "word " * 200
+        records.append({"role": "system", "content": [{"type": "text", "text": reminder}]})
+        records.append({"role": "assistant", "content": [{"type": "text", "text": "Updated."}]})
+    (folder / "reminders.meta.json").write_text('{"model": "claude-opus-4-8"}')
+    return write_records(records, folder / "reminders.jsonl")
+
+
 def test_a_message_a_session_refuses_part_way_is_named_by_its_file_and_line(
     tmp_path: Path,
 ) -> None:
@@ -207,14 +220,7 @@ def test_a_message_a_session_refuses_part_way_is_named_by_its_file_and_line(
     # window part way. The refusal names the transcript and line among the others, as
     # `replay` does, instead of a bare error that could be any of them.
     fine = write_jsonl(research_session(seed=1, questions=1), tmp_path / "fine.jsonl")
-    records: list[dict[str, Any]] = []
-    for k in range(12):
-        records.append({"role": "user", "content": f"Task {k}: update key_{k}."})
-        reminder = f"Reminder {k}: vendor/ is read-only. " + "word " * 200
-        records.append({"role": "system", "content": [{"type": "text", "text": reminder}]})
-        records.append({"role": "assistant", "content": [{"type": "text", "text": "Updated."}]})
-    reminders = write_records(records, tmp_path / "reminders.jsonl")
-    (tmp_path / "reminders.meta.json").write_text('{"model": "claude-opus-4-8"}')
+    reminders = reminders_transcript(tmp_path)
 
     result = CliRunner().invoke(
         main,
@@ -231,14 +237,7 @@ def test_a_message_a_session_refuses_part_way_is_named_by_its_file_and_line(
 
 def test_a_refused_run_stops_alone_and_says_so_in_the_json(tmp_path: Path) -> None:
     fine = write_jsonl(research_session(seed=1, questions=1), tmp_path / "fine.jsonl")
-    records: list[dict[str, Any]] = []
-    for k in range(12):
-        records.append({"role": "user", "content": f"Task {k}: update key_{k}."})
-        reminder = f"Reminder {k}: vendor/ is read-only. " + "word " * 200
-        records.append({"role": "system", "content": [{"type": "text", "text": reminder}]})
-        records.append({"role": "assistant", "content": [{"type": "text", "text": "Updated."}]})
-    reminders = write_records(records, tmp_path / "reminders.jsonl")
-    (tmp_path / "reminders.meta.json").write_text('{"model": "claude-opus-4-8"}')
+    reminders = reminders_transcript(tmp_path)
     options = ["--window", "3000", "--format", "abridged", "--references", "langchain", "--json"]
 
     result = CliRunner().invoke(main, ["simulate", str(reminders), str(fine), *options])
