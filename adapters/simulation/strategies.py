@@ -161,10 +161,7 @@ class AbridgedStrategy(Strategy):
         except SessionError as error:
             # No session takes it (a system prompt larger than the window): no request is.
             self.counters.refused = str(TranscriptError(transcript.source, None, str(error)))
-            for message in transcript.messages:
-                if message.role is Role.ASSISTANT:
-                    self.counters.not_sent += 1
-                    yield None
+            yield from self._never_sent(transcript.messages)
             return
         appended_since = 1
         for index, message in enumerate(transcript.messages):
@@ -193,10 +190,7 @@ class AbridgedStrategy(Strategy):
                 # say): named by its line, as `replay` names it, among many transcripts. The
                 # run stops there, its later requests not sent; the other runs go on.
                 self.counters.refused = str(refused(transcript, index, error))
-                for later in transcript.messages[index + 1 :]:
-                    if later.role is Role.ASSISTANT:
-                        self.counters.not_sent += 1
-                        yield None
+                yield from self._never_sent(transcript.messages[index + 1 :])
                 break
         for event in app.history(session_id):
             kind = type(event).__name__
@@ -204,6 +198,13 @@ class AbridgedStrategy(Strategy):
                 self.counters.prunes += 1
             elif kind == "CompactionCompleted":
                 self.counters.compactions += 1
+
+    def _never_sent(self, messages: Sequence[Message]) -> Iterator[None]:
+        """No request for the replies among `messages`: each counted as not sent."""
+        for message in messages:
+            if message.role is Role.ASSISTANT:
+                self.counters.not_sent += 1
+                yield None
 
 
 def refused(transcript: Transcript, index: int, error: SessionError) -> TranscriptError:
