@@ -345,6 +345,12 @@ class StoredDigests:
                 self._bytes -= forgotten.weight
 
 
+ABANDONED = "the client went away before its reply: an interrupted request"
+"""The reason of the withdrawals the proxy records for a client that left (see
+`abridged.adapters.http.proxy`). Messages a host withdraws stay in the digests a request is
+routed by (the client still sends them: docs/serving.md); these do not, since the client that
+left may send its next request with them, changed, or without them."""
+
 RESHAPING = Session.SystemPromptChanged | Session.ToolsChanged
 """The events after which a shape's size is taken again."""
 
@@ -361,6 +367,11 @@ def _advanced(known: Stored | None, events: Sequence[Any]) -> Stored:
         if isinstance(event, MessageAppended):
             digests.append(message_digest(event.message))
             versions.append(event.originator_version)
+        elif isinstance(event, Session.TurnWithdrawn) and event.reason == ABANDONED:
+            # Messages whose client went away before their reply: the client's next request
+            # may send them again, or not (routing never counts them as held).
+            del digests[len(digests) - event.count :]
+            del versions[len(versions) - event.count :]
         elif isinstance(event, Started):
             metadata = dict(event.metadata)
             shape = Shape(event.model, event.reserved_output, event.system, tuple(event.tools))

@@ -19,7 +19,6 @@ from typing import Any
 from uuid import UUID
 
 import anyio
-import attrs
 import httpx2
 from starlette.background import BackgroundTask
 from starlette.requests import ClientDisconnect, Request
@@ -51,6 +50,12 @@ from abridged.adapters.http.history import (
     root_id,
     route,
     stripped,
+)
+from abridged.adapters.http.interrupted import (
+    Prepared,
+    Relayed,
+    holds_last,
+    take_back,
 )
 from abridged.adapters.http.locks import RequestLocks
 from abridged.adapters.http.metrics import ServeMetrics
@@ -96,17 +101,6 @@ def unreachable(error: Exception) -> Response:
     the upstream's address, which may carry a gateway's credentials)."""
     logger.warning("the upstream could not be reached: %s", type(error).__name__)
     return error_response(502, "api_error", "abridged: the upstream could not be reached")
-
-
-@attrs.frozen
-class Prepared:
-    """A request ready to go upstream, and what recording its reply needs."""
-
-    session_id: UUID
-    body: dict[str, Any]
-    prepared: PreparedRequest
-    messages: int
-    """How many messages the session holds once this request's are appended."""
 
 
 class MessagesProxy:
@@ -161,8 +155,9 @@ class MessagesProxy:
         try:
             return await self._forward(request, headers, ready)
         except ClientGoneError:
-            # Nobody reads the answer: the upstream request is closed, not waited for (the
-            # messages the client sent stay appended, as after an upstream refusal).
+            # Nobody reads the answer: the upstream request is closed, not waited for, and
+            # the messages the client sent since the last reply are withdrawn.
+            await anyio.to_thread.run_sync(self._take_back, ready)
             return self._abandoned("upstream")
 
     async def count_tokens(self, request: Request) -> Response:
@@ -242,7 +237,7 @@ class MessagesProxy:
                         raise from_session_error(error) from None
                     self._remember(root, guess)
                     sent = outgoing(body, prepared)
-                    return Prepared(found.session_id, sent, prepared, len(history))
+                    return Prepared.of(found, sent, prepared, history)
             guess = found.session_id
         # Other writers kept moving the session: a 529, which the SDKs retry, as for a
         # conflict that outlasts the service's own retries.
@@ -360,15 +355,29 @@ class MessagesProxy:
             reply_headers["content-type"] = "application/json"
             await anyio.to_thread.run_sync(self._learn, ready, status, parsed)
             return Response(payload, status, reply_headers)
+        relayed = Relayed()
         return TimelyStreamingResponse(
-            self._relay(answer, ready),
+            self._relay(answer, ready, relayed),
             status_code=200,
             headers=reply_headers,
-            background=BackgroundTask(answer.aclose),
+            background=BackgroundTask(self._after_stream, answer, ready, relayed),
             seconds=self.config.client_timeout,
         )
 
-    async def _relay(self, answer: httpx2.Response, ready: Prepared) -> AsyncIterator[bytes]:
+    async def _after_stream(
+        self, answer: httpx2.Response, ready: Prepared, relayed: Relayed
+    ) -> None:
+        """Closes the upstream's stream (at once, for a client that left mid-stream: the rest
+        of the reply is neither generated nor paid for); a stream its client left, or
+        stopped reading (`--client-timeout`), takes back what the request appended."""
+        await answer.aclose()
+        if not relayed.ended:
+            self.metrics.add("abridged.serve.abandoned", attributes={"stage": "stream"})
+            await anyio.to_thread.run_sync(self._take_back, ready)
+
+    async def _relay(
+        self, answer: httpx2.Response, ready: Prepared, relayed: Relayed
+    ) -> AsyncIterator[bytes]:
         accumulator = ReplyAccumulator()
         pending = b""
         try:
@@ -384,8 +393,10 @@ class MessagesProxy:
             # Passed on as it broke, the stream would end cleanly here (the proxy closes its
             # own response properly) and the client would keep half a reply as a whole one,
             # and send it back as such: it is told instead, as the API tells it.
+            relayed.ended = True
             yield BROKEN_OFF
             return
+        relayed.ended = True
         if pending:
             yield pending
         reply = accumulator.message
@@ -416,7 +427,7 @@ class MessagesProxy:
     def _record(self, ready: Prepared, reply: dict[str, Any]) -> None:
         with self.locks.held(ready.session_id):
             known = self.stored.get(ready.session_id)
-            if known is None or len(known.digests) != ready.messages:
+            if not holds_last(known, ready):
                 # Another request on this session was answered first: its reply stands, and
                 # the client's next request says which one it kept.
                 self.metrics.add("abridged.serve.replies", attributes={"outcome": "superseded"})
@@ -432,3 +443,7 @@ class MessagesProxy:
                 logger.warning("session %s: reply not recorded: %s", ready.session_id, error)
                 return
         self.metrics.add("abridged.serve.replies", attributes={"outcome": "recorded"})
+
+    def _take_back(self, ready: Prepared) -> None:
+        if take_back(self.sessions, self.locks, self.stored, ready):
+            self.metrics.add("abridged.serve.withdrawn", ready.unanswered)

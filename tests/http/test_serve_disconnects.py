@@ -11,11 +11,12 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+from uuid import UUID
 
 import attrs
 import httpx2
@@ -24,8 +25,10 @@ import uvicorn
 
 from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.http import ServeConfig, create_app
+from abridged.application.auditing import audit_session
 from abridged.application.service import Sessions
 from abridged.domain.events import MessageAppended
+from abridged.domain.session import Session
 from tests.support import fake_anthropic as fake
 from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
 from tests.support.postgres import fresh_database
@@ -55,14 +58,17 @@ class Served:
     def conversations(self) -> list[list[dict[str, Any]]]:
         """Each session's messages as stored (role and content), oldest session first."""
         sessions = sorted(self.store.list_sessions().sessions, key=lambda info: info.created_at)
-        return [
-            [
-                said_as_stored(event.message.to_wire())
-                for event in self.store.history(info.id)
-                if isinstance(event, MessageAppended)
-            ]
-            for info in sessions
-        ]
+        return [self.conversation(info.id) for info in sessions]
+
+    def conversation(self, session_id: UUID) -> list[dict[str, Any]]:
+        """The messages in the session's view, as stored: withdrawn ones left out."""
+        messages: list[dict[str, Any]] = []
+        for event in self.store.history(session_id):
+            if isinstance(event, MessageAppended):
+                messages.append(said_as_stored(event.message.to_wire()))
+            elif isinstance(event, Session.TurnWithdrawn):
+                del messages[event.position :]
+        return messages
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -94,11 +100,13 @@ def body(*messages: dict[str, Any], stream: bool = True) -> dict[str, Any]:
     return {"model": MODEL, "max_tokens": 200, "messages": list(messages), "stream": stream}
 
 
-def cut_mid_stream(url: str, messages: list[dict[str, Any]]) -> None:
-    """Sends a streamed request and closes the connection once the first delta arrived."""
+def cut_mid_stream(url: str, messages: list[dict[str, Any]], **extra: Any) -> None:
+    """Sends a streamed request (its body's other fields `extra`) and closes the connection
+    once the first delta arrived."""
+    payload = body(*messages) | extra
     with (
         httpx2.Client(base_url=url, timeout=SECONDS) as http,
-        http.stream("POST", "/v1/messages", json=body(*messages), headers=HEADERS) as answer,
+        http.stream("POST", "/v1/messages", json=payload, headers=HEADERS) as answer,
     ):
         assert answer.status_code == 200
         for line in answer.iter_lines():
@@ -121,8 +129,8 @@ CUT_REPLY_KEPT = [QUESTION, PARTIAL, INTERRUPTED]
 
 
 @pytest.mark.parametrize(
-    ("history", "appended"),
-    [(ASKED_AGAIN, True), (CUT_REPLY_KEPT, True), (INTERRUPTION_IN_THE_QUESTION, False)],
+    "history",
+    [ASKED_AGAIN, CUT_REPLY_KEPT, INTERRUPTION_IN_THE_QUESTION],
     ids=["asked again", "cut reply kept", "interruption in the question"],
 )
 def test_a_stream_the_client_stops_stops_upstream_and_the_session_goes_on(
@@ -130,15 +138,15 @@ def test_a_stream_the_client_stops_stops_upstream_and_the_session_goes_on(
     fake_anthropic: FakeAnthropic,
     release: threading.Event,
     history: list[dict[str, Any]],
-    appended: bool,
 ) -> None:
     fake_anthropic.enqueue(fake.held(fake.message(fake.CANNED_TEXT), release))
     cut_mid_stream(served_store.url, [QUESTION])
 
     # The upstream's connection is closed: the reply stops being generated (and paid for).
     assert fake_anthropic.abandoned.acquire(timeout=SECONDS)
-    # Nothing of the cut reply is recorded.
-    assert served_store.conversations() == [[QUESTION]]
+    # Nothing of the cut reply is recorded, and the question it answered is taken back.
+    wait_for_metric(served_store.url, "abridged_serve_withdrawn 1")
+    assert served_store.conversations() == [[]]
 
     # The client goes on with what it kept; the session's lock is free, the request whole.
     answer = post(served_store.url, body(*history, stream=False))
@@ -147,10 +155,12 @@ def test_a_stream_the_client_stops_stops_upstream_and_the_session_goes_on(
     assert [said_as_stored(m) for m in sent] == history
     assert fake_anthropic.violations == []
     reply = said_as_stored({"role": "assistant", "content": answer.json()["content"]})
-    if appended:
-        assert served_store.conversations() == [[*history, reply]]
-    else:  # a history that differs goes to a branch, never into the session
-        assert served_store.conversations() == [[QUESTION], [*history, reply]]
+    # Whatever the client kept of its cut turn, it goes on in the same session (no branch
+    # started from its whole history), and the audit trail keeps the question it took back.
+    assert served_store.conversations() == [[*history, reply]]
+    (info,) = served_store.store.list_sessions().sessions
+    assert served_store.store.stats(info.id).withdrawn_messages == 1
+    assert audit_session(served_store.store, info.id).ok
 
 
 def said_as_stored(message: dict[str, Any]) -> dict[str, Any]:
@@ -196,7 +206,7 @@ def test_a_client_that_leaves_before_the_answer_starts_stops_the_upstream_reques
     # The proxy closes the upstream request rather than wait for an answer nobody reads.
     assert fake_anthropic.abandoned.acquire(timeout=SECONDS)
     wait_for_metric(served_store.url, 'abridged_serve_abandoned{stage="upstream"} 1')
-    assert served_store.conversations() == [[QUESTION]]
+    assert served_store.conversations() == [[]]  # the question without an answer taken back
 
     # Its retry is answered and recorded; the conversation goes on in the same session.
     answer = post(served_store.url, body(QUESTION, stream=False))
@@ -208,6 +218,8 @@ def test_a_client_that_leaves_before_the_answer_starts_stops_the_upstream_reques
     last = said_as_stored({"role": "assistant", "content": answer.json()["content"]})
     assert served_store.conversations() == [[QUESTION, reply, follow_up, last]]
     assert fake_anthropic.violations == []
+    (info,) = served_store.store.list_sessions().sessions
+    assert audit_session(served_store.store, info.id).ok
 
 
 def reply_of(lines: Iterator[str]) -> dict[str, Any]:
@@ -305,14 +317,75 @@ def test_a_client_that_leaves_while_its_request_is_prepared_sends_nothing_upstre
         wait_for_metric(url, 'abridged_serve_abandoned{stage="upstream"} 1')
         monkeypatch.undo()
 
-        # The session was written whole (a write is not cut in half), nothing went upstream.
+        # Nothing went upstream; the question written whole (a write is not cut in half),
+        # then taken back from the view: nobody waits for its answer.
         assert fake_anthropic.requests_to() == []
         reader = Served(url, store)
-        assert reader.conversations() == [[QUESTION]]
+        assert reader.conversations() == [[]]
 
-        # The client's retry finds its question there (not appended twice) and goes on.
+        # The client's retry appends its question again and goes on in the same session.
         answer = post(url, body(QUESTION, stream=False))
         assert answer.status_code == 200, answer.text
         reply = said_as_stored({"role": "assistant", "content": answer.json()["content"]})
         assert reader.conversations() == [[QUESTION, reply]]
+        (info,) = store.list_sessions().sessions
+        assert store.stats(info.id).withdrawn_messages == 1
+        assert audit_session(store, info.id).ok
     store.close()
+
+
+def test_a_reply_to_messages_taken_back_is_not_recorded_after_those_that_replaced_them(
+    served_store: Served, fake_anthropic: FakeAnthropic, release: threading.Event
+) -> None:
+    # The original request and its retry are both under way when the original's client
+    # leaves (its question is taken back) and the user's next request, the question with
+    # "[Request interrupted by user]" joined to it, replaces it. The retry's answer, which
+    # comes next, answers the question taken back: recorded, it would answer another one.
+    retry_goes, next_goes = threading.Event(), threading.Event()
+    fake_anthropic.enqueue(
+        fake.held(fake.message("The original's answer."), release),
+        fake.held(fake.message("The retry's answer."), retry_goes, whole=True),
+        fake.held(fake.message("The answer to the interrupted question."), next_goes, whole=True),
+    )
+    answers: dict[str, httpx2.Response] = {}
+
+    def send(name: str, *messages: dict[str, Any]) -> None:
+        answers[name] = post(served_store.url, body(*messages, stream=False))
+
+    retry = threading.Thread(target=send, args=("retry", QUESTION))
+    replacing = threading.Thread(target=send, args=("next", *INTERRUPTION_IN_THE_QUESTION))
+    try:
+        with (
+            httpx2.Client(base_url=served_store.url, timeout=SECONDS) as http,
+            http.stream("POST", "/v1/messages", json=body(QUESTION), headers=HEADERS) as original,
+        ):
+            lines = original.iter_lines()  # kept: a generator dropped closes the stream
+            assert next(line for line in lines if line == "event: content_block_delta")
+            retry.start()
+            until(lambda: len(fake_anthropic.requests_to()) == 2)  # the retry is upstream
+        wait_for_metric(served_store.url, "abridged_serve_withdrawn 1")
+        replacing.start()
+        until(lambda: len(fake_anthropic.requests_to()) == 3)
+        retry_goes.set()
+        retry.join(SECONDS)
+        next_goes.set()
+        replacing.join(SECONDS)
+    finally:
+        retry_goes.set()
+        next_goes.set()
+
+    assert answers["retry"].status_code == 200, answers["retry"].text  # passed back whole
+    assert answers["next"].status_code == 200, answers["next"].text
+    reply = said_as_stored({"role": "assistant", "content": answers["next"].json()["content"]})
+    assert served_store.conversations() == [[*INTERRUPTION_IN_THE_QUESTION, reply]]
+    assert 'abridged_serve_replies{outcome="superseded"} 1' in (
+        httpx2.get(f"{served_store.url}/metrics").text
+    )
+    assert fake_anthropic.violations == []
+
+
+def until(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + SECONDS
+    while not condition():
+        assert time.monotonic() < deadline, "it did not happen"
+        time.sleep(0.01)

@@ -1,0 +1,112 @@
+"""A request whose client went away before its reply.
+
+Clients cancel all the time: the user presses Esc mid-stream (Claude Code then joins
+"[Request interrupted by user]" to its last message, or keeps the cut reply's text), an SDK
+gives up on a request and sends it again. The messages such a request appended after the
+last reply have no answer, and the client's next request may hold them changed, again, or
+not at all: they are withdrawn from the session (`TurnWithdrawn`, reason `ABANDONED`), and
+routing no longer counts them (`abridged.adapters.http.history`), so that request goes on in
+the same session instead of a branch started from the whole history.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from uuid import UUID
+
+import attrs
+
+from abridged.adapters.http.history import ABANDONED, ClientHistory, Route, Stored, StoredDigests
+from abridged.adapters.http.locks import RequestLocks
+from abridged.application.service import PreparedRequest, Sessions
+from abridged.domain.errors import SessionError
+from abridged.domain.messages import Role
+
+logger = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class Prepared:
+    """A request ready to go upstream, and what recording its reply (or taking its messages
+    back) needs."""
+
+    session_id: UUID
+    body: dict[str, Any]
+    prepared: PreparedRequest
+    messages: int
+    """How many messages the session holds once this request's are appended."""
+    last: str
+    """The digest of the last of them."""
+    unanswered: int = 0
+    """How many of the messages this request appended come after the last reply: those
+    withdrawn when its client goes away before the reply (`take_back`)."""
+
+    @classmethod
+    def of(
+        cls, found: Route, body: dict[str, Any], prepared: PreparedRequest, history: ClientHistory
+    ) -> Prepared:
+        """The request `body` prepared for the session `found` routes `history` to."""
+        return cls(
+            found.session_id,
+            body,
+            prepared,
+            len(history),
+            history.digests[-1],
+            unanswered(history, found),
+        )
+
+
+@attrs.define
+class Relayed:
+    """Whether a stream reached its end (whole, or broken off by the upstream) rather than
+    being left by its client."""
+
+    ended: bool = False
+
+
+def take_back(
+    sessions: Sessions, locks: RequestLocks, stored: StoredDigests, ready: Prepared
+) -> bool:
+    """The client of `ready` went away before its reply: the messages its request appended
+    after the last reply are withdrawn; whether they were. Nothing is withdrawn once the
+    session has moved on (a reply recorded, another request's messages appended)."""
+    if not ready.unanswered:
+        return False
+    with locks.held(ready.session_id):
+        if not holds_last(stored.get(ready.session_id), ready):
+            return False
+        try:
+            count = sessions.session(ready.session_id).message_count
+            sessions.withdraw_turn(
+                ready.session_id, position=count - ready.unanswered, reason=ABANDONED
+            )
+        except SessionError as error:
+            # The messages stay: the next request goes on from them, or in a branch.
+            logger.info("session %s: nothing withdrawn: %s", ready.session_id, error)
+            return False
+    return True
+
+
+def holds_last(known: Stored | None, ready: Prepared) -> bool:
+    """Whether the session still ends with the messages `ready` was prepared from: the same
+    count, and the same last message (a message withdrawn and another appended in its place
+    leaves the count as it was)."""
+    return (
+        known is not None
+        and len(known.digests) == ready.messages
+        and bool(known.digests)
+        and known.digests[-1] == ready.last
+    )
+
+
+def unanswered(history: ClientHistory, found: Route) -> int:
+    """How many of the messages a request appends come after the last reply in its history;
+    0 when it appends none, or when one of them is a `role: "system"` message (a withdrawal
+    queues those for the next user message, where the client would send them again)."""
+    if found.replay is not None:
+        return 0
+    replies = [i for i, m in enumerate(history.messages) if m.role is Role.ASSISTANT]
+    first = max(found.start, replies[-1] + 1 if replies else 0)
+    trailing = history.messages[first:]
+    return 0 if any(m.is_system for m in trailing) else len(trailing)
