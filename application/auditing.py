@@ -263,15 +263,19 @@ class _Auditor(DecisionChecks):
         replaced = len(state.summaries) if decision.resummarize or chained is not None else 0
         first = state.summaries[0].first_position if replaced else state.retained_from
         kept = [e for e in state.entries if e.position >= decision.retained_from]
-        # System messages of the summarized range stay in view: a compaction carries them.
+        # System messages of the summarized range stay in view: a compaction carries them,
+        # but for the system prompts a later one replaces (not before it recorded which).
         carried = [
             e for e in state.entries if e.position < decision.retained_from and e.message.is_system
         ]
+        superseded: tuple[int, ...] | None = None
+        if event.superseded_system is not None:
+            superseded = state.superseded_at(decision.retained_from, event.summary)
+        gone = superseded or ()
+        shown = sum(e.shown_tokens for e in [*kept, *carried] if e.position not in gone)
+        shown -= sum(e.shown_tokens for e in state.carried_system if e.position in gone)
         summaries = [*state.summaries[replaced:], event.summary]
-        after = calibrated(
-            state,
-            raw_estimate(state, summaries, kept, sum(e.shown_tokens for e in [*kept, *carried])),
-        )
+        after = calibrated(state, raw_estimate(state, summaries, kept, shown))
         expected = {
             "generation": state.generation + 1,
             "replaced_chunks": replaced,
@@ -284,6 +288,7 @@ class _Auditor(DecisionChecks):
             "summary first position": first,
             "summary last position": decision.retained_from - 1,
             "summary generation": state.generation + 1,
+            "system prompts superseded": superseded,
         }
         recorded = {
             "generation": event.generation,
@@ -295,6 +300,9 @@ class _Auditor(DecisionChecks):
             "summary first position": event.summary.first_position,
             "summary last position": event.summary.last_position,
             "summary generation": event.summary.generation,
+            "system prompts superseded": (
+                None if event.superseded_system is None else tuple(event.superseded_system)
+            ),
         }
         problems = [
             f"{name}: recorded {recorded[name]!r}, re-derived {value!r}"

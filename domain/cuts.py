@@ -25,6 +25,7 @@ from abridged.domain.context import (
 )
 from abridged.domain.degradation import least_shown, salient_of
 from abridged.domain.errors import ContextOverflowError
+from abridged.domain.instructions import is_instruction
 from abridged.domain.limits import Limits
 from abridged.domain.messages import RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.reply_shapes import results_carried
@@ -99,13 +100,22 @@ def suffix_sums(entries: Sequence[Entry], attached: Sequence[Sequence[Any]] = ()
     return sums
 
 
-def carried_sums(entries: Sequence[Entry], carried: int) -> list[int]:
+def carried_sums(entries: Sequence[Entry], carried: Sequence[Entry]) -> list[int]:
     """`sums[k]`: the tokens of the system messages a cut at `entries[k]` leaves in view
-    before the tail: those compactions already carried (`carried`) and those of
-    `entries[:k]`. No compaction summarizes a system message, so a request sends them all."""
-    sums = [carried] * (len(entries) + 1)
+    before the tail: those compactions already `carried` and those of `entries[:k]`, but for
+    the system prompts a later one among them replaces (`abridged.domain.instructions`). No
+    compaction summarizes any other system message, so a request sends them all."""
+    total, last = 0, 0
+    for entry in carried:
+        total += entry.shown_tokens
+        if is_instruction(entry.message):
+            total, last = total - last, entry.shown_tokens
+    sums = [total] * (len(entries) + 1)
     for k, entry in enumerate(entries):
-        sums[k + 1] = sums[k] + (entry.shown_tokens if entry.message.is_system else 0)
+        tokens = entry.shown_tokens if entry.message.is_system else 0
+        if tokens and is_instruction(entry.message):
+            tokens, last = tokens - last, entry.shown_tokens
+        sums[k + 1] = sums[k] + tokens
     return sums
 
 
@@ -234,7 +244,7 @@ def tail_cap(
         cut = cuts[-1]
         fixed, _ = beside_tail(view, extra_tokens)
         suffix = suffix_sums(entries, turn_context(view))
-        carry = carried_sums(entries, sum(e.shown_tokens for e in carried_system(view)))
+        carry = carried_sums(entries, carried_system(view))
         needed = fixed + suffix[cut] + carry[cut]
     else:
         cut = 0

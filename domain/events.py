@@ -211,11 +211,17 @@ class CompactionCompleted(SessionEvent):
     """The API's `usage.iterations` (JSON text each) when the API compacted (its own
     compaction, billed as an iteration of its own); empty otherwise and in events stored
     before it existed."""
+    superseded_system: tuple[int, ...] | None = None
+    """The positions of the system prompts given mid-conversation that this compaction
+    stops showing, a later one replacing them (`abridged.domain.instructions`); `None` in
+    events stored before a compaction did so (it carried every one)."""
 
     def apply(self, session: Session) -> None:
         session.generation = self.generation
         session.summaries = [*session.summaries[self.replaced_chunks :], self.summary]
         session.drop_before(self.retained_from)
+        if self.superseded_system:
+            session.drop_carried(self.superseded_system)
         session.prefix_revision += 1
         if self.summary.chained_revision is not None:
             # The API's block was written over the exact prefix the kept replies were

@@ -137,7 +137,7 @@ def _cut(
     # nothing.
     ledger_room = max(limits.ledger_tokens, view.ledger_tokens) if limits.ledger_tokens else 0
     suffix = suffix_sums(entries, turn_context(view))
-    carry = carried_sums(entries, sum(e.shown_tokens for e in carried_system(view)))
+    carry = carried_sums(entries, carried_system(view))
     soft = min(limits.retained_tokens + fixed + ledger_room, limits.threshold, limits.target)
 
     def fits(index: int, limit: int, ledger: int | None = None) -> bool:

@@ -24,6 +24,7 @@ from abridged.domain.capabilities import capabilities_for
 from abridged.domain.events import SessionEvent
 from abridged.domain.indexes import recompute
 from abridged.domain.inputs import tool_key
+from abridged.domain.instructions import instruction_message
 from abridged.domain.messages import Message, Role, WireBlock
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.state import SessionState
@@ -61,14 +62,6 @@ def tool_change_message(
         if name not in old
     ]
     return Message(Role.SYSTEM, tuple(blocks)) if blocks else None
-
-
-def instruction_message(system: str) -> Message:
-    """The system message that stands for a new system prompt mid-conversation."""
-    return Message.system(
-        "The system prompt changes here. From now on, follow these instructions instead of "
-        f"the system prompt at the start of the conversation:\n\n{system}"
-    )
 
 
 class Reconfiguring(SessionState):

@@ -167,17 +167,16 @@ class Session(Reconfiguring, TurnContexts, Withdrawals, Aggregate):
         """Replaces the messages before `decision.retained_from` by a summary chunk; with
         `ledger`, the facts ledger is updated first (`LedgerUpdated`)."""
         chunk, replaced = self.next_chunk(decision, text, tokens, model, block, chained_revision)
-        generation = chunk.generation
-        # The ledger first, so that the event's before and after both count it as this
-        # compaction leaves it (what an audit re-derives from the state before each event).
+        # The ledger first: the event's before and after (re-derived by an audit from the
+        # state before each event) both count it as this compaction leaves it.
         if ledger is not None:
             self.update_ledger(ledger)
-        before = self.estimate()
-        summarized = min(decision.retained_from, self.message_count) - self.retained_from
-        after = self.estimate_after(decision.retained_from, [*self.summaries[replaced:], chunk])
+        before, at = self.estimate(), decision.retained_from
+        summarized = min(at, self.message_count) - self.retained_from
+        after, superseded = self.estimate_after(at, [*self.summaries[replaced:], chunk])
         self.trigger_event(
             self.CompactionCompleted,
-            generation=generation,
+            generation=chunk.generation,
             summary=chunk,
             replaced_chunks=replaced,
             retained_from=decision.retained_from,
@@ -189,8 +188,9 @@ class Session(Reconfiguring, TurnContexts, Withdrawals, Aggregate):
             summarizer_input_tokens=summarizer_input_tokens,
             summarizer_output_tokens=summarizer_output_tokens,
             summarizer_iterations=tuple(iterations),
+            superseded_system=superseded,
         )
-        return CompactionOutcome(generation, summarized, before, after)
+        return CompactionOutcome(chunk.generation, summarized, before, after)
 
     # The facts ledger.
 

@@ -30,6 +30,7 @@ from abridged.domain.indexes import (
     saving_of,
     thinking_tokens,
 )
+from abridged.domain.instructions import superseded_instructions
 from abridged.domain.ledger import LedgerEntry
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.planner import Decision
@@ -247,15 +248,37 @@ class SessionState(TailIndexes):
         """The estimate of the next request, calibrated by the provider's reported usage."""
         return calibrated(self, raw_estimate(self))
 
-    def estimate_after(self, retained_from: int, summaries: list[SummaryChunk]) -> int:
-        """The estimate once the messages before `retained_from` give way to `summaries`."""
+    def estimate_after(
+        self, retained_from: int, summaries: list[SummaryChunk]
+    ) -> tuple[int, tuple[int, ...]]:
+        """The estimate once the messages before `retained_from` give way to `summaries` (the
+        new chunk last), and the carried system prompts it stops showing (`superseded_at`)."""
+        superseded = self.superseded_at(retained_from, summaries[-1])
         drop = max(0, min(retained_from - self.retained_from, len(self.entries)))
-        kept = self.entries[drop:]
-        dropped = self.entries[:drop]
+        kept, dropped = self.entries[drop:], self.entries[:drop]
         kept_tokens = self.tail_tokens - sum(e.shown_tokens for e in dropped)
-        # System messages of the summarized range stay in view (carried).
-        kept_tokens += sum(e.shown_tokens for e in dropped if e.message.is_system)
-        return calibrated(self, raw_estimate(self, summaries, kept, kept_tokens))
+        # System messages of the summarized range stay in view (carried), but for the
+        # system prompts a later one replaces.
+        carried = (*self.carried_system, *(e for e in dropped if e.message.is_system))
+        kept_tokens += sum(e.shown_tokens for e in carried if e.position not in superseded)
+        kept_tokens -= self.carried_tokens
+        return calibrated(self, raw_estimate(self, summaries, kept, kept_tokens)), superseded
+
+    def superseded_at(self, retained_from: int, chunk: SummaryChunk) -> tuple[int, ...]:
+        """The carried system prompts a compaction to `chunk` keeping the messages from
+        `retained_from` on stops showing (`domain.instructions`; none for the API's block)."""
+        if chunk.chained_revision is not None or chunk.block is not None:
+            return ()
+        drop = max(0, min(retained_from - self.retained_from, len(self.entries)))
+        dropped = (e for e in self.entries[:drop] if e.message.is_system)
+        return superseded_instructions((*self.carried_system, *dropped))
+
+    def drop_carried(self, positions: Sequence[int]) -> None:
+        """Stops showing the carried system messages at `positions`."""
+        gone = [e for e in self.carried_system if e.position in positions]
+        self.carried_system = tuple(e for e in self.carried_system if e.position not in positions)
+        if self.counted_system_tokens is not None:
+            self.counted_system_tokens -= sum(e.shown_tokens for e in gone)
 
     def check_append(self, message: Message, *, reply: bool = False) -> None:
         """Raises the `InvalidMessageError` that appending `message` would cause.
