@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
 
 import anthropic
 import httpx2
 
 from abridged.adapters.http import ServeConfig
+from abridged.adapters.http.history import stripped
 from abridged.application.auditing import audit_session
 from abridged.application.service import Sessions
 from tests.http.test_serve_disconnects import cut_mid_stream, wait_for_metric
@@ -25,15 +25,6 @@ from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
 from tests.support.serve import served
 
 INTERRUPTED = {"type": "text", "text": "[Request interrupted by user]"}
-
-
-def without_markers(value: Any) -> Any:
-    """`value` without the proxy's cache markers, which move to the last message."""
-    if isinstance(value, dict):
-        return {k: without_markers(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [without_markers(item) for item in value]
-    return value
 
 
 def test_an_interrupted_question_in_a_compacted_session_goes_on_from_its_compactions(
@@ -79,8 +70,8 @@ def test_an_interrupted_question_in_a_compacted_session_goes_on_from_its_compact
     assert only_session(store) == session_id  # no branch
     assert len(store.compactions(session_id)) == compactions  # nothing summarized again
     # Everything before the question is sent as it was: the prompt cache still holds it.
-    assert without_markers(sent["messages"][:-1]) == without_markers(cut["messages"][:-1])
-    assert without_markers(sent["system"]) == without_markers(cut["system"])
+    assert stripped(sent["messages"][:-1]) == stripped(cut["messages"][:-1])
+    assert stripped(sent["system"]) == stripped(cut["system"])
     last = json.dumps(sent["messages"][-1])
     assert "Why the 500?" in last
     assert "Look at the logs instead." in last
