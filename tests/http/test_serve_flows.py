@@ -26,6 +26,7 @@ from tests.support.harness_traffic import (
     Harness,
     call,
     claude_code_system,
+    database,
     harness_day,
     result,
     subagent_system,
@@ -33,7 +34,6 @@ from tests.support.harness_traffic import (
     thinking,
     user,
 )
-from tests.support.postgres import fresh_database
 
 
 def source(name: str, lines: int) -> str:
@@ -48,11 +48,7 @@ def source(name: str, lines: int) -> str:
 def day(
     request: pytest.FixtureRequest, fake_anthropic: FakeAnthropic, tmp_path: Path
 ) -> Iterator[Harness]:
-    if request.param == "postgres":
-        db = fresh_database(request.getfixturevalue("postgres_server"))
-    else:
-        db = str(tmp_path / "sessions.sqlite3")
-    with harness_day(fake_anthropic, db) as harness:
+    with harness_day(fake_anthropic, database(request, tmp_path)) as harness:
         yield harness
 
 

@@ -145,3 +145,24 @@ def test_continue_from_a_new_process_the_next_day_carries_on_the_same_session(
     assert (costs.sessions, costs.branches) == (1, 0)
     # Carrying on needs no new summary of what was summarized already.
     assert costs.summarizer_calls - morning.summarizer_calls <= 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a branch starts as a new session holding the client's whole history "
+    "(adapters/http/proxy.py _append_and_prepare, start_session(messages=...)): the "
+    "parent's compactions of the prefix they share are not reused, so the branch's first "
+    "request summarizes it all again and misses the parent's cached prefix",
+)
+def test_rewinding_a_compacted_session_summarizes_nothing_again(small: Harness) -> None:
+    system = claude_code_system()
+    history = work(small, [], system, MORNING)
+    morning = small.costs()
+    assert morning.compactions >= 1
+    # Esc Esc: back to before the last file, another prompt from there.
+    work(small, history[:-4], system, ["ini"])
+
+    small.check()
+    costs = small.costs()
+    assert (costs.sessions, costs.branches) == (1, 1)
+    assert costs.summarizer_calls == morning.summarizer_calls

@@ -23,11 +23,13 @@ import itertools
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import anthropic
 import attrs
+import pytest
 
 from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.http import ServeConfig
@@ -47,6 +49,7 @@ from abridged.domain.events import (
 from abridged.domain.messages import Message
 from tests.support import fake_anthropic as fake
 from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.postgres import fresh_database
 from tests.support.serve import served
 
 MAIN_MODEL = "claude-opus-4-6"
@@ -402,6 +405,13 @@ class Harness:
             assert len(calls) == len(set(calls)), calls
         for conversation, (session_id, history) in self.finals.items():
             assert self.stored(session_id) == joined(history), conversation
+
+
+def database(request: pytest.FixtureRequest, folder: Path) -> str:
+    """A fresh store for a test parametrized with "sqlite" or "postgres"."""
+    if request.param == "postgres":
+        return fresh_database(request.getfixturevalue("postgres_server"))
+    return str(folder / "sessions.sqlite3")
 
 
 @contextmanager
