@@ -292,11 +292,33 @@ def _keep_last_breakpoints(messages: list[dict[str, Any]], room: int) -> None:
         del block["cache_control"]
 
 
-def _automatic_ttl(control: Any) -> str:
-    """The TTL of the message breakpoints: the client's automatic (top-level) breakpoint
-    sits on the last block, and the API refuses a 5-minute entry before a 1-hour one."""
-    ttl = control.get("ttl", "5m") if isinstance(control, dict) else "5m"
-    return ttl if ttl in CACHE_TTLS else "5m"
+def _marks(value: Any) -> list[Any]:
+    """The `cache_control` values set anywhere in `value`."""
+    if isinstance(value, dict):
+        own = [value["cache_control"]] if "cache_control" in value else []
+        return own + [m for k, v in value.items() if k != "cache_control" for m in _marks(v)]
+    if isinstance(value, list):
+        return [mark for item in value for mark in _marks(item)]
+    return []
+
+
+def _hour_long(marks: list[Any]) -> bool:
+    return all(isinstance(mark, dict) and mark.get("ttl") == "1h" for mark in marks)
+
+
+def _message_ttl(body: Mapping[str, Any]) -> str:
+    """The TTL of the proxy's message breakpoints. The client's automatic (top-level)
+    breakpoint sits on the last block: its TTL. Else an hour when every breakpoint the
+    client set asks for an hour, its own on the messages included (Claude Code's hour-long
+    caching): at five minutes, a user idle for more would pay the whole prompt again.
+    Else five minutes: the API refuses a 1-hour entry after a 5-minute one."""
+    control = body.get("cache_control")
+    if isinstance(control, dict):
+        ttl = control.get("ttl", "5m")
+        return ttl if ttl in CACHE_TTLS else "5m"
+    on_messages = _marks(body.get("messages"))
+    outside = _marks([body.get("system"), body.get("tools")])
+    return "1h" if on_messages and _hour_long(on_messages + outside) else "5m"
 
 
 def outgoing(body: dict[str, Any], prepared: PreparedRequest) -> dict[str, Any]:
@@ -306,7 +328,7 @@ def outgoing(body: dict[str, Any], prepared: PreparedRequest) -> dict[str, Any]:
         prepared.context,
         model=prepared.model,
         max_tokens=prepared.max_tokens,
-        ttl=_automatic_ttl(body.get("cache_control")),
+        ttl=_message_ttl(body),
     )
     messages = rendered["messages"]
     room = MAX_BREAKPOINTS - _breakpoints(

@@ -1,0 +1,168 @@
+"""A working day through `abridged serve`, continued: the client's own `/compact` and
+`/clear`, and `--continue` from a new process the next day, on a conversation long enough
+that the proxy compacts it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.http.test_serve_flows import source
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.harness_traffic import (
+    CONTINUED,
+    TOOLS,
+    Harness,
+    call,
+    claude_code_system,
+    harness_day,
+    result,
+    text,
+    user,
+)
+
+WINDOW = 12_000
+COMPACT_PROMPT = (
+    "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools.\n\nYour task is to create a "
+    "detailed summary of the conversation so far, paying close attention to the user's "
+    "explicit requests and your previous actions."
+)
+
+
+@pytest.fixture
+def small(fake_anthropic: FakeAnthropic, tmp_path: Path) -> Iterator[Harness]:
+    """The proxy with a window small enough that a morning's work compacts."""
+    with harness_day(
+        fake_anthropic, str(tmp_path / "sessions.sqlite3"), context_window=WINDOW
+    ) as harness:
+        yield harness
+
+
+def explanation(file: str) -> str:
+    """The model's answer about a module: a paragraph per group of its functions."""
+    return "\n\n".join(
+        f"reports/{file}.py, functions {file}_{n} to {file}_{n + 9}: each keeps one row of "
+        f"the {file} export, slicing the rows it is given from row {n}; the tests cover "
+        f"rows {n} to {n + 9}, and the last row is kept since the slice was fixed."
+        for n in range(1, 41, 10)
+    )
+
+
+def work(
+    day: Harness, history: list[Any], system: Any, files: list[str], conversation: str = "main"
+) -> list[Any]:
+    """One prompt per file: the model reads it, then answers; returns the history."""
+    for file in files:
+        history.append(user(text(f"Read reports/{file}.py and tell me what it exports.")))
+        tool_id = f"toolu_{file}"
+        reply = day.send(
+            conversation,
+            history,
+            system=system,
+            tools=TOOLS,
+            max_tokens=2_000,
+            reply=[call(tool_id, "Read", file_path=f"reports/{file}.py")],
+            stop_reason="tool_use",
+        )
+        history += [
+            {"role": "assistant", "content": reply},
+            user(result(tool_id, source(file, 40))),
+        ]
+        reply = day.send(
+            conversation,
+            history,
+            system=system,
+            tools=TOOLS,
+            max_tokens=2_000,
+            reply=[text(explanation(file))],
+        )
+        history.append({"role": "assistant", "content": reply})
+    return history
+
+
+MORNING = ["csv", "pdf", "xlsx", "html", "json", "xml", "yaml", "toml", "ods", "rtf"]
+
+
+def test_a_long_session_compacts_without_breaking_its_cache_between_compactions(
+    small: Harness,
+) -> None:
+    work(small, [], claude_code_system(), MORNING)
+
+    small.check()
+    costs = small.costs()
+    assert (costs.sessions, costs.branches) == (1, 0)
+    assert costs.compactions >= 1  # the window is small: the proxy compacted
+    assert costs.prunes >= 1
+    assert costs.summarizer_calls == costs.compactions
+    # Each compaction and prune changes the prompt once; between them, every request
+    # starts with the one before it.
+    assert costs.prefix_breaks == 0
+
+
+def test_compact_and_clear_each_start_one_branch_and_carry_on_there(small: Harness) -> None:
+    system = claude_code_system()
+    history = work(small, [], system, MORNING[:4])
+    # `/compact`: the same conversation, asked for a summary (text only).
+    history.append(user(text(COMPACT_PROMPT)))
+    summary = small.send("main", history, system=system, tools=TOOLS, max_tokens=2_000,
+                         reply=[text("<summary>Read four export modules.</summary>")])  # fmt: skip
+    # The conversation starts again from the summary.
+    compacted = [user(text(CONTINUED + summary[0]["text"]))]
+    compacted = work(small, compacted, system, ["json", "xml"], "compacted")
+    after_compact = small.costs()
+    # `/clear`: the same system prompt, an empty history.
+    work(small, [], system, ["yaml", "toml"], "cleared")
+
+    small.check()
+    costs = small.costs()
+    assert (costs.sessions, costs.branches) == (1, 2)  # one branch each, nothing else
+    assert after_compact.branches == 1
+    assert costs.prefix_breaks == 0
+    assert costs.compactions == costs.summarizer_calls == 0  # nothing needed summarizing
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a changed system prompt is another session name (adapters/http/wire.py "
+    "session_name), and the proxy never looks for the user's session whose stored history "
+    "the request extends (adapters/http/proxy.py _routed_and_prepared): the whole history "
+    "is copied into a new session and summarized again",
+)
+def test_continue_from_a_new_process_the_next_day_carries_on_the_same_session(
+    small: Harness,
+) -> None:
+    history = work(small, [], claude_code_system("2026-11-28"), MORNING)
+    morning = small.costs()
+    # `claude --continue` the next day: the same history, the environment's date moved on.
+    work(small, history, claude_code_system("2026-11-29"), ["ini"])
+
+    small.check()
+    costs = small.costs()
+    assert (costs.sessions, costs.branches) == (1, 0)
+    # Carrying on needs no new summary of what was summarized already.
+    assert costs.summarizer_calls - morning.summarizer_calls <= 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a branch starts as a new session holding the client's whole history "
+    "(adapters/http/proxy.py _append_and_prepare, start_session(messages=...)): the "
+    "parent's compactions of the prefix they share are not reused, so the branch's first "
+    "request summarizes it all again and misses the parent's cached prefix",
+)
+def test_rewinding_a_compacted_session_summarizes_nothing_again(small: Harness) -> None:
+    system = claude_code_system()
+    history = work(small, [], system, MORNING)
+    morning = small.costs()
+    assert morning.compactions >= 1
+    # Esc Esc: back to before the last file, another prompt from there.
+    work(small, history[:-4], system, ["ini"])
+
+    small.check()
+    costs = small.costs()
+    assert (costs.sessions, costs.branches) == (1, 1)
+    assert costs.summarizer_calls == morning.summarizer_calls
