@@ -47,6 +47,7 @@ from abridged.domain.events import (
     ToolsPruned,
 )
 from abridged.domain.messages import Message
+from abridged.domain.session import Session
 from tests.support import fake_anthropic as fake
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.postgres import fresh_database
@@ -243,6 +244,7 @@ class Harness:
     def __init__(
         self, url: str, fake_api: FakeAnthropic, store: Sessions, summarizer: CountingSummarizer
     ) -> None:
+        self.url = url
         self.fake = fake_api
         self.store = store
         self.summarizer = summarizer
@@ -385,11 +387,14 @@ class Harness:
         )
 
     def stored(self, session_id: UUID) -> list[Any]:
-        return [
-            _plain(event.message.to_wire())
-            for event in self.store.history(session_id)
-            if isinstance(event, MessageAppended)
-        ]
+        """The session's messages in view (those withdrawn left out), as stored."""
+        messages: list[Any] = []
+        for event in self.store.history(session_id):
+            if isinstance(event, MessageAppended):
+                messages.append(_plain(event.message.to_wire()))
+            elif isinstance(event, Session.TurnWithdrawn):
+                del messages[event.position :]
+        return messages
 
     def check(self) -> None:
         """What every flow must hold, whatever it cost."""
