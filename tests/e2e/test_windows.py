@@ -105,7 +105,8 @@ def test_a_switch_to_a_32k_model_and_back_keeps_every_request_within_its_window(
         assert any(isinstance(e, Session.CompactionCompleted) for e in history[switched:])
         audited = audit_session(app, session_id)
         assert audited.mismatches == ()
-        assert audited.chain is not None and audited.chain.ok
+        assert audited.chain is not None
+        assert audited.chain.ok
         assert app.session(session_id).limits.window == 200_000
     finally:
         app.close()
