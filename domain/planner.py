@@ -257,6 +257,8 @@ def plan_prune(view: PlannerView, extra_tokens: int = 0) -> PrunePlan | None:
     if bound(view) and (not past or (estimate <= limits.budget and holds_prefix(view))):
         # Between compactions a request to a model with bound thinking only appends.
         return None
+    if not past and whole_until_threshold(view):
+        return None
     if not has_indexes(view):
         return plan_pruning(view.entries, view.prune_boundary, limits, past_threshold=past)
     index = cast(IndexedView, view)
@@ -271,6 +273,20 @@ def plan_prune(view: PlannerView, extra_tokens: int = 0) -> PrunePlan | None:
             return None
     return plan_pruning(
         view.entries, view.prune_boundary, limits, past_threshold=past, protect_index=protect
+    )
+
+
+def whole_until_threshold(view: PlannerView) -> bool:
+    """Whether `auto` leaves the old outputs of a session below its threshold as they are:
+    until its first compaction (or a summary it started from), a session may never reach the
+    threshold, and a prune would then have cost content and a rewrite of the cached prefix
+    for nothing. Past it the session is long: a prune puts the next compaction off."""
+    settings = view.limits.settings
+    return (
+        settings.whole_until_threshold
+        and settings.tool_output_mode == "auto"
+        and view.last_compaction_at < 0
+        and not view.summaries
     )
 
 

@@ -207,6 +207,12 @@ class CompactionSettings:
     """`auto` prunes by the rules below; `keep_all` prunes only with a compaction (or past the
     threshold when none can run);
     `keep_none` prunes every output outside the protected window at once."""
+    whole_until_threshold: bool = attrs.field(default=False, validator=_bool)
+    """True: `auto` does not prune a session that has never been compacted while its
+    requests stay below the threshold, so one that never reaches it is sent whole. False
+    (the default, and the rule of sessions stored before it existed): `auto` prunes whenever
+    `prune_min_share` of the budget would be saved (docs/evaluation.md, "A tenth outside
+    check")."""
     prune_strategy: PruneStrategy = attrs.field(
         default="head-tail", validator=_one_of(PruneStrategy)
     )
@@ -341,6 +347,7 @@ ADDED_SETTINGS: dict[str, Any] = {
     "salient_rules": 1,
     "whole_prompts": False,
     "spare_recent_tail": False,
+    "whole_until_threshold": False,
 }
 """Settings added after sessions were first stored, each with the value that behaves as if
 it did not exist (no earlier mark, no target below the threshold, no growth guard, no
