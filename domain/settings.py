@@ -207,10 +207,10 @@ class CompactionSettings:
     """`auto` prunes by the rules below; `keep_all` prunes only with a compaction (or past the
     threshold when none can run);
     `keep_none` prunes every output outside the protected window at once."""
-    whole_until_threshold: bool = attrs.field(default=False, validator=_bool)
-    """True: `auto` does not prune a session that has never been compacted while its
-    requests stay below the threshold, so one that never reaches it is sent whole. False
-    (the default, and the rule of sessions stored before it existed): `auto` prunes whenever
+    whole_until_threshold: bool = attrs.field(default=True, validator=_bool)
+    """True (the default): `auto` does not prune a session that has never been compacted
+    while its requests stay below the threshold, so one that never reaches it is sent whole.
+    False (the rule of sessions stored before it existed): `auto` prunes whenever
     `prune_min_share` of the budget would be saved (docs/evaluation.md, "A tenth outside
     check")."""
     prune_strategy: PruneStrategy = attrs.field(

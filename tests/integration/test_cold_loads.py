@@ -283,7 +283,9 @@ def test_pruned_outputs_are_read_from_their_events_not_the_snapshot(
         context_window=100_000,
         max_output_tokens=4_000,
         tools=TOOLS,
-        settings=CompactionSettings(prune_protect_share=0.02, prune_min_share=0.02),
+        settings=CompactionSettings(
+            prune_protect_share=0.02, prune_min_share=0.02, whole_until_threshold=False
+        ),
     )
     for i in range(30):
         for message in turn(f"Request {i}", [f"pruned{i} " + words(700, "output")]):

@@ -127,7 +127,9 @@ def test_pruning_old_outputs_is_a_notice(make_app: MakeApp) -> None:
         context_window=20_000,
         max_output_tokens=2_000,
         tools=TOOLS,
-        settings=CompactionSettings(prune_protect_share=0.1, prune_min_share=0.01),
+        settings=CompactionSettings(
+            prune_protect_share=0.1, prune_min_share=0.01, whole_until_threshold=False
+        ),
     )
     app.append_message(session_id, Message.user("Audit every module."))
 

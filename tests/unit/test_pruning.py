@@ -21,6 +21,9 @@ COUNTER = FakeTokenCounter()
 
 
 def start(app: Sessions, window: int = 20_000, **settings: object) -> UUID:
+    """A session whose old outputs `auto` prunes below the threshold too (these tests are
+    about how pruning works, not when a session is first pruned)."""
+    settings.setdefault("whole_until_threshold", False)
     return app.start_session(
         model="claude-test",
         context_window=window,

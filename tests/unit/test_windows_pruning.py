@@ -56,8 +56,8 @@ def compactions(app: Sessions, session_id: UUID) -> int:
 
 def test_a_session_below_its_threshold_is_sent_whole(app: Sessions) -> None:
     # 30 outputs of about 1,000 tokens: past prune_protect_share + prune_min_share of the
-    # budget (a quarter), below the threshold (40% of the window).
-    session_id = start(app, whole_until_threshold=True)
+    # budget (a quarter), below the threshold (40% of the window). The default settings.
+    session_id = start(app)
     shown = loop(app, session_id, steps=30, size=1_000)
     estimate = app.prepare_request(session_id).context.estimate
     assert 0.25 * (WINDOW - 8_000) < estimate < 0.4 * WINDOW
@@ -68,7 +68,7 @@ def test_a_session_below_its_threshold_is_sent_whole(app: Sessions) -> None:
 
 
 def test_without_it_the_same_session_is_pruned_below_the_threshold(app: Sessions) -> None:
-    session_id = start(app)
+    session_id = start(app, whole_until_threshold=False)
     loop(app, session_id, steps=30, size=1_000)
     assert compactions(app, session_id) == 0
     assert prunes(app, session_id)
@@ -76,7 +76,7 @@ def test_without_it_the_same_session_is_pruned_below_the_threshold(app: Sessions
 
 
 def test_once_compacted_auto_prunes_between_compactions_as_before(app: Sessions) -> None:
-    session_id = start(app, whole_until_threshold=True)
+    session_id = start(app)
     loop(app, session_id, steps=90, size=1_000)
     history = app.history(session_id)
     first = next(k for k, e in enumerate(history) if isinstance(e, Session.CompactionCompleted))
@@ -92,7 +92,8 @@ def test_once_compacted_auto_prunes_between_compactions_as_before(app: Sessions)
 
 
 def test_a_session_stored_before_the_setting_keeps_its_rule_and_fingerprint() -> None:
-    stored = CompactionSettings().to_dict()
+    before = CompactionSettings(whole_until_threshold=False)
+    stored = before.to_dict()
     del stored["whole_until_threshold"]
     assert not CompactionSettings.from_stored(stored).whole_until_threshold
-    assert CompactionSettings.from_stored(stored).fingerprint == CompactionSettings().fingerprint
+    assert CompactionSettings.from_stored(stored).fingerprint == before.fingerprint
