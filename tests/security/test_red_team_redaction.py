@@ -55,7 +55,7 @@ def test_a_quoted_value_of_one_word_reads_as_before() -> None:
 
 
 def _input(value: dict[str, object]) -> object:
-    message = Message.assistant(ToolUseBlock("t1", "configure", value))  # type: ignore[arg-type]
+    message = Message.assistant(ToolUseBlock("t1", "configure", value))
     return redact_each(REDACTOR, message).tool_uses[0].input
 
 
