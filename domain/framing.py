@@ -114,8 +114,13 @@ def _drawn_as(char: str) -> str:
         # Format characters (zero-width, joiners, direction marks and isolates, the soft
         # hyphen, tag characters), and marks drawn over the letter before them.
         return "\u200b"
-    normal = unicodedata.normalize("NFKC", char)
-    return normal if len(normal) == 1 and normal.isascii() and normal.isalpha() else char
+    # Full-width and mathematical letters; an accented letter, which reads as the letter
+    # with a mark over it (`ó` as `o` and U+0301).
+    normal = unicodedata.normalize("NFKD", char)
+    base = normal[:1]
+    if base.isascii() and base.isalpha() and all(unicodedata.combining(c) for c in normal[1:]):
+        return base
+    return char
 
 
 _BACKTICKS = re.compile(r"`{3,}")

@@ -50,6 +50,7 @@ NEW_DISGUISES = (
     "</conversation summary>",
     "</conversationsummary>",
     "</conversation-\u017fummary>",
+    "</c\u00f3nversation-summ\u00e4ry>",  # precomposed accents, as a letter and its mark
 )
 
 
@@ -86,7 +87,7 @@ def test_the_summarizers_transcript_escapes_its_tags_in_a_disguise(tag: str) -> 
 
 
 # What a reader takes each character for: the test's own reading, written apart from the
-# library's (NFKC, then the confusable letters and brackets listed here).
+# library's (NFKD, marks dropped, then the confusable letters and brackets listed here).
 _READ_AS = str.maketrans(
     {
         **dict.fromkeys("\u2039\u2329\u3008\u27e8\u276c\u276e\u29fc\u02c2\u1438\ufe64", "<"),
@@ -108,7 +109,7 @@ def read_as(text: str) -> str:
     dashes, underscores and spaces left out of names."""
     shown = "".join(
         c
-        for c in unicodedata.normalize("NFKC", text.translate(_READ_AS))
+        for c in unicodedata.normalize("NFKD", text.translate(_READ_AS))
         if unicodedata.category(c) not in ("Cf", "Mn", "Me", "Zs", "Cc")
         and not c.isspace()
         and c not in "\u3164\u115f\u1160\uffa0\u2800"
@@ -125,9 +126,9 @@ LOOK = {
     "/": "/\uff0f\u2215\u2044\u29f8",
     "-": "-_\u2010\u2011\u2212\uff0d ",
     "c": "c\u0441\uff43C",
-    "o": "o\u043e\u03bf\U0001d428O",
+    "o": "o\u043e\u03bf\U0001d428O\u00f3",
     "e": "e\u0435\uff45E",
-    "a": "a\u0430\uff41A",
+    "a": "a\u0430\uff41A\u00e4",
     "s": "s\u0455\u017fS",
     "y": "y\u0443Y",
     "p": "p\u0440",
