@@ -66,26 +66,31 @@ class Recording:
         return Summary(self.reply, "recording-v1")
 
 
-def _best_time(function: Callable[[str], object], text: str, runs: int = 3) -> float:
+def _best_time(function: Callable[[str], object], text: str, calls: int, runs: int = 3) -> float:
     best = float("inf")
     for _ in range(runs):
         start = time.perf_counter()
-        function(text)
+        for _ in range(calls):
+            function(text)
         best = min(best, time.perf_counter() - start)
     return best
 
 
 def growth(function: Callable[[str], object], make: Callable[[int], str], small: int) -> float:
     """How much longer `function` takes on `make(8 * small)` than on `make(small)` (the best
-    of three runs each): about 8 when its work is linear in the text, about 64 when it is
-    quadratic. A ratio, never a duration: the machine's speed cancels out."""
-    little = max(_best_time(function, make(small)), 1e-4)
+    of three runs each, each run of as many calls as take the small input 5 ms): about 8
+    when its work is linear in the text, about 64 when it is quadratic. A ratio, never a
+    duration: the machine's speed cancels out."""
+    little_text = make(small)
+    calls = 1
+    while (little := _best_time(function, little_text, calls)) < 0.005 and calls < 4096:
+        calls *= 2
     large = make(8 * small)
     # A super-linear function is run once on the large input (its ratio is already plain).
-    ratio = _best_time(function, large, runs=1) / little
-    return ratio if ratio > LINEAR else _best_time(function, large) / little
+    ratio = _best_time(function, large, calls, runs=1) / little
+    return ratio if ratio > LINEAR else _best_time(function, large, calls) / little
 
 
-LINEAR = 24.0
-"""The growth (`growth`, for an 8 times larger input) a linear function stays well below,
-with room for a noisy machine; a quadratic one is near 64."""
+LINEAR = 32.0
+"""The growth (`growth`, for an 8 times larger input) a linear function stays below, with
+room for a noisy machine; a quadratic one is near 64."""
