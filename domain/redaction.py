@@ -23,6 +23,7 @@ import attrs
 from abridged.domain.messages import (
     JSON,
     Block,
+    ImageBlock,
     Message,
     TextBlock,
     ThinkingBlock,
@@ -126,20 +127,35 @@ def redact_message_with(message: Message, patterns: Sequence[SecretPattern]) -> 
 
     # Nothing redacted, each JSON value is read both with its key and alone: every string
     # the redacting pass below reads, and perhaps more.
-    redact_message(message, gather)
+    redact_message(message, gather, keys=True)
     if len(strings) < NARROWED_FROM:
-        return redact_message(message, lambda text: redact_text(text, patterns))
+        return redact_message(message, lambda text: redact_text(text, patterns), keys=True)
     narrowed = narrow_patterns(patterns, strings)
     if not narrowed:
         return message
-    return redact_message(message, lambda text: redact_text(text, narrowed))
+    return redact_message(message, lambda text: redact_text(text, narrowed), keys=True)
 
 
-def redact_message(message: Message, redact: Callable[[str], str]) -> Message:
+@attrs.frozen
+class _WithKeys:
+    """A redaction that reads a JSON object's keys too."""
+
+    redact: Callable[[str], str]
+
+    def __call__(self, text: str) -> str:
+        return self.redact(text)
+
+
+def redact_message(
+    message: Message, redact: Callable[[str], str], *, keys: bool = False
+) -> Message:
     """`message` with `redact` applied to every text it holds: text, thinking text, tool
-    inputs' strings, tool results, and the JSON of blocks kept as they arrived. The same
-    object when nothing changed. (Only for text derived from the message: a thinking block
-    whose text changed no longer matches its signature.)"""
+    inputs' strings (with `keys`, their keys too: `{"ghp_…": "alice"}`), tool results, an
+    image's URL, and the JSON of blocks kept as they arrived. The same object when nothing
+    changed. (Only for text derived from the message: a thinking block whose text changed
+    no longer matches its signature.)"""
+    if keys:
+        redact = _WithKeys(redact)
     blocks = tuple(_redact_extra(_redact_block(block, redact), redact) for block in message.content)
     if all(a is b for a, b in zip(blocks, message.content, strict=True)):
         return message
@@ -170,6 +186,10 @@ def _redact_block(block: Block, redact: Callable[[str], str]) -> Block:
         if all(a is b for a, b in zip(parts, block.content, strict=True)):
             return block
         return attrs.evolve(block, content=parts)
+    if isinstance(block, ImageBlock) and block.url:
+        # A presigned URL's signature, a URL's password: an image by URL names it.
+        url = redact(block.url)
+        return block if url == block.url else attrs.evolve(block, url=url)
     if isinstance(block, WireBlock):
         original = json.loads(block.json)
         value = _redact_json(original, redact)
@@ -198,11 +218,29 @@ def _redact_json(value: JSON, redact: Callable[[str], str]) -> JSON:
         return [_redact_json(v, redact) for v in value]
     if isinstance(value, Mapping):
         named = _pair_name(value)
-        return {
-            k: _redact_item(named if named is not None and k == "value" else k, v, redact)
-            for k, v in value.items()
-        }
+        redacted: dict[str, JSON] = {}
+        for k, v in value.items():
+            item = _redact_item(named if named is not None and k == "value" else k, v, redact)
+            # A key is text too (`{"ghp_…": "alice"}`, a map of tokens to their owners), read
+            # by the default patterns (a host's redactor is given values only); two keys that
+            # read the same once redacted are both kept.
+            key = _unique(redact(k), k, redacted, value) if isinstance(redact, _WithKeys) else k
+            redacted[key] = item
+        return redacted
     return value
+
+
+def _unique(key: str, original: str, taken: Mapping[str, JSON], keys: Mapping[str, JSON]) -> str:
+    """A redacted `key`, numbered when another key already reads the same: two secrets whose
+    placeholders are alike keep a value each."""
+    if key == original:
+        return key
+    n = 1
+    unique = key
+    while unique in taken or unique in keys:
+        n += 1
+        unique = f"{key} ({n})"
+    return unique
 
 
 def _pair_name(pair: Mapping[str, JSON]) -> str | None:
@@ -216,7 +254,16 @@ def _pair_name(pair: Mapping[str, JSON]) -> str | None:
 
 def _redact_item(key: str, value: JSON, redact: Callable[[str], str]) -> JSON:
     """A value of a JSON object, redacted as `key=value` reads: a tool input's
-    `{"password": "hunter2"}` names its secret by its key, as `password=hunter2` does in text."""
+    `{"password": "hunter2"}` names its secret by its key, as `password=hunter2` does in text;
+    so does each item of a list under the key (`{"api_key": ["…"]}`) and a number
+    (`{"pin_password": 482913}`, which becomes the placeholder)."""
+    if isinstance(value, list):
+        return [_redact_item(key, v, redact) for v in value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        keyed = redact(f"{key}={value}")
+        if keyed.startswith(f"{key}=") and keyed != f"{key}={value}":
+            return keyed[len(key) + 1 :]
+        return value
     if not isinstance(value, str):
         return _redact_json(value, redact)
     keyed = redact(f"{key}={value}")

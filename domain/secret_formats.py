@@ -164,7 +164,9 @@ SECRET_FORMATS: tuple[SecretPattern, ...] = (
         "url-password",
         # To the last `@` before the host: a password written with an unescaped `@` in it.
         # The user may be empty: `redis://:password@cache`.
-        r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\"'<>]*:([^\s/\"'<>]+)@",
+        # A scheme of at most 32 characters: unbounded, every word start of a long run of
+        # `a-a-a-…` would read the rest of the run (quadratic in its length).
+        r"\b[A-Za-z][A-Za-z0-9+.\-]{0,31}://[^\s:/@\"'<>]*:([^\s/\"'<>]+)@",
         1,
         hints=("://",),
     ),

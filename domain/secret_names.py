@@ -40,7 +40,12 @@ _PASSWORD_STATE = (
 _QUOTE = r"(?:\\*[\"'])?"
 _IS = _QUOTE + r"\s*[:=]\s*" + _QUOTE
 
-_SECRET_NAME = r"[A-Z0-9_]*(?:SECRET|TOKEN(?!S)|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIALS?)"
+# A name holding one of the words, looked for ahead, then taken whole and never given back:
+# `[A-Z0-9_]*WORD[A-Z0-9_]*` would try every split of a long name (quadratic in its length).
+_SECRET_NAME = (
+    r"(?=[A-Z0-9_]*?(?:SECRET|TOKEN(?!S)|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|CREDENTIALS?))"
+    r"[A-Z0-9_]++"
+)
 # A name (of a variable, a JSON or YAML key, a shell assignment) that ends in a word naming a
 # secret, quoted or not: `"refresh_token": "…"`, `cd app && PGPASSWORD=… psql`. Ending in
 # the word, not only holding it: `token_count = 1234` names no secret. (Matched from the word
@@ -59,9 +64,9 @@ _SECRET_NAMED = _SECRET_WORD + r"(?![A-Za-z0-9_])"
 _SECRET_HINTS = ("secret", "token", "key", "cred")
 # A bare `pass` is more often a count of passed tests (`PASS: 12`) than a key name.
 _ENV_NAME = (
-    r"[A-Za-z0-9_.\-]*(?:(?i:password|passwd|authorization|cookie)|(?!(?i:tokens))"
+    r"(?=[A-Za-z0-9_.\-]*?(?:(?i:password|passwd|authorization|cookie)|(?!(?i:tokens))"
     + _SECRET_WORD
-    + r")[A-Za-z0-9_.\-]*"
+    + r"))[A-Za-z0-9_.\-]++"
 )
 """A variable's or header's name that names a secret (`DB_PASSWORD`, `github_token`,
 `Authorization`; not `MAX_TOKENS`)."""
@@ -76,7 +81,47 @@ _PASSWORD_FLAG = (
     r"|(?<=\s)-pass(?:in|out)?[ \t]+pass:"
 )
 
+# A quoted value of several words (`PGPASSWORD='correct horse battery'`, `"password": "a b"`)
+# or holding an escaped quote (`"abc\\"def"`), to its closing quote on the same line: the
+# patterns below stop at the first space or quote, and would leave the rest of it. The quote
+# may be escaped once (JSON text inside a string). A value of one word is theirs.
+_QUOTED_CHAR = r"(?:(?!(?P=q))(?:\\.|[^\\\n]))"
+_QUOTED_VALUE = (
+    r"(?P<q>\\?[\"'])(?!\[redacted )(?=" + _QUOTED_CHAR + r"*?[A-Za-z0-9])"
+    r"(?=" + _QUOTED_CHAR + r"*?[\s\\])(" + _QUOTED_CHAR + r"{3,})(?P=q)"
+)
+
+# The same, URL-encoded (a redirect's `next=%2Flogin%3Fpassword%3D…`, a logged form body):
+# `=` or `:` as `%3D` / `%3A`, quotes as `%22`; the value ends at `&` or its `%26`, a quote,
+# a space or its `%20`.
+_URL_IS = r"(?:%22)?(?:%3[Dd]|%3[Aa])(?:%20|\+)*(?:%22)?"
+_URL_VALUE = r"(?!%5B|\[redacted )((?:[A-Za-z0-9._~!$'()*,;@+\-]|%(?!2[026])[0-9A-Fa-f]{2}){3,})"
+_URL_HINTS = ("%3d", "%3a")
+
 SECRET_NAMES: tuple[SecretPattern, ...] = (
+    SecretPattern("password", _PASSWORD_NAMED + _URL_IS + _URL_VALUE, 1, hints=_URL_HINTS),
+    SecretPattern("secret", _SECRET_NAMED + _URL_IS + _URL_VALUE, 1, hints=_URL_HINTS),
+    SecretPattern(
+        "bearer-token",
+        r"(?=[Aa])(?i:authorization)"
+        + _URL_IS
+        + r"(?:(?i:bearer|basic|token)(?:%20|\+)+)?"
+        + _URL_VALUE,
+        1,
+        hints=_URL_HINTS,
+    ),
+    SecretPattern(
+        "password",
+        _PASSWORD_NAMED + r"(?:\\*[\"'])?[ \t]*[:=][ \t]*" + _QUOTED_VALUE,
+        2,
+        hints=("pass", "pwd"),
+    ),
+    SecretPattern(
+        "secret",
+        _SECRET_NAMED + r"(?:\\*[\"'])?[ \t]*[:=][ \t]*" + _QUOTED_VALUE,
+        2,
+        hints=_SECRET_HINTS,
+    ),
     SecretPattern(
         "password",
         r"(?:^|(?<=\s))(?:-u|--user)\s*[\"']?[^\s:\"'@]+:(?![0-9]+\b|\[redacted )([^\s\"'@]{3,})",
@@ -85,14 +130,15 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
     ),
     SecretPattern(
         "password",
-        r"(?m)^\s*(?:export\s+)?(?:[A-Z0-9_]*(?:PASSWORD|PASSWD|PWD)[A-Z0-9_]*|[A-Z0-9_]+_PASS"
-        r"|[a-z0-9_]*(?:password|passwd|pwd)[a-z0-9_]*)\s*[=:]\s*[\"']?" + _VALUE,
+        r"(?m)^[^\S\n]*+(?:export\s+)?(?:(?=[A-Z0-9_]*?(?:PASSWORD|PASSWD|PWD))[A-Z0-9_]++"
+        r"|[A-Z0-9_]+_PASS|(?=[a-z0-9_]*?(?:password|passwd|pwd))[a-z0-9_]++)"
+        r"\s*[=:]\s*[\"']?" + _VALUE,
         1,
         hints=("pass", "pwd"),
     ),
     SecretPattern(
         "secret",
-        r"(?m)^\s*(?:export\s+)?" + _SECRET_NAME + r"[A-Z0-9_]*\s*[=:]\s*[\"']?" + _VALUE,
+        r"(?m)^[^\S\n]*+(?:export\s+)?" + _SECRET_NAME + r"\s*[=:]\s*[\"']?" + _VALUE,
         1,
         hints=_SECRET_HINTS,
     ),
@@ -180,8 +226,10 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         "password",
         # `.pgpass`: `host:port:database:user:password`, in a text that names the file (the
         # shape alone is any colon-separated record's).
-        r"(?m)(?:^|(?<=[\s\"'])|(?<=\\n))(?:\*|[A-Za-z0-9.\-]*[A-Za-z.][A-Za-z0-9.\-]*|\[[0-9A-Fa-f:]+\])"
-        r":(?:[0-9]+|\*):[^\s:]+:[^\s:]*[A-Za-z*_][^\s:]*:(?!\[redacted )([^\s:\"']{3,})"
+        r"(?m)(?:^|(?<=[\s\"'])|(?<=\\n))"
+        r"(?:\*|(?=[0-9\-]*[A-Za-z.])[A-Za-z0-9.\-]++|\[[0-9A-Fa-f:]+\])"
+        r":(?:[0-9]+|\*):[^\s:]+:(?=[^\s:A-Za-z*_]*[A-Za-z*_])[^\s:]++"
+        r":(?!\[redacted )([^\s:\"']{3,})"
         r"(?=$|[\s\"'])",
         1,
         hints=("pgpass",),
@@ -191,14 +239,17 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         # An environment list's or a header list's pair, in JSON or YAML:
         # `{"name": "DB_TOKEN", "value": "…"}`, `{"key": "Authorization", "value": "…"}`, its
         # quotes escaped once or more in JSON text.
-        r'\\*"(?:name|key)\\*"\s*:\s*\\*"' + _ENV_NAME + r'\\*"\s*,\s*\\*"value\\*"\s*:\s*\\*"'
+        # (From the first backslash of a run only: from each, a run would be read once per
+        # backslash.)
+        r'(?<!\\)\\*+"(?:name|key)\\*+"\s*:\s*\\*+"' + _ENV_NAME + r'\\*+"\s*,\s*\\*+"value\\*+"'
+        r'\s*:\s*\\*+"'
         r'(?!\[redacted )([^"\\]{3,})\\*"',
         1,
         hints=("value",),
     ),
     SecretPattern(
         "secret",
-        r"(?m)^[ \t]*-?[ \t]*name:[ \t]*[\"']?"
+        r"(?m)^[ \t]*+(?:-[ \t]*+)?name:[ \t]*[\"']?"
         + _ENV_NAME
         + r"[\"']?[ \t]*\n[ \t]*value:[ \t]*[\"']?"
         + _VALUE,

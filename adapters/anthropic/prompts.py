@@ -8,11 +8,11 @@ in text needs no tool definitions and breaks no tool-pairing rule.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 
 import attrs
 
+from abridged.domain.framing import escape_tags
 from abridged.domain.messages import (
     ImageBlock,
     Message,
@@ -82,16 +82,16 @@ DEFAULT_PROMPT = SummaryPrompt(
 """The prompt `AnthropicSummarizer` uses unless given another."""
 
 
-_DELIMITER = re.compile(
-    r"<(?=\s*/?\s*(?:conversation|message|earlier-summary|earlier-summaries)\b)", re.IGNORECASE
-)
+_DELIMITERS = ("conversation", "message", "earlier-summary", "earlier-summaries")
 
 
 def escape_delimiters(text: str) -> str:
     """`text` with the opening `<` of anything that reads as one of the transcript's own tags
     (`<conversation>`, `<message …>`, `<earlier-summary>` and their closings) written `&lt;`,
-    so that no content can close its message or the conversation early."""
-    return _DELIMITER.sub("&lt;", text)
+    so that no content can close its message or the conversation early: written with
+    characters that show nothing, full-width or lookalike letters too, as the frames of
+    derived text are (`abridged.domain.framing.escape_tags`)."""
+    return escape_tags(text, _DELIMITERS)
 
 
 def render_earlier(earlier: Sequence[str]) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from abridged.adapters.summarizers.rendering import LINE_CHARS
+from abridged.domain.framing import LINE_BREAKS
 
 _PATH = re.compile(
     r"(?<![\w.:/@+~\-])"
@@ -54,7 +55,7 @@ def input_paths(tool_input: Mapping[str, Any]) -> Iterator[str]:
         if (
             key in PATH_KEYS
             and candidate
-            and "\n" not in candidate
+            and not LINE_BREAKS.search(candidate)
             and len(candidate) <= LINE_CHARS
             and not any(c in candidate for c in "*?")
         ):

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 from abridged.adapters.summarizers.items import TITLES, Item
-from abridged.domain.framing import fenced
+from abridged.domain.framing import LINE_BREAKS, fenced
 
 LINE_CHARS = 300
 
@@ -31,11 +31,14 @@ def code_span(text: str) -> str:
 
 
 def render_request(text: str) -> str:
-    return f"- {text}" if "\n" not in text else fenced(text)
+    """A request as a bullet, or fenced when it has several lines for any reader (a `\r`,
+    a form feed or U+2028 ends a line too: none may start a heading of its own)."""
+    return f"- {text}" if not LINE_BREAKS.search(text) else fenced(text)
 
 
 def render_error(label: str, text: str) -> str:
-    return f"- {label}: {text}" if "\n" not in text else f"- {label}:\n{fenced(text)}"
+    """An error line after the tool's label, or the error fenced below it (`render_request`)."""
+    return f"- {label}: {text}" if not LINE_BREAKS.search(text) else f"- {label}:\n{fenced(text)}"
 
 
 def head(text: str, max_chars: int) -> str:

@@ -1,0 +1,85 @@
+"""Content that would make abridged's own work super-linear (docs/security.md, "A red-team
+pass"): a tool output of a `<` and a long run of spaces, of `a-a-a-…`, of blank lines around a
+`password`, read by the framing escape, the redaction patterns and the ledger's extraction.
+Each is measured at two sizes, eight times apart (`growth`): a ratio, never a duration."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from abridged.adapters.anthropic.prompts import escape_delimiters
+from abridged.application.redaction import DefaultRedactor
+from abridged.domain.framing import escape_framing
+from abridged.domain.ledger_extraction import extract
+from abridged.domain.messages import Message
+from tests.support.red_team import LINEAR, growth
+
+ESCAPES = {"escape_framing": escape_framing, "escape_delimiters": escape_delimiters}
+
+
+@pytest.mark.parametrize("escape", ESCAPES.values(), ids=ESCAPES.keys())
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n: "<" + " " * n,
+        lambda n: "</" + "\u200b" * n,
+        lambda n: "<c" + "\u2066" * n + "o",
+        lambda n: ("<" + " " * 40) * (n // 41),
+    ],
+    ids=["spaces", "zero-width", "isolates", "many"],
+)
+def test_a_frame_escape_reads_a_long_run_once(
+    escape: Callable[[str], str], make: Callable[[int], str]
+) -> None:
+    """The tag's `\\s*/?\\s*` read a run of n spaces after a `<` in n² ways: 8,000 spaces
+    took 4 s, a megabyte hours."""
+    assert growth(escape, make, 8_000) < LINEAR
+
+
+REDACTOR = DefaultRedactor()
+ATTACKS = {
+    # `^\s*` at every line start read the rest of the blank lines (`(?m)` and `\s` spans
+    # `\n`): 8,000 blank lines took 4 s.
+    "blank lines": lambda n: "password\n" + "\n" * n,
+    "blank lines, secret": lambda n: "token\n" + "\n" * n,
+    # `[A-Z0-9_]*PASSWORD[A-Z0-9_]*` tried every split of a long name.
+    "long name": lambda n: "PASSWORD" * (n // 8),
+    "long secret name": lambda n: "SECRET" * (n // 6),
+    # `.pgpass`: the host and user parts' `[…]*[A-Za-z][…]*`.
+    "pgpass host": lambda n: ".pgpass " + "a" * n,
+    "pgpass user": lambda n: ".pgpass h:1:db:" + "a" * n,
+    # A scheme's `\b[A-Za-z][…]*://` started at each word of `a-a-a-…`.
+    "scheme": lambda n: "://" + "a-" * (n // 2),
+    # `\\*"name\\*"` started at each backslash of a run.
+    "backslashes": lambda n: "value " + "\\" * n,
+    # YAML's `- name:` with `[ \t]*-?[ \t]*`.
+    "indent": lambda n: " " * n + "value:",
+    # A quoted value without its closing quote.
+    "open quote": lambda n: "password: '" + "a b " * (n // 4),
+    "open quotes": lambda n: "password='" * (n // 10),
+}
+
+
+@pytest.mark.parametrize("make", ATTACKS.values(), ids=ATTACKS.keys())
+def test_the_default_redactor_reads_crafted_text_in_linear_time(make: Callable[[int], str]) -> None:
+    assert growth(REDACTOR.redact, make, 4_000) < LINEAR
+
+
+def _ledger(text: str) -> object:
+    return extract([(0, Message.user(text)), (1, Message.assistant(text))])
+
+
+def test_the_ledgers_extraction_reads_ordinary_runs_in_linear_time() -> None:
+    assert growth(_ledger, lambda n: "port 8080 " * (n // 10), 4_000) < LINEAR
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="domain/ledger_extraction.py NUMBER (`\\b[A-Za-z_][\\w-]{2,}…`) starts at every "
+    "word of `a-a-a-…` and reads the rest of the run: quadratic (16,000 characters of a "
+    "prompt take about 10 s)",
+)
+def test_the_ledgers_extraction_reads_a_hyphenated_run_in_linear_time() -> None:
+    assert growth(_ledger, lambda n: "a-" * (n // 2), 1_000) < LINEAR
