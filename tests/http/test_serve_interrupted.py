@@ -46,6 +46,8 @@ def test_an_interrupted_question_in_a_compacted_session_goes_on_from_its_compact
         fake_anthropic.enqueue(fake.held(fake.message("Because the"), release))
         try:
             cut_mid_stream(url, [*history, question], system=SYSTEM, max_tokens=400)
+            # The upstream's stream is closed before it could end: the reply was cut.
+            assert fake_anthropic.abandoned.acquire(timeout=10)
         finally:
             release.set()
         wait_for_metric(url, "abridged_serve_withdrawn 1")
