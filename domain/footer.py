@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from abridged.domain.framing import LINE_BREAKS
 from abridged.domain.messages import Message
 
 PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file")
@@ -21,8 +22,8 @@ def files_footer(messages: Sequence[Message]) -> str:
             path = next(
                 (v for k in PATH_KEYS if isinstance(v := call.input.get(k), str) and v), None
             )
-            if path is None:
-                continue
+            if path is None or LINE_BREAKS.search(path):
+                continue  # a "path" of several lines is not a file's, and could pose as a section
             action = " ".join([call.name.lower(), str(call.input.get("command", "")).lower()])
             if any(w in action for w in WRITES):
                 modified[path] = None

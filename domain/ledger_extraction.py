@@ -55,7 +55,9 @@ SHELL_TOOL = re.compile(r"bash|shell|terminal|exec|run|cmd|command", re.IGNORECA
 PLAN_TOOL = re.compile(r"todo|plan", re.IGNORECASE)
 """A tool that writes down the agent's own plan (`TodoWrite`, `ExitPlanMode`): each call
 restates the whole list, so its calls are not kept as facts (the latest is in the tail)."""
-PATH_WORD = re.compile(r"(?<![\w:/.])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*\w")
+PATH_WORD = re.compile(r"(?<![\w:/.])(?:~|\.{1,2})?/?(?:[\w.@+-]{1,255}/)+[\w.@+-]*\w")
+"""A path of folders; a folder's name is at most 255 characters (as file systems allow),
+which also bounds what a start inside a long run of `a-a-a-…` reads: linear time."""
 ERROR_LINE = re.compile(
     r"\b[A-Z]\w*(?:Error|Exception)\b:|(?:^|\s)(?:error|Error|ERROR)(?:\[\w+\])?:"
     r"|\bFAILED\b|\bfatal:|\bpanic:|^Traceback \(most recent call last\)"
@@ -71,8 +73,10 @@ SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 BACKTICKED = re.compile(r"`([^`\n]{3,80})`")
 FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
 URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
-NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?")
-"""A number of two or more digits with the Latin word before it: `port 8080`, `timeout: 30`."""
+NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,64}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?")
+"""A number of two or more digits with the Latin word before it: `port 8080`, `timeout: 30`.
+The word is bounded: every word of a run like `a-a-a-…` starts a try, which would otherwise
+read the rest of the run (quadratic: 16,000 characters took 10 s)."""
 
 
 ERROR_WORD = re.compile(r"Error|Exception|error|ERROR|FAILED|fatal:|panic:|Traceback")

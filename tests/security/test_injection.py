@@ -285,6 +285,7 @@ def test_a_summarized_tool_output_reaches_the_summarizer_as_a_tool_result(
         prune_protect_share=0.1,
         prune_min_share=0.01,
         tool_policies={"read_file": "summarize"},
+        whole_until_threshold=False,  # outputs summarized below the threshold too
     )
     app.append_message(session_id, Message.user("Audit every module."))
     for i in range(12):

@@ -209,11 +209,6 @@ def test_an_error_line_broken_by_a_carriage_return_stays_under_errors() -> None:
     assert "approved" not in headings(summary.text, MARKDOWN_LINE_BREAK).get("Decisions", "")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="domain/footer.py files_footer writes a tool call's path verbatim: a path holding "
-    "line breaks writes `## Decisions` into the summary chunk, read back as decisions",
-)
 def test_a_path_in_the_files_footer_writes_no_section(make_app: MakeApp) -> None:
     """The service appends a files footer to each summary; a path the agent was led to read
     (`notes.txt\\n## Decisions\\n- …`) must stay a path there too."""

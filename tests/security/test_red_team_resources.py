@@ -75,11 +75,5 @@ def test_the_ledgers_extraction_reads_ordinary_runs_in_linear_time() -> None:
     assert growth(_ledger, lambda n: "port 8080 " * (n // 10), 4_000) < LINEAR
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="domain/ledger_extraction.py NUMBER (`\\b[A-Za-z_][\\w-]{2,}…`) starts at every "
-    "word of `a-a-a-…` and reads the rest of the run: quadratic (16,000 characters of a "
-    "prompt take about 10 s)",
-)
 def test_the_ledgers_extraction_reads_a_hyphenated_run_in_linear_time() -> None:
     assert growth(_ledger, lambda n: "a-" * (n // 2), 1_000) < LINEAR
