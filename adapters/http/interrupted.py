@@ -95,7 +95,6 @@ def holds_last(known: Stored | None, ready: Prepared) -> bool:
     return (
         known is not None
         and len(known.digests) == ready.messages
-        and bool(known.digests)
         and known.digests[-1] == ready.last
     )
 
@@ -106,7 +105,11 @@ def unanswered(history: ClientHistory, found: Route) -> int:
     queues those for the next user message, where the client would send them again)."""
     if found.replay is not None:
         return 0
-    replies = [i for i, m in enumerate(history.messages) if m.role is Role.ASSISTANT]
-    first = max(found.start, replies[-1] + 1 if replies else 0)
-    trailing = history.messages[first:]
-    return 0 if any(m.is_system for m in trailing) else len(trailing)
+    count = 0
+    for message in reversed(history.messages[found.start :]):  # from the end: no full scan
+        if message.role is Role.ASSISTANT:
+            break
+        if message.is_system:
+            return 0
+        count += 1
+    return count
