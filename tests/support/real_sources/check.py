@@ -7,7 +7,8 @@ recounted and held to the budget (`tests.support.replays.checked_into`), then au
     python -m tests.support.real_sources.check --table OUT.jsonl...
 
 Appends one JSON row per session and window to OUT.jsonl (a crash in one part is kept as
-its traceback; the other parts still run); `--table` prints the figures as Markdown.
+its traceback; the other parts still run); `--table` prints the figures as Markdown: the
+totals per window, then every row.
 """
 
 from __future__ import annotations
@@ -120,9 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--table", action="store_true", help="print the rows of OUT and SESSIONS")
     options = parser.parse_args(argv)
     if options.table:
-        from tests.support.real_sources.check_table import table
+        from tests.support.real_sources.check_table import table, totals
 
-        print("\n".join(table([options.out, *options.sessions])))
+        files = [options.out, *options.sessions]
+        print("\n".join([*totals(files), "", *table(files)]))
         return 0
     with open(options.out, "a", encoding="utf-8") as handle:
         for path in options.sessions:

@@ -82,3 +82,43 @@ def table(paths: Iterable[str]) -> list[str]:
     lines = [HEADER, "|" + "---|" * 14]
     lines += [line(row) for row in loaded]
     return lines
+
+
+def totals(paths: Iterable[str]) -> list[str]:
+    """Per window: the bill of every session against the reference's, the facts the final
+    requests keep (mean and lowest, the reference's beside), the kinds below the reference,
+    the least depth, short tails, requests not sent, compactions, invalid requests, audit
+    mismatches and crashes."""
+    by_window: dict[int, list[dict[str, Any]]] = {}
+    for row in rows(paths):
+        by_window.setdefault(row["window"], []).append(row)
+    lines = [
+        "| window | sessions | billed ×ref | facts mean (lowest) | reference's | kinds below "
+        "| depth min | short | not sent | compactions | invalid | audit | crashes |",
+        "|" + "---|" * 13,
+    ]
+    for window, found in sorted(by_window.items()):
+        sims = [r["simulate"] for r in found if r["simulate"].get("abridged")]
+        ours = [s["abridged"] for s in sims]
+        refs = [s["langchain"] for s in sims]
+        billed = sum(o["billed"] for o in ours) / max(sum(r["billed"] for r in refs), 1e-9)
+        facts = [o["facts_final"] for o in ours]
+        ref_facts = [r["facts_final"] for r in refs]
+        kinds = sum(len(below(r["simulate"])) + len(below(r["kinds"])) for r in found)
+        cells = [
+            f"{window // 1000}k",
+            str(len(found)),
+            f"{billed:.3f}",
+            f"{sum(facts) / len(facts):.3f} ({min(facts):.2f})",
+            f"{sum(ref_facts) / len(ref_facts):.3f} ({min(ref_facts):.2f})",
+            str(kinds),
+            str(min(o["recent_depth_min"] for o in ours)),
+            str(sum(o["short_tails"] for o in ours)),
+            str(sum(o["not_sent"] for o in ours)),
+            str(sum(o["compactions"] for o in ours)),
+            str(sum(r["replay"].get("invalid", 0) for r in found)),
+            str(sum(len(r["replay"].get("audit", [])) for r in found)),
+            str(sum(bool(crashes(r)) for r in found) + len(found) - len(sims)),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
