@@ -1,0 +1,1 @@
+"""Converters of real public agent trajectories into the shared transcript format."""
