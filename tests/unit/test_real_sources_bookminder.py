@@ -68,7 +68,7 @@ FIRST = (
        1 +  import pytest
 
 ⏺ Search(pattern: "TODO", path: "specs")
-  ⎿  Found 2 files
+\xa0\xa0⎿\xa0 Found 2 files
 
 ================================ Previous Conversation Compacted ================================
 ⏺ Compact summary (ctrl+r to expand)
@@ -136,6 +136,7 @@ def test_a_capture_becomes_alternating_messages_with_console_tool_names() -> Non
     assert results[calls[1]["id"]].startswith("============================= test session")
     assert "… +8 lines (ctrl+r to expand)" in results[calls[1]["id"]]
     assert results[calls[2]["id"]] == ""
+    assert results[calls[5]["id"]] == "Found 2 files"  # indented with no-break spaces
     assert first.empty_results == 1
 
 

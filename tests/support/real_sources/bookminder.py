@@ -97,7 +97,10 @@ def items(lines: Sequence[str]) -> tuple[list[Item], int, list[int]]:
     dropped = 0
     markers: list[int] = []
     current: Item | None = None
-    for line in lines:
+    for raw in lines:
+        # Some captures indent with no-break spaces (`\xa0\xa0⎿\xa0`): the margin is read as spaces.
+        indent = len(raw) - len(raw.lstrip("\xa0 "))
+        line = raw[:indent].replace("\xa0", " ") + raw[indent:]
         if line.startswith("> ") or line == ">":
             current = Item("user", [line[2:]])
         elif line.startswith("⏺ "):
