@@ -2,11 +2,7 @@
 
 Three formats besides abridged's own JSONL (`abridged.adapters.transcripts`):
 
-- **Claude Code** session logs (`~/.claude/projects/<project>/<session>.jsonl`): one entry
-  per line. An assistant message is streamed as several entries sharing its
-  `message.id`, one block each; they are regrouped. Sidechain (sub-agent) entries, meta
-  entries, API-error placeholders and bookkeeping entries (summaries, snapshots, system
-  notes) are skipped. Thinking blocks are kept byte for byte, signatures included.
+- **Claude Code** session logs (`abridged.adapters.claude_code`).
 - **OpenAI chat completions** messages (`abridged.adapters.openai_chat`).
 - **Anthropic Messages API** documents: a request body (`model`, `system`, `tools`,
   `messages`) or a JSON list of messages, saved as one JSON document.
@@ -26,6 +22,7 @@ from typing import Literal
 
 import attrs
 
+from abridged.adapters.recorded import from_first_prompt, unique_call_ids
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.messages import JSON, Message
 
@@ -33,7 +30,16 @@ Format = Literal["abridged", "claude-code", "openai", "anthropic"]
 FORMATS: tuple[str, ...] = ("abridged", "claude-code", "openai", "anthropic")
 
 _CLAUDE_CODE_TYPES = frozenset(
-    {"user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation"}
+    {
+        "user",
+        "assistant",
+        "summary",
+        "system",
+        "file-history-snapshot",
+        "queue-operation",
+        "progress",
+        "attachment",
+    }
 )
 _OPENAI_ROLES = frozenset({"developer", "tool", "function"})
 _OPENAI_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call", "refusal"})
@@ -181,69 +187,6 @@ def _one_document(text: str) -> list[tuple[int, JSON]]:
     return [(0, document)]
 
 
-# Claude Code.
-
-
-def import_claude_code(records: Iterable[tuple[int, JSON]], notes: Iterable[str] = ()) -> Imported:
-    """A Claude Code session log's main conversation; raises `FormatError`."""
-    raw: list[tuple[int, str, list[JSON], str | None]] = []  # line, role, blocks, message id
-    model = None
-    skipped = 0
-    for number, entry in records:
-        if not isinstance(entry, Mapping):
-            raise FormatError(number, "a Claude Code log entry must be a JSON object")
-        kind = entry.get("type")
-        if kind == "system" and _is_system_message(entry.get("message")):
-            # An instruction the host sent mid-conversation (`role: "system"`), not one of
-            # the log's own notices, which have no message.
-            raw.append((number, "system", _system_blocks(entry["message"]), None))
-            continue
-        if kind not in ("user", "assistant"):
-            continue
-        if entry.get("isSidechain") or entry.get("isMeta") or entry.get("isApiErrorMessage"):
-            skipped += 1
-            continue
-        message = entry.get("message")
-        if not isinstance(message, Mapping):
-            raise FormatError(number, f"a {kind} entry needs its 'message' object")
-        if message.get("model") == "<synthetic>":
-            skipped += 1
-            continue
-        content = message.get("content")
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        if not isinstance(content, list):
-            raise FormatError(number, "message content must be a string or a list of blocks")
-        blocks: list[JSON] = content
-        message_id = message.get("id") if kind == "assistant" else None
-        if kind == "assistant" and model is None and isinstance(message.get("model"), str):
-            model = message["model"]
-        if raw and message_id is not None and raw[-1][3] == message_id:
-            # Another block of the same streamed API message.
-            for block in blocks:
-                if block not in raw[-1][2]:
-                    raw[-1][2].append(block)
-            continue
-        raw.append(
-            (number, kind, list(blocks), message_id if isinstance(message_id, str) else None)
-        )
-    notes = list(notes)
-    if skipped:
-        notes.append(f"{skipped} sidechain, meta or synthetic entries skipped")
-    return normalize([(n, role, blocks) for n, role, blocks, _ in raw], model=model, notes=notes)
-
-
-def _is_system_message(message: object) -> bool:
-    return isinstance(message, Mapping) and message.get("role") == "system"
-
-
-def _system_blocks(message: Mapping[str, JSON]) -> list[JSON]:
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return list(content) if isinstance(content, list) else []
-
-
 # Anthropic Messages API documents.
 
 
@@ -304,7 +247,8 @@ def normalize(
     notes: Sequence[str] = (),
 ) -> Imported:
     """Messages from (line, role, blocks): blank text dropped, consecutive roles joined,
-    tool calls and results paired, starting at the first user message."""
+    tool calls and results paired, a tool call id used again renamed, starting at the first
+    user message that is more than results (of calls made before the record starts)."""
     notes = list(notes)
     joined: list[tuple[int, str, list[JSON]]] = []
     for number, role, blocks in _systems_before_replies(raw):
@@ -315,9 +259,7 @@ def normalize(
             joined[-1] = (joined[-1][0], role, _join(role, joined[-1][2], kept))
             continue
         joined.append((number, role, kept))
-    while joined and joined[0][1] != "user":
-        joined.pop(0)
-        notes.append("an assistant message before the first user message was skipped")
+    joined = unique_call_ids(from_first_prompt(joined, notes), notes)
     paired: list[tuple[int, str, list[JSON]]] = []
     previous_calls: list[str] = []
     for number, role, recorded in joined:

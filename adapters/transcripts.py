@@ -19,6 +19,7 @@ from typing import BinaryIO
 
 import attrs
 
+from abridged.adapters.claude_code import import_claude_code
 from abridged.adapters.foreign_formats import READ, foreign_format
 from abridged.adapters.importers import (
     FORMATS,
@@ -27,11 +28,11 @@ from abridged.adapters.importers import (
     cut_short_note,
     detect_format,
     import_anthropic,
-    import_claude_code,
+    normalize,
     read_records,
 )
 from abridged.adapters.openai_chat import import_openai
-from abridged.domain.errors import InvalidMessageError
+from abridged.domain.errors import InvalidMessageError, RoleOrderError
 from abridged.domain.inputs import first_invalid
 from abridged.domain.messages import JSON, Message
 
@@ -252,9 +253,10 @@ def _parse(
     """`notes`, when given, is where a last line cut short is noted (and the line skipped):
     lines read from a file end with their line break, but for the last one."""
     numbered = tuple(_messages(numbered_lines, source, notes))
-    messages = tuple(message for _, message in numbered)
-    if not messages:
+    if not numbered:
         raise TranscriptError(source, None, "holds no messages (every line is blank)")
+    numbered, notes = _made_valid(numbered, source, list(notes or ()))
+    messages = tuple(message for _, message in numbered)
     meta = meta or {}
     if not isinstance(meta, Mapping):
         raise TranscriptError(meta_source, None, "must be a JSON object")
@@ -273,6 +275,25 @@ def _parse(
         line_numbers=tuple(number for number, _ in numbered),
         notes=tuple(notes or ()),
     )
+
+
+def _made_valid(
+    numbered: tuple[tuple[int, Message], ...], source: str, notes: list[str]
+) -> tuple[tuple[tuple[int, Message], ...], list[str]]:
+    """`numbered` as it is, or, where the API takes it and a session would not (two user
+    messages in a row, a first message that is a reply, a tool call id used again: recorded
+    traffic has all three), made valid as an import is (`normalize`), with notes."""
+    messages = [m for _, m in numbered]
+    found = first_invalid(messages)
+    calls = [u.id for m in messages for u in m.tool_uses]
+    if not (found and isinstance(found[1], RoleOrderError)) and len(set(calls)) == len(calls):
+        return numbered, notes
+    raw = [(n, m.role.value, list(m.to_wire()["content"])) for n, m in numbered]
+    try:
+        imported = normalize(raw, notes=notes)
+    except FormatError as error:
+        raise TranscriptError(source, error.line, error.problem) from None
+    return tuple(zip(imported.line_numbers, imported.messages, strict=True)), list(imported.notes)
 
 
 def _messages(

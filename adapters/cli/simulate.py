@@ -107,7 +107,7 @@ def simulate_command(
     except InvalidSettingsError as error:
         raise click.UsageError(str(error)) from None
     check_one_stdin(transcripts)
-    loaded = []
+    loaded, unread = [], []
     for given in transcripts:
         try:
             with transcript_file(given) as (path, name), reading(path, Path(name).name) as advance:
@@ -115,9 +115,13 @@ def simulate_command(
             check_conversation(transcript)  # a session would refuse it part way
             loaded.append(transcript)
         except TranscriptError as error:
-            raise click.ClickException(str(error)) from None
+            # One file that cannot be read does not cost the figures of the others.
+            unread.append(str(error))
+            continue
         for note in transcript.notes:
             click.echo(f"note: {transcript.source}: {note}", err=True)
+    if not loaded:
+        raise click.ClickException("\n".join(unread))
     unknown = [r for r in references.split(",") if r and r not in CHOICES]
     if unknown:
         raise click.BadParameter(
@@ -153,14 +157,19 @@ def simulate_command(
             outcomes = simulate(loaded, setup, makers, rates, follow)
         except TranscriptError as error:
             raise click.ClickException(str(error)) from None
-    _report(outcomes, window, reserve, rates, as_json)
+    _report(outcomes, window, reserve, rates, as_json, unread)
 
 
 def _report(
-    outcomes: list[Outcome], window: int, reserve: int, rates: CacheRates, as_json: bool
+    outcomes: list[Outcome],
+    window: int,
+    reserve: int,
+    rates: CacheRates,
+    as_json: bool,
+    unread: list[str],
 ) -> None:
-    """The figures (a table, or one JSON document), then each run a refusal stopped, on
-    standard error, with exit status 1."""
+    """The figures (a table, or one JSON document), then each transcript that could not be
+    read and each run a refusal stopped, on standard error, with exit status 1."""
     if as_json:
         document = {
             "window": window,
@@ -173,9 +182,11 @@ def _report(
     else:
         click.echo(render_table(outcomes, window))
     stopped = [o for o in outcomes if o.refused]
+    for problem in unread:
+        click.echo(f"Error: not read: {problem}", err=True)
     for outcome in stopped:
         click.echo(f"Error: {outcome.strategy} stopped: {outcome.refused}", err=True)
-    if stopped:
+    if stopped or unread:
         # Every run's figures are out; the status still says a session refused a message.
         raise click.exceptions.Exit(1)
 

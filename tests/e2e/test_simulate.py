@@ -158,21 +158,43 @@ def test_bad_input_is_a_message_not_a_traceback(tmp_path: Path) -> None:
     assert "unknown reference 'magic'" in unknown.output
 
 
-def test_a_conversation_no_session_accepts_is_refused_with_its_file_and_line(
+def test_a_conversation_no_session_accepts_is_named_and_the_others_are_simulated(
     tmp_path: Path,
 ) -> None:
     fine = write_jsonl(research_session(seed=1, questions=1), tmp_path / "fine.jsonl")
-    doubled = tmp_path / "doubled.jsonl"
-    doubled.write_text(
-        '{"role": "user", "content": "Hello"}\n\n{"role": "user", "content": "Again"}\n',
+    orphan = tmp_path / "orphan.jsonl"
+    result_block = {"type": "tool_result", "tool_use_id": "toolu_9", "content": "?"}
+    orphan.write_text(
+        '{"role": "user", "content": "Hello"}\n\n'
+        '{"role": "assistant", "content": "Done."}\n'
+        + json.dumps({"role": "user", "content": [result_block]})
+        + "\n",
         encoding="utf-8",
     )
 
-    result = CliRunner().invoke(main, ["simulate", str(fine), str(doubled), "--window", "16000"])
+    result = CliRunner().invoke(
+        main, ["simulate", str(fine), str(orphan), "--window", "16000", "--json"]
+    )
 
     assert result.exit_code == 1
-    assert "doubled.jsonl line 3: two user messages in a row" in result.output
-    assert "simulating" not in result.output  # refused before any run
+    assert "Error: not read: " in result.stderr
+    assert "orphan.jsonl line 4: tool_result for toolu_9 answers no tool_use" in result.stderr
+    (outcome,) = {o["transcript"] for o in json.loads(result.stdout)["outcomes"]}
+    assert outcome.endswith("fine.jsonl")
+
+
+def test_two_user_messages_in_a_row_are_one_turn_as_the_api_reads_them(tmp_path: Path) -> None:
+    doubled = tmp_path / "doubled.jsonl"
+    doubled.write_text(
+        '{"role": "user", "content": "Hello"}\n\n{"role": "user", "content": "Hello"}\n'
+        '{"role": "assistant", "content": "Hi."}\n',
+        encoding="utf-8",
+    )
+
+    result = CliRunner().invoke(main, ["simulate", str(doubled), "--window", "16000"])
+
+    assert result.exit_code == 0, result.output
+    assert "TOTAL" in result.stdout
 
 
 def test_progress_moves_with_each_request_and_stays_out_of_the_json(

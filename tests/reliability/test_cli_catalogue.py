@@ -140,7 +140,11 @@ CLI_CASES: tuple[Case, ...] = (
         REPLAY,
         lines({"role": "user", "content": "x" * 6_100_000}),
     ),
-    Case("replay two user messages in a row", REPLAY, lines(GOOD[0], GOOD[0])),
+    Case(
+        "replay a result that answers no call",
+        REPLAY,
+        lines(GOOD[0], {"role": "assistant", "content": "Done."}, GOOD[2]),
+    ),
     Case("replay empty text in line 3", REPLAY, lines(*GOOD[:2], {"role": "user", "content": ""})),
     Case("replay a meta file that is not JSON", REPLAY, lines(*GOOD), b"{nope"),
     Case("replay a meta file whose tools are no list", REPLAY, lines(*GOOD), b'{"tools": 3}'),

@@ -8,8 +8,7 @@ call; `isMeta` user entries carry text the model was sent (a skill's expanded pr
 feedback, a hook's `<system-reminder>`); a compaction writes a `compact_boundary` entry with no
 parent and then the summary as a user entry; a sub-agent's own log is all `isSidechain`.
 
-Shapes abridged reads as the conversation the model saw are plain tests; the others are
-expected failures naming what goes wrong, kept until the importer reads them.
+Each test reads one shape as the conversation the model saw.
 """
 
 from __future__ import annotations
@@ -135,16 +134,6 @@ def parallel_calls_log() -> RealLog:
     return log
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "importers.import_claude_code joins entries of one message.id only when they are "
-        "consecutive (raw[-1][3] == message_id): a result written between a reply's streamed "
-        "calls ends the reply, the calls after it become a second reply, and normalize's "
-        "_paired fills the first reply's later calls with the 'no result' error and drops "
-        "their real results as answering no call"
-    ),
-)
 def test_a_result_written_between_a_replys_calls_keeps_every_real_result(
     tmp_path: Path,
 ) -> None:
@@ -161,14 +150,6 @@ def test_a_result_written_between_a_replys_calls_keeps_every_real_result(
     assert transcript.notes == ()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "importers.import_claude_code regroups a message.id only across consecutive entries: "
-        "one reply of two parallel calls, each result written before the next call, is "
-        "imported as two replies (a turn the model never took), without a note"
-    ),
-)
 def test_a_reply_of_parallel_calls_is_one_assistant_message(tmp_path: Path) -> None:
     # spotter tool_heavy.jsonl lines 34-38: each call's result is written before the next
     # call's block, so every pair is valid and nothing is noted.
@@ -213,14 +194,6 @@ def test_results_written_after_all_of_a_replys_calls_pair_with_them(tmp_path: Pa
 # isMeta user entries: text the model was sent, hidden from the user's screen.
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "importers.import_claude_code skips every isMeta entry as bookkeeping, but a skill or "
-        "slash command's expanded prompt is an isMeta user entry: the instruction the model "
-        "followed is dropped, leaving only the '<command-name>' line"
-    ),
-)
 def test_a_skills_expanded_prompt_is_kept(tmp_path: Path) -> None:
     # spotter subagent.jsonl lines 4-6: the command line, then its 10,095-character prompt.
     log = RealLog()
@@ -239,14 +212,6 @@ def test_a_skills_expanded_prompt_is_kept(tmp_path: Path) -> None:
     assert "Do NOT write code." in all_text(wires(transcript)[0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "importers.import_claude_code skips the isMeta 'Stop hook feedback' user entry the "
-        "model answered; normalize then joins the replies before and after it into one "
-        "assistant message"
-    ),
-)
 def test_stop_hook_feedback_stands_between_the_two_replies(tmp_path: Path) -> None:
     # claude-reliability coverage-test-fix lines 15-17.
     log = RealLog()
@@ -263,14 +228,6 @@ def test_stop_hook_feedback_stands_between_the_two_replies(tmp_path: Path) -> No
     assert "Stop hook feedback" in all_text(wires(transcript)[2])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "with the isMeta feedback skipped, the two replies meet in normalize, and "
-        "importers._join takes a second reply that starts with thinking for a retry of the "
-        "first: the first reply is dropped without a note"
-    ),
-)
 def test_a_reply_before_stop_hook_feedback_is_kept_when_the_next_one_thinks(
     tmp_path: Path,
 ) -> None:
@@ -290,15 +247,6 @@ def test_a_reply_before_stop_hook_feedback_is_kept_when_the_next_one_thinks(
 # Compaction: a boundary with no parent, then the summary as a user entry.
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "importers.import_claude_code skips the compact_boundary entry and reads the "
-        "isCompactSummary entry as an ordinary user entry, so normalize joins Claude Code's "
-        "summary into the tool-result message before the boundary: the whole history and its "
-        "summary in one turn the model never saw"
-    ),
-)
 def test_a_compaction_summary_is_not_joined_to_the_results_before_it(tmp_path: Path) -> None:
     # spotter 258c7280 lines 1244-1264 (an automatic compaction at 167,094 tokens).
     log = RealLog()
@@ -334,14 +282,6 @@ def test_a_compaction_summary_is_not_joined_to_the_results_before_it(tmp_path: P
 # Sub-agent logs: `<session>/subagents/agent-*.jsonl`, every entry a sidechain.
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "importers.import_claude_code skips every isSidechain entry, so a sub-agent's own log "
-        "(all sidechain) is refused by normalize as 'holds no conversation (no user "
-        "message)', naming neither the sidechain entries nor the sub-agent"
-    ),
-)
 def test_a_sub_agents_log_is_read_or_refused_by_name(tmp_path: Path) -> None:
     # spotter 4d5611e5/subagents/agent-a2898e3.jsonl: 144 entries, all isSidechain.
     log = RealLog()
@@ -427,16 +367,6 @@ def test_bookkeeping_entries_of_a_real_log_are_skipped_without_a_note(tmp_path: 
 # Where a log starts: a run of progress entries, or the middle of a turn.
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "importers.detect_format looks at the first 50 records for a type in "
-        "_CLAUDE_CODE_TYPES, which lacks 'progress' (and 'attachment'): a log that starts in "
-        "a run of hook progress entries (135 in a row in spotter ae4a77f8) is read as "
-        "abridged's JSONL and refused with \"line 1: role must be 'user', 'assistant' or "
-        "'system', got None\""
-    ),
-)
 def test_a_log_starting_with_a_run_of_progress_entries_is_read_as_claude_code(
     tmp_path: Path,
 ) -> None:
@@ -456,16 +386,7 @@ def test_a_log_starting_with_a_run_of_progress_entries_is_read_as_claude_code(
     assert [w["role"] for w in wires(transcript)] == ["user", "assistant"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "importers.normalize drops leading assistant messages before _paired empties a "
-        "first user message whose results answer no call, so the import starts with the "
-        "assistant reply and the session refuses it ('a session must start with a user "
-        "message', naming the reply's line)"
-    ),
-)
-def test_a_log_starting_mid_turn_starts_at_its_first_user_message(tmp_path: Path) -> None:
+def test_a_log_starting_mid_turn_starts_at_its_first_user_prompt(tmp_path: Path) -> None:
     # spotter ae4a77f8 from line 349 on: a tool result whose call is before the cut.
     log = RealLog()
     log.result("toolu_01VzQ2", "config :opentelemetry, traces_exporter: :otlp", parent="x")
@@ -473,7 +394,21 @@ def test_a_log_starting_mid_turn_starts_at_its_first_user_message(tmp_path: Path
     use = log.block("msg_01CA3kyS", call("toolu_uyPiwa", "cat config/runtime.exs"))
     log.result("toolu_uyPiwa", "import Config", parent=use)
     log.block("msg_01EZLYTq", text("The exporter is configured in runtime.exs."))
+    log.user("Now point it at the collector on port 4318.")
+    log.block("msg_01F2", text("Done: the endpoint is http://collector:4318."))
 
     transcript = load_transcript(log.write(tmp_path / "s.jsonl"), format="claude-code")
 
-    assert wires(transcript)[0]["role"] == "user"
+    assert [w["role"] for w in wires(transcript)] == ["user", "assistant"]
+    assert all_text(wires(transcript)[0]) == "Now point it at the collector on port 4318."
+    assert any("before the first user message was skipped" in n for n in transcript.notes)
+    assert any("tool results before the first user prompt" in n for n in transcript.notes)
+
+
+def test_a_log_with_no_user_prompt_is_refused_by_name(tmp_path: Path) -> None:
+    log = RealLog()
+    log.result("toolu_01VzQ2", "config :opentelemetry, traces_exporter: :otlp", parent="x")
+    log.block("msg_01CA3kyS", text("I see the issue - the configuration format."))
+
+    with pytest.raises(TranscriptError, match="no conversation"):
+        load_transcript(log.write(tmp_path / "s.jsonl"), format="claude-code")

@@ -14,7 +14,7 @@ from anthropic.types import SystemMessageParam
 
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import persistence_env
-from abridged.adapters.importers import import_claude_code
+from abridged.adapters.claude_code import import_claude_code
 from abridged.adapters.token_counters import TiktokenCounter
 from abridged.application.auditing import audit_session
 from abridged.application.service import Sessions

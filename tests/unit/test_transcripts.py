@@ -14,7 +14,7 @@ from abridged.adapters.transcripts import (
     parse_transcript,
     tools_for,
 )
-from abridged.domain.messages import JSON, Message, Role, TextBlock, ToolResultBlock, ToolUseBlock
+from abridged.domain.messages import JSON, Message, Role, TextBlock, ToolUseBlock
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "transcripts"
 REAL_FILES = sorted(TRANSCRIPTS.glob("*.jsonl")) if TRANSCRIPTS.is_dir() else []
@@ -294,14 +294,53 @@ def test_parse_errors_name_the_given_source() -> None:
     assert str(caught.value).startswith("upload.jsonl line 2: not valid JSON")
 
 
-def test_conversation_structure_is_left_to_the_session() -> None:
-    orphan = {"type": "tool_result", "tool_use_id": "toolu_9", "content": "?"}
-    lines = [GOOD_ASSISTANT, GOOD_ASSISTANT, json.dumps({"role": "user", "content": [orphan]})]
+def test_recorded_traffic_the_api_takes_is_made_valid_with_notes() -> None:
+    # The API joins two user messages in a row into one turn; a record cut from a longer one
+    # starts with a reply; an agent that numbers its calls anew sends an id twice.
+    def call(tool_id: str) -> str:
+        block = {"type": "tool_use", "id": tool_id, "name": "bash", "input": {"c": "ls"}}
+        return json.dumps({"role": "assistant", "content": [block]})
+
+    def result(tool_id: str) -> str:
+        block = {"type": "tool_result", "tool_use_id": tool_id, "content": "a"}
+        return json.dumps({"role": "user", "content": [block]})
+
+    ask = json.dumps({"role": "user", "content": "Again"})
+    lines = [GOOD_ASSISTANT, GOOD_USER, ask, call("c1"), result("c1"), call("c1"), result("c1")]
 
     transcript = parse_transcript(lines)
 
-    assert [m.role for m in transcript.messages] == [Role.ASSISTANT, Role.ASSISTANT, Role.USER]
-    assert transcript.messages[2].content == (ToolResultBlock("toolu_9", "?"),)
+    roles = [m.role for m in transcript.messages]
+    assert roles == [Role.USER, Role.ASSISTANT, Role.USER, Role.ASSISTANT, Role.USER]
+    assert transcript.messages[0].text == "Hello\nAgain"
+    assert [u.id for m in transcript.messages for u in m.tool_uses] == ["c1", "c1_2"]
+    assert [r.tool_use_id for r in transcript.messages[4].tool_results] == ["c1_2"]
+    assert transcript.line_numbers == (2, 4, 5, 6, 7)
+    assert len(transcript.notes) == 2
+    assert "c1 -> c1_2" in transcript.notes[1]
+
+
+def test_a_conversation_already_valid_is_read_as_it_is() -> None:
+    block = {"type": "tool_result", "tool_use_id": "toolu_9", "content": "?"}
+    call = {"type": "tool_use", "id": "toolu_9", "name": "bash", "input": {}}
+    lines = [
+        GOOD_USER,
+        json.dumps({"role": "assistant", "content": [call]}),
+        json.dumps({"role": "user", "content": [block, {"type": "text", "text": "  "}]}),
+    ]
+
+    transcript = parse_transcript(lines)
+
+    assert transcript.messages[2].content[1] == TextBlock("  ")
+    assert transcript.notes == ()
+
+
+def test_a_record_with_no_user_prompt_is_refused() -> None:
+    orphan = {"type": "tool_result", "tool_use_id": "toolu_9", "content": "?"}
+    lines = [GOOD_ASSISTANT, GOOD_ASSISTANT, json.dumps({"role": "user", "content": [orphan]})]
+
+    with pytest.raises(TranscriptError, match="no conversation"):
+        parse_transcript(lines)
 
 
 def test_openai_function_definitions_in_meta_are_converted() -> None:

@@ -1,0 +1,139 @@
+"""Claude Code session logs (`~/.claude/projects/<project>/<session>.jsonl`) read as the
+conversation the model was sent.
+
+A log has one entry a line. What the model saw, and how the log writes it:
+
+- A reply is streamed as one `assistant` entry per content block, all with the reply's
+  `message.id`. A reply of parallel calls runs each call as its block streams, so a call's
+  result (a `user` entry of one `tool_result`) can be written before the reply's next block:
+  the blocks are regrouped into one reply across the results written between them, and the
+  results follow it as one user message.
+- `isMeta` user entries are hidden on the user's screen, not from the model: a skill's or a
+  slash command's expanded prompt, Stop-hook feedback, a hook's reminder, the caveat before a
+  local command's output. They are kept.
+- A compaction writes a `compact_boundary` entry, then Claude Code's summary as a user entry
+  (`isCompactSummary`). The history before it is kept, so the summary is left out (with a
+  note), but for a log that starts with it: there it is all that is known of what came before.
+- A sub-agent's own log (`<session>/subagents/agent-*.jsonl`) is all `isSidechain` entries:
+  read as its conversation. In a main log, sidechain entries are another agent's and skipped.
+- API-error placeholders (`isApiErrorMessage`, model `<synthetic>`) and bookkeeping entries
+  (`progress`, `attachment`, `summary`, snapshots, queue operations, system notices with no
+  message) are skipped; `role: "system"` messages are kept.
+
+Then `abridged.adapters.importers.normalize` makes a valid conversation of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from abridged.adapters.importers import FormatError, Imported, normalize
+from abridged.domain.messages import JSON
+
+Record = tuple[int, str, list[JSON], "str | None"]
+"""A log entry kept: its line, role, blocks and (for a reply) the `message.id`."""
+
+
+def import_claude_code(records: Iterable[tuple[int, JSON]], notes: Iterable[str] = ()) -> Imported:
+    """A Claude Code session log's main conversation (a sub-agent's, for a sub-agent's own
+    log); raises `FormatError`."""
+    notes = list(notes)
+    main: list[tuple[int, Mapping[str, JSON]]] = []
+    sidechain: list[tuple[int, Mapping[str, JSON]]] = []
+    model = None
+    synthetic = 0
+    for number, entry in records:
+        if not isinstance(entry, Mapping):
+            raise FormatError(number, "a Claude Code log entry must be a JSON object")
+        kind = entry.get("type")
+        message = entry.get("message")
+        if kind == "system" and _is_system_message(message):
+            # An instruction the host sent mid-conversation (`role: "system"`), not one of
+            # the log's own notices, which have no message.
+            main.append((number, entry))
+            continue
+        if kind not in ("user", "assistant"):
+            continue
+        if entry.get("isApiErrorMessage"):
+            synthetic += 1
+            continue
+        if not isinstance(message, Mapping):
+            raise FormatError(number, f"a {kind} entry needs its 'message' object")
+        if message.get("model") == "<synthetic>":
+            synthetic += 1
+            continue
+        if kind == "assistant" and model is None and isinstance(message.get("model"), str):
+            model = message["model"]
+        (sidechain if entry.get("isSidechain") else main).append((number, entry))
+    entries = main
+    if not any(entry.get("type") != "system" for _, entry in main) and sidechain:
+        entries = sidechain
+        notes.append("a sub-agent's log: its sidechain entries are read as the conversation")
+    elif sidechain:
+        notes.append(f"{len(sidechain)} sidechain (sub-agent) entries skipped")
+    if synthetic:
+        notes.append(f"{synthetic} synthetic API-error entries skipped")
+    raw = _regrouped(entries, notes)
+    return normalize([(n, role, blocks) for n, role, blocks, _ in raw], model=model, notes=notes)
+
+
+def _regrouped(entries: list[tuple[int, Mapping[str, JSON]]], notes: list[str]) -> list[Record]:
+    raw: list[Record] = []
+    for number, entry in entries:
+        message = entry["message"]
+        assert isinstance(message, Mapping)
+        if entry.get("type") == "system":
+            raw.append((number, "system", _system_blocks(message), None))
+            continue
+        kind = str(entry["type"])
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            raise FormatError(number, "message content must be a string or a list of blocks")
+        if entry.get("isCompactSummary") and any(r[1] != "system" for r in raw):
+            notes.append(
+                f"line {number}: Claude Code's compaction summary left out (the history it "
+                "summarized is read whole)"
+            )
+            continue
+        message_id = message.get("id") if kind == "assistant" else None
+        open_reply = _open_reply(raw, message_id)
+        if open_reply is not None:
+            # Another block of a reply streamed already, maybe after results of its calls.
+            blocks = raw[open_reply][2]
+            blocks.extend(b for b in content if b not in blocks)
+            continue
+        raw.append(
+            (number, kind, list(content), message_id if isinstance(message_id, str) else None)
+        )
+    return raw
+
+
+def _open_reply(raw: list[Record], message_id: object) -> int | None:
+    """The index of the reply `message_id` continues: the last reply, if it has that id and
+    nothing but results of tool calls was written after it."""
+    if not isinstance(message_id, str):
+        return None
+    for index in range(len(raw) - 1, -1, -1):
+        _, role, blocks, recorded = raw[index]
+        if role == "assistant":
+            return index if recorded == message_id else None
+        if role != "user" or not blocks or not all(_is_result(b) for b in blocks):
+            return None
+    return None
+
+
+def _is_result(block: JSON) -> bool:
+    return isinstance(block, Mapping) and block.get("type") == "tool_result"
+
+
+def _is_system_message(message: object) -> bool:
+    return isinstance(message, Mapping) and message.get("role") == "system"
+
+
+def _system_blocks(message: Mapping[str, JSON]) -> list[JSON]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content) if isinstance(content, list) else []

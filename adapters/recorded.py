@@ -1,0 +1,94 @@
+"""Recorded traffic made a valid conversation where the API takes what a session refuses.
+
+A record of real traffic (a log, a trajectory, a part cut from a longer one) can start with
+replies, or with results of calls made before it, and an agent that numbers its calls anew
+sends a tool call id twice. `abridged.adapters.importers.normalize` starts such a record at
+its first user prompt and renames the ids used again, noting each change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TypeGuard
+
+from abridged.domain.messages import JSON
+
+Records = list[tuple[int, str, list[JSON]]]
+"""(line, role, blocks), as `normalize` reads them."""
+
+
+def from_first_prompt(joined: Records, notes: list[str]) -> Records:
+    """`joined` from its first user message that holds more than tool results: a record cut
+    from a longer one can start with replies, or with results whose calls it does not hold."""
+    start = next(
+        (
+            i
+            for i, (_, role, blocks) in enumerate(joined)
+            if role == "user" and not all(_is_result(b) for b in blocks)
+        ),
+        len(joined),
+    )
+    skipped = joined[:start]
+    if any(role == "assistant" for _, role, _ in skipped):
+        notes.append("an assistant message before the first user message was skipped")
+    results = sum(1 for _, role, _ in skipped if role == "user")
+    if results:
+        notes.append(
+            f"{results} message(s) of tool results before the first user prompt skipped "
+            "(their calls are before the record starts)"
+        )
+    return joined[start:]
+
+
+def unique_call_ids(joined: Records, notes: list[str]) -> Records:
+    """`joined` with a tool call id used again (recorded traffic has them: an agent that
+    numbers its calls anew) renamed `<id>_2`, `_3`, ..., and the results of the user message
+    after it that answer it: the API's ids are unique, and a session refuses one in view
+    twice."""
+    used: set[str] = set()
+    renamed: dict[str, str] = {}
+    out: Records = []
+    for number, role, blocks in joined:
+        if role == "assistant":
+            renamed = {}
+            fresh: list[JSON] = []
+            for block in blocks:
+                old = block.get("id") if _is_call(block) else None
+                if not isinstance(old, str):
+                    fresh.append(block)
+                    continue
+                new, suffix = old, 2
+                while new in used:
+                    new, suffix = f"{old}_{suffix}", suffix + 1
+                used.add(new)
+                if new != old:
+                    renamed[old] = new
+                fresh.append({**block, "id": new} if new != old else block)
+            if renamed:
+                notes.append(
+                    f"line {number}: tool_use id(s) used before renamed: "
+                    + ", ".join(f"{o} -> {n}" for o, n in renamed.items())
+                )
+            out.append((number, role, fresh))
+        elif role == "user" and renamed:
+            out.append((number, role, [_answering(b, renamed) for b in blocks]))
+            renamed = {}
+        else:
+            out.append((number, role, blocks))
+    return out
+
+
+def _is_call(block: JSON) -> TypeGuard[Mapping[str, JSON]]:
+    return isinstance(block, Mapping) and block.get("type") == "tool_use"
+
+
+def _answering(block: JSON, renamed: Mapping[str, str]) -> JSON:
+    if _is_result(block) and isinstance(block, Mapping):
+        answered = block.get("tool_use_id")
+        if isinstance(answered, str) and answered in renamed:
+            return {**block, "tool_use_id": renamed[answered]}
+    return block
+
+
+def _is_result(block: JSON) -> bool:
+    return isinstance(block, Mapping) and block.get("type") == "tool_result"
