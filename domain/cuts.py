@@ -136,6 +136,9 @@ def tail_first(
     recent = recent_room(view, suffix, turn_starts)
     tail_room = min(recent, room)
     ruled = next((k for k in cuts if calibrated(view, suffix[k]) <= tail_room), cuts[-1])
+    back = reached_back(view, cuts, suffix, ruled, tail_room)
+    if back is not None and calibrated(view, suffix[back] + carry[back]) < room:
+        ruled, tail_room = back, calibrated(view, suffix[back])
     cut = next(
         (k for k in cuts[cuts.index(ruled) :] if calibrated(view, suffix[k] + carry[k]) < room),
         cuts[-1],
@@ -147,6 +150,30 @@ def tail_first(
         return cut, left, "minimal tail"
     # The smallest tail a cut allows is larger than the tail's room: that tail is the rule.
     return cut, left, CURRENT_EXCHANGE if over else "recent tokens"
+
+
+def reached_back(
+    view: ContextView, cuts: Sequence[int], suffix: Sequence[int], ruled: int, tail_room: int
+) -> int | None:
+    """The start before `ruled` the tail reaches back to (`tail_reaches_back`), or `None`:
+    when a message before `ruled` that could start a tail (a user prompt or a reply) fits the
+    tail's room with everything after it, but no start is allowed there (a tool loop led by
+    thinking), the latest allowed start before it, if its tail fits `retained_share`."""
+    settings = view.limits.settings
+    entries = view.entries
+    if not settings.tail_reaches_back or ruled not in cuts or cuts.index(ruled) == 0:
+        return None
+    before = ruled - 1
+    while before > 0 and entries[before].message.tool_results:
+        before -= 1  # a step back takes a call with its results
+    message = entries[before].message
+    if not (message.is_user_prompt or message.role is Role.ASSISTANT):
+        return None
+    if calibrated(view, suffix[before]) > tail_room:
+        return None
+    back = cuts[cuts.index(ruled) - 1]
+    cap = int(settings.retained_share * view.limits.window)
+    return back if calibrated(view, suffix[back]) <= cap else None
 
 
 CURRENT_EXCHANGE = "current exchange"

@@ -166,6 +166,13 @@ class CompactionSettings:
     earlier rule, where the ledger's whole share is counted first and the tail shrinks to
     the target."""
 
+    tail_reaches_back: bool = attrs.field(default=True, validator=_bool)
+    """Where a tail may start only at some messages (inside a tool loop led by thinking, only
+    before a reply that starts with thinking), the recent tail reaches back to the start
+    before the one `keep_recent_share` allows when the messages between fit it and the longer
+    tail fits `retained_share`: a tail of the last call alone leaves the loop's steps that fit
+    the rule summarized. False: the tail stops at the last start within the share, the rule
+    sessions stored before keep."""
     spare_recent_tail: bool = attrs.field(default=True, validator=_bool)
     """A threshold (or background) compaction does not run while the request fits the budget
     and the recent tail would hold every retained message: it could only summarize what the
@@ -348,12 +355,14 @@ ADDED_SETTINGS: dict[str, Any] = {
     "whole_prompts": False,
     "spare_recent_tail": False,
     "whole_until_threshold": False,
+    "tail_reaches_back": False,
 }
 """Settings added after sessions were first stored, each with the value that behaves as if
 it did not exist (no earlier mark, no target below the threshold, no growth guard, no
 ledger, no salient lines, the ledger's share counted before the recent tail, the first
 rules of salient lines, a prompt shown at most half of a request's room, a compaction that
-summarizes the recent tail when nothing else is left)."""
+summarizes the recent tail when nothing else is left, old outputs pruned below the threshold,
+a tail that stops at the last start within its share)."""
 
 
 PRESETS: dict[str, CompactionSettings] = {

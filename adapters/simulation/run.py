@@ -17,7 +17,7 @@ from abridged.adapters.simulation.cache import (
 from abridged.adapters.simulation.facts import Fact, extract_facts, kept_share, request_text
 from abridged.adapters.simulation.strategies import Setup, Strategy
 from abridged.adapters.transcripts import Transcript
-from abridged.domain.messages import Message, Role
+from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.tokens import message_tokens, request_tokens
 
@@ -219,14 +219,39 @@ def recent_depth(
         tokens += message_tokens(messages[original], count)
         turns += messages[original].is_user_prompt
         depth += 1
-    # What one more step back would have added: a message, with the call its results answer.
+    # What one more step back would have added: a message, with the call its results answer,
+    # and, inside a tool loop led by thinking, back to a reply that starts with thinking (no
+    # tail may start at another: `abridged.domain.cuts.cut_points`).
     more = position - 1 - depth
     if more >= 1 and depth < DEPTH_CAP:
-        step = message_tokens(messages[more], count)
-        if messages[more].tool_results:
-            step += message_tokens(messages[more - 1], count)
+        start = more - 1 if messages[more].tool_results else more
+        step = sum(message_tokens(messages[k], count) for k in range(start, more + 1))
+        if _in_thinking_loop(messages, start, position):
+            while start > max(0, position - DEPTH_CAP) and not _leads_with_thinking(
+                messages[start]
+            ):
+                start -= 1
+                step += message_tokens(messages[start], count)
         return depth, tokens, turns, step
     return depth, tokens, turns, None
+
+
+def _in_thinking_loop(messages: Sequence[Message], start: int, position: int) -> bool:
+    """Whether `start` is inside the tool loop the request at `position` continues, in a
+    conversation with thinking: no user prompt from `start` on, and results last."""
+    if start < 1 or not messages[position - 1].tool_results:
+        return False
+    if any(messages[k].is_user_prompt for k in range(start, position)):
+        return False
+    return any(_leads_with_thinking(m) for m in messages[start:position])
+
+
+def _leads_with_thinking(message: Message) -> bool:
+    return (
+        message.role is Role.ASSISTANT
+        and bool(message.content)
+        and isinstance(message.content[0], ThinkingBlock | RedactedThinkingBlock)
+    )
 
 
 def _whole(

@@ -6,6 +6,8 @@ from typing import Any
 
 from abridged.adapters.simulation.run import recent_depth
 from abridged.domain.messages import Message, TextBlock
+from abridged.domain.tokens import message_tokens
+from tests.support.builders import exchange, thinking_exchange
 
 
 def count(text: str) -> int:
@@ -33,3 +35,21 @@ def test_a_system_message_carried_out_of_the_summary_is_not_the_tail() -> None:
 
     assert (depth, turns) == (1, 1)
     assert tokens > 0
+
+
+def test_inside_a_loop_led_by_thinking_a_step_back_reaches_a_reply_that_thinks() -> None:
+    # A tool loop that thinks at its first step and at its last: a tail may start only
+    # before a reply that starts with thinking, so one step back from the last one is the
+    # whole loop back to its first step, not the one call before it.
+    history: list[Message] = [Message.user("Port the loader.")]
+    for step in range(4):
+        history += thinking_exchange("x " * 50) if step in (0, 3) else exchange(["x " * 50])
+    summary = TextBlock("<conversation-summary>Earlier: the first steps.</conversation-summary>")
+    sent = [Message.user(summary), history[7], history[8]]
+    body: dict[str, Any] = {"messages": [m.to_wire() for m in sent]}
+    wires: list[dict[str, Any] | None] = [None] * len(history)
+
+    depth, _, _, step = recent_depth(body, history, 9, wires, count, cap=1_000)
+
+    assert depth == 2
+    assert step == sum(message_tokens(m, count) for m in history[1:7])
