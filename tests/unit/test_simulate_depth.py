@@ -49,7 +49,7 @@ def test_inside_a_loop_led_by_thinking_a_step_back_reaches_a_reply_that_thinks()
     body: dict[str, Any] = {"messages": [m.to_wire() for m in sent]}
     wires: list[dict[str, Any] | None] = [None] * len(history)
 
-    depth, _, _, step = recent_depth(body, history, 9, wires, count, cap=1_000)
+    depth, _, _, back = recent_depth(body, history, 9, wires, count, cap=1_000)
 
     assert depth == 2
-    assert step == sum(message_tokens(m, count) for m in history[1:7])
+    assert back == sum(message_tokens(m, count) for m in history[1:7])
