@@ -22,8 +22,6 @@ VALUE = re.compile(
     _B + r"(?:[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"  # email
     r"|[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2})?(?:Z|[+-][0-9:]{4,5})?)?"
     r"|[0-9]{1,2}[/.][0-9]{1,2}[/.][0-9]{4}|[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?"  # date, time
-    r"|v[0-9]+(?:\.[0-9]+)+(?:[-+][0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?"  # version
-    r"|[0-9]+\.[0-9]+\.[0-9]+(?:[-+][0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?"
     r"|(?=[0-9a-f]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,64}"  # hash
     r"|[A-Z][A-Z0-9]{1,9}-[0-9]{2,}|#[0-9]{2,}"  # ticket, issue
     r"|(?![0-9]+[KMGT]?B\b)(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{5,12}"  # code
@@ -31,18 +29,23 @@ VALUE = re.compile(
     r"|\$\{?[A-Za-z_][A-Za-z0-9_]+\}?"
     r"|[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?::[0-9]{2,5})?"  # IPv4
     r"|[A-Za-z][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*:[0-9]{2,5}"  # host:port
-    r")" + _E + r"|[$\u20ac\u00a3\u00a5\u20b9\u20a9\u20bd]\s?[0-9](?:[0-9,.]*[0-9])?"  # money
+    r")" + _E + "|" + _B + r"[A-Za-z][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)+:[0-9]{2,5}(?=-[0-9])"
+    r"|(?<![A-Za-z0-9_.@/$])(?:v[0-9]+(?:\.[0-9]+)+|[0-9]+\.[0-9]+\.[0-9]+)"
+    r"(?:[-+][0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?"
+    + _E  # version, a package's pin too
+    + r"|[$\u20ac\u00a3\u00a5\u20b9\u20a9\u20bd]\s?[0-9](?:[0-9,.]*[0-9])?"  # money
     r"|(?<![\w.,])[0-9](?:[0-9,.]*[0-9])?\s?(?:USD|EUR|GBP|JPY|CNY|INR|KRW|RUB|AED|SAR|CHF)\b"
 )
 """An exact value written in prose, of a shape that says what it is whatever the language
 around it: an email address, an ISO date or date-time, `21/05/2024`, a clock time, a version
-(`v1.2`, `3.11.4`), a hex hash of 7 to 64 digits holding a letter and a digit (a commit), a
-ticket or order id (`ORD-12345`, `#1234`), a code of 5 to 12 capitals and digits holding
-both (`JG7FMM`, not a size like `330KB`), an environment variable or constant (`FOO_BAR=1`,
-`$HOME`), an IPv4 address or `host:port`, and a money amount with its sign or ISO code. Its
-edges are ASCII: a value inside a sentence of a script without spaces (`注文ORD-12345を`) is
-found, one glued to Latin letters or digits is part of a longer word and is not. A number
-alone (`2 files`, a year) is not a value."""
+(`v1.2`, `3.11.4`, a package's pin `tqdm-4.65.0`), a hex hash of 7 to 64 digits holding a
+letter and a digit (a commit), a ticket or order id (`ORD-12345`, `#1234`), a code of 5 to 12
+capitals and digits holding both (`JG7FMM`, not a size like `330KB`), an environment variable
+or constant (`FOO_BAR=1`, `$HOME`), an IPv4 address or `host:port` (a file's line range
+`library.py:58-59` too), and a money amount with its sign or ISO code. Its edges are ASCII: a
+value inside a sentence of a script without spaces (`注文ORD-12345を`) is found, one glued to
+Latin letters or digits is part of a longer word and is not. A number alone (`2 files`, a
+year) is not a value."""
 VALUE_CHARS = 120
 TIMESTAMP = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}.*|[0-9]{1,2}[/.][0-9]{1,2}[/.][0-9]{4}|[0-9]{1,2}:[0-9]{2}.*"

@@ -40,6 +40,16 @@ def said(text: str) -> list[tuple[str, str]]:
             "See JIRA-123 and the meeting at 09:15 on 21/05/2024.",
             ["JIRA-123", "09:15", "21/05/2024"],
         ),
+        (
+            # A package's pin and a wheel's version, joined to the name by a hyphen.
+            "pip installed tqdm-4.65.0 and gevent-1.0.1-py2.7 on 3.11.4.",
+            ["4.65.0", "1.0.1-py2.7", "3.11.4"],
+        ),
+        (
+            # A file's lines named without its folder: the range's start, as `file:line`.
+            "The check is in library.py:58-59; the server stays on localhost:8080.",
+            ["library.py:58", "localhost:8080"],
+        ),
     ],
 )
 def test_values_are_found_whatever_the_script_around_them(text: str, values: list[str]) -> None:
