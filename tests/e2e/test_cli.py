@@ -126,7 +126,10 @@ def test_replay_json_lines_carry_the_same_figures(tmp_path: Path) -> None:
             [AGENT[0], {"role": "assistant", "content": [{"kind": "nope"}]}],
             "line 2: a content block needs a string 'type', got None",
         ),
-        ([AGENT[0], AGENT[0]], "line 2: two user messages in a row"),
+        (
+            [AGENT[0], {"role": "assistant", "content": "Done."}, AGENT[2]],
+            "line 3: tool_result for call_1 answers no tool_use",
+        ),
         (
             [AGENT[0], AGENT[1], {"role": "user", "content": "forgot the result"}],
             "line 3: tool_use call_1",
