@@ -276,8 +276,10 @@ def plan_pruning(
 def plan_fit(entries: Sequence[EntryView], boundary: int, limits: Limits) -> PrunePlan | None:
     """The last resort when no request fits: every tool output before the last exchange,
     those pruned already included, shown by its tool's name and size only, whatever it saves
-    and whatever the protected window; outputs whose tool's policy is `keep` stay. `None`
-    when that would change nothing.
+    and whatever the protected window; outputs whose tool's policy is `keep` stay, and with
+    `spare_small_outputs` those under twice a name's tokens (their name would save less than
+    it costs: the loop's recent steps no longer shown whole). `None` when that would change
+    nothing.
 
     A long tool loop can leave no place to cut (a loop led by thinking must keep its first
     message), and with the facts ledger and the summaries beside it, even its pruned outputs
@@ -288,7 +290,8 @@ def plan_fit(entries: Sequence[EntryView], boundary: int, limits: Limits) -> Pru
     outputs: list[PrunedOutput] = []
     for entry, index, block, name in tool_results(entries, 1, last_exchange, replaced=True):
         before = entry.block_tokens[index]
-        if settings.tool_policy(name) == "keep" or before <= NAME_ONLY_TOKENS:
+        small = before < 2 * NAME_ONLY_TOKENS if settings.spare_small_outputs else False
+        if settings.tool_policy(name) == "keep" or before <= NAME_ONLY_TOKENS or small:
             continue
         text = name_only(name, before - TOOL_OVERHEAD, block.is_error)
         outputs.append(

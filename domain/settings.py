@@ -220,6 +220,12 @@ class CompactionSettings:
     False (the rule of sessions stored before it existed): `auto` prunes whenever
     `prune_min_share` of the budget would be saved (docs/evaluation.md, "A tenth outside
     check")."""
+    spare_small_outputs: bool = attrs.field(default=True, validator=_bool)
+    """When no request fits and the last resort shows every output before the last exchange
+    by its tool's name (`abridged.domain.pruning.plan_fit`), outputs under twice a name's
+    tokens (80) stay as they are: a name saves them next to nothing, and costs a long tool
+    loop its recent steps shown whole. False: only those under a name's tokens stay, the rule
+    sessions stored before keep."""
     prune_strategy: PruneStrategy = attrs.field(
         default="head-tail", validator=_one_of(PruneStrategy)
     )
@@ -356,13 +362,15 @@ ADDED_SETTINGS: dict[str, Any] = {
     "spare_recent_tail": False,
     "whole_until_threshold": False,
     "tail_reaches_back": False,
+    "spare_small_outputs": False,
 }
 """Settings added after sessions were first stored, each with the value that behaves as if
 it did not exist (no earlier mark, no target below the threshold, no growth guard, no
 ledger, no salient lines, the ledger's share counted before the recent tail, the first
 rules of salient lines, a prompt shown at most half of a request's room, a compaction that
 summarizes the recent tail when nothing else is left, old outputs pruned below the threshold,
-a tail that stops at the last start within its share)."""
+a tail that stops at the last start within its share, every output over a name's tokens
+shown by name in the last resort)."""
 
 
 PRESETS: dict[str, CompactionSettings] = {

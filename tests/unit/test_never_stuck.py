@@ -524,3 +524,58 @@ def test_a_reply_calling_client_tools_beside_a_search_result_is_sent_or_refused_
     check_request(app.prepare_request(session_id), COUNTER)
     audit = audit_session(app, session_id)
     assert audit.ok, audit.mismatches
+
+
+def loop_of_mixed_outputs(app: Sessions, session_id: UUID, steps: int) -> None:
+    """A loop led by one thinking block whose outputs alternate between about 300 and 65
+    tokens (the small ones are what a build or a write prints)."""
+    app.append_message(session_id, Message.user("Write the handlers, one file each."))
+    for i in range(steps):
+        head = [ThinkingBlock("Planning the files.", "sig-loop")] if i == 0 else []
+        app.prepare_request(session_id)
+        app.record_reply(
+            session_id,
+            Message.assistant(
+                *head, ToolUseBlock(f"toolu_{i:03d}", "write_file", {"path": f"h{i}.py"})
+            ),
+        )
+        lines = 30 if i % 2 else 6
+        output = "\n".join(f"wrote line {k} of h{i}.py" for k in range(lines))
+        app.append_message(session_id, Message.user(ToolResultBlock(f"toolu_{i:03d}", output)))
+        check_request(app.prepare_request(session_id), COUNTER)
+
+
+def named_to_fit(app: Sessions, session_id: UUID) -> list[int]:
+    """The tokens of each output the last resort showed by name."""
+    return [
+        o.tokens_before
+        for e in app.history(session_id)
+        if isinstance(e, Session.ToolsPruned) and e.reason.startswith("to fit")
+        for o in e.outputs
+    ]
+
+
+def test_the_last_resort_leaves_small_outputs_whole() -> None:
+    """A name saves an output under 80 tokens next to nothing, and would cost the loop its
+    recent steps shown whole: the last resort names only the larger ones."""
+    app = real_app()
+    session_id = small_session(app)
+    loop_of_mixed_outputs(app, session_id, 30)
+
+    named = named_to_fit(app, session_id)
+    assert named
+    assert min(named) >= 80
+    assert audit_session(app, session_id).ok
+
+
+def test_a_session_stored_before_spare_small_outputs_names_them_as_before() -> None:
+    stored = CompactionSettings().to_dict()
+    del stored["spare_small_outputs"]
+    assert not CompactionSettings.from_stored(stored).spare_small_outputs
+
+    app = real_app()
+    session_id = small_session(app, spare_small_outputs=False)
+    loop_of_mixed_outputs(app, session_id, 30)
+
+    assert min(named_to_fit(app, session_id)) < 80
+    assert audit_session(app, session_id).ok
