@@ -11,6 +11,7 @@ import base64
 import json
 import math
 import random
+from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
@@ -357,7 +358,7 @@ def test_a_long_tool_loop_led_by_thinking_is_sent_with_its_older_outputs_by_name
 
 
 def write_loop(
-    app: Sessions, session_id: UUID, steps: int, lines: int = 12
+    app: Sessions, session_id: UUID, steps: int, lines: int | Callable[[int], int] = 12
 ) -> list[dict[str, Any]]:
     """A prompt, then `steps` tool calls led by one thinking block, each with a small output
     (head and tail are the whole of it); the request prepared after each result, checked,
@@ -373,7 +374,8 @@ def write_loop(
                 *head, ToolUseBlock(f"toolu_{i:03d}", "write_file", {"path": f"h{i}.py"})
             ),
         )
-        output = "\n".join(f"wrote line {k} of h{i}.py" for k in range(lines))
+        count = lines(i) if callable(lines) else lines
+        output = "\n".join(f"wrote line {k} of h{i}.py" for k in range(count))
         app.append_message(session_id, Message.user(ToolResultBlock(f"toolu_{i:03d}", output)))
         prepared = app.prepare_request(session_id)
         bodies.append(
@@ -529,20 +531,7 @@ def test_a_reply_calling_client_tools_beside_a_search_result_is_sent_or_refused_
 def loop_of_mixed_outputs(app: Sessions, session_id: UUID, steps: int) -> None:
     """A loop led by one thinking block whose outputs alternate between about 300 and 65
     tokens (the small ones are what a build or a write prints)."""
-    app.append_message(session_id, Message.user("Write the handlers, one file each."))
-    for i in range(steps):
-        head = [ThinkingBlock("Planning the files.", "sig-loop")] if i == 0 else []
-        app.prepare_request(session_id)
-        app.record_reply(
-            session_id,
-            Message.assistant(
-                *head, ToolUseBlock(f"toolu_{i:03d}", "write_file", {"path": f"h{i}.py"})
-            ),
-        )
-        lines = 30 if i % 2 else 6
-        output = "\n".join(f"wrote line {k} of h{i}.py" for k in range(lines))
-        app.append_message(session_id, Message.user(ToolResultBlock(f"toolu_{i:03d}", output)))
-        check_request(app.prepare_request(session_id), COUNTER)
+    write_loop(app, session_id, steps, lambda i: 30 if i % 2 else 6)
 
 
 def named_to_fit(app: Sessions, session_id: UUID) -> list[int]:
