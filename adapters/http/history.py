@@ -21,12 +21,12 @@ from uuid import UUID, uuid5
 
 import attrs
 
+from abridged.adapters.http.digests import chain, message_digest
 from abridged.application.inputs import PLAIN_DEPTH, as_message
 from abridged.application.service import Sessions
-from abridged.application.transcodings import ByIdentity, message_json
 from abridged.domain.errors import UnencodableContentError, UnknownSessionError
 from abridged.domain.events import MessageAppended, Started
-from abridged.domain.messages import Message, ToolResultBlock, WireBlock
+from abridged.domain.messages import Message
 from abridged.domain.session import Session
 
 NAMESPACE = UUID("5b0b7c1e-3f0e-5d43-9c51-6a1d2f0e8a77")
@@ -60,58 +60,6 @@ def new_texts(messages: Any) -> list[str]:
         if isinstance(inner, str):
             texts.append(inner)
     return texts
-
-
-def _without_nulls(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_nulls(item) for item in value]
-    return value
-
-
-def message_digest(message: Message) -> str:
-    """The digest of a message as abridged stores and sends it. A field set to null counts
-    as absent: an SDK writes back a reply's optional fields as nulls the API left out."""
-    known = _recent.get(message)
-    if known is not None:
-        return known
-    wire = message.to_wire()
-    present = _without_nulls(wire)
-    if _kept_as_sent(message):
-        # A block kept as JSON, or a field abridged does not model, keeps its keys in the
-        # order they came: a client sends a reply back in its SDK's order, not the API's.
-        text = json.dumps(present, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    elif present == wire:
-        # Without nulls, the text is the one its event stores: encoded once for both.
-        text = message_json(message)
-    else:
-        text = json.dumps(present, ensure_ascii=False, separators=(",", ":"))
-    digest = hashlib.sha256(text.encode()).hexdigest()
-    _recent.put(message, digest)
-    return digest
-
-
-def _kept_as_sent(message: Message) -> bool:
-    """Whether a block of `message` (or of a tool result in it) holds JSON in the order it
-    came: a `WireBlock`, or a modelled block with fields it does not model."""
-    for block in message.content:
-        nested = block.content if isinstance(block, ToolResultBlock) else ()
-        for item in (block, *(() if isinstance(nested, str) else nested)):
-            if isinstance(item, WireBlock) or bool(getattr(item, "extra", "")):
-                return True
-    return False
-
-
-RECENT_DIGESTS = 256
-"""Digests kept by message identity: a message parsed from a request is digested again
-when the event appending it is saved (`StoredDigests.saved`), and may be 1 MB of JSON."""
-_recent: ByIdentity[str] = ByIdentity(RECENT_DIGESTS)
-
-
-def chain(digests: Sequence[str]) -> str:
-    """One digest for a sequence of message digests (a history prefix)."""
-    return hashlib.sha256("".join(digests).encode()).hexdigest()
 
 
 def named_id(name: str) -> UUID | None:
