@@ -31,10 +31,11 @@ from tests.support.real_traffic import (
     RealRun,
     body_of,
     compaction_in,
+    raw_replies,
     requests_of,
     send_log,
 )
-from tests.support.real_traffic_checks import whole_blocks_streamed
+from tests.support.real_traffic_checks import cached_prefix_kept, whole_blocks_streamed
 from tests.support.serve import served
 from tests.unit.test_importers_real_shapes import RealLog, call, text
 
@@ -51,14 +52,20 @@ def direct(tool_id: str, command: str) -> dict[str, Any]:
     return {**call(tool_id, command), "caller": {"type": "direct"}}
 
 
-def coding_log(path: Path, rounds: int = 8, compact_after: int | None = None) -> Path:
+def coding_log(
+    path: Path, rounds: int = 8, compact_after: int | None = None, *, blank: bool = False
+) -> Path:
     """A session of `rounds` prompts, each answered by thinking and two parallel calls
     streamed between their results, then a text reply; every third reply draws Stop-hook
-    feedback. With `compact_after`, Claude Code compacts after that round's results."""
+    feedback. With `compact_after`, Claude Code compacts after that round's results. With
+    `blank`, each reply of calls streams a blank text block before its thinking (as 29
+    replies of the five long real logs do)."""
     log = RealLog()
     for r in range(rounds):
         log.user(f"Round {r}: read lib/mod_{r}.ex and lib/mod_{r}_test.exs, then fix them.")
         reply = f"msg_01R{r:03d}calls"
+        if blank:
+            log.block(reply, text("\n\n"))
         log.block(reply, signed(f"Round {r}: both files at once.", 2 * r))
         first = log.block(reply, direct(f"toolu_{r}a", f"cat lib/mod_{r}.ex"))
         log.progress()
@@ -103,18 +110,27 @@ def proxy(fake_anthropic: FakeAnthropic, tmp_path: Path) -> Iterator[tuple[str, 
 
 
 def replay(
-    proxy: tuple[str, Sessions], fake_api: FakeAnthropic, log: Path, *, header: bool
+    proxy: tuple[str, Sessions],
+    fake_api: FakeAnthropic,
+    log: Path,
+    *,
+    header: bool,
+    as_streamed: bool = False,
 ) -> Outcome:
+    """Sends the log's requests; `as_streamed`: the upstream answers each reply as the log
+    recorded it streamed (blank text blocks kept), the client sends it back as read."""
     url, store = proxy
     run = RealRun(url, fake_api, store)
+    transcript = load_transcript(log)
     try:
         send_log(
             run,
-            load_transcript(log),
+            transcript,
             "cc-main",
             header=header,
             system=claude_code_system(),
             compaction=compaction_in(log),
+            raw=raw_replies(log, transcript) if as_streamed else None,
         )
         return run.finish()
     finally:
@@ -136,6 +152,7 @@ def test_a_real_shaped_session_compacts_in_one_session_with_its_prefix_kept(
     assert_clean(out)
     assert (out.sessions, out.branches) == (1, 0)
     assert out.compactions >= 1
+    assert out.prefix_checked > out.view_changed > 0
     assert out.upstream_tokens < out.client_tokens
 
 
@@ -210,3 +227,60 @@ def test_the_fake_upstream_streams_a_real_tool_call_whole(
     finally:
         store.close()
     assert out.branches == 0
+
+
+def test_a_prefix_changed_before_the_last_breakpoint_is_a_break(tmp_path: Path) -> None:
+    transcript = load_transcript(coding_log(tmp_path / "s.jsonl", rounds=2))
+    first, second = requests_of(transcript, claude_code_system())[1:3]
+    before = body_of(first, "claude-opus-4-6", transcript.tools, "u", thinks=True)
+    after = body_of(second, "claude-opus-4-6", transcript.tools, "u", thinks=True)
+    assert cached_prefix_kept(before, after)
+
+    after["messages"][1]["content"][0] = {**after["messages"][1]["content"][0], "thinking": "x"}
+    assert not cached_prefix_kept(before, after)
+    assert cached_prefix_kept(before, {**before, "messages": [*before["messages"], {}]})
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="abridged/adapters/http/history.py:message_digest: a reply streamed with a blank "
+    "text block is recorded with it, and the client, which cannot send it back (the API "
+    "refuses whitespace-only text), sends the reply without it: each such reply makes the "
+    "next request a branch started with the whole history, which is compacted again",
+)
+def test_a_reply_streamed_with_a_blank_text_block_does_not_branch(
+    proxy: tuple[str, Sessions], fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    log = coding_log(tmp_path / "s.jsonl", blank=True)
+
+    out = replay(proxy, fake_anthropic, log, header=True, as_streamed=True)
+
+    assert_clean(out)
+    assert (out.sessions, out.branches) == (1, 0)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="abridged/adapters/http/history.py:route: past MAX_HOPS (64) nested branches every "
+    "request of the conversation is a 404 'more than 64 branches deep', and it cannot go on",
+)
+def test_a_conversation_that_diverged_65_times_is_still_answered(
+    proxy: tuple[str, Sessions], fake_anthropic: FakeAnthropic
+) -> None:
+    # Each turn the client sends its last reply back as it kept it, not as it was streamed
+    # (one of the ways above): each request diverges from the one before.
+    url, _ = proxy
+    history: list[Any] = [{"role": "user", "content": "Start."}]
+    statuses = []
+    with httpx2.Client(base_url=url, timeout=30.0) as client:
+        for turn in range(66):
+            body = {"model": "claude-opus-4-6", "max_tokens": 1_000, "messages": history}
+            answer = client.post(
+                "/v1/messages",
+                json=body,
+                headers={"x-api-key": TEST_API_KEY, "x-abridged-session": "cc-diverging"},
+            )
+            statuses.append(answer.status_code)
+            kept = {"role": "assistant", "content": f"Reply {turn}, as the client kept it."}
+            history = [*history, kept, {"role": "user", "content": f"Prompt {turn}."}]
+    assert statuses == [200] * 66

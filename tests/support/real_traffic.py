@@ -94,6 +94,30 @@ def compaction_in(path: Path) -> Compaction | None:
     return None
 
 
+def raw_replies(path: Path, transcript: Transcript) -> dict[int, tuple[Any, ...]]:
+    """The replies as the API streamed them (by the log's `message.id`), for the messages of
+    `transcript` that differ from them only by blank text blocks (which the importer drops,
+    as a client must before it sends them back: the API refuses them)."""
+    entries: dict[int, Any] = {}
+    blocks: dict[str, list[Any]] = {}
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            entry = json.loads(line) if line.strip() else {}
+            message = entry.get("message")
+            if entry.get("type") == "assistant" and isinstance(message, Mapping):
+                entries[number] = message.get("id")
+                blocks.setdefault(str(message.get("id")), []).extend(message.get("content") or [])
+    found: dict[int, tuple[Any, ...]] = {}
+    for index, message in enumerate(transcript.messages):
+        if message.role.value != "assistant" or not transcript.line_numbers:
+            continue
+        raw = blocks.get(str(entries.get(transcript.line_numbers[index])), [])
+        kept = [b for b in raw if b.get("type") != "text" or b.get("text", "").strip()]
+        if len(kept) < len(raw) and kept == _blocks(message.to_wire()["content"]):
+            found[index] = tuple(raw)
+    return found
+
+
 def _blocks(content: Any) -> list[Any]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
 
@@ -103,6 +127,7 @@ def requests_of(
     system: Any,
     compaction: Compaction | None = None,
     compact_system: Any = None,
+    raw: Mapping[int, tuple[Any, ...]] | None = None,
 ) -> list[Request]:
     """The requests Claude Code sent for `transcript`: one before each reply. With
     `compaction`, the summarizing request at its boundary, then histories that start with
@@ -117,7 +142,7 @@ def requests_of(
     for index, wire in enumerate(wires):
         if wire["role"] != "assistant":
             continue
-        reply = tuple(_blocks(wire["content"]))
+        reply = (raw or {}).get(index) or tuple(_blocks(wire["content"]))
         if compaction is None or index < after:
             requests.append(Request(tuple(wires[:index]), reply, system))
             continue
@@ -177,6 +202,12 @@ class Outcome:
     compact_requests: list[str] = attrs.field(factory=list)
     """Claude Code's summarizing requests: the client's tokens, then the upstream's."""
     upstream_tokens: int = 0
+    largest: int = 0
+    prefix_checked: int = 0
+    """Requests whose prefix was compared with the one before (no view change between)."""
+    view_changed: int = 0
+    """Requests after a compaction, prune or other view change of their session."""
+    """The largest upstream request (the fake's count: a token per four characters)."""
     client_tokens: int = 0
 
     def percentile(self, share: float) -> float:
@@ -247,6 +278,7 @@ class RealRun:
         if sent.violations:
             out.invalid.append(f"{where}: {sent.violations[0]}")
         out.upstream_tokens += _tokens(sent.body)
+        out.largest = max(out.largest, _tokens(sent.body))
         if request.kind == "compact":
             out.compact_requests.append(f"{where}: {_tokens(body)} -> {_tokens(sent.body)} tokens")
         if altered := _signed(sent.body["messages"]) - self._known:
@@ -255,13 +287,12 @@ class RealRun:
         session = UUID(response.headers["x-abridged-session"])
         changes = sum(isinstance(e, VIEW_CHANGES) for e in self.store.history(session))
         previous = self._previous.get(session)
-        if (
-            previous is not None
-            and previous[1] == changes
-            and previous[0].get("system") == sent.body.get("system")
-            and not cached_prefix_kept(previous[0], sent.body)
-        ):
-            out.prefix_breaks.append(f"{where} ({request.kind})")
+        if previous is not None and previous[1] != changes:
+            out.view_changed += 1
+        elif previous is not None and previous[0].get("system") == sent.body.get("system"):
+            out.prefix_checked += 1
+            if not cached_prefix_kept(previous[0], sent.body):
+                out.prefix_breaks.append(f"{where} ({request.kind})")
         self._previous[session] = (sent.body, changes)
         self._answered[session] = self._answered.get(session, 0) + 1
         self._first.setdefault(
@@ -325,6 +356,7 @@ def send_log(
     system: Any,
     compaction: Compaction | None = None,
     compact_system: Any = None,
+    raw: Mapping[int, tuple[Any, ...]] | None = None,
 ) -> int:
     """Sends every request Claude Code sent for `transcript` as session `name`; returns
     how many."""
@@ -334,7 +366,7 @@ def send_log(
         for m in transcript.messages
         for b in _blocks(m.to_wire()["content"])
     )
-    requests = requests_of(transcript, system, compaction, compact_system)
+    requests = requests_of(transcript, system, compaction, compact_system, raw)
     for request in requests:
         body = body_of(request, model, transcript.tools, USER_ID.format(name), thinks)
         run.send(name, body, request, header)
@@ -347,9 +379,10 @@ def report(label: str, out: Outcome) -> str:
         f"{label}: {out.requests} requests, {len(out.refused)} refused, {len(out.invalid)} "
         f"invalid, {out.sessions} sessions, {out.branches} branches, {out.compactions} "
         f"compactions, {len(out.resummarized)} re-summarized, {len(out.prefix_breaks)} prefix "
-        f"breaks, {len(out.altered_thinking)} altered thinking, {len(out.over_budget)} over "
+        f"breaks of {out.prefix_checked} ({out.view_changed} after a view change), "
+        f"{len(out.altered_thinking)} altered thinking, {len(out.over_budget)} over "
         f"budget, {len(out.audit_failures)} audit failures, upstream/client tokens "
-        f"{out.upstream_tokens}/{out.client_tokens}, added p50 "
+        f"{out.upstream_tokens}/{out.client_tokens}, largest {out.largest}, added p50 "
         f"{out.percentile(0.5) * 1000:.0f} ms p99 {out.percentile(0.99) * 1000:.0f} ms "
         f"max {max(out.added_seconds, default=0) * 1000:.0f} ms"
     ]
@@ -365,6 +398,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Sends the real logs through the proxy at each window, each naming, with and without
     Claude Code's own compaction; prints the figures."""
     import argparse
+    import contextlib
     import tempfile
 
     from abridged.adapters.bootstrap import bootstrap
@@ -384,6 +418,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="Claude Code's summarizing request under a system prompt of its own",
     )
+    parser.add_argument(
+        "--fake-as-is",
+        action="store_true",
+        help="the fake's own streams (a tool call's `caller` left out: every turn diverges)",
+    )
+    parser.add_argument(
+        "--raw-replies",
+        action="store_true",
+        help="the upstream answers as the log's reply streamed (blank text blocks kept)",
+    )
     parser.add_argument("--direct", action="store_true", help="take the fake's time off")
     args = parser.parse_args(argv)
     namings = {"header": [True], "rule": [False], "both": [True, False]}[args.naming]
@@ -391,7 +435,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with (
         FakeAnthropic() as fake_api,
         tempfile.TemporaryDirectory() as folder,
-        whole_blocks_streamed(),
+        contextlib.nullcontext() if args.fake_as_is else whole_blocks_streamed(),
     ):
         for window in args.window or [MAX_TOKENS + 32_000, MAX_TOKENS + 64_000]:
             for header in namings:
@@ -422,6 +466,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                                 system=system,
                                 compaction=found,
                                 compact_system=COMPACT_SYSTEM if args.compact_system else None,
+                                raw=raw_replies(path, transcript) if args.raw_replies else None,
                             )
                             # Each log in its own store would be cleaner; the figures are
                             # per session, so one store per setting is enough.
