@@ -25,13 +25,12 @@ from abridged.application.service import Sessions
 from tests.http.test_serve_flows import source
 from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
 from tests.support.harness_traffic import claude_code_system
+from tests.support.real_logs import compaction_in, raw_replies
 from tests.support.real_traffic import (
     MAX_TOKENS,
     Outcome,
     RealRun,
     body_of,
-    compaction_in,
-    raw_replies,
     requests_of,
     send_log,
 )

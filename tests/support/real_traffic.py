@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import copy
 import itertools
-import json
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -42,6 +41,7 @@ from abridged.application.service import Sessions
 from tests.support import fake_anthropic as fake
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.harness_traffic import BRANCH_KEY, VIEW_CHANGES
+from tests.support.real_logs import Compaction, compaction_in, raw_replies
 from tests.support.real_traffic_checks import cached_prefix_kept, whole_blocks_streamed
 
 MAX_TOKENS = 32_000
@@ -58,14 +58,6 @@ USER_ID = "user_5d2a7b9c1f3e_account_0a9c3b5d_session_{}"
 
 
 @attrs.frozen
-class Compaction:
-    """Claude Code's own compaction in a log: the boundary's line and the summary it sent."""
-
-    line: int
-    summary: str
-
-
-@attrs.frozen
 class Request:
     """One request Claude Code sent: its history, what it is sent under, and the reply the
     log recorded."""
@@ -76,46 +68,6 @@ class Request:
     kind: str = "turn"
     """`turn`, `compact` (Claude Code's summarizing request) or `after` (a turn after
     Claude Code's compaction: its history starts with the summary)."""
-
-
-def compaction_in(path: Path) -> Compaction | None:
-    """The first compaction a Claude Code log records, if any."""
-    boundary = None
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            entry = json.loads(line) if line.strip() else {}
-            if entry.get("subtype") == "compact_boundary" and boundary is None:
-                boundary = number
-            elif boundary is not None and entry.get("isCompactSummary"):
-                content = entry["message"]["content"]
-                if isinstance(content, list):
-                    content = "\n".join(b.get("text", "") for b in content)
-                return Compaction(boundary, str(content))
-    return None
-
-
-def raw_replies(path: Path, transcript: Transcript) -> dict[int, tuple[Any, ...]]:
-    """The replies as the API streamed them (by the log's `message.id`), for the messages of
-    `transcript` that differ from them only by blank text blocks (which the importer drops,
-    as a client must before it sends them back: the API refuses them)."""
-    entries: dict[int, Any] = {}
-    blocks: dict[str, list[Any]] = {}
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            entry = json.loads(line) if line.strip() else {}
-            message = entry.get("message")
-            if entry.get("type") == "assistant" and isinstance(message, Mapping):
-                entries[number] = message.get("id")
-                blocks.setdefault(str(message.get("id")), []).extend(message.get("content") or [])
-    found: dict[int, tuple[Any, ...]] = {}
-    for index, message in enumerate(transcript.messages):
-        if message.role.value != "assistant" or not transcript.line_numbers:
-            continue
-        raw = blocks.get(str(entries.get(transcript.line_numbers[index])), [])
-        kept = [b for b in raw if b.get("type") != "text" or b.get("text", "").strip()]
-        if len(kept) < len(raw) and kept == _blocks(message.to_wire()["content"]):
-            found[index] = tuple(raw)
-    return found
 
 
 def _blocks(content: Any) -> list[Any]:
