@@ -206,12 +206,6 @@ def test_a_session_named_by_claude_codes_own_session_id_is_not_found(
     assert answer.status_code == 404
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tests/support/fake_anthropic.py:_block_events: a streamed block's start leaves "
-    "out the fields it does not know (a tool call's `caller`), so the reply recorded is not "
-    "the one a real log sends back, and each request after a tool call is a branch",
-)
 def test_the_fake_upstream_streams_a_real_tool_call_whole(
     fake_anthropic: FakeAnthropic, tmp_path: Path
 ) -> None:
@@ -240,13 +234,6 @@ def test_a_prefix_changed_before_the_last_breakpoint_is_a_break(tmp_path: Path) 
     assert cached_prefix_kept(before, {**before, "messages": [*before["messages"], {}]})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="abridged/adapters/http/history.py:message_digest: a reply streamed with a blank "
-    "text block is recorded with it, and the client, which cannot send it back (the API "
-    "refuses whitespace-only text), sends the reply without it: each such reply makes the "
-    "next request a branch started with the whole history, which is compacted again",
-)
 def test_a_reply_streamed_with_a_blank_text_block_does_not_branch(
     proxy: tuple[str, Sessions], fake_anthropic: FakeAnthropic, tmp_path: Path
 ) -> None:
@@ -258,11 +245,6 @@ def test_a_reply_streamed_with_a_blank_text_block_does_not_branch(
     assert (out.sessions, out.branches) == (1, 0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="abridged/adapters/http/history.py:route: past MAX_HOPS (64) nested branches every "
-    "request of the conversation is a 404 'more than 64 branches deep', and it cannot go on",
-)
 def test_a_conversation_that_diverged_65_times_is_still_answered(
     proxy: tuple[str, Sessions], fake_anthropic: FakeAnthropic
 ) -> None:

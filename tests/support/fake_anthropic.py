@@ -650,18 +650,23 @@ def _block_events(index: int, block: Mapping[str, Any]) -> Iterator[tuple[str, M
             {"type": "content_block_delta", "index": index, "delta": payload},
         )
 
+    def rest(*streamed: str) -> dict[str, Any]:
+        # Fields the block has besides those its deltas carry (a tool call's `caller`) come
+        # with its start, as the API streams them.
+        return {k: v for k, v in block.items() if k not in streamed}
+
     if kind == "text":
-        yield start({"type": "text", "text": "", "citations": None})
+        yield start({**rest("text", "citations"), "text": "", "citations": None})
         for piece in _chunks(block["text"], _TEXT_CHUNK):
             yield delta({"type": "text_delta", "text": piece})
         for citation in block.get("citations") or ():
             yield delta({"type": "citations_delta", "citation": citation})
     elif kind == "tool_use":
-        yield start({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}})
+        yield start({**rest("input"), "input": {}})
         for piece in _chunks(json.dumps(block["input"]), _JSON_CHUNK):
             yield delta({"type": "input_json_delta", "partial_json": piece})
     elif kind == "thinking":
-        yield start({"type": "thinking", "thinking": "", "signature": ""})
+        yield start({**rest("thinking", "signature"), "thinking": "", "signature": ""})
         for piece in _chunks(block["thinking"], _TEXT_CHUNK):
             yield delta({"type": "thinking_delta", "thinking": piece})
         yield delta({"type": "signature_delta", "signature": block["signature"]})
