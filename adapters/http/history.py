@@ -354,7 +354,10 @@ class Route:
     before that reply, whose request is sent again (no branch, nothing appended)."""
 
 
-MAX_HOPS = 64
+MAX_HOPS = 1_024
+"""How many branches deep, one inside another, a conversation may go (each edit, rewind or
+client-side compaction is one): routing follows them all on each request, so it is bounded,
+but well past what a long-lived session reaches (64 had a real one refused for good)."""
 
 
 def route(

@@ -6,7 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from abridged.adapters.http.history import Parser, message_digest, raw_fingerprint
+from abridged.adapters.http.digests import message_digest
+from abridged.adapters.http.history import Parser, raw_fingerprint
 from abridged.application.transcodings import MessageAsJSON, message_json
 from abridged.domain.messages import Message
 
