@@ -326,7 +326,7 @@ class _Auditor(DecisionChecks):
     # What people read.
 
     def note_request(self, event: Session.MessageAppended, state: Session) -> None:
-        if event.message.role is not Role.ASSISTANT:
+        if event.message.role is not Role.ASSISTANT or _brought_in(event):
             return
         usage = event.usage
         if event.request_estimate:
@@ -351,3 +351,16 @@ class _Auditor(DecisionChecks):
             )
         )
         self.pruned, self.compacted = False, None
+
+
+def _brought_in(event: Session.MessageAppended) -> bool:
+    """Whether a reply was appended as history (`append_message`, `append_messages`, a
+    session started with messages, a branch the proxy started), not recorded as the answer
+    to a request (`record_reply` records the prefix it was produced under and its model): no
+    request was sent for it."""
+    return (
+        event.prefix_revision is None
+        and event.model is None
+        and event.usage is None
+        and event.request_estimate is None
+    )

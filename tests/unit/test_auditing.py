@@ -210,3 +210,32 @@ def test_reasoning_downgraded_outside_a_batching_moment_is_a_mismatch(app: Sessi
     mismatches = audit_session(app, session_id).mismatches
     assert [m.event for m in mismatches] == ["ReasoningDowngraded"]
     assert "prune or compaction" in mismatches[0].detail
+
+
+def test_replies_brought_in_as_history_are_not_requests(app: Sessions) -> None:
+    # A conversation brought in whole (as a proxy starts a branch): its replies were answered
+    # elsewhere; only the reply recorded here answers a request of this session.
+    history = [
+        Message.user("Fix the parser."),
+        Message.assistant("Fixed."),
+        Message.user("Now the tests."),
+        Message.assistant("Passing."),
+        Message.user("And the docs?"),
+    ]
+    session_id = app.start_session(
+        model="claude-test", context_window=8_000, max_output_tokens=1_000, messages=history
+    )
+    app.prepare_request(session_id)
+    app.record_reply(session_id, Message.assistant("Updated."))
+    app.append_messages(session_id, [Message.user("Thanks."), Message.assistant("Welcome.")])
+
+    audited = audit_session(app, session_id)
+
+    assert audited.ok
+    assert [r.number for r in audited.requests] == [1]
+    recorded = [
+        e.originator_version
+        for e in app.history(session_id)
+        if isinstance(e, Session.MessageAppended) and e.message.text == "Updated."
+    ]
+    assert [r.version for r in audited.requests] == recorded
