@@ -3,15 +3,18 @@
 A record of real traffic (a log, a trajectory, a part cut from a longer one) can start with
 replies, or with results of calls made before it, and an agent that numbers its calls anew
 sends a tool call id twice. `abridged.adapters.importers.normalize` starts such a record at
-its first user prompt and renames the ids used again, noting each change.
+its first user prompt and renames the ids used again, noting each change;
+`refused_as_recorded` tells whether abridged's own JSONL, otherwise read as it is, needs it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TypeGuard
 
-from abridged.domain.messages import JSON
+from abridged.domain.errors import InvalidMessageError, RoleOrderError
+from abridged.domain.messages import JSON, Message
+from abridged.domain.validation import check_sequence
 
 Records = list[tuple[int, str, list[JSON]]]
 """(line, role, blocks), as `normalize` reads them."""
@@ -92,3 +95,21 @@ def _answering(block: JSON, renamed: Mapping[str, str]) -> JSON:
 
 def _is_result(block: JSON) -> bool:
     return isinstance(block, Mapping) and block.get("type") == "tool_result"
+
+
+def refused_as_recorded(messages: Sequence[Message]) -> bool:
+    """Whether a session would refuse `messages` as they are where the API takes them: the
+    first message out of place follows another of its role (or the first is a reply), or a
+    tool call id is used again. Roles only: the whole check, sizes and blocks, is made once,
+    later; a record whose first problem is another (a call left unanswered) is refused by it."""
+    previous: Message | None = None
+    for message in messages:
+        try:
+            check_sequence(previous, message, tuple)
+        except RoleOrderError:
+            return True
+        except InvalidMessageError:
+            return False
+        previous = message
+    calls = [u.id for m in messages for u in m.tool_uses]
+    return len(set(calls)) != len(calls)

@@ -32,7 +32,8 @@ from abridged.adapters.importers import (
     read_records,
 )
 from abridged.adapters.openai_chat import import_openai
-from abridged.domain.errors import InvalidMessageError, RoleOrderError
+from abridged.adapters.recorded import refused_as_recorded
+from abridged.domain.errors import InvalidMessageError
 from abridged.domain.inputs import first_invalid
 from abridged.domain.messages import JSON, Message
 
@@ -283,10 +284,7 @@ def _made_valid(
     """`numbered` as it is, or, where the API takes it and a session would not (two user
     messages in a row, a first message that is a reply, a tool call id used again: recorded
     traffic has all three), made valid as an import is (`normalize`), with notes."""
-    messages = [m for _, m in numbered]
-    found = first_invalid(messages)
-    calls = [u.id for m in messages for u in m.tool_uses]
-    if not (found and isinstance(found[1], RoleOrderError)) and len(set(calls)) == len(calls):
+    if not refused_as_recorded([m for _, m in numbered]):
         return numbered, notes
     raw = [(n, m.role.value, list(m.to_wire()["content"])) for n, m in numbered]
     try:
