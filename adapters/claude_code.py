@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from abridged.adapters.importers import FormatError, Imported, normalize
+from abridged.adapters.recorded import is_result
 from abridged.domain.messages import JSON
 
 Record = tuple[int, str, list[JSON], "str | None"]
@@ -119,13 +120,9 @@ def _open_reply(raw: list[Record], message_id: object) -> int | None:
         _, role, blocks, recorded = raw[index]
         if role == "assistant":
             return index if recorded == message_id else None
-        if role != "user" or not blocks or not all(_is_result(b) for b in blocks):
+        if role != "user" or not blocks or not all(is_result(b) for b in blocks):
             return None
     return None
-
-
-def _is_result(block: JSON) -> bool:
-    return isinstance(block, Mapping) and block.get("type") == "tool_result"
 
 
 def _is_system_message(message: object) -> bool:

@@ -22,7 +22,7 @@ from typing import Literal
 
 import attrs
 
-from abridged.adapters.recorded import from_first_prompt, unique_call_ids
+from abridged.adapters.recorded import from_first_prompt, is_result, unique_call_ids
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.messages import JSON, Message
 
@@ -321,10 +321,6 @@ def _call_ids(blocks: list[JSON]) -> list[str]:
     ]
 
 
-def _is_result(block: JSON) -> bool:
-    return isinstance(block, Mapping) and block.get("type") == "tool_result"
-
-
 def _is_thinking(block: JSON) -> bool:
     return isinstance(block, Mapping) and block.get("type") in ("thinking", "redacted_thinking")
 
@@ -333,7 +329,7 @@ def _join(role: str, first: list[JSON], second: list[JSON]) -> list[JSON]:
     if role == "user":
         # Tool results lead a user message.
         both = first + second
-        return [b for b in both if _is_result(b)] + [b for b in both if not _is_result(b)]
+        return [b for b in both if is_result(b)] + [b for b in both if not is_result(b)]
     if (
         second
         and _is_thinking(second[0])
@@ -345,7 +341,7 @@ def _join(role: str, first: list[JSON], second: list[JSON]) -> list[JSON]:
 
 
 def _paired(blocks: list[JSON], calls: list[str], notes: list[str], number: int) -> list[JSON]:
-    results = {b.get("tool_use_id"): b for b in blocks if _is_result(b)}
+    results = {b.get("tool_use_id"): b for b in blocks if is_result(b)}
     orphans = [i for i in results if i not in calls]
     if orphans:
         notes.append(f"line {number}: results for {', '.join(map(str, orphans))} answer no call")
@@ -357,7 +353,7 @@ def _paired(blocks: list[JSON], calls: list[str], notes: list[str], number: int)
         {"type": "tool_result", "tool_use_id": i, "content": UNANSWERED, "is_error": True}
         for i in missing
     ]
-    others = [b for b in blocks if not _is_result(b)]
+    others = [b for b in blocks if not is_result(b)]
     ordered = answered + filled
     by_call = {b["tool_use_id"]: b for b in ordered}
     return [by_call[i] for i in calls] + others

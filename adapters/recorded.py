@@ -27,7 +27,7 @@ def from_first_prompt(joined: Records, notes: list[str]) -> Records:
         (
             i
             for i, (_, role, blocks) in enumerate(joined)
-            if role == "user" and not all(_is_result(b) for b in blocks)
+            if role == "user" and not all(is_result(b) for b in blocks)
         ),
         len(joined),
     )
@@ -86,14 +86,15 @@ def _is_call(block: JSON) -> TypeGuard[Mapping[str, JSON]]:
 
 
 def _answering(block: JSON, renamed: Mapping[str, str]) -> JSON:
-    if _is_result(block) and isinstance(block, Mapping):
+    if is_result(block) and isinstance(block, Mapping):
         answered = block.get("tool_use_id")
         if isinstance(answered, str) and answered in renamed:
             return {**block, "tool_use_id": renamed[answered]}
     return block
 
 
-def _is_result(block: JSON) -> bool:
+def is_result(block: JSON) -> bool:
+    """Whether `block` is a `tool_result` block (as JSON)."""
     return isinstance(block, Mapping) and block.get("type") == "tool_result"
 
 
