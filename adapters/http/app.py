@@ -3,6 +3,7 @@ and metrics, over one `Sessions` service per worker process."""
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -97,5 +98,12 @@ def create_app(config: ServeConfig, sessions: Sessions | None = None) -> FastAPI
 
 
 def app_from_env() -> FastAPI:
-    """The application as a worker process builds it (`uvicorn --factory`)."""
-    return create_app(ServeConfig.from_env())
+    """The application as a worker process builds it (`uvicorn --factory`). What the worker
+    has built by then (its imports, the application, the service, the tokenizer) lives as long
+    as the process, so it is moved out of the cyclic collector's reach (`gc.freeze`): a full
+    collection walked it all, 80 to 90 ms in the middle of whichever request set it off
+    (see docs/performance.md, "Run U")."""
+    app = create_app(ServeConfig.from_env())
+    gc.collect()
+    gc.freeze()
+    return app
