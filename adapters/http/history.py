@@ -70,6 +70,16 @@ def named_id(name: str) -> UUID | None:
         return None
 
 
+def unknown_id(session_id: UUID) -> UnknownSessionError:
+    """The error for a UUID name that is none of the tenant's sessions (unknown, or another
+    tenant's: the same words for both), saying how to name a new conversation instead."""
+    return UnknownSessionError(
+        f"no session {session_id}: a UUID in x-abridged-session names one of your sessions "
+        f"by its id; to name a new conversation by an id of your own, give it a prefix "
+        f"(x-abridged-session: conv-{session_id})"
+    )
+
+
 def root_id(tenant: str, name: str) -> UUID:
     """The id of the session a name starts with: a UUID name is taken as it is, any other
     name is mapped to an id in the tenant's namespace."""
@@ -372,7 +382,7 @@ def route(
         if known is None:
             return Route(session_id, 0, False, parent, 0)
         if any(known.metadata.get(key, "") != value for key, value in owner.items()):
-            raise UnknownSessionError(f"no session {root}")
+            raise unknown_id(root)
         common = _common_prefix(known.digests, history.digests)
         if common == len(known.digests):
             return Route(session_id, common, True, parent, len(known.digests), known.shape)

@@ -50,6 +50,7 @@ from abridged.adapters.http.history import (
     root_id,
     route,
     stripped,
+    unknown_id,
 )
 from abridged.adapters.http.interrupted import (
     Prepared,
@@ -227,7 +228,7 @@ class MessagesProxy:
                 if not found.exists and found.session_id == named_id(name):
                     # An id names a session that exists: a client never picks the id of a
                     # new one (another tenant's names map to ids anyone can compute).
-                    raise from_session_error(UnknownSessionError(f"no session {root}"))
+                    raise from_session_error(unknown_id(root))
                 if found.session_id == guess:
                     try:
                         prepared = self._append_and_prepare(tenant, name, body, history, found)

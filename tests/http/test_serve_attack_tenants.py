@@ -36,7 +36,13 @@ def test_a_tenant_cannot_squat_the_id_another_tenants_name_maps_to(
     refused = proxied(secured, TOKEN_A, str(squatted))
     assert refused.status_code == 404
     assert refused.json()["error"]["type"] == "not_found_error"
-    assert proxied(secured, TOKEN_A, str(uuid4())).status_code == 404
+    unknown = uuid4()
+    assert proxied(secured, TOKEN_A, str(unknown)).status_code == 404
+    # The same words for another tenant's session as for an unknown one.
+    words = proxied(secured, TOKEN_A, str(unknown)).json()["error"]["message"]
+    assert refused.json()["error"]["message"].replace(str(squatted), "ID") == words.replace(
+        str(unknown), "ID"
+    )
     assert store.list_sessions().sessions == ()
 
     assert proxied(secured, TOKEN_B, "ticket-4711").status_code == 200

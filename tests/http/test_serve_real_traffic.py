@@ -201,9 +201,18 @@ def test_a_session_named_by_claude_codes_own_session_id_is_not_found(
     answer = httpx2.post(
         f"{url}/v1/messages",
         json=body,
-        headers={"x-api-key": TEST_API_KEY, "x-abridged-session": RealLog().add("user")},
+        headers={"x-api-key": TEST_API_KEY, "x-abridged-session": (name := RealLog().add("user"))},
     )
     assert answer.status_code == 404
+    # The answer says how to name it instead, and that works.
+    message = answer.json()["error"]["message"]
+    assert f"x-abridged-session: conv-{name}" in message
+    advised = httpx2.post(
+        f"{url}/v1/messages",
+        json=body,
+        headers={"x-api-key": TEST_API_KEY, "x-abridged-session": f"conv-{name}"},
+    )
+    assert advised.status_code == 200
 
 
 def test_the_fake_upstream_streams_a_real_tool_call_whole(
