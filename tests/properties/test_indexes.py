@@ -78,7 +78,17 @@ def assert_planners_agree(session: Session) -> None:
         assert thinking_plan.plan_downgrades(session) == downgrades
         assert thinking_plan.downgradable_tokens(session) == 0
         return
-    assert planner.plan_prune(session) == scanned
+    # Below the threshold, `auto` leaves a session's outputs whole until its first
+    # compaction (`whole_until_threshold`), read here from the settings and the state.
+    settings = session.settings
+    whole = (
+        not past
+        and settings.whole_until_threshold
+        and settings.tool_output_mode == "auto"
+        and session.last_compaction_at < 0
+        and not session.summaries
+    )
+    assert planner.plan_prune(session) == (None if whole else scanned)
     downgrades = plan_reasoning(session.entries, limits) if session.thinking_seen else ()
     assert thinking_plan.plan_downgrades(session) == downgrades
     assert thinking_plan.downgradable_tokens(session) == sum(b.tokens_before for b in downgrades)
