@@ -20,6 +20,7 @@ from typing import BinaryIO
 import attrs
 
 from abridged.adapters.claude_code import import_claude_code
+from abridged.adapters.compressed import base_name, open_binary
 from abridged.adapters.foreign_formats import READ, foreign_format
 from abridged.adapters.importers import (
     FORMATS,
@@ -99,16 +100,14 @@ def load_transcript(
         raise TranscriptError(
             source, None, f"unknown format {format!r}; choose auto, {', '.join(FORMATS)}"
         )
-    meta_path = path.with_name(f"{path.stem}.meta.json") if path.name else None
+    meta_path = path.with_name(f"{Path(base_name(path)).stem}.meta.json") if path.name else None
     meta = _read_meta(meta_path) if meta_path and meta_path.is_file() else None
     if format != "abridged":
         imported = _import(path, source, format, progress)
         if imported is not None:
             return _from_imported(imported, source, meta, str(meta_path))
         progress = None  # read once already: the second reading is the shorter
-    with _file_errors(source):
-        stream = path.open("rb")
-    with stream:
+    with _file_errors(source), open_binary(path) as stream:
         return _parse(
             _decoded_lines(stream, source, progress),
             source,
@@ -159,7 +158,7 @@ def _streamed_records(
     records: list[tuple[int, JSON]] = []
     read = 0
     started = False
-    with path.open("rb") as stream:
+    with open_binary(path) as stream:
         for number, raw in enumerate(_bounded_lines(stream), start=1):
             if len(raw) > MAX_LINE_BYTES:
                 if number == 1:
@@ -343,7 +342,7 @@ def _file_errors(source: str) -> Iterator[None]:
 def _bounded_read(path: Path, source: str) -> bytes:
     """The file's bytes, refusing a first line longer than `MAX_LINE_BYTES` or a file larger
     than `MAX_TRANSCRIPT_BYTES` before reading on (a device such as /dev/zero never ends)."""
-    with path.open("rb") as stream:
+    with open_binary(path) as stream:
         first = stream.readline(MAX_LINE_BYTES + 1)
         if len(first) > MAX_LINE_BYTES:
             raise TranscriptError(

@@ -15,6 +15,7 @@ from typing import Protocol, TypeVar
 from tqdm import tqdm
 
 from abridged.adapters.cli.terminal import printable
+from abridged.adapters.compressed import is_gzip
 
 T = TypeVar("T")
 
@@ -84,7 +85,8 @@ def reading(path: Path, name: str | None = None) -> Iterator[Callable[[int], Non
     bytes of its size (a count when it has none, as a pipe has not): the context yields
     `advance(n)`."""
     try:
-        size = path.stat().st_size or None
+        # A gzip file is counted as it decompresses: its own size is no total then.
+        size = None if is_gzip(path) else path.stat().st_size or None
     except OSError:
         size = None  # the reader says what is wrong with the file
     shown = printable(name or path.name, one_line=True)
