@@ -24,8 +24,12 @@ import attrs
 from abridged.adapters.http.digests import chain, message_digest
 from abridged.application.inputs import PLAIN_DEPTH, as_message
 from abridged.application.service import Sessions
-from abridged.domain.errors import UnencodableContentError, UnknownSessionError
-from abridged.domain.events import MessageAppended, Started
+from abridged.domain.errors import (
+    SessionDeletedError,
+    UnencodableContentError,
+    UnknownSessionError,
+)
+from abridged.domain.events import Deleted, MessageAppended, Started
 from abridged.domain.messages import Message
 from abridged.domain.session import Session
 
@@ -204,6 +208,8 @@ class Stored:
     """The model, output reservation, system prompt and tools it has now."""
     shape_bytes: int = attrs.field(default=0, eq=False)
     """About the memory `shape` holds (its system prompt and tools)."""
+    deleted: str | None = None
+    """The reason the session was deleted with, if it was."""
 
     @property
     def weight(self) -> int:
@@ -321,6 +327,7 @@ def _advanced(known: Stored | None, events: Sequence[Any]) -> Stored:
     metadata = dict(known.metadata) if known else {}
     shape = known.shape if known else None
     shape_bytes = known.shape_bytes if known else 0
+    deleted = known.deleted if known else None
     for event in events:
         if isinstance(event, MessageAppended):
             digests.append(message_digest(event.message))
@@ -333,6 +340,8 @@ def _advanced(known: Stored | None, events: Sequence[Any]) -> Stored:
         elif isinstance(event, Started):
             metadata = dict(event.metadata)
             shape = Shape(event.model, event.reserved_output, event.system, tuple(event.tools))
+        elif isinstance(event, Deleted):
+            deleted = event.reason
         elif shape is not None and isinstance(event, Session.SystemPromptChanged):
             shape = attrs.evolve(shape, system=event.system)
         elif shape is not None and isinstance(event, Session.ToolsChanged):
@@ -343,7 +352,7 @@ def _advanced(known: Stored | None, events: Sequence[Any]) -> Stored:
             # Tools as Python dicts hold about twice their JSON (measured).
             shape_bytes = len(shape.system) + 2 * len(json.dumps(shape.tools, default=str))
         version = event.originator_version
-    return Stored(version, tuple(digests), tuple(versions), metadata, shape, shape_bytes)
+    return Stored(version, tuple(digests), tuple(versions), metadata, shape, shape_bytes, deleted)
 
 
 @attrs.frozen
@@ -375,7 +384,8 @@ def route(
 ) -> Route:
     """The session for `history`, starting from the name's `root` and following branches
     at each point of divergence. A session whose metadata does not have every `owner` item
-    (another tenant's) is unknown: `UnknownSessionError`."""
+    (another tenant's) is unknown: `UnknownSessionError`; a deleted one of the owner's is
+    `SessionDeletedError` (its recorded replies are not sent again either)."""
     session_id, parent = root, None
     for _ in range(MAX_HOPS):
         known = stored.get(session_id)
@@ -383,6 +393,8 @@ def route(
             return Route(session_id, 0, False, parent, 0)
         if any(known.metadata.get(key, "") != value for key, value in owner.items()):
             raise unknown_id(root)
+        if known.deleted is not None:
+            raise SessionDeletedError(f"session {session_id} was deleted: {known.deleted}")
         common = _common_prefix(known.digests, history.digests)
         if common == len(known.digests):
             return Route(session_id, common, True, parent, len(known.digests), known.shape)

@@ -87,3 +87,31 @@ def test_a_session_deleted_already_may_still_be_erased(url: str, filed: Sessions
     assert erased.status_code == 204
     with pytest.raises(UnknownSessionError):
         filed.history(info.id)
+
+
+def test_a_deleted_session_sends_no_recorded_reply_again(url: str, filed: Sessions) -> None:
+    # A client retrying the request it was answered once gets that answer from the stored
+    # session; once the session is deleted, it gets the deletion instead, by name or by id.
+    first = [{"role": "user", "content": SECRET}]
+    answered = send(url, TOKEN_A, first)
+    (info,) = filed.list_sessions().sessions
+    headers = {"authorization": f"Bearer {TOKEN_A}"}
+    deleted = httpx2.delete(f"{url}/v1/sessions/{info.id}?reason=asked", headers=headers)
+    assert deleted.status_code == 204
+    for name in ("t", str(info.id)):
+        again = httpx2.post(
+            f"{url}/v1/messages",
+            json={"model": "claude-sonnet-4-6", "max_tokens": 20, "messages": first},
+            headers={
+                "x-api-key": TEST_API_KEY,
+                "x-abridged-token": TOKEN_A,
+                "x-abridged-session": name,
+            },
+        )
+        assert again.status_code == 404
+        error = again.json()["error"]
+        assert (error["type"], error["message"]) == (
+            "not_found_error",
+            f"session {info.id} was deleted: asked",
+        )
+        assert str(answered[-1]["content"]) not in again.text
