@@ -302,6 +302,15 @@ class StoredDigests:
             ):
                 self._bytes -= self._cache.popitem(last=False)[1].weight
 
+    def require(self, session_id: UUID) -> None:
+        """Raises `UnknownSessionError` (and forgets it here) if a session known here was
+        erased since, by any worker: its events are no longer in the store. One read of its
+        first event; `get` cannot tell, since a session known here with no new events reads
+        the same as one erased."""
+        if next(iter(self._sessions.events.get(session_id, limit=1)), None) is None:
+            self.forget(session_id)
+            raise UnknownSessionError(f"no session with id {session_id}")
+
     def forget(self, session_id: UUID) -> None:
         with self._lock:
             forgotten = self._cache.pop(session_id, None)

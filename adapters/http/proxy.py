@@ -267,11 +267,11 @@ class MessagesProxy:
         if not found.exists:
             metadata = {TENANT_KEY: tenant, NAME_KEY: name[:MAX_NAME_LENGTH]}
             if found.parent is not None:
+                self.stored.require(found.parent)  # erased since: a branch would store it
                 metadata[BRANCH_KEY] = str(found.parent)
-            # Started with the client's whole history in one write: a message the service
-            # refuses leaves no session behind. (Erasing one would leave its id, which the
-            # name always maps to, refused for ever.) Accepted messages whose request cannot
-            # fit stay, as they do in a session that exists.
+            # Started with the client's whole history in one write: a refused message leaves
+            # no session behind (erasing one would leave its name's id refused for ever).
+            # Accepted messages whose request cannot fit stay, as in a session that exists.
             sessions.start_session(
                 session_id=session_id,
                 model=body["model"],

@@ -115,3 +115,27 @@ def test_a_deleted_session_sends_no_recorded_reply_again(url: str, filed: Sessio
             f"session {info.id} was deleted: asked",
         )
         assert str(answered[-1]["content"]) not in again.text
+
+
+def test_an_erased_conversation_sent_again_is_not_stored_again(url: str, filed: Sessions) -> None:
+    # The client still holds the history: going on with it after the session was erased
+    # (here by the same worker, whose view of the session is older than the erasure) must
+    # not start a branch holding it again.
+    history = send(url, TOKEN_A, [{"role": "user", "content": SECRET}])
+    (info,) = filed.list_sessions().sessions
+    headers = {"authorization": f"Bearer {TOKEN_A}"}
+    assert httpx2.delete(f"{url}/v1/sessions/{info.id}?erase=true", headers=headers).is_success
+    edited = [*history[:1], {"role": "assistant", "content": "Edited."}]
+    for messages in ([*history, {"role": "user", "content": "Go on."}], [*edited, history[0]]):
+        again = httpx2.post(
+            f"{url}/v1/messages",
+            json={"model": "claude-sonnet-4-6", "max_tokens": 20, "messages": messages},
+            headers={
+                "x-api-key": TEST_API_KEY,
+                "x-abridged-token": TOKEN_A,
+                "x-abridged-session": "t",
+            },
+        )
+        assert again.status_code == 404, again.text
+        assert again.json()["error"]["type"] == "not_found_error"
+    assert filed.list_sessions().sessions == ()
