@@ -156,8 +156,8 @@ class MessagesProxy:
         try:
             return await self._forward(request, headers, ready)
         except ClientGoneError:
-            # Nobody reads the answer: the upstream request is closed, not waited for, and
-            # the messages the client sent since the last reply are withdrawn.
+            # Nobody reads the answer: the upstream request is closed, not waited for; what
+            # the client sent since the last reply is withdrawn.
             await anyio.to_thread.run_sync(self._take_back, ready)
             return self._abandoned("upstream")
 
@@ -216,8 +216,7 @@ class MessagesProxy:
         except InvalidMessageError as error:
             raise from_session_error(error) from None
         root = root_id(tenant, name)
-        # The route is taken holding the lock of the session it is expected to end at (the
-        # one this name reached last time): in the usual case, one lock and one read.
+        # Routed holding the lock of the session the name reached last: usually one lock, one read.
         guess = self._routes.get(root, root)
         for _ in range(ROUTE_ATTEMPTS):
             with self.locks.held(guess):
@@ -240,8 +239,7 @@ class MessagesProxy:
                     sent = outgoing(body, prepared)
                     return Prepared.of(found, sent, prepared, history)
             guess = found.session_id
-        # Other writers kept moving the session: a 529, which the SDKs retry, as for a
-        # conflict that outlasts the service's own retries.
+        # Other writers kept moving the session: a 529 (the SDKs retry), as for a conflict.
         raise from_session_error(ConcurrentWriteError("the session kept changing; try again"))
 
     def _remember(self, root: UUID, session_id: UUID) -> None:
@@ -304,6 +302,8 @@ class MessagesProxy:
                 return sessions.prepare_request(session_id)
         if new:
             sessions.append_messages(session_id, new)  # one write, all or nothing
+        else:  # a retry of an unanswered request: nothing written, so erased since?
+            self.stored.require(session_id)
         return sessions.prepare_request(session_id)
 
     def _replayed(self, session_id: UUID, version: int) -> PreparedRequest:

@@ -16,6 +16,7 @@ from abridged.adapters.http.proxy import BRANCH_KEY
 from abridged.application.service import Sessions
 from abridged.domain.errors import UnknownSessionError
 from tests.http.conftest import TOKENS
+from tests.support import fake_anthropic as fake
 from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
 from tests.support.serve import served
 
@@ -139,3 +140,30 @@ def test_an_erased_conversation_sent_again_is_not_stored_again(url: str, filed: 
         assert again.status_code == 404, again.text
         assert again.json()["error"]["type"] == "not_found_error"
     assert filed.list_sessions().sessions == ()
+
+
+def test_a_retry_after_another_worker_erased_the_session_sends_nothing_upstream(
+    url: str, filed: Sessions, fake_anthropic: FakeAnthropic, tmp_path: Path
+) -> None:
+    # The upstream failed, so the client's question is stored unanswered; another worker
+    # (a service of its own on the same file) erases the session; the client retries the
+    # very same request here. Nothing is appended then, so only a look at the store tells
+    # this worker, which still holds the session, that it is gone.
+    messages = [{"role": "user", "content": SECRET}]
+    fake_anthropic.enqueue(fake.api_error())
+    headers = {"x-api-key": TEST_API_KEY, "x-abridged-token": TOKEN_A, "x-abridged-session": "t"}
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 20, "messages": messages}
+    failed = httpx2.post(f"{url}/v1/messages", json=body, headers=headers)
+    assert failed.status_code == 500
+    (info,) = filed.list_sessions().sessions
+    other = bootstrap(tmp_path / "sessions.db")
+    try:
+        other.delete_session(info.id, "asked", erase=True)
+    finally:
+        other.close()
+    sent_before = len(fake_anthropic.requests_to())
+
+    retried = httpx2.post(f"{url}/v1/messages", json=body, headers=headers)
+
+    assert retried.status_code == 404, retried.text
+    assert len(fake_anthropic.requests_to()) == sent_before
