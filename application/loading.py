@@ -13,7 +13,10 @@ costs a pass over the retained tail and its indexes on every command.
   the next load rebuilds them from the store and nothing unsaved survives in memory;
 - while a command of this process works on a session, another thread's load of it is
   rebuilt from the store (the latest snapshot and the events after it), never taken from or
-  fast-forwarded into the object the first command is changing.
+  fast-forwarded into the object the first command is changing;
+- a cached session that the fast-forward finds nothing new for is looked for in the store
+  (its first event): another process may have erased it, and a load that found nothing new
+  would otherwise hand out the erased content (docs/security.md, "Erasure").
 """
 
 from __future__ import annotations
@@ -106,12 +109,33 @@ class SessionLoader:
                 cache.get(session_id, evict=True)
 
     def _get(self, session_id: UUID, *, copy: bool) -> Session:
+        cached = self._cached_version(session_id)
         try:
             session: object = self.repository.get(session_id, deepcopy_from_cache=copy)
         except AggregateNotFoundError:
             raise UnknownSessionError(f"no session with id {session_id}") from None
         assert isinstance(session, Session)
+        if cached is not None and session.version == cached and not self._stored(session_id):
+            # Nothing new, and nothing at all: another process erased it since this one
+            # cached it. Served from memory, its content would reach a request.
+            self.evict(session_id)
+            raise UnknownSessionError(f"no session with id {session_id}")
         return session
+
+    def _cached_version(self, session_id: UUID) -> int | None:
+        cache = self.repository.cache
+        if cache is None:
+            return None
+        try:
+            return int(cache.get(session_id).version)
+        except KeyError:
+            return None
+
+    def _stored(self, session_id: UUID) -> bool:
+        """Whether the session's first event is still in the store: one indexed read, of
+        an event that holds the session's set-up, never a message."""
+        recorder = self.repository.event_store.recorder
+        return bool(recorder.select_events(session_id, lte=1, limit=1))
 
     def _rebuilt(self, session_id: UUID, version: int | None = None) -> Session:
         try:

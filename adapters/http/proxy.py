@@ -302,8 +302,6 @@ class MessagesProxy:
                 return sessions.prepare_request(session_id)
         if new:
             sessions.append_messages(session_id, new)  # one write, all or nothing
-        else:  # a retry of an unanswered request: nothing written, so erased since?
-            self.stored.require(session_id)
         return sessions.prepare_request(session_id)
 
     def _replayed(self, session_id: UUID, version: int) -> PreparedRequest:

@@ -22,7 +22,7 @@ from abridged.domain.errors import SessionErasedError, UnknownSessionError
 from abridged.domain.messages import Message
 from abridged.domain.settings import CompactionSettings
 from tests.support.builders import words
-from tests.support.fakes import FakeTokenCounter
+from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 from tests.support.postgres import fresh_database
 
 SECRET = "hunter2-erase-me-7f3a9c"
@@ -190,6 +190,29 @@ def test_erasing_without_cascade_keeps_the_derived_sessions(db: str) -> None:
 
     assert app.delete_session(parent, "user request", erase=True, cascade=False) == (parent,)
     assert app.history(resumed)[0].parent_id == parent  # type: ignore[attr-defined]
+
+
+def test_another_process_that_held_the_session_cannot_read_or_send_it_after_the_erase(
+    db: str,
+) -> None:
+    # The second service loaded the session (it is in its cache, up to date); the first
+    # erases it. A load that finds nothing new must not hand out the cached content.
+    first, second = service(db, FakeSummarizer()), service(db, FakeSummarizer())
+    try:
+        session_id = secret_session(first, turns=2)
+        first.append_message(session_id, Message.user(f"{SECRET}, once more"))
+        assert SECRET in str(second.prepare_request(session_id).context.messages)
+        first.delete_session(session_id, "the user asked", erase=True)
+
+        for read in (second.session, second.prepare_request, second.stats):
+            with pytest.raises(UnknownSessionError):
+                read(session_id)
+        with pytest.raises(UnknownSessionError):
+            second.record_reply(session_id, Message.assistant("An answer to nothing."))
+        assert stored_rows(db, session_id) == 0
+    finally:
+        first.close()
+        second.close()
 
 
 @pytest.fixture
