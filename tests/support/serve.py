@@ -24,8 +24,12 @@ def free_port() -> int:
 
 @contextmanager
 def served(config: ServeConfig, sessions: Sessions | None = None) -> Iterator[str]:
-    """Serves `create_app(config, sessions)` on loopback; yields its base URL."""
-    port = free_port()
+    """Serves `create_app(config, sessions)` on loopback; yields its base URL. The listening
+    socket is bound here and handed to uvicorn: a port picked free and bound later could be
+    taken meanwhile (by any process's outgoing connection) and the server would not start."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    port: int = listener.getsockname()[1]
     server = uvicorn.Server(
         uvicorn.Config(
             create_app(config, sessions),
@@ -36,15 +40,18 @@ def served(config: ServeConfig, sessions: Sessions | None = None) -> Iterator[st
             lifespan="on",
         )
     )
-    thread = threading.Thread(target=server.run, name="abridged-serve", daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [listener]}, name="abridged-serve", daemon=True
+    )
     thread.start()
     deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the server did not start")
-        time.sleep(0.01)
     try:
+        while not server.started:
+            if time.monotonic() > deadline or not thread.is_alive():
+                raise RuntimeError("the server did not start")
+            time.sleep(0.01)
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+        listener.close()
