@@ -12,7 +12,6 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,10 +20,9 @@ from uuid import UUID
 import attrs
 import httpx2
 import pytest
-import uvicorn
 
 from abridged.adapters.bootstrap import bootstrap
-from abridged.adapters.http import ServeConfig, create_app
+from abridged.adapters.http import ServeConfig
 from abridged.application.auditing import audit_session
 from abridged.application.service import Sessions
 from abridged.domain.events import MessageAppended
@@ -32,7 +30,7 @@ from abridged.domain.session import Session
 from tests.support import fake_anthropic as fake
 from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
 from tests.support.postgres import fresh_database
-from tests.support.serve import free_port, served
+from tests.support.serve import served, serving
 
 MODEL = "claude-sonnet-4-6"
 HEADERS = {"x-api-key": TEST_API_KEY, "anthropic-version": "2023-06-01"}
@@ -269,27 +267,6 @@ def test_a_retry_racing_the_original_gets_an_answer_and_records_one(
     assert main[:3] == [QUESTION, retried, follow_up]
     assert branch[:3] == [QUESTION, first, follow_up]
     assert fake_anthropic.violations == []
-
-
-@contextmanager
-def serving(config: ServeConfig, store: Sessions) -> Iterator[tuple[str, uvicorn.Server]]:
-    """`served`, with the server, whose open connections show when it saw a client leave."""
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(config, store), port=port, log_level="warning", lifespan="on")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + SECONDS
-    while not server.started:
-        assert thread.is_alive(), "the server did not start"
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}", server
-    finally:
-        server.should_exit = True
-        thread.join(SECONDS)
 
 
 def test_a_client_that_leaves_while_its_request_is_prepared_sends_nothing_upstream(

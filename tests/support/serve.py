@@ -24,9 +24,19 @@ def free_port() -> int:
 
 @contextmanager
 def served(config: ServeConfig, sessions: Sessions | None = None) -> Iterator[str]:
-    """Serves `create_app(config, sessions)` on loopback; yields its base URL. The listening
-    socket is bound here and handed to uvicorn: a port picked free and bound later could be
-    taken meanwhile (by any process's outgoing connection) and the server would not start."""
+    """Serves `create_app(config, sessions)` on loopback; yields its base URL."""
+    with serving(config, sessions) as (url, _):
+        yield url
+
+
+@contextmanager
+def serving(
+    config: ServeConfig, sessions: Sessions | None = None
+) -> Iterator[tuple[str, uvicorn.Server]]:
+    """`served`, with the server (whose open connections show when it saw a client leave).
+    The listening socket is bound here and handed to uvicorn: a port picked free and bound
+    later could be taken meanwhile (by any process's outgoing connection), and the server
+    would not start."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     port: int = listener.getsockname()[1]
@@ -50,7 +60,7 @@ def served(config: ServeConfig, sessions: Sessions | None = None) -> Iterator[st
             if time.monotonic() > deadline or not thread.is_alive():
                 raise RuntimeError("the server did not start")
             time.sleep(0.01)
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", server
     finally:
         server.should_exit = True
         thread.join(timeout=10)
