@@ -24,10 +24,15 @@ TOKEN_A, TOKEN_B = list(TOKENS)
 SECRET = "my passport number is X1234567"
 
 
-def send(url: str, token: str, messages: list[Any]) -> list[Any]:
-    headers = {"x-api-key": TEST_API_KEY, "x-abridged-token": token, "x-abridged-session": "t"}
+def post(url: str, messages: list[Any], name: str = "t", token: str = TOKEN_A) -> httpx2.Response:
+    """The request as a client sends it, whatever the proxy answers."""
+    headers = {"x-api-key": TEST_API_KEY, "x-abridged-token": token, "x-abridged-session": name}
     body = {"model": "claude-sonnet-4-6", "max_tokens": 20, "messages": messages}
-    answer = httpx2.post(f"{url}/v1/messages", json=body, headers=headers)
+    return httpx2.post(f"{url}/v1/messages", json=body, headers=headers)
+
+
+def send(url: str, token: str, messages: list[Any]) -> list[Any]:
+    answer = post(url, messages, token=token)
     assert answer.status_code == 200, answer.text
     return [*messages, {"role": "assistant", "content": answer.json()["content"]}]
 
@@ -100,15 +105,7 @@ def test_a_deleted_session_sends_no_recorded_reply_again(url: str, filed: Sessio
     deleted = httpx2.delete(f"{url}/v1/sessions/{info.id}?reason=asked", headers=headers)
     assert deleted.status_code == 204
     for name in ("t", str(info.id)):
-        again = httpx2.post(
-            f"{url}/v1/messages",
-            json={"model": "claude-sonnet-4-6", "max_tokens": 20, "messages": first},
-            headers={
-                "x-api-key": TEST_API_KEY,
-                "x-abridged-token": TOKEN_A,
-                "x-abridged-session": name,
-            },
-        )
+        again = post(url, first, name)
         assert again.status_code == 404
         error = again.json()["error"]
         assert (error["type"], error["message"]) == (
@@ -128,15 +125,7 @@ def test_an_erased_conversation_sent_again_is_not_stored_again(url: str, filed: 
     assert httpx2.delete(f"{url}/v1/sessions/{info.id}?erase=true", headers=headers).is_success
     edited = [*history[:1], {"role": "assistant", "content": "Edited."}]
     for messages in ([*history, {"role": "user", "content": "Go on."}], [*edited, history[0]]):
-        again = httpx2.post(
-            f"{url}/v1/messages",
-            json={"model": "claude-sonnet-4-6", "max_tokens": 20, "messages": messages},
-            headers={
-                "x-api-key": TEST_API_KEY,
-                "x-abridged-token": TOKEN_A,
-                "x-abridged-session": "t",
-            },
-        )
+        again = post(url, messages)
         assert again.status_code == 404, again.text
         assert again.json()["error"]["type"] == "not_found_error"
     assert filed.list_sessions().sessions == ()
@@ -151,9 +140,7 @@ def test_a_retry_after_another_worker_erased_the_session_sends_nothing_upstream(
     # this worker, which still holds the session, that it is gone.
     messages = [{"role": "user", "content": SECRET}]
     fake_anthropic.enqueue(fake.api_error())
-    headers = {"x-api-key": TEST_API_KEY, "x-abridged-token": TOKEN_A, "x-abridged-session": "t"}
-    body = {"model": "claude-sonnet-4-6", "max_tokens": 20, "messages": messages}
-    failed = httpx2.post(f"{url}/v1/messages", json=body, headers=headers)
+    failed = post(url, messages)
     assert failed.status_code == 500
     (info,) = filed.list_sessions().sessions
     other = bootstrap(tmp_path / "sessions.db")
@@ -163,7 +150,7 @@ def test_a_retry_after_another_worker_erased_the_session_sends_nothing_upstream(
         other.close()
     sent_before = len(fake_anthropic.requests_to())
 
-    retried = httpx2.post(f"{url}/v1/messages", json=body, headers=headers)
+    retried = post(url, messages)
 
     assert retried.status_code == 404, retried.text
     assert len(fake_anthropic.requests_to()) == sent_before
