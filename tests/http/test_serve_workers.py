@@ -33,34 +33,47 @@ def workers(
     """Two uvicorn worker processes of `abridged serve` on a fresh database: (url, db)."""
     db = fresh_database(postgres_server)
     bootstrap(db).close()  # the tables exist before two workers race to create them
-    port = free_port()
-    command = [
-        str(Path(sys.executable).parent / "abridged"), "serve", "--db", db,
-        "--upstream", fake_anthropic.base_url, "--port", str(port), "--workers", "2",
-        "--context-window", "4000",
-    ]  # fmt: skip
     log = tmp_path / "serve.log"
-    with log.open("w") as stderr:  # the server's own copy stays open
-        server = subprocess.Popen(command, stderr=stderr, env={**os.environ})
-    url = f"http://127.0.0.1:{port}"
+    for _ in range(3):
+        # The port is picked free, then bound by the server: an outgoing connection of any
+        # process may take it in between, and the server then exits at once. Another pick.
+        port = free_port()
+        command = [
+            str(Path(sys.executable).parent / "abridged"), "serve", "--db", db,
+            "--upstream", fake_anthropic.base_url, "--port", str(port), "--workers", "2",
+            "--context-window", "4000",
+        ]  # fmt: skip
+        with log.open("w") as stderr:  # the server's own copy stays open
+            server = subprocess.Popen(command, stderr=stderr, env={**os.environ})
+        url = f"http://127.0.0.1:{port}"
+        if _started(server, url, log):
+            break
+    else:
+        raise RuntimeError(f"serve did not start: {log.read_text()}")
+    try:
+        yield url, db
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _started(server: subprocess.Popen[bytes], url: str, log: Path) -> bool:
+    """Whether `server` answers its health check; False when it could not bind its port."""
     # Each worker imports the application first: on a machine busy with other jobs, that
     # alone can take most of a minute.
     deadline = time.monotonic() + 180
     while True:
         try:
             if httpx2.get(f"{url}/healthz", timeout=1).status_code == 200:
-                break
+                return True
         except httpx2.HTTPError:
             pass
+        if server.poll() is not None and "address already in use" in log.read_text().lower():
+            return False
         if time.monotonic() > deadline or server.poll() is not None:
             server.kill()
             raise RuntimeError(f"serve did not start: {log.read_text()}")
         time.sleep(0.1)
-    try:
-        yield url, db
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def send(url: str, name: str, history: list[Any]) -> dict[str, Any]:
