@@ -1,10 +1,12 @@
 """Load on `abridged serve`: 1, 2 and 4 uvicorn workers over one PostgreSQL, in front of the
 local fake Messages API.
 
-Run with `python -m tests.benchmarks.serve [WORKERS ...]`; prints, per worker count and
-scenario, requests per second, latency p50 / p99 through the proxy, the same requests sent
-straight to the fake API, the difference (the latency the proxy adds), and the requests
-lost, duplicated or invalid (checked against the store afterwards). Scenarios:
+Run with `python -m tests.benchmarks.serve [--real] [WORKERS ...]` (`--real`: the
+conversations send stretches of the shared transcripts instead of one log line repeated);
+prints, per worker count and scenario, requests per second, latency p50 / p99 through the
+proxy, the same requests sent straight to the fake API, the difference (the latency the
+proxy adds), and the requests lost, duplicated or invalid (checked against the store
+afterwards). Scenarios:
 
 - one at a time: one conversation, 16 turns, one request at a time (the proxy's own cost,
   without queueing); and a hundred conversations of 2 turns with a 1 MB first message, one
@@ -25,6 +27,7 @@ where the cores went.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -99,8 +102,19 @@ def fake_process() -> None:
 
 
 def text(size: int, seed: str) -> str:
+    if REAL_TEXT:
+        # A stretch of the shared transcripts' own JSON lines, where the seed says: tool
+        # output, code, escapes and non-ASCII as agents send them.
+        start = int(hashlib.sha256(seed.encode()).hexdigest(), 16) % (len(REAL_TEXT) - size)
+        return REAL_TEXT[start : start + size]
     line = f"{seed}: 2026-11-25 06:00:00 INFO worker processed item, all fine\n"
     return (line * (size // len(line) + 1))[:size]
+
+
+REAL_TEXT = ""
+"""With `--real`, the text the conversations send (`text`): one log line repeated, the
+default, compresses, escapes and counts far more cheaply than what agents send."""
+TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "transcripts"
 
 
 def run(url: str, scenario: Scenario, tag: str, proxied: bool) -> Outcome:
@@ -363,4 +377,7 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--fake"]:
         fake_process()
     else:
-        main([int(a) for a in sys.argv[1:]] or [1, 2, 4])
+        if "--real" in sys.argv:
+            files = sorted(TRANSCRIPTS.glob("*.jsonl"))
+            REAL_TEXT = b"".join(f.read_bytes() for f in files).decode("utf-8", "replace")
+        main([int(a) for a in sys.argv[1:] if a != "--real"] or [1, 2, 4])
