@@ -28,6 +28,7 @@ from typing import TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Repository
+from eventsourcing.persistence import AggregateRecorder
 
 from abridged.domain.errors import UnknownSessionError
 from abridged.domain.session import Session
@@ -36,6 +37,12 @@ T = TypeVar("T")
 
 LATEST = 2**62
 """A version bound above any session's, to rebuild the latest version from the store."""
+
+
+def still_stored(recorder: AggregateRecorder, session_id: UUID) -> bool:
+    """Whether the session's first event is still in the store (not erased): one indexed
+    read, undecoded, of an event that holds the session's set-up, never a message."""
+    return bool(recorder.select_events(session_id, lte=1, limit=1))
 
 
 class SessionLoader:
@@ -132,10 +139,7 @@ class SessionLoader:
             return None
 
     def _stored(self, session_id: UUID) -> bool:
-        """Whether the session's first event is still in the store: one indexed read, of
-        an event that holds the session's set-up, never a message."""
-        recorder = self.repository.event_store.recorder
-        return bool(recorder.select_events(session_id, lte=1, limit=1))
+        return still_stored(self.repository.event_store.recorder, session_id)
 
     def _rebuilt(self, session_id: UUID, version: int | None = None) -> Session:
         try:

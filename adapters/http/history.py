@@ -23,6 +23,7 @@ import attrs
 
 from abridged.adapters.http.digests import chain, message_digest
 from abridged.application.inputs import PLAIN_DEPTH, as_message
+from abridged.application.loading import still_stored
 from abridged.application.service import Sessions
 from abridged.domain.errors import (
     SessionDeletedError,
@@ -307,7 +308,7 @@ class StoredDigests:
         erased since, by any worker: its events are no longer in the store. One read of its
         first event; `get` cannot tell, since a session known here with no new events reads
         the same as one erased."""
-        if next(iter(self._sessions.events.get(session_id, limit=1)), None) is None:
+        if not still_stored(self._sessions.recorder, session_id):
             self.forget(session_id)
             raise UnknownSessionError(f"no session with id {session_id}")
 
