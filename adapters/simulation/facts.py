@@ -69,8 +69,8 @@ SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 BACKTICKED = re.compile(r"`([^`\n]{3,80})`")
 FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
 URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
-NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?")
-OTHER_SCRIPT_NUMBER = re.compile(r"[^\W\d_A-Za-z]{2,}[ \t]?[:=]?[ \t]?[0-9][0-9.,]*[0-9]%?")
+NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,64}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?")
+OTHER_SCRIPT_NUMBER = re.compile(r"[^\W\d_A-Za-z]{2,64}[ \t]?[:=]?[ \t]?[0-9][0-9.,]*[0-9]%?")
 LOG_TIME = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}.*|[0-9]{1,2}[/.][0-9]{1,2}[/.][0-9]{2,4}|[0-9]{1,2}:[0-9]{2}.*"
 )
@@ -85,11 +85,11 @@ VALUE = re.compile(
     r"|(?<![A-Za-z0-9_-])(?!\d+[KMGT]?B\b)(?:[A-Z][A-Z0-9]{1,9}-[0-9]{2,}"
     r"|(?=[A-Z0-9]*[0-9])(?=[A-Z0-9]*[A-Z])[A-Z0-9]{5,12})(?![A-Za-z0-9_-])"  # ids, codes
     r"|[$€£¥₹₩₽]\s?[0-9][0-9,.]*[0-9]"
-    r"|\b[0-9][0-9,.]*\s?(?:USD|EUR|GBP|JPY|INR|KRW|RUB|AED|SAR|CNY|CHF)\b"  # money
+    r"|\b[0-9][0-9,.]{0,40}\s?(?:USD|EUR|GBP|JPY|INR|KRW|RUB|AED|SAR|CNY|CHF)\b"  # money
     r"|\$\{?[A-Za-z_][A-Za-z0-9_]{2,}\}?"
     r"|(?<![A-Za-z0-9_$])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:=[^\s`'\",;]*[^\s`'\",;.:!?)])?"  # env
     r"|(?<![A-Za-z0-9_.])(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?::[0-9]{2,5})?"
-    r"|[A-Za-z][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*:[0-9]{2,5})(?![A-Za-z0-9_.])"  # hosts
+    r"|[A-Za-z][A-Za-z0-9-]{0,62}(?:\.[A-Za-z0-9-]+)*:[0-9]{2,5})(?![A-Za-z0-9_.])"  # hosts
 )
 MIN_FACT_CHARS = 4
 ARGUMENT_CHARS = 80

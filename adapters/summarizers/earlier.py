@@ -23,7 +23,7 @@ _FENCE = re.compile(r"`{3,}")
 _NOTHING_KEPT = re.compile(
     r"Summarized \d+ messages: no user requests, errors, files, commands or decisions to keep\."
 )
-_COMMAND = re.compile(r"(`+)(.+?)\1 → (.*)")
+_OUTCOME = " → "
 
 
 @attrs.frozen
@@ -107,10 +107,10 @@ def _entry(section: int, body: str) -> Entry | None:
         label, found, error = body.partition(": ")
         return Entry(ERRORS, error, label) if found else None
     if section == COMMANDS:
-        match = _COMMAND.fullmatch(body)
-        if match is None:
+        parts = _command_line(body)
+        if parts is None:
             return None
-        command = match.group(2)
+        command, outcome = parts
         # A code span pads a command that starts or ends with a backtick.
         if (
             len(command) > 2
@@ -118,8 +118,32 @@ def _entry(section: int, body: str) -> Entry | None:
             and "`" in command[1] + command[-2]
         ):
             command = command[1:-1]
-        return Entry(COMMANDS, command, match.group(3))
+        return Entry(COMMANDS, command, outcome)
     return Entry(section, body)
+
+
+def _command_line(body: str) -> tuple[str, str] | None:
+    """The command and its outcome of a line `` `command` → outcome `` (a code span of any
+    number of backticks), or None: what `(`+)(.+?)\\1 → (.*)` would match, the longest
+    opening first and then the first close, found in one pass over the arrows (the
+    expression backtracked for seconds over a long run of backticks)."""
+    ticks = len(body) - len(body.lstrip("`"))
+    if not ticks or "\n" in body:
+        return None
+    best, close = 0, -1
+    at = body.find(_OUTCOME, 1)
+    while at >= 0:
+        # The backticks just before this arrow, and room for a command of one character.
+        run = 0
+        while run < ticks and body[at - run - 1] == "`":
+            run += 1
+        opening = min(run, (at - 1) // 2)
+        if opening > best:
+            best, close = opening, at
+        at = body.find(_OUTCOME, at + 1)
+    if not best:
+        return None
+    return body[best : close - best], body[close + len(_OUTCOME) :]
 
 
 def _paths_entries(line: str) -> Iterator[Entry]:

@@ -7,7 +7,8 @@ each part with `perf_counter`: the parse of the messages, the two counts (the sa
 of the whole message and the exact count of the part shown), the event's write, and the
 whole. Prints the medians of N new messages (5 by default) after one warm-up.
 
-Run with `python -m tests.benchmarks.new_message [N]`.
+Run with `python -m tests.benchmarks.new_message [--real] [N]` (`--real`: the serve
+benchmark's stretches of real transcripts instead of its repeated log line).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from abridged.adapters.http.locks import RequestLocks
 from abridged.adapters.http.metrics import ServeMetrics
 from abridged.adapters.http.wire import check_messages_request
 from abridged.domain import degradation
-from tests.benchmarks.serve import MAX_TOKENS, MODEL, text
+from tests.benchmarks.serve import MAX_TOKENS, MODEL, text, use_real_text
 from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
 from tests.support.postgres import fresh_database, temporary_server
 
@@ -110,4 +111,7 @@ def main(runs: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
+    if "--real" in sys.argv:
+        use_real_text()
+    counts = [int(a) for a in sys.argv[1:] if a != "--real"]
+    main(counts[0] if counts else 5)

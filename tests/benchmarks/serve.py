@@ -105,16 +105,24 @@ def text(size: int, seed: str) -> str:
     if REAL_TEXT:
         # A stretch of the shared transcripts' own JSON lines, where the seed says: tool
         # output, code, escapes and non-ASCII as agents send them.
-        start = int(hashlib.sha256(seed.encode()).hexdigest(), 16) % (len(REAL_TEXT) - size)
-        return REAL_TEXT[start : start + size]
+        real = REAL_TEXT[0]
+        start = int(hashlib.sha256(seed.encode()).hexdigest(), 16) % (len(real) - size)
+        return real[start : start + size]
     line = f"{seed}: 2026-11-25 06:00:00 INFO worker processed item, all fine\n"
     return (line * (size // len(line) + 1))[:size]
 
 
-REAL_TEXT = ""
-"""With `--real`, the text the conversations send (`text`): one log line repeated, the
-default, compresses, escapes and counts far more cheaply than what agents send."""
+REAL_TEXT: list[str] = []
+"""With `--real`, the shared transcripts' text, of which `text` sends stretches instead of
+one log line repeated: the default, which compresses, escapes and counts far more cheaply
+than what agents send."""
 TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "transcripts"
+
+
+def use_real_text() -> None:
+    """Makes `text` send stretches of the shared transcripts' JSON lines (`--real`)."""
+    files = sorted(TRANSCRIPTS.glob("*.jsonl"))
+    REAL_TEXT[:] = [b"".join(f.read_bytes() for f in files).decode("utf-8", "replace")]
 
 
 def run(url: str, scenario: Scenario, tag: str, proxied: bool) -> Outcome:
@@ -378,6 +386,5 @@ if __name__ == "__main__":
         fake_process()
     else:
         if "--real" in sys.argv:
-            files = sorted(TRANSCRIPTS.glob("*.jsonl"))
-            REAL_TEXT = b"".join(f.read_bytes() for f in files).decode("utf-8", "replace")
+            use_real_text()
         main([int(a) for a in sys.argv[1:] if a != "--real"] or [1, 2, 4])

@@ -10,9 +10,12 @@ from collections.abc import Callable
 import pytest
 
 from abridged.adapters.anthropic.prompts import escape_delimiters
+from abridged.adapters.simulation.facts import extract_facts
+from abridged.adapters.summarizers.earlier import read_summary
 from abridged.application.redaction import DefaultRedactor
 from abridged.domain.framing import escape_framing
 from abridged.domain.ledger_extraction import extract
+from abridged.domain.ledger_values import values
 from abridged.domain.messages import Message
 from tests.support.red_team import LINEAR, growth
 
@@ -77,3 +80,46 @@ def test_the_ledgers_extraction_reads_ordinary_runs_in_linear_time() -> None:
 
 def test_the_ledgers_extraction_reads_a_hyphenated_run_in_linear_time() -> None:
     assert growth(_ledger, lambda n: "a-" * (n // 2), 1_000) < LINEAR
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda n: "+" * n, lambda n: "%" * n, lambda n: "a+" * (n // 2)],
+    ids=["pluses", "percents", "a-plus"],
+)
+def test_the_ledgers_values_read_a_run_of_an_emails_characters_in_linear_time(
+    make: Callable[[int], str],
+) -> None:
+    """An email's local part (`[A-Za-z0-9._%+-]+@`) started at each `+` or `%` of a run and
+    read to its end: a megabyte of a table's `+----+` borders took minutes to compact."""
+    assert growth(lambda text: list(values(text)), make, 4_000) < LINEAR
+
+
+SIMULATED = {
+    # A word before a number (`\b[A-Za-z_][\w-]{2,}`) started at each word of `w-w-w-…`.
+    "hyphenated": lambda n: "w-" * (n // 2),
+    # A word of another script before a number, in a text of that script without spaces.
+    "other script": lambda n: "日本" * (n // 2),
+    # A number before a currency code, at each digit of `1,1,1,…`.
+    "digits and commas": lambda n: "1," * (n // 2),
+}
+
+
+@pytest.mark.parametrize("make", SIMULATED.values(), ids=SIMULATED.keys())
+def test_simulates_facts_read_crafted_text_in_linear_time(make: Callable[[int], str]) -> None:
+    """`simulate` measures the facts of a user's own logs: 20,000 characters of one of these
+    took 3 s, a long log hours."""
+    assert growth(lambda text: extract_facts([Message.user(text)]), make, 1_000) < LINEAR
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda n: "`" * n, lambda n: "``" * (n // 2) + " → done", lambda n: "` → " * (n // 4)],
+    ids=["backticks", "backticks then an arrow", "arrows"],
+)
+def test_an_earlier_summarys_command_lines_are_read_in_linear_time(
+    make: Callable[[int], str],
+) -> None:
+    """Reading back a command line (`` `…` → outcome ``) backtracked over a run of
+    backticks: 8,000 took 16 s."""
+    assert growth(lambda text: read_summary("## Commands\n- " + text), make, 1_000) < LINEAR

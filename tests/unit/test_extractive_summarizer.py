@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from abridged.adapters.summarizers import ExtractiveSummarizer
+from abridged.adapters.summarizers.earlier import _command_line, read_summary
 from abridged.adapters.token_counters import TiktokenCounter
 from abridged.application.ports import SummarizerError
 from abridged.domain.messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock
@@ -411,3 +416,21 @@ def test_summarizes_a_megabyte_of_history_within_its_budget() -> None:
 
     assert counter.count(summary.text) <= 4_000
     assert "FAILED tests/test_475.py::test_case - AssertionError" in summary.text
+
+
+_COMMAND = re.compile(r"(`+)(.+?)\1 → (.*)")
+"""How a command line was read before: the reference `_command_line` must match exactly."""
+
+
+@settings(max_examples=500)
+@given(st.lists(st.sampled_from(["`", "``", " → ", "→", " ", "a", "\n"]), max_size=14))
+def test_a_command_line_is_read_as_the_expression_reads_it(parts: list[str]) -> None:
+    line = "".join(parts)
+    match = _COMMAND.fullmatch(line)
+    assert _command_line(line) == (None if match is None else (match.group(2), match.group(3)))
+
+
+def test_a_command_written_in_a_code_span_is_read_back() -> None:
+    entries = read_summary("## Commands\n- ``` ``a`` ``` → exit 0\n- `ls -la` → 3 files")
+    assert entries is not None
+    assert [(e.text, e.detail) for e in entries] == [("``a``", "exit 0"), ("ls -la", "3 files")]

@@ -3,7 +3,11 @@ environment variables, hosts, emails, and numbers after a word of any script."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from abridged.domain.ledger import extract
 from abridged.domain.ledger_values import VALUE, script_numbers
@@ -100,3 +104,19 @@ def test_numbers_after_a_word_of_any_script(text: str, numbers: list[str]) -> No
 
 def test_a_latin_number_is_still_taken_with_its_word() -> None:
     assert ("number", "port 8080") in said("It listens on port 8080.")
+
+
+# `VALUE` before an email could start only where a run of its local part's characters starts
+# (reading a run of `+` or `%` in n² steps): the reference it must match exactly.
+_UNGUARDED = re.compile(
+    VALUE.pattern.replace("(?:(?<![%+])[A-Za-z0-9._%+-]+@", "(?:[A-Za-z0-9._%+-]+@", 1)
+)
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet="ab1.%+-@_ x.co:", max_size=40))
+def test_values_are_those_of_the_unguarded_expression(text: str) -> None:
+    assert VALUE.pattern != _UNGUARDED.pattern
+    assert [m.group(0) for m in VALUE.finditer(text)] == [
+        m.group(0) for m in _UNGUARDED.finditer(text)
+    ]
