@@ -55,9 +55,10 @@ SHELL_TOOL = re.compile(r"bash|shell|terminal|exec|run|cmd|command", re.IGNORECA
 PLAN_TOOL = re.compile(r"todo|plan", re.IGNORECASE)
 """A tool that writes down the agent's own plan (`TodoWrite`, `ExitPlanMode`): each call
 restates the whole list, so its calls are not kept as facts (the latest is in the tail)."""
-PATH_WORD = re.compile(r"(?<![\w:/.])(?:~|\.{1,2})?/?(?:[\w.@+-]{1,255}/)+[\w.@+-]*\w")
-"""A path of folders; a folder's name is at most 255 characters (as file systems allow),
-which also bounds what a start inside a long run of `a-a-a-…` reads: linear time."""
+PATH_WORD = re.compile(r"(?<![\w:/.@+-])(?:~|\.{1,2})?/?(?:[\w.@+-]{1,255}/)+[\w.@+-]*\w")
+"""A path of folders, each named in at most 255 characters (as file systems allow), starting
+where a run of the characters a path holds starts: a try that started at each word or slash
+of a run like `a-a-a-…` or `/+/+/+…` read the rest of it (quadratic time)."""
 ERROR_LINE = re.compile(
     r"\b[A-Z]\w*(?:Error|Exception)\b:|(?:^|\s)(?:error|Error|ERROR)(?:\[\w+\])?:"
     r"|\bFAILED\b|\bfatal:|\bpanic:|^Traceback \(most recent call last\)"

@@ -96,7 +96,7 @@ ARGUMENT_CHARS = 80
 CONTENT_INPUTS = frozenset(
     {"content", "old_string", "new_string", "file_text", "text", "old_str", "new_str"}
 )
-PATH_WORD = re.compile(r"(?<![\w:/.])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*[\w]")
+PATH_WORD = re.compile(r"(?<![\w:/.@+-])(?:~|\.{1,2})?/?(?:[\w.@+-]{1,255}/)+[\w.@+-]*[\w]")
 
 
 @attrs.frozen

@@ -17,6 +17,7 @@ from abridged.domain.framing import escape_framing
 from abridged.domain.ledger_extraction import extract
 from abridged.domain.ledger_values import values
 from abridged.domain.messages import Message
+from abridged.domain.salience import LATEST_RULES, salient_lines
 from tests.support.red_team import LINEAR, growth
 
 ESCAPES = {"escape_framing": escape_framing, "escape_delimiters": escape_delimiters}
@@ -123,3 +124,38 @@ def test_an_earlier_summarys_command_lines_are_read_in_linear_time(
     """Reading back a command line (`` `…` → outcome ``) backtracked over a run of
     backticks: 8,000 took 16 s."""
     assert growth(lambda text: read_summary("## Commands\n- " + text), make, 1_000) < LINEAR
+
+
+PATH_RUNS = {
+    # Each slash after a `+` started a try that read the rest of the run.
+    "slashes": lambda n: "/+" * (n // 2),
+    # Each `+` of a long folder name started one.
+    "long names": lambda n: ("/" + "+" * 255) * (n // 256),
+    # A path first, then the run.
+    "a path, then slashes": lambda n: "src/app.py " + "/+" * (n // 2),
+}
+
+
+@pytest.mark.parametrize("make", PATH_RUNS.values(), ids=PATH_RUNS.keys())
+def test_a_tool_output_is_searched_for_paths_in_linear_time(make: Callable[[int], str]) -> None:
+    """The salient lines of a cut output name paths: 8,000 characters of `/+/+…` took 0.6 s
+    to truncate, a megabyte hours, on the way to storing the message."""
+    assert growth(lambda text: salient_lines(text, 2_000, LATEST_RULES), make, 1_000) < LINEAR
+
+
+def _call(text: str) -> Message:
+    return Message.from_wire(
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "t1", "name": "Grep", "input": {"pattern": text}}
+            ],
+        }
+    )
+
+
+@pytest.mark.parametrize("make", PATH_RUNS.values(), ids=PATH_RUNS.keys())
+def test_a_tool_calls_paths_are_found_in_linear_time(make: Callable[[int], str]) -> None:
+    """The ledger's files and `simulate`'s paths of a tool call's input: the same runs."""
+    assert growth(lambda text: extract([(0, _call(text))]), make, 1_000) < LINEAR
+    assert growth(lambda text: extract_facts([_call(text)]), make, 1_000) < LINEAR

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import inspect
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from abridged.domain.messages import Message, ToolResultBlock
 from abridged.domain.pruning import head_tail
-from abridged.domain.salience import salient_lines
+from abridged.domain.salience import PATH_REVERSED, names_a_path, salient_lines
 from abridged.domain.tokens import block_tokens
 from abridged.domain.truncation import marker, plan_truncations, shown, truncate_text
 from tests.support.fakes import FakeTokenCounter
@@ -246,3 +247,24 @@ def test_a_large_text_cut_again_shows_what_cutting_it_afresh_shows() -> None:
         assert head_tail(text, head, tail, salient) == fresh_head_tail
     assert "KeyError: 'x'" in truncate_text(text, 500, 500, 300)
     assert "KeyError: 'x'" not in truncate_text(text, 500, 500, 5)
+
+
+# How a line was found to name a path until `names_a_path`: truncations already stored show
+# the lines it chose, so `names_a_path` must choose exactly the same ones.
+_FORWARD = r"(?<![\w:/.])(?:~|\.{1,2})?/?(?:[\w.@+-]{1,255}/)+[\w.@+-]*\w"
+_PATH_CHARS = st.sampled_from(["a", "1", "_", "/", "/", "+", "-", "@", ".", ":", "~", " ", "é"])
+
+
+@settings(max_examples=400)
+@given(st.lists(_PATH_CHARS, max_size=14).map("".join))
+def test_a_line_names_a_path_where_the_forward_search_found_one(line: str) -> None:
+    assert names_a_path(line) == bool(re.search(_FORWARD, line))
+
+
+@settings(max_examples=400)
+@given(st.lists(_PATH_CHARS, max_size=18).map("".join))
+def test_the_backward_search_keeps_the_forward_ones_bound_on_a_folders_name(line: str) -> None:
+    """The same with folder names of at most 3 characters, where short lines reach it."""
+    forward = _FORWARD.replace("{1,255}", "{1,3}")
+    backward = PATH_REVERSED.pattern.replace("{1,255}", "{1,3}")
+    assert bool(re.search(backward, line[::-1])) == bool(re.search(forward, line))
