@@ -23,6 +23,7 @@ from abridged.adapters.http.config import (
     ServeConfig,
     parse_tokens,
 )
+from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES
 
 APP = "abridged.adapters.http.app:app_from_env"
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
@@ -68,6 +69,13 @@ def _shown(flag: str, kind: click.ParamType[Any], default: object, help: str) ->
     "Larger request bodies are refused (413).",
 )
 @_shown(
+    "--max-message-bytes",
+    click.IntRange(min=1),
+    DEFAULT_MAX_MESSAGE_BYTES,
+    "A larger message (its JSON) is refused (413) and not stored. The API takes images of up "
+    "to 5 MB and requests of up to 32 MB: raise it to pass those through.",
+)
+@_shown(
     "--log-level",
     click.Choice(LOG_LEVELS),
     "warning",
@@ -99,6 +107,7 @@ def serve(
     upstream_timeout: float,
     client_timeout: float,
     max_body_bytes: int,
+    max_message_bytes: int,
     log_level: str,
     context_window: int | None,
     tokens: tuple[str, ...],
@@ -125,6 +134,7 @@ def serve(
         upstream_timeout=upstream_timeout,
         client_timeout=client_timeout,
         max_body_bytes=max_body_bytes,
+        max_message_bytes=max_message_bytes,
         tokens=token_map,
         context_window=context_window,
         **values,

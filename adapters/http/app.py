@@ -34,7 +34,9 @@ def create_app(config: ServeConfig, sessions: Sessions | None = None) -> FastAPI
     """The application for `config`; it opens its own service on `config.db` at startup
     unless `sessions` is given (then it is used as it is, and not closed)."""
     metrics = ServeMetrics()
-    service = sessions or bootstrap(config.db, metrics=metrics)
+    service = sessions or bootstrap(
+        config.db, metrics=metrics, max_message_bytes=config.max_message_bytes
+    )
     locks = RequestLocks(persistence_env(config.db) if sessions is None else {})
     upstream = httpx2.AsyncClient(
         base_url=config.upstream,

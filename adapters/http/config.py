@@ -11,6 +11,7 @@ from typing import Any
 
 import attrs
 
+from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES
 from abridged.domain.settings import CompactionSettings, settings_from
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
@@ -39,6 +40,9 @@ class ServeConfig:
     upstream: str = DEFAULT_UPSTREAM
     upstream_timeout: float = DEFAULT_UPSTREAM_TIMEOUT
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    """The largest new message the proxy stores (its JSON, in UTF-8 bytes): the service's
+    `max_message_bytes`. A larger one is refused with 413, though the API would take it."""
     client_timeout: float = DEFAULT_CLIENT_TIMEOUT
     tokens: Mapping[str, str] = attrs.field(factory=dict)
     preset: str = "default"

@@ -13,6 +13,7 @@ from abridged.domain.errors import (
     ConcurrentWriteError,
     ContextOverflowError,
     ContextTooSmallError,
+    MessageTooLargeError,
     SessionError,
     StoreError,
     UnknownSessionError,
@@ -49,6 +50,13 @@ def from_session_error(error: SessionError) -> ApiError:
         return ApiError(529, "overloaded_error", f"abridged: {error}")
     if isinstance(error, StoreError):
         return ApiError(500, "api_error", "abridged: the session store failed; try again")
+    if isinstance(error, MessageTooLargeError):
+        return ApiError(
+            413,
+            "request_too_large",
+            f"abridged: a message of {error.size:,} bytes is over the limit of {error.limit:,} "
+            "a message (abridged serve --max-message-bytes)",
+        )
     if isinstance(error, ContextTooSmallError | ContextOverflowError):
         return ApiError(400, "invalid_request_error", f"prompt is too long (abridged): {error}")
     return ApiError(400, "invalid_request_error", f"abridged: {error}")

@@ -94,8 +94,29 @@ _JSON_CHUNK = 16
 
 
 def estimate_tokens(body: object) -> int:
-    """The fake's token count for a request body: one token per four characters of JSON."""
-    return max(1, math.ceil(len(json.dumps(body, ensure_ascii=False)) / 4))
+    """The fake's token count for a request body: one token per four characters of JSON,
+    and `IMAGE_TOKENS` for an inline image's data (the API counts an image by its size in
+    pixels, never by its bytes)."""
+    images: list[int] = []
+    text = json.dumps(_without_image_data(body, images), ensure_ascii=False)
+    return max(1, math.ceil(len(text) / 4) + IMAGE_TOKENS * len(images))
+
+
+IMAGE_TOKENS = 1_600
+"""What the fake counts for an inline image: about the most the API counts for one, once it
+is scaled down to its largest size."""
+
+
+def _without_image_data(value: object, images: list[int]) -> object:
+    if isinstance(value, list):
+        return [_without_image_data(item, images) for item in value]
+    if not isinstance(value, dict):
+        return value
+    source = value.get("source")
+    if value.get("type") == "image" and isinstance(source, dict) and "data" in source:
+        images.append(1)
+        return {**value, "source": {**source, "data": ""}}
+    return {key: _without_image_data(item, images) for key, item in value.items()}
 
 
 @attrs.frozen
