@@ -293,9 +293,10 @@ class SessionRepository(Repository[UUID]):
 
 
 _MESSAGE_TOPIC = get_topic(Session.MessageAppended)
-_MESSAGE_VERSIONS = (1, 2)
+_MESSAGE_VERSIONS = (1, 2, 3)
 """The `MessageAppended` shapes whose message is stored as it is now (version 2 added
-`saving` beside it)."""
+`saving` beside it, version 3 `prefix_revision`). A new version must be added here, or its
+messages are read through the mapper, event by event (`test_cold_loads` checks)."""
 _MESSAGES = MessageAsJSON()
 """How a message is stored (the transcoding the mapper would use for it)."""
 
