@@ -53,7 +53,7 @@ from abridged.application.snapshot_columns import (
     ToolIdTable,
     ToolIdTableAsDict,
 )
-from abridged.application.transcodings import MessageAsJSON
+from abridged.application.transcodings import MessageAsJSON, MessageAsWire
 from abridged.domain.context import Entry
 from abridged.domain.errors import SessionError, StoreError
 from abridged.domain.messages import Message
@@ -321,10 +321,11 @@ def _message_of(row: StoredEvent, mapper: Mapper[UUID]) -> Message | None:
     try:
         plain = json.loads(state)
         stored = plain["message"]
-        if (
-            plain.get("class_version", 1) not in _MESSAGE_VERSIONS
-            or stored["_type_"] != _MESSAGES.name
-        ):
+        if plain.get("class_version", 1) not in _MESSAGE_VERSIONS:
+            return None
+        if stored["_type_"] == MessageAsWire.name:
+            return MessageAsWire().decode(stored["_data_"])
+        if stored["_type_"] != _MESSAGES.name:
             return None
         return _MESSAGES.decode(stored["_data_"])
     except (ValueError, KeyError, TypeError, SessionError):

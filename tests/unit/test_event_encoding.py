@@ -1,5 +1,6 @@
-"""A large message's event is encoded with its text spliced in: the same bytes as encoding
-the whole state, whatever the text holds."""
+"""A large message's event holds the message's JSON itself, spliced in unescaped, and reads
+back as the same message whatever the text holds; a message whose JSON holds the
+transcoder's own `_type_` key is stored as a string, as every other message is."""
 
 from __future__ import annotations
 
@@ -65,14 +66,44 @@ def test_a_large_message_is_encoded_as_the_transcoder_would(parts: list[str]) ->
     text = (chunk or "x") * (KEPT_TEXT_CHARS // max(len(chunk), 1) + 1)
     state = state_of(large(text))
 
-    assert encode_state(splicing(), state) == transcoder().encode(state)
+    assert_stored_as_json(state)
+
+
+def assert_stored_as_json(state: dict[str, Any]) -> None:
+    """The state encodes with its message's JSON verbatim, and reads back as it was."""
+    encoded = encode_state(splicing(), state)
+    assert message_json(state["message"]).encode() in encoded
+    assert b'"_type_":"message_wire"' in encoded
+    decoded = transcoder().decode(encoded)
+    assert decoded == {**state, "tokens": list(state["tokens"])}
+    assert message_json(decoded["message"]) == message_json(state["message"])
 
 
 def test_every_character_below_128_survives_the_splice() -> None:
     text = "".join(chr(c) for c in range(128)) * (KEPT_TEXT_CHARS // 128 + 1)
     state = state_of(large(text), note='a "quoted" note \\ with a backslash')
 
-    assert encode_state(splicing(), state) == transcoder().encode(state)
+    assert_stored_as_json(state)
+
+
+def test_a_message_holding_the_transcoders_own_key_is_stored_as_a_string() -> None:
+    # As JSON itself, its tool input would read back as a stored `usage`, not as the input.
+    posing = {"_type_": "usage", "_data_": {"input_tokens": 1, "output_tokens": 2}}
+    message = as_message(
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "x" * KEPT_TEXT_CHARS},
+                {"type": "tool_use", "id": "toolu_1", "name": "record", "input": {"u": posing}},
+            ],
+        }
+    )
+    message_json(message)  # kept, as the proxy keeps it
+    state = state_of(message)
+
+    encoded = encode_state(transcoder(), state)
+    assert encoded == transcoder().encode(state)
+    assert transcoder().decode(encoded)["message"] == message
 
 
 def test_a_small_message_is_encoded_as_usual() -> None:
@@ -101,4 +132,4 @@ def test_a_message_holding_the_stand_in_is_spliced_whole() -> None:
     message = large(f'"{transcodings._SPLICE}"\n' * (KEPT_TEXT_CHARS // 40))
     state = state_of(message)
 
-    assert encode_state(splicing(), state) == transcoder().encode(state)
+    assert_stored_as_json(state)
