@@ -60,6 +60,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.audit
 	$(BIN)/python -m tests.benchmarks.management
 	$(BIN)/python -m tests.benchmarks.background
+	$(BIN)/python -m tests.benchmarks.huge_compaction
 
 # The full reliability run (tests/reliability/stress.py): kill -9 at random points and
 # concurrent writers, on a SQLite file and on a PostgreSQL server it starts; prints figures.

@@ -93,7 +93,7 @@ SECRET_FORMATS: tuple[SecretPattern, ...] = (
     ),
     SecretPattern(
         "aws-secret-key",
-        r"(?i)\baws_?secret(?:_?access)?_?key\b[\"']?\s*[:=]\s*[\"']?"
+        r"(?i)(?=a)\baws_?secret(?:_?access)?_?key\b[\"']?\s*[:=]\s*[\"']?"
         r"([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
         1,
         hints=("aws",),

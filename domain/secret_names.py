@@ -124,7 +124,8 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
     ),
     SecretPattern(
         "password",
-        r"(?:^|(?<=\s))(?:-u|--user)\s*[\"']?[^\s:\"'@]+:(?![0-9]+\b|\[redacted )([^\s\"'@]{3,})",
+        r"(?=-)(?:^|(?<=\s))(?:-u|--user)\s*[\"']?[^\s:\"'@]+:"
+        r"(?![0-9]+\b|\[redacted )([^\s\"'@]{3,})",
         1,
         hints=("-u", "--user"),
     ),
@@ -181,20 +182,23 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
     ),
     SecretPattern(
         "password",
-        r"(?:^|(?<=\s))--?(?!no-)(?i:[a-z]+-)*(?i:password|passwd|passphrase)(?:=|\s+)[\"']?"
+        r"(?=-)(?:^|(?<=\s))--?(?!no-)(?i:[a-z]+-)*(?i:password|passwd|passphrase)(?:=|\s+)[\"']?"
         r"(?!-)" + _VALUE,
         1,
         hints=("-pass",),
     ),
     SecretPattern(
         "secret",
-        r"(?:^|(?<=\s))--?(?!no-)(?i:[a-z]+-)*" + _SECRET_WORD + r"(?:=|\s+)[\"']?(?!-)" + _VALUE,
+        r"(?=-)(?:^|(?<=\s))--?(?!no-)(?i:[a-z]+-)*"
+        + _SECRET_WORD
+        + r"(?:=|\s+)[\"']?(?!-)"
+        + _VALUE,
         1,
         hints=("-secret", "-token", "-cred", "-api", "-private", "-access", "-key"),
     ),
     SecretPattern(
         "password",
-        "(?:" + _PASSWORD_FLAG + r")[\"']?(?!-)" + _VALUE,
+        "(?=[sdpbnohmrl-])(?:" + _PASSWORD_FLAG + r")[\"']?(?!-)" + _VALUE,
         1,
         hints=("sshpass", "login", "mongo", "redis-cli", "ldap", "-pass"),
     ),
@@ -202,7 +206,7 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         "password",
         # A sentence that says what the password is: `my password is sunshine`, any word but
         # one that says what state it is in (`the password is wrong`, `… is required`).
-        r"(?i)\b(?:password|passwd|passphrase|pw)\s+(?:is|was)\s+[\"'`]?"
+        r"(?i)(?=p)\b(?:password|passwd|passphrase|pw)\s+(?:is|was)\s+[\"'`]?"
         r"(?!(?:" + _PASSWORD_STATE + r")\b)" + _VALUE,
         1,
         hints=("passw", "passphrase", "pw"),
@@ -211,14 +215,14 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         "password",
         # A sentence that names it without `is`: `the password hunter2 …`, `pw Summer24!`: a
         # word with a digit or a symbol, since `the password field …` gives none.
-        r"(?i)\b(?:password|passwd|passphrase|pw)\b\s+[\"'`]?" + _PROSE_VALUE,
+        r"(?i)(?=p)\b(?:password|passwd|passphrase|pw)\b\s+[\"'`]?" + _PROSE_VALUE,
         1,
         hints=("passw", "passphrase", "pw"),
     ),
     SecretPattern(
         "password",
         # `.netrc`: `machine host login user password …`, on one line or several.
-        r"(?i)\blogin\s+\S+\s+password\s+" + _VALUE,
+        r"(?i)(?=l)\blogin\s+\S+\s+password\s+" + _VALUE,
         1,
         hints=("login",),
     ),
@@ -258,13 +262,13 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
     ),
     SecretPattern(
         "cookie",
-        r"(?i)\b(?:set-)?cookie[ \t]*:[ \t]*(?!\[redacted )([^\s\"'][^\r\n\"']{2,})",
+        r"(?i)(?=[sc])\b(?:set-)?cookie[ \t]*:[ \t]*(?!\[redacted )([^\s\"'][^\r\n\"']{2,})",
         1,
         hints=("cookie",),
     ),
     SecretPattern(
         "cookie",
-        r"(?:^|(?<=\s))(?:-b|--cookie)\s+[\"']?(?!\[redacted )([^\s\"']*=[^\s\"']{3,})",
+        r"(?=-)(?:^|(?<=\s))(?:-b|--cookie)\s+[\"']?(?!\[redacted )([^\s\"']*=[^\s\"']{3,})",
         1,
         # `-b` then white space: a bare "-b" is in every "web-based" and "re-build".
         hints=("-b ", "-b\t", "-b\n", "-b\r", "-b\x0b", "-b\x0c", "--cookie"),
@@ -272,7 +276,8 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
     SecretPattern(
         "password",
         # `mysql -pSECRET` (`-p` alone, or followed by a space, asks for it instead).
-        r"\bmysql(?:dump|admin|import|show|check)?\b[^\n]*?(?<=\s)-p(?!\[redacted )([^\s\"']{3,})",
+        r"(?=m)\bmysql(?:dump|admin|import|show|check)?\b[^\n]*?(?<=\s)-p"
+        r"(?!\[redacted )([^\s\"']{3,})",
         1,
         hints=("mysql",),
     ),
