@@ -14,32 +14,13 @@ the shared transcripts instead of the repeated log line).
 
 from __future__ import annotations
 
-import functools
-import statistics
-import sys
 import time
-from collections import defaultdict
-from collections.abc import Callable
-from typing import Any
 
 from abridged.adapters.bootstrap import bootstrap
 from abridged.application import compactor, summaries
 from abridged.domain import ledger
-from tests.benchmarks.serve import MAX_TOKENS, MODEL, text, use_real_text
-
-spans: dict[str, float] = defaultdict(float)
-
-
-def timed(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            spans[name] += time.perf_counter() - started
-
-    return wrapper
+from tests.benchmarks.serve import MAX_TOKENS, MODEL, text
+from tests.benchmarks.spans import print_medians, runs_from_argv, spans, timed
 
 
 def main(runs: int) -> None:
@@ -67,13 +48,8 @@ def main(runs: int) -> None:
         if run:  # the first warms the tokenizer
             results.append(dict(spans))
     sessions.close()
-    for key in results[0]:
-        values = [1000 * result.get(key, 0.0) for result in results]
-        print(f"{key:<40} median {statistics.median(values):7.1f} ms")
+    print_medians(results)
 
 
 if __name__ == "__main__":
-    if "--real" in sys.argv:
-        use_real_text()
-    counts = [int(a) for a in sys.argv[1:] if a != "--real"]
-    main(counts[0] if counts else 5)
+    main(runs_from_argv())

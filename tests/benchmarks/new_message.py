@@ -13,13 +13,8 @@ benchmark's stretches of real transcripts instead of its repeated log line).
 
 from __future__ import annotations
 
-import functools
 import json
-import statistics
-import sys
 import time
-from collections import defaultdict
-from collections.abc import Callable
 from typing import Any
 
 import httpx2
@@ -33,23 +28,10 @@ from abridged.adapters.http.locks import RequestLocks
 from abridged.adapters.http.metrics import ServeMetrics
 from abridged.adapters.http.wire import check_messages_request
 from abridged.domain import degradation
-from tests.benchmarks.serve import MAX_TOKENS, MODEL, text, use_real_text
+from tests.benchmarks.serve import MAX_TOKENS, MODEL, text
+from tests.benchmarks.spans import print_medians, runs_from_argv, spans, timed
 from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
 from tests.support.postgres import fresh_database, temporary_server
-
-spans: dict[str, float] = defaultdict(float)
-
-
-def timed(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(function)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            spans[name] += time.perf_counter() - started
-
-    return wrapper
 
 
 def instrument(sessions: Any) -> None:
@@ -105,13 +87,8 @@ def main(runs: int) -> None:
                 if run:  # the first warms the tokenizer and the connections
                     results.append(dict(spans))
         sessions.close()
-    for key in results[0]:
-        values = [1000 * result.get(key, 0.0) for result in results]
-        print(f"{key:<56} median {statistics.median(values):7.1f} ms")
+    print_medians(results)
 
 
 if __name__ == "__main__":
-    if "--real" in sys.argv:
-        use_real_text()
-    counts = [int(a) for a in sys.argv[1:] if a != "--real"]
-    main(counts[0] if counts else 5)
+    main(runs_from_argv())
