@@ -18,8 +18,14 @@ one, nor a date's year (`2024-05-21`: the value is the date)."""
 SCRIPT_WORD_CHARS = 12
 _B = r"(?<![A-Za-z0-9_.@/$-])"
 _E = r"(?![A-Za-z0-9_@/-]|\.[A-Za-z0-9])"
+_FIRST = r"(?=[A-Za-z0-9._%+\-#$\u20ac\u00a3\u00a5\u20b9\u20a9\u20bd])"
+"""Every character a value can start with: a look-ahead for it lets the other positions of
+a text fail at once (a third of the time `VALUE` took over a megabyte of tool output)."""
 VALUE = re.compile(
-    _B + r"(?:(?<![%+])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"  # email
+    _FIRST
+    + r"(?:"
+    + _B
+    + r"(?:(?<![%+])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"  # email
     r"|[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2})?(?:Z|[+-][0-9:]{4,5})?)?"
     r"|[0-9]{1,2}[/.][0-9]{1,2}[/.][0-9]{4}|[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?"  # date, time
     r"|(?=[0-9a-f]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,64}"  # hash
@@ -35,6 +41,7 @@ VALUE = re.compile(
     + _E  # version, a package's pin too
     + r"|[$\u20ac\u00a3\u00a5\u20b9\u20a9\u20bd]\s?[0-9](?:[0-9,.]*[0-9])?"  # money
     r"|(?<![\w.,])[0-9](?:[0-9,.]*[0-9])?\s?(?:USD|EUR|GBP|JPY|CNY|INR|KRW|RUB|AED|SAR|CHF)\b"
+    r")"
 )
 """An exact value written in prose, of a shape that says what it is whatever the language
 around it: an email address, an ISO date or date-time, `21/05/2024`, a clock time, a version
