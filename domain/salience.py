@@ -116,9 +116,9 @@ def salient_lines(text: str, max_chars: int, rules: int = 1) -> list[str]:
 
 
 def names_a_path(line: str) -> bool:
-    """Whether `PATH_WORD` finds a path in `line`, in time linear in its length: searched
-    forwards, it started at each slash of a run like `/+/+/+…` and read the rest of it (a
-    megabyte of such output took hours to truncate)."""
+    """Whether the rules' path expression (see `PATH_REVERSED`) finds a path in `line`, in
+    time linear in its length: searched forwards, it started at each slash of a run like
+    `/+/+/+…` and read the rest of it (a megabyte of such output took hours to truncate)."""
     return PATH_REVERSED.search(line[::-1]) is not None
 
 
