@@ -299,6 +299,8 @@ _MESSAGE_VERSIONS = (1, 2, 3)
 messages are read through the mapper, event by event (`test_cold_loads` checks)."""
 _MESSAGES = MessageAsJSON()
 """How a message is stored (the transcoding the mapper would use for it)."""
+_WIRE = MessageAsWire()
+"""How a large message is stored (`encode_state`)."""
 
 
 def _project(aggregate: Any, events: Iterable[Any]) -> Any:
@@ -323,8 +325,8 @@ def _message_of(row: StoredEvent, mapper: Mapper[UUID]) -> Message | None:
         stored = plain["message"]
         if plain.get("class_version", 1) not in _MESSAGE_VERSIONS:
             return None
-        if stored["_type_"] == MessageAsWire.name:
-            return MessageAsWire().decode(stored["_data_"])
+        if stored["_type_"] == _WIRE.name:
+            return _WIRE.decode(stored["_data_"])
         if stored["_type_"] != _MESSAGES.name:
             return None
         return _MESSAGES.decode(stored["_data_"])
