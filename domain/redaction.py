@@ -20,6 +20,7 @@ from typing import cast
 
 import attrs
 
+from abridged.domain import secret_pattern
 from abridged.domain.messages import (
     JSON,
     Block,
@@ -33,7 +34,7 @@ from abridged.domain.messages import (
 )
 from abridged.domain.secret_formats import SECRET_FORMATS
 from abridged.domain.secret_names import SECRET_NAMES
-from abridged.domain.secret_pattern import SecretPattern, placeholder
+from abridged.domain.secret_pattern import SecretPattern, aligned_lower, placeholder
 
 __all__ = [
     "DEFAULT_PATTERNS",
@@ -64,12 +65,20 @@ def redact_text(text: str, patterns: Sequence[SecretPattern]) -> str:
     lowered = text.lower()
     # Patterns share hints (`pass`, `token`, `key`): each is looked for once per text.
     present: dict[str, bool] = {}
+    # The text's `aligned_lower`, read again only when a pattern changed the text.
+    aligned: tuple[str, str | None] | None = (text, lowered) if text.isascii() else None
+    searched_from = secret_pattern.STARTS_FROM
     for pattern in patterns:
         if not pattern.hints or any(
             present[hint] if hint in present else present.setdefault(hint, hint in lowered)
             for hint in pattern.hints
         ):
-            text = pattern.redact(text)
+            if not pattern.starts or len(text) < searched_from:
+                text = pattern.by_expression(text)
+                continue
+            if aligned is None or aligned[0] is not text:
+                aligned = (text, aligned_lower(text))
+            text = pattern.redact_lowered(text, aligned[1])
     return text
 
 

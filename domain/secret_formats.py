@@ -134,6 +134,7 @@ SECRET_FORMATS: tuple[SecretPattern, ...] = (
         "stripe-key",
         r"(?<![A-Za-z0-9_])[sr]k_(?:live|test|prod)_[A-Za-z0-9]{16,}",
         hints=("_live_", "_test_", "_prod_"),
+        starts=("sk_", "rk_"),
     ),
     *(_prefixed(*token) for token in _PREFIXED_TOKENS),
     SecretPattern(
@@ -147,6 +148,7 @@ SECRET_FORMATS: tuple[SecretPattern, ...] = (
         r"(?=[BbTt])\b(?i:bearer|token|basic)\s+(?!\[redacted )([A-Za-z0-9\-._~+/]{16,}=*)",
         1,
         hints=("bearer", "token", "basic"),
+        starts=("bearer", "token", "basic"),
     ),
     SecretPattern(
         "bearer-token",

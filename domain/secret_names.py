@@ -62,6 +62,11 @@ _SECRET_WORD = (
 )
 _SECRET_NAMED = _SECRET_WORD + r"(?![A-Za-z0-9_])"
 _SECRET_HINTS = ("secret", "token", "key", "cred")
+_SECRET_STARTS = (
+    *("secret", "token", "cred", "api", "private", "access", "account", "master", "signing"),
+    *("encryption", "shared", "subscription", "client", "app", "auth", "session", "key"),
+)
+"""What every match of `_SECRET_WORD` starts with (`SecretPattern.starts`)."""
 # A bare `pass` is more often a count of passed tests (`PASS: 12`) than a key name.
 _ENV_NAME = (
     r"(?=[A-Za-z0-9_.\-]*?(?:(?i:password|passwd|authorization|cookie)|(?!(?i:tokens))"
@@ -73,6 +78,8 @@ _ENV_NAME = (
 _PASSWORD_NAMED = (
     r"(?=[Pp])(?i:password|passwd|passphrase|pwd|(?<=[A-Za-z0-9][_.\-])pass)(?![A-Za-z0-9_])"
 )
+_PASSWORD_STARTS = ("pass", "pwd")
+"""What every match of `_PASSWORD_NAMED` starts with."""
 # The commands whose `-p` (or `-a`, `-w`) is the password itself, not a port or a prompt.
 _PASSWORD_FLAG = (
     r"\b(?:sshpass|(?:docker|podman|buildah|skopeo|nerdctl|oras|helm[ \t]+registry)[ \t]+login"
@@ -99,8 +106,16 @@ _URL_VALUE = r"(?!%5B|\[redacted )((?:[A-Za-z0-9._~!$'()*,;@+\-]|%(?!2[026])[0-9
 _URL_HINTS = ("%3d", "%3a")
 
 SECRET_NAMES: tuple[SecretPattern, ...] = (
-    SecretPattern("password", _PASSWORD_NAMED + _URL_IS + _URL_VALUE, 1, hints=_URL_HINTS),
-    SecretPattern("secret", _SECRET_NAMED + _URL_IS + _URL_VALUE, 1, hints=_URL_HINTS),
+    SecretPattern(
+        "password",
+        _PASSWORD_NAMED + _URL_IS + _URL_VALUE,
+        1,
+        hints=_URL_HINTS,
+        starts=_PASSWORD_STARTS,
+    ),
+    SecretPattern(
+        "secret", _SECRET_NAMED + _URL_IS + _URL_VALUE, 1, hints=_URL_HINTS, starts=_SECRET_STARTS
+    ),
     SecretPattern(
         "bearer-token",
         r"(?=[Aa])(?i:authorization)"
@@ -109,18 +124,21 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         + _URL_VALUE,
         1,
         hints=_URL_HINTS,
+        starts=("authorization",),
     ),
     SecretPattern(
         "password",
         _PASSWORD_NAMED + r"(?:\\*[\"'])?[ \t]*[:=][ \t]*" + _QUOTED_VALUE,
         2,
         hints=("pass", "pwd"),
+        starts=_PASSWORD_STARTS,
     ),
     SecretPattern(
         "secret",
         _SECRET_NAMED + r"(?:\\*[\"'])?[ \t]*[:=][ \t]*" + _QUOTED_VALUE,
         2,
         hints=_SECRET_HINTS,
+        starts=_SECRET_STARTS,
     ),
     SecretPattern(
         "password",
@@ -143,7 +161,13 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         1,
         hints=_SECRET_HINTS,
     ),
-    SecretPattern("password", _PASSWORD_NAMED + _IS + _VALUE, 1, hints=("pass", "pwd")),
+    SecretPattern(
+        "password",
+        _PASSWORD_NAMED + _IS + _VALUE,
+        1,
+        hints=("pass", "pwd"),
+        starts=_PASSWORD_STARTS,
+    ),
     SecretPattern(
         "password",
         # A key named only `pw`, or `pass` as a key is written (quoted, or `pass=`),
@@ -154,6 +178,7 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         + _VALUE,
         1,
         hints=("pass", "pw"),
+        starts=("pw", "pass"),
     ),
     SecretPattern(
         "password",
@@ -162,7 +187,9 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         1,
         hints=("pass",),
     ),
-    SecretPattern("secret", _SECRET_NAMED + _IS + _VALUE, 1, hints=_SECRET_HINTS),
+    SecretPattern(
+        "secret", _SECRET_NAMED + _IS + _VALUE, 1, hints=_SECRET_HINTS, starts=_SECRET_STARTS
+    ),
     SecretPattern(
         "secret",
         # A docker `config.json`'s `"auth"`: the base64 of `user:password`.
@@ -170,6 +197,7 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         r"([A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])",
         1,
         hints=("auth",),
+        starts=("auth",),
     ),
     SecretPattern(
         "secret",
@@ -201,6 +229,10 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         "(?=[sdpbnohmrl-])(?:" + _PASSWORD_FLAG + r")[\"']?(?!-)" + _VALUE,
         1,
         hints=("sshpass", "login", "mongo", "redis-cli", "ldap", "-pass"),
+        starts=(
+            *("sshpass", "docker", "podman", "buildah", "skopeo", "nerdctl", "oras", "helm"),
+            *("mongo", "redis-cli", "ldap", "-pass"),
+        ),
     ),
     SecretPattern(
         "password",
@@ -210,6 +242,7 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         r"(?!(?:" + _PASSWORD_STATE + r")\b)" + _VALUE,
         1,
         hints=("passw", "passphrase", "pw"),
+        starts=("pass", "pw"),
     ),
     SecretPattern(
         "password",
@@ -218,6 +251,7 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         r"(?i)(?=p)\b(?:password|passwd|passphrase|pw)\b\s+[\"'`]?" + _PROSE_VALUE,
         1,
         hints=("passw", "passphrase", "pw"),
+        starts=("pass", "pw"),
     ),
     SecretPattern(
         "password",
@@ -225,6 +259,7 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         r"(?i)(?=l)\blogin\s+\S+\s+password\s+" + _VALUE,
         1,
         hints=("login",),
+        starts=("login",),
     ),
     SecretPattern(
         "password",
@@ -265,6 +300,7 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         r"(?i)(?=[sc])\b(?:set-)?cookie[ \t]*:[ \t]*(?!\[redacted )([^\s\"'][^\r\n\"']{2,})",
         1,
         hints=("cookie",),
+        starts=("set-cookie", "cookie"),
     ),
     SecretPattern(
         "cookie",
@@ -280,6 +316,7 @@ SECRET_NAMES: tuple[SecretPattern, ...] = (
         r"(?!\[redacted )([^\s\"']{3,})",
         1,
         hints=("mysql",),
+        starts=("mysql",),
     ),
 )
 """The value of a `.env` / config line, a JSON or YAML key (also JSON escaped in a string), an
