@@ -153,19 +153,17 @@ def _current(
 
 # System messages and tool changes inside `messages`: only the models the page
 # build-with-claude/mid-conversation-system-messages names (Fable 5.1, Mythos 5.1, Fable 5,
-# Mythos 5, Opus 5.5, Opus 4.8, Opus 5; fetched 2026-09-26). It says "This feature is not
-# available on Claude Sonnet 5", where a `role: "system"` message is a 400; the Sonnet and
-# Haiku 5.x rows it does not name get the top-level system prompt only, as Sonnet 5 does.
+# Mythos 5, Opus 5.5, Opus 4.8, Opus 5, Sonnet 5.5 and Haiku 5.5; the page as of 2026-11,
+# which added the last two). It says "This feature is not available on Claude Sonnet 5", where
+# a `role: "system"` message is a 400; Sonnet 5 and Haiku 5, which it does not name, get the
+# top-level system prompt only.
 MODEL_CAPABILITIES: tuple[tuple[str, ModelCapabilities], ...] = (
     # Preserved thinking: every thinking block is bound to its prefix.
     ("claude-fable-5", _current(bound=True, min_cacheable=512, reads=("claude-opus-5",))),
     ("claude-mythos-5", _current(bound=True, min_cacheable=512)),
     ("claude-opus-5-5", _current(bound=True, min_cacheable=1_024)),
-    ("claude-sonnet-5-5", _current(bound=True, min_cacheable=1_024, system_messages=False)),
-    (
-        "claude-haiku-5-5",
-        _current(bound=True, min_cacheable=4_096, portable=True, system_messages=False),
-    ),
+    ("claude-sonnet-5-5", _current(bound=True, min_cacheable=1_024)),
+    ("claude-haiku-5-5", _current(bound=True, min_cacheable=4_096, portable=True)),
     # Thinking not bound to its prefix.
     ("claude-opus-5", _current(bound=False, min_cacheable=1_024)),
     ("claude-sonnet-5", _current(bound=False, min_cacheable=1_024, system_messages=False)),

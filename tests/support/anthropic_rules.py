@@ -116,11 +116,14 @@ SYSTEM_MESSAGE_MODELS = (
     "claude-opus-5",
     "claude-fable-5",
     "claude-mythos-5",
+    "claude-sonnet-5-5",
+    "claude-haiku-5-5",
 )
 """Model-name prefixes that take `role: "system"` messages inside `messages`: the page
-build-with-claude/mid-conversation-system-messages (fetched 2026-09-26) names Claude Fable 5.1,
-Mythos 5.1, Fable 5, Mythos 5, Opus 5.5, Opus 4.8 and Opus 5, and says "This feature is not
-available on Claude Sonnet 5". Any other model refuses the role."""
+build-with-claude/mid-conversation-system-messages (as of 2026-11) names Claude Fable 5.1,
+Mythos 5.1, Fable 5, Mythos 5, Opus 5.5, Opus 4.8, Opus 5, Sonnet 5.5 and Haiku 5.5 (the last
+two added since its 2026-09-26 version), and says "This feature is not available on Claude
+Sonnet 5". Any other model refuses the role."""
 SYSTEM_MESSAGE_BLOCK_TYPES = frozenset({"text", "tool_addition", "tool_removal"})
 
 

@@ -46,13 +46,12 @@ def body_of(app: Sessions, session_id: UUID, **options: Any) -> dict[str, Any]:
     return body
 
 
-@pytest.mark.parametrize("model", ["claude-sonnet-5", "claude-sonnet-5-5", "claude-haiku-5-5"])
+@pytest.mark.parametrize("model", ["claude-sonnet-5", "claude-haiku-5"])
 def test_a_model_the_api_gives_no_system_messages_gets_them_as_marked_text(
     app: Sessions, model: str
 ) -> None:
     # "This feature is not available on Claude Sonnet 5" (build-with-claude/mid-conversation-
-    # system-messages), where `role: "system"` is a 400; the 5.x Sonnet and Haiku are not on
-    # the page's list either.
+    # system-messages), where `role: "system"` is a 400; Haiku 5 is not on the page's list.
     assert not capabilities_for(model).system_messages
     session_id = start(app, model)
     app.append_message(session_id, Message.user("Fix the parser."))
@@ -60,6 +59,25 @@ def test_a_model_the_api_gives_no_system_messages_gets_them_as_marked_text(
     messages = body_of(app, session_id)["messages"]
     assert [m["role"] for m in messages] == ["user"]
     assert messages[0]["content"][-1]["text"].startswith(SYSTEM_MESSAGE_OPEN)
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-5-5", "claude-haiku-5-5"])
+def test_sonnet_and_haiku_5_5_get_system_messages_and_tool_changes_as_sent(
+    app: Sessions, model: str
+) -> None:
+    # The page's list names them (as of 2026-11): a tool added mid-conversation is added,
+    # not described in the user's text.
+    assert capabilities_for(model).system_messages
+    assert capabilities_for(model).tool_changes
+    session_id = start(app, model)
+    app.append_message(session_id, Message.user("Fix the parser."))
+    addition = {"type": "tool_addition", "tool": {"type": "tool_reference", "name": "run_command"}}
+    french = {"type": "text", "text": "Answer in French."}
+    app.append_message(session_id, {"role": "system", "content": [french, addition]})
+    messages = body_of(app, session_id)["messages"]
+    assert [m["role"] for m in messages] == ["user", "system"]
+    assert [b["type"] for b in messages[1]["content"]] == ["text", "tool_addition"]
+    assert messages[1]["content"][1]["tool"] == addition["tool"]
 
 
 def document(n: int, ttl: str | None = None) -> dict[str, Any]:
