@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypeGuard
 
+from abridged.domain.context import leads_with_compaction
 from abridged.domain.errors import InvalidMessageError, RoleOrderError
-from abridged.domain.messages import JSON, Message
+from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.validation import check_sequence
 
 Records = list[tuple[int, str, list[JSON]]]
@@ -114,3 +115,11 @@ def refused_as_recorded(messages: Sequence[Message]) -> bool:
         previous = message
     calls = [u.id for m in messages for u in m.tool_uses]
     return len(set(calls)) != len(calls)
+
+
+def is_reply(index: int, message: Message) -> bool:
+    """Whether the transcript's message at `index` is a model reply, which a request comes
+    before: an assistant message, but for a first one holding the API's compaction block (a
+    history the client compacted with the API, sent back first in place of what it summarizes:
+    build-with-claude/compaction-on-demand), which nothing came before."""
+    return message.role is Role.ASSISTANT and not (index == 0 and leads_with_compaction(message))

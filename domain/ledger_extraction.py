@@ -19,6 +19,7 @@ from abridged.domain.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from abridged.domain.reply_shapes import compaction_summary
 from abridged.domain.tokens import CountText
 
 REQUEST_CHARS = 1_500
@@ -144,6 +145,8 @@ def extract(
                     found.extend(_named(block.text, position, backticks=True))
                 elif isinstance(block, ThinkingBlock):
                     found.extend(_backticked(block.thinking, position))
+                elif (summary := compaction_summary(block)) is not None:
+                    found.extend(_named(summary, position, backticks=True))
         for call in message.tool_uses:
             found.extend(
                 LedgerEntry("url", url, position, position)

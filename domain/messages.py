@@ -263,6 +263,8 @@ Block: TypeAlias = (
 class Message:
     role: Role
     content: tuple[Block, ...]
+    extra: str = ""
+    """A system message's own fields (`clear_at`, …), JSON in order; it may have no content."""
 
     @property
     def tool_uses(self) -> tuple[ToolUseBlock, ...]:
@@ -290,7 +292,10 @@ class Message:
         return "\n".join(b.text for b in self.content if isinstance(b, TextBlock))
 
     def to_wire(self) -> dict[str, JSON]:
-        return {"role": self.role.value, "content": [block.to_wire() for block in self.content]}
+        wire: dict[str, JSON] = {"role": self.role.value}
+        if self.content or not self.extra:
+            wire["content"] = [block.to_wire() for block in self.content]
+        return _with_extra(wire, self.extra)
 
     @classmethod
     def user(cls, *content: Block | str) -> Message:
@@ -321,12 +326,15 @@ class Message:
             raise InvalidMessageError(
                 f"role must be 'user', 'assistant' or 'system', got {role_name!r}"
             ) from None
+        extra = _extra(wire, "message") if role is Role.SYSTEM else ""
+        if "content" not in wire and extra:
+            return cls(role, (), extra)
         content = wire.get("content")
         if isinstance(content, str):
-            return cls(role, (TextBlock(content),))
+            return cls(role, (TextBlock(content),), extra)
         if not isinstance(content, Sequence) or isinstance(content, bytes):
             raise MalformedBlockError("message content must be a string or a list of blocks")
-        return cls(role, tuple(block_from_wire(b) for b in content))
+        return cls(role, tuple(block_from_wire(b) for b in content), extra)
 
 
 def _blocks(content: Sequence[Block | str]) -> tuple[Block, ...]:
@@ -347,8 +355,9 @@ MODELLED_FIELDS: Mapping[str, frozenset[str]] = {
     "tool_result": frozenset({"type", "tool_use_id", "content", "is_error"}),
     "thinking": frozenset({"type", "thinking", "signature"}),
     "redacted_thinking": frozenset({"type", "data"}),
+    "message": frozenset({"role", "content"}),  # a system message's
 }
-"""The fields each modelled block type reads; any other field is kept in the block's
+"""The fields each modelled block type (and a system message) reads; any other is kept in its
 `extra`, but `cache_control`: a request's breakpoints are placed when it is rendered."""
 
 

@@ -304,3 +304,12 @@ def loop_opener(messages: Sequence[Message]) -> Message | None:
         elif not message.tool_results:
             break
     return opener
+
+
+def compaction_summary(block: object) -> str | None:
+    """The summary text of the API's `compaction` block (its `content`); `None` for any other
+    block, or one whose summary is encrypted only."""
+    if not isinstance(block, WireBlock) or block.type != "compaction":
+        return None
+    content = block.to_wire().get("content")
+    return content if isinstance(content, str) and content.strip() else None

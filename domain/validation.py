@@ -18,7 +18,6 @@ from abridged.domain.errors import (
     MalformedToolIdError,
     MessageAlreadyAppendedError,
     MisplacedBlockError,
-    MisplacedSystemMessageError,
     OrphanToolResultError,
     RoleOrderError,
     UnansweredToolUseError,
@@ -51,15 +50,17 @@ from abridged.domain.reply_shapes import (
     is_paused_turn,
     thinking_between_calls,
 )
+from abridged.domain.system_messages import check_system_fields, check_system_placement
 
 
 def check_blocks(message: Message) -> None:
     """Checks a message on its own: block shapes, placement for its role, ids and text."""
-    if not message.content:
-        raise EmptyContentError(f"a {message.role.value} message needs at least one block")
     if message.role is Role.SYSTEM:
+        check_system_fields(message)
         _check_system_blocks(message)
         return
+    if not message.content:
+        raise EmptyContentError(f"a {message.role.value} message needs at least one block")
     seen_other = False
     seen_non_thinking = False
     for index, block in enumerate(message.content):
@@ -103,7 +104,11 @@ def check_blocks(message: Message) -> None:
                 raise MalformedBlockError(f"{where}: a redacted_thinking block needs its data")
         if not isinstance(block, ToolResultBlock):
             seen_other = True
-        if not isinstance(block, ThinkingBlock | RedactedThinkingBlock):
+        if not isinstance(block, ThinkingBlock | RedactedThinkingBlock) and not (
+            index == 0 and _is_compaction(block)
+        ):
+            # The API's compaction block leads the kept reply it joins: that reply's own
+            # thinking still starts it (build-with-claude/compaction-thinking-blocks).
             seen_non_thinking = True
     if isinstance(message.content[-1], ThinkingBlock | RedactedThinkingBlock):
         raise MisplacedBlockError("an assistant message cannot end with a thinking block")
@@ -112,6 +117,10 @@ def check_blocks(message: Message) -> None:
     ids = [r.tool_use_id for r in message.tool_results]
     if len(ids) != len(set(ids)):
         raise DuplicateToolIdError("a tool call is answered twice in the same message")
+
+
+def _is_compaction(block: object) -> bool:
+    return isinstance(block, WireBlock) and block.type == "compaction"
 
 
 def _check_system_blocks(message: Message) -> None:
@@ -139,14 +148,26 @@ def check_sequence(
     `ids_in_view` gives the tool_use ids already in the context; it is called only for an
     assistant message, the one kind that brings new ids."""
     if message.role is Role.SYSTEM or (previous is not None and previous.role is Role.SYSTEM):
-        _check_system_placement(previous, message)
+        check_system_placement(previous, message)
         if message.role is Role.ASSISTANT:
             # A reply after system messages answers the user turn before them.
             _check_new_tool_ids(message, ids_in_view)
         return
     if previous is None:
+        if (
+            message.role is Role.ASSISTANT
+            and message.content
+            and _is_compaction(message.content[0])
+        ):
+            # The API's on-demand compaction: its block, sent back first in `messages` in
+            # place of what it summarizes (build-with-claude/compaction-on-demand).
+            _check_new_tool_ids(message, ids_in_view)
+            return
         if message.role is not Role.USER:
-            raise RoleOrderError("a session must start with a user message")
+            raise RoleOrderError(
+                "a session must start with a user message (or the assistant message holding "
+                "the API's compaction block)"
+            )
         if message.tool_results:
             raise OrphanToolResultError(
                 "the first message cannot hold tool results: no tool call came before it"
@@ -203,30 +224,6 @@ def _check_new_tool_ids(message: Message, ids_in_view: Callable[[], Container[st
     if reused:
         raise DuplicateToolIdError(
             f"tool_use id {', '.join(reused)} is already used in this session's context"
-        )
-
-
-def _check_system_placement(previous: Message | None, message: Message) -> None:
-    """The Messages API's placement rules for `role: "system"` messages: after a user turn
-    (or another system message), never first, and followed by an assistant turn."""
-    if message.role is Role.SYSTEM:
-        if previous is None:
-            raise MisplacedSystemMessageError(
-                "a system message cannot be the first message: put the instructions in the "
-                "system prompt, or send them after the first user message",
-                rule="first",
-            )
-        if previous.role is Role.ASSISTANT:
-            raise MisplacedSystemMessageError(
-                "a system message must follow a user turn, not an assistant reply: append it "
-                "after the next user message",
-                rule="after-assistant",
-            )
-    elif message.role is Role.USER:
-        raise MisplacedSystemMessageError(
-            "a system message must be followed by an assistant turn (or be the last message): "
-            "a user message cannot come right after it; put the system message after this one",
-            rule="before-user",
         )
 
 

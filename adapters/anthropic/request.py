@@ -87,7 +87,12 @@ def render_request(
     messages = [message.to_wire() for message in context.messages]
     if cache and messages:
         for index, limit in _breakpoints(context, len(messages), MAX_BREAKPOINTS - taken):
-            _mark(messages[index], limit, marker)
+            at = index
+            while at > 0 and not messages[at].get("content"):
+                # A system message of fields only (a turn's `output_config`): the breakpoint
+                # goes on the message before it.
+                at -= 1
+            _mark(messages[at], limit if at == index else -1, marker)
     rows = capabilities or context.capabilities or capabilities_for(model)
     if not rows.system_messages and any(m["role"] == "system" for m in messages):
         messages = folded_system_messages(messages)
@@ -120,12 +125,18 @@ def folded_system_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any
     before it, as text marked as a system instruction (for models that refuse the role).
     A system message always follows a user turn, so roles keep alternating."""
     folded: list[dict[str, Any]] = []
-    for message in messages:
+    last_user = max((k for k, m in enumerate(messages) if m["role"] == "user"), default=-1)
+    for index, message in enumerate(messages):
         if message["role"] != "system" or not folded or folded[-1]["role"] != "user":
             folded.append(message)
             continue
+        if message.get("clear_at") == "next_user_message" and index < last_user:
+            # Shown only for the user turn it follows, as the API shows it: that turn is over.
+            continue
+        # Its own fields (a turn's `output_config`) have no form in a user message.
         previous = dict(folded[-1])
-        previous["content"] = [*previous["content"], *map(_as_marked_text, message["content"])]
+        marked = map(_as_marked_text, message.get("content") or [])
+        previous["content"] = [*previous["content"], *marked]
         folded[-1] = previous
     return folded
 
@@ -217,7 +228,7 @@ CACHEABLE_TYPES = (
 def _mark(message: dict[str, Any], limit: int, marker: dict[str, str]) -> None:
     """Marks the last eligible block among the first `limit` (negative: all but the last
     `-limit - 1`) blocks of the message."""
-    blocks = message["content"]
+    blocks = message.get("content") or []
     end = limit if limit >= 0 else len(blocks) + limit + 1
     for block in reversed(blocks[:end]):
         if block["type"] in {"thinking", "redacted_thinking"}:

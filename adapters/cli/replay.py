@@ -30,6 +30,7 @@ from abridged.adapters.cli.common import (
 from abridged.adapters.cli.files import private_folder, write_private
 from abridged.adapters.cli.progress import progress, reading
 from abridged.adapters.cli.stdin import transcript_file
+from abridged.adapters.recorded import is_reply
 from abridged.adapters.transcripts import (
     Transcript,
     TranscriptError,
@@ -39,7 +40,6 @@ from abridged.adapters.transcripts import (
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.errors import ContextOverflowError, InvalidSettingsError, SessionError
 from abridged.domain.inputs import check_tool_definitions
-from abridged.domain.messages import Role
 from abridged.domain.settings import (
     CompactionSettings,
     Limits,
@@ -217,9 +217,11 @@ def _feed(
     compactions = 0
     numbered = _numbered(transcript)
     total = len(transcript.messages)
-    for line, message in progress(numbered, total=total, description="replaying", unit="msg"):
+    for index, (line, message) in enumerate(
+        progress(numbered, total=total, description="replaying", unit="msg")
+    ):
         try:
-            if message.role is Role.ASSISTANT:
+            if is_reply(index, message):
                 requests += 1
                 try:
                     prepared = app.prepare_request(session_id)

@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from abridged.adapters.recorded import is_reply
 from abridged.adapters.simulation.cache import (
     CacheRates,
     PromptCache,
@@ -104,7 +105,7 @@ def measure(
         if whole > setup.window - setup.reserved_output:
             return Outcome(transcript.source, name, applicable=False)
     facts = extract_facts(transcript.messages)
-    positions = [k for k, m in enumerate(transcript.messages) if m.role is Role.ASSISTANT]
+    positions = [k for k, m in enumerate(transcript.messages) if is_reply(k, m)]
     step = max(1, len(positions) // AVERAGE_SAMPLES)
     cache = PromptCache(rates)
     sizes: list[int] = []
@@ -415,5 +416,5 @@ def simulate(
 
 
 def requests_to_measure(transcript: Transcript) -> int:
-    """A run's requests: one before each assistant message."""
-    return sum(message.role is Role.ASSISTANT for message in transcript.messages)
+    """A run's requests: one before each reply (`is_reply`)."""
+    return sum(is_reply(k, message) for k, message in enumerate(transcript.messages))

@@ -35,6 +35,7 @@ from typing import Any
 import attrs
 
 from abridged.adapters.anthropic.request import render_request
+from abridged.adapters.recorded import is_reply
 from abridged.adapters.transcripts import Transcript, TranscriptError
 from abridged.application.ports import Summarizer, SummarizerError, Summary, TokenCounter
 from abridged.application.service import Sessions
@@ -166,7 +167,7 @@ class AbridgedStrategy(Strategy):
         appended_since = 1
         for index, message in enumerate(transcript.messages):
             try:
-                if message.role is not Role.ASSISTANT:
+                if not is_reply(index, message):
                     app.append_message(session_id, message)
                     appended_since += 1
                     continue
@@ -190,7 +191,7 @@ class AbridgedStrategy(Strategy):
                 # say): named by its line, as `replay` names it, among many transcripts. The
                 # run stops there, its later requests not sent; the other runs go on.
                 self.counters.refused = str(refused(transcript, index, error))
-                yield from self._never_sent(transcript.messages[index + 1 :])
+                yield from self._never_sent(transcript.messages[index + 1 :], index + 1)
                 break
         for event in app.history(session_id):
             kind = type(event).__name__
@@ -199,10 +200,10 @@ class AbridgedStrategy(Strategy):
             elif kind == "CompactionCompleted":
                 self.counters.compactions += 1
 
-    def _never_sent(self, messages: Sequence[Message]) -> Iterator[None]:
+    def _never_sent(self, messages: Sequence[Message], first: int = 0) -> Iterator[None]:
         """No request for the replies among `messages`: each counted as not sent."""
-        for message in messages:
-            if message.role is Role.ASSISTANT:
+        for index, message in enumerate(messages):
+            if is_reply(index + first, message):
                 self.counters.not_sent += 1
                 yield None
 
@@ -330,8 +331,8 @@ class _Summarizing(_Reference):
         kept: list[Message] = []
         sizes: list[int] = []
         new_since = 0
-        for message in transcript.messages:
-            if message.role is Role.ASSISTANT:
+        for index, message in enumerate(transcript.messages):
+            if is_reply(index, message):
                 summary_tokens = self.setup.counter.count(summary) + 16 if summary else 0
                 total = fixed + summary_tokens + sum(sizes)
                 if self.due(total):
@@ -401,8 +402,8 @@ class SlidingWindow(_Reference):
         room = self.limits.budget - self.fixed_tokens(transcript) - 16
         kept: list[Message] = []
         sizes: list[int] = []
-        for message in transcript.messages:
-            if message.role is Role.ASSISTANT:
+        for index, message in enumerate(transcript.messages):
+            if is_reply(index, message):
                 kept, sizes, trims = trimmed(kept, sizes, room)
                 self.counters.compactions += trims
                 yield self.request(transcript, None, kept, fits=sum(sizes) <= room)
@@ -419,8 +420,8 @@ class NoCompaction(_Reference):
 
     def requests(self, transcript: Transcript) -> Iterator[Body | None]:
         kept: list[Message] = []
-        for message in transcript.messages:
-            if message.role is Role.ASSISTANT:
+        for index, message in enumerate(transcript.messages):
+            if is_reply(index, message):
                 yield self.body(transcript, None, kept)
             kept.append(message)
 

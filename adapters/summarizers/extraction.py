@@ -24,7 +24,14 @@ from abridged.adapters.summarizers.rendering import (
     render_request,
 )
 from abridged.domain.framing import fenced
-from abridged.domain.messages import Message, Role, TextBlock, ToolResultBlock, ToolUseBlock
+from abridged.domain.messages import (
+    Message,
+    Role,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from abridged.domain.reply_shapes import compaction_summary
 from abridged.domain.tokens import canonical_json
 
 # Caps on what is gathered: selection prefers recent items, so older ones beyond these would
@@ -75,6 +82,10 @@ def extract(messages: Sequence[Message], earlier: Sequence[str] = ()) -> list[It
                 extractor.add_tool_use(block)
             elif isinstance(block, ToolResultBlock):
                 extractor.add_tool_result(block)
+            elif (summary := compaction_summary(block)) is not None:
+                # The API's summary of what came before (a history the client compacted
+                # with the API): its facts are the conversation's, read as the model's text.
+                extractor.add_text(Role.ASSISTANT, summary)
     return extractor.items()
 
 

@@ -5,6 +5,9 @@ re-derives every decision."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import event as note
 from hypothesis import strategies as st
@@ -38,13 +41,39 @@ LONG_RULE = " ".join(["answer briefly and cite the file you read"] * 21)
 """About 150 words: six of them take a third of a 3,000-token window."""
 
 
+FIELDS = st.sampled_from(
+    [
+        {},
+        {"clear_at": "never"},
+        {"clear_at": "next_user_message"},
+        {"output_config": {"effort": "low"}},
+        {"output_config": {"effort": "high"}, "clear_at": "next_user_message"},
+    ]
+)
+"""A system message's own fields (SDK `BetaSystemMessageParam`)."""
+
+
+def sent_with_its_fields(body: dict[str, Any], given: Message) -> bool:
+    own = json.loads(given.extra)
+    return any(
+        m["role"] == "system"
+        and given.text in repr(m.get("content"))
+        and {k: v for k, v in m.items() if k not in ("role", "content")} == own
+        for m in body["messages"]
+    )
+
+
 def with_instructions(
-    messages: list[Message], after: list[bool], rule: str = "answer briefly."
+    messages: list[Message],
+    after: list[bool],
+    rule: str = "answer briefly.",
+    fields: list[dict[str, Any]] | None = None,
 ) -> list[Message]:
-    """The conversation with a system message (`rule`) after each user message `after`
-    picks."""
+    """The conversation with a system message (`rule`, with the next of `fields`) after each
+    user message `after` picks."""
     out: list[Message] = []
     picks = iter(after)
+    own = iter(fields or [])
     for index, message in enumerate(messages):
         out.append(message)
         following = messages[index + 1] if index + 1 < len(messages) else None
@@ -53,7 +82,9 @@ def with_instructions(
             and (following is None or following.role is Role.ASSISTANT)
             and next(picks, False)
         ):
-            out.append(Message.system(f"Instruction {index}: {rule}"))
+            text = f"Instruction {index}: {rule}"
+            wire = {"role": "system", "content": text, **next(own, {})}
+            out.append(Message.from_wire(wire))
     return out
 
 
@@ -70,9 +101,15 @@ def with_instructions(
     model=st.sampled_from(["claude-opus-4-8", "claude-sonnet-4-5"]),
     window=st.integers(3_000, 8_000),
     long=st.booleans(),
+    fields=st.lists(FIELDS, min_size=20, max_size=20),
 )
 def test_system_messages_stay_valid_and_in_view(
-    messages: list[Message], after: list[bool], model: str, window: int, long: bool
+    messages: list[Message],
+    after: list[bool],
+    model: str,
+    window: int,
+    long: bool,
+    fields: list[dict[str, Any]],
 ) -> None:
     # Long instructions fill small windows: an append (a reply's too) may then be refused (a
     # typed error, nothing written), which ends the session here; a request never is once
@@ -91,7 +128,9 @@ def test_system_messages_stay_valid_and_in_view(
         settings=CompactionSettings(threshold_floor_tokens=0),
     )
     given_so_far: list[str] = []
-    conversation = with_instructions(messages, after, LONG_RULE if long else "answer briefly.")
+    with_fields: list[Message] = []
+    rule = LONG_RULE if long else "answer briefly."
+    conversation = with_instructions(messages, after, rule, fields)
     if conversation[-1].role is Role.ASSISTANT:
         conversation.append(Message.user("What next?"))
     for message in conversation:
@@ -104,6 +143,8 @@ def test_system_messages_stay_valid_and_in_view(
                 assert_valid_request(body)
             sent = repr(body["messages"])
             assert all(text in sent for text in given_so_far)
+            # Its own fields go with it, as they came (to a model that takes the role).
+            assert all(sent_with_its_fields(body, given) for given in with_fields)
             try:
                 app.record_reply(session_id, message)
             except ContextTooSmallError:
@@ -116,7 +157,12 @@ def test_system_messages_stay_valid_and_in_view(
                 note("an append refused")
                 break
             if message.role is Role.SYSTEM:
-                given_so_far.append(message.text)
+                turn_only = '"clear_at":"next_user_message"' in message.extra
+                if model == "claude-opus-4-8" or not turn_only:
+                    # Folded into text, a turn-scoped one is read only while its turn lasts.
+                    given_so_far.append(message.text)
+                if model == "claude-opus-4-8" and message.extra:
+                    with_fields.append(message)
     session = app.session(session_id)
     note(f"compacted: {'yes' if session.generation else 'no'}")
     note(f"system messages carried: {'yes' if session.carried_system else 'no'}")

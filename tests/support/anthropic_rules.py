@@ -689,7 +689,18 @@ class _Checker:
                 where,
                 f"a system message must be followed by an assistant turn, not {following_role!r}",
             )
-        content = raw_messages[i].get("content")
+        message = raw_messages[i]
+        # Its own fields (SDK `BetaSystemMessageParam`): `clear_at`, `output_config`; a
+        # message of an `output_config` with fields needs no content, one with neither is
+        # refused.
+        if message.get("clear_at") not in (None, "next_user_message", "never"):
+            self.add("system-message-invalid", f"{where}.clear_at", "clear_at is not valid")
+        config = message.get("output_config")
+        if config is not None and not isinstance(config, MAPPING):
+            self.add("system-message-invalid", f"{where}.output_config", "must be an object")
+        if "content" not in message and isinstance(config, MAPPING) and config:
+            return
+        content = message.get("content")
         if isinstance(content, str):
             if not content.strip():
                 self.add("content-empty", f"{where}.content", "message content must not be blank")
