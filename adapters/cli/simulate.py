@@ -20,6 +20,7 @@ from abridged.adapters.cli.common import (
 from abridged.adapters.cli.progress import counting, reading
 from abridged.adapters.cli.stdin import check_one_stdin, transcript_file
 from abridged.adapters.cli.terminal import printable
+from abridged.adapters.compressed import base_name
 from abridged.adapters.simulation import (
     REFERENCES,
     AbridgedStrategy,
@@ -34,7 +35,12 @@ from abridged.adapters.simulation.run import requests_to_measure
 from abridged.adapters.simulation.strategies import Strategy
 from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.adapters.token_counters import default_token_counter
-from abridged.adapters.transcripts import TranscriptError, check_conversation, load_transcript
+from abridged.adapters.transcripts import (
+    Transcript,
+    TranscriptError,
+    check_conversation,
+    load_transcript,
+)
 from abridged.domain.errors import InvalidSettingsError
 from abridged.domain.settings import PRESETS, CompactionSettings, Limits
 
@@ -107,19 +113,7 @@ def simulate_command(
     except InvalidSettingsError as error:
         raise click.UsageError(str(error)) from None
     check_one_stdin(transcripts)
-    loaded, unread = [], []
-    for given in transcripts:
-        try:
-            with transcript_file(given) as (path, name), reading(path, Path(name).name) as advance:
-                transcript = load_transcript(path, transcript_format, advance, source=name)
-            check_conversation(transcript)  # a session would refuse it part way
-            loaded.append(transcript)
-        except TranscriptError as error:
-            # One file that cannot be read does not cost the figures of the others.
-            unread.append(str(error))
-            continue
-        for note in transcript.notes:
-            click.echo(f"note: {transcript.source}: {note}", err=True)
+    loaded, unread = _load_all(transcripts, transcript_format)
     if not loaded:
         raise click.ClickException("\n".join(unread))
     unknown = [r for r in references.split(",") if r and r not in CHOICES]
@@ -295,3 +289,40 @@ def render_kinds(outcomes: Sequence[Outcome], totals_rows: Sequence[Total]) -> l
         label = f"ALL ({t.transcripts})"
         lines.append(f"{label:<34} {t.strategy:<15} {cells(t.facts_by_kind)}")
     return lines
+
+
+def _load_all(
+    transcripts: Sequence[Path], transcript_format: str
+) -> tuple[list[Transcript], list[str]]:
+    """The transcripts read, and the errors of those that could not be (one file that cannot
+    be read does not cost the figures of the others); notes on standard error."""
+    loaded, unread = [], []
+    for given in transcripts:
+        if _sidecar(given, transcripts):
+            # `simulate dir/*` names each transcript's metadata too: it is read with it.
+            click.echo(f"note: {given}: the metadata of a transcript given, read with it", err=True)
+            continue
+        try:
+            with transcript_file(given) as (path, name), reading(path, Path(name).name) as advance:
+                transcript = load_transcript(path, transcript_format, advance, source=name)
+            check_conversation(transcript)  # a session would refuse it part way
+            loaded.append(transcript)
+        except TranscriptError as error:
+            # One file that cannot be read does not cost the figures of the others.
+            unread.append(str(error))
+            continue
+        for note in transcript.notes:
+            click.echo(f"note: {transcript.source}: {note}", err=True)
+    return loaded, unread
+
+
+def _sidecar(path: Path, transcripts: Sequence[Path]) -> bool:
+    """Whether `path` is the `X.meta.json` of a transcript `X.…` given too (the file
+    `load_transcript` reads beside it)."""
+    if not path.name.endswith(".meta.json"):
+        return False
+    stem = path.name.removesuffix(".meta.json")
+    return any(
+        t != path and t.parent == path.parent and Path(base_name(t)).stem == stem
+        for t in transcripts
+    )

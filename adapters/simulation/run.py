@@ -19,6 +19,7 @@ from abridged.adapters.simulation.facts import Fact, extract_facts, kept_share, 
 from abridged.adapters.simulation.strategies import Setup, Strategy
 from abridged.adapters.transcripts import Transcript
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
+from abridged.domain.replies import is_incomplete, shown_reply
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.tokens import message_tokens, request_tokens
 
@@ -194,9 +195,9 @@ def recent_depth(
     there is none).
 
     Whole means as recorded, but for what every strategy must change: thinking, which only
-    the turn in progress must carry back, and a tool output over `cap` tokens (one
-    message's share of the budget, all its outputs together), which is sent head and
-    tail."""
+    the turn in progress must carry back, a tool output over `cap` tokens (one message's
+    share of the budget, all its outputs together), which is sent head and tail, and a
+    reply's blank text blocks, which no request may hold (`abridged.domain.replies`)."""
     sent = body.get("messages", ())
     depth = tokens = turns = carried = 0
     while depth + carried < len(sent) and depth < min(position, DEPTH_CAP):
@@ -215,7 +216,11 @@ def recent_depth(
             # The first message may lead with the summary (and ledger) blocks; after the
             # API's compaction block, the second does.
             shown["content"] = shown["content"][-len(wire["content"]) :]
-        if shown != wire and not _whole(shown, wire, cap, count):
+        if (
+            shown != wire
+            and not _whole(shown, wire, cap, count)
+            and not _as_shown(shown, messages[original])
+        ):
             break
         tokens += message_tokens(messages[original], count)
         turns += messages[original].is_user_prompt
@@ -235,6 +240,12 @@ def recent_depth(
                 step += message_tokens(messages[start], count)
         return depth, tokens, turns, step
     return depth, tokens, turns, None
+
+
+def _as_shown(shown: dict[str, Any], message: Message) -> bool:
+    """Whether `shown` is the reply as any request must show it: without its blank text
+    blocks, or as the note of a reply with nothing left (`shown_reply`)."""
+    return is_incomplete(message) and shown == shown_reply(message).to_wire()
 
 
 def _in_thinking_loop(messages: Sequence[Message], start: int, position: int) -> bool:

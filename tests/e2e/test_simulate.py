@@ -273,3 +273,24 @@ def test_a_refused_run_stops_alone_and_says_so_in_the_json(tmp_path: Path) -> No
     assert outcomes[(str(fine), "abridged")]["refused"] is None
     assert outcomes[(str(fine), "abridged")]["requests"] > 0
     assert outcomes[(str(reminders), "langchain")]["refused"] is None
+
+
+def test_a_folder_glob_names_each_transcripts_metadata_which_is_read_with_it(
+    tmp_path: Path,
+) -> None:
+    # `abridged simulate runs/*` names `X.meta.json` beside `X.jsonl`: it is the transcript's
+    # metadata, not a transcript of its own (it was read as one, and refused as bad messages).
+    fine = write_jsonl(research_session(seed=1, questions=1), tmp_path / "fine.jsonl")
+    (tmp_path / "fine.meta.json").write_text('{"model": "claude-opus-4-8"}')
+    alone = tmp_path / "orphan.meta.json"
+    alone.write_text('{"model": "claude-opus-4-8"}')
+    given = [str(p) for p in sorted(tmp_path.iterdir())]
+
+    result = CliRunner().invoke(main, ["simulate", *given, "--window", "16000", "--json"])
+
+    assert "fine.meta.json: the metadata of a transcript given" in result.stderr
+    # A metadata file with no transcript given beside it is read as a transcript, and named.
+    assert "orphan.meta.json" in result.stderr
+    assert result.exit_code == 1
+    outcomes = json.loads(result.stdout)["outcomes"]
+    assert {o["transcript"] for o in outcomes} == {str(fine)}

@@ -6,6 +6,7 @@ from typing import Any
 
 from abridged.adapters.simulation.run import recent_depth
 from abridged.domain.messages import Message, TextBlock
+from abridged.domain.replies import shown_reply
 from abridged.domain.tokens import message_tokens
 from tests.support.builders import exchange, thinking_exchange
 
@@ -53,3 +54,28 @@ def test_inside_a_loop_led_by_thinking_a_step_back_reaches_a_reply_that_thinks()
 
     assert depth == 2
     assert back == sum(message_tokens(m, count) for m in history[1:7])
+
+
+def test_a_reply_sent_as_every_request_must_show_it_counts_as_whole() -> None:
+    # Replies as agents record them: a blank text block before a tool call (Claude Code's
+    # "\n\n"), and an empty reply. No request may carry either as recorded (blank text is
+    # refused; an empty reply leaves the roles unalternated), so abridged sends them without
+    # the blank block, and as a note: that is the whole reply, not a cut tail.
+    call = {"type": "tool_use", "id": "toolu_1", "name": "run", "input": {}}
+    history = [
+        Message.user("Run it."),
+        Message.from_wire(
+            {"role": "assistant", "content": [{"type": "text", "text": "\n\n"}, call]}
+        ),
+        Message.from_wire(
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1"}]}
+        ),
+        Message.from_wire({"role": "assistant", "content": []}),
+        Message.user("Again?"),
+    ]
+    body: dict[str, Any] = {"messages": [shown_reply(m).to_wire() for m in history]}
+    wires: list[dict[str, Any] | None] = [None] * len(history)
+
+    depth, _, turns, _ = recent_depth(body, history, 5, wires, count, cap=1_000)
+
+    assert (depth, turns) == (5, 2)
