@@ -97,7 +97,7 @@ def request_blocks(body: Mapping[str, Any], count: Callable[[str], int]) -> list
     elif isinstance(system, list):
         blocks.extend(_cached(b, count, BLOCK_OVERHEAD) for b in system)
     for message in body.get("messages", ()):
-        content = message["content"]
+        content = message.get("content") or []
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
         for block in content:

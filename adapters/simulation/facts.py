@@ -209,7 +209,7 @@ def request_text(body: Mapping[str, Any]) -> str:
     """The text of a request body's messages, where facts are looked up."""
     parts: list[str] = []
     for message in body.get("messages", ()):
-        content = message["content"]
+        content = message.get("content") or []
         if isinstance(content, str):
             parts.append(content)
             continue

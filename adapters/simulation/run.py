@@ -215,7 +215,7 @@ def recent_depth(
         if at == 0 or (at == 1 and _leads_with_block(sent[0])):
             # The first message may lead with the summary (and ledger) blocks; after the
             # API's compaction block, the second does.
-            shown["content"] = shown["content"][-len(wire["content"]) :]
+            shown["content"] = shown["content"][-len(wire.get("content") or []) :]
         if (
             shown != wire
             and not _whole(shown, wire, cap, count)
@@ -270,7 +270,7 @@ def _whole(
     shown: dict[str, Any], wire: dict[str, Any], cap: int, count: Callable[[str], int]
 ) -> bool:
     def visible(message: dict[str, Any]) -> list[dict[str, Any]]:
-        return [b for b in message["content"] if b["type"] not in THINKING_TYPES]
+        return [b for b in message.get("content") or [] if b["type"] not in THINKING_TYPES]
 
     sent, original = visible(shown), visible(wire)
     if shown["role"] != wire["role"] or len(sent) != len(original):
@@ -293,12 +293,13 @@ THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 
 def _leads_with_block(message: Mapping[str, Any]) -> bool:
     """Whether the message is the API's compaction block alone (the request's first)."""
-    content = message["content"]
+    content = message.get("content")
     return isinstance(content, list) and [b.get("type") for b in content] == ["compaction"]
 
 
 def _plain(message: Mapping[str, Any]) -> dict[str, Any]:
-    content = message["content"]
+    # A system message of its own fields only has no content.
+    content = message.get("content") or []
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
     return {

@@ -282,7 +282,10 @@ class _Reference(Strategy):
         if transcript.tools:
             tools: list[JSON] = [dict(t) for t in transcript.tools]
             body["tools"] = tools
-        last = body["messages"][-1]["content"]
+        # The last message with content (a system message may be its own fields only).
+        last: list[Any] = next(
+            (m["content"] for m in reversed(body["messages"]) if m.get("content")), []
+        )
         for block in reversed(last):
             if block["type"] not in {"thinking", "redacted_thinking"}:
                 block["cache_control"] = dict(marker)

@@ -294,3 +294,27 @@ def test_a_folder_glob_names_each_transcripts_metadata_which_is_read_with_it(
     assert result.exit_code == 1
     outcomes = json.loads(result.stdout)["outcomes"]
     assert {o["transcript"] for o in outcomes} == {str(fine)}
+
+
+def test_a_system_message_of_its_own_fields_only_is_simulated_for_every_strategy(
+    tmp_path: Path,
+) -> None:
+    # `{"role": "system", "output_config": {...}}` has no content (SDK
+    # `BetaSystemMessageParam`): every strategy sends it and is measured, none fails on it.
+    records: list[dict[str, object]] = [
+        {"role": "user", "content": "Which port does the gateway use?"},
+        {"role": "system", "output_config": {"effort": "low"}},
+        {"role": "assistant", "content": "8080."},
+        {"role": "user", "content": "And the worker?"},
+        {"role": "system", "content": "Answer in one word.", "clear_at": "next_user_message"},
+        {"role": "assistant", "content": "9090."},
+    ]
+    (tmp_path / "fields.meta.json").write_text('{"model": "claude-opus-4-8"}')
+    path = write_records(records, tmp_path / "fields.jsonl")
+
+    result = CliRunner().invoke(main, ["simulate", str(path), "--window", "16000", "--json"])
+
+    assert result.exit_code == 0, result.output
+    outcomes = json.loads(result.stdout)["outcomes"]
+    assert {o["strategy"] for o in outcomes} >= {"abridged", "langchain", "none"}
+    assert all(o["requests"] == 2 and o["not_sent"] == 0 for o in outcomes)
