@@ -149,8 +149,15 @@ class _Reader:
             raise FormatError(number or None, "'tool_calls' must be a list")
         for call in calls:
             function = call.get("function") if isinstance(call, Mapping) else None
+            custom = call.get("custom") if isinstance(call, Mapping) else None
+            if isinstance(custom, Mapping) and isinstance(call.get("id"), str):
+                # A custom tool's call (`type: "custom"`): its input is free text, kept whole
+                # under `input`.
+                function = {"name": custom.get("name"), "arguments": {"input": custom.get("input")}}
             if not isinstance(function, Mapping) or not isinstance(call.get("id"), str):
-                raise FormatError(number or None, "a tool call needs an 'id' and a 'function'")
+                raise FormatError(
+                    number or None, "a tool call needs an 'id' and a 'function' (or 'custom')"
+                )
             blocks.append(self._tool_use(tool_id(call["id"]), function, number))
         legacy = message.get("function_call")
         if isinstance(legacy, Mapping):

@@ -267,3 +267,26 @@ def test_crlf_line_ends_and_a_byte_order_mark_are_read(tmp_path: Path) -> None:
     path.write_bytes(b"\xef\xbb\xbf" + text.encode())
 
     assert len(load_transcript(path).messages) == 2
+
+
+def test_a_custom_tool_call_keeps_its_free_text_input(tmp_path: Path) -> None:
+    # OpenAI's custom tools (`type: "custom"`, GPT-5's `apply_patch`) call with free text,
+    # not JSON arguments: such a log was refused ("a tool call needs an 'id' and a
+    # 'function'").
+    patch = "*** Begin Patch\n*** Update File: a.py\n@@\n-x\n+y\n*** End Patch"
+    call = {"id": "call_1", "type": "custom", "custom": {"name": "apply_patch", "input": patch}}
+    path = write_lines(
+        tmp_path / "chat.jsonl",
+        [
+            {"role": "user", "content": "Patch it."},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "Done"},
+            {"role": "assistant", "content": "Patched."},
+        ],
+    )
+
+    messages = wires(load_transcript(path))
+
+    [use] = messages[1]["content"]
+    assert (use["type"], use["name"], use["input"]) == ("tool_use", "apply_patch", {"input": patch})
+    assert messages[2]["content"][0]["tool_use_id"] == use["id"]
