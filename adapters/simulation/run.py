@@ -21,7 +21,7 @@ from abridged.adapters.transcripts import Transcript
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.replies import is_incomplete, shown_reply
 from abridged.domain.settings import CompactionSettings, Limits
-from abridged.domain.tokens import message_tokens, request_tokens
+from abridged.domain.tokens import SYSTEM_MESSAGE_OPEN, message_tokens, request_tokens
 
 DEPTH_CAP = 60
 """Last messages compared, at most, for the recent-context depth."""
@@ -196,32 +196,41 @@ def recent_depth(
 
     Whole means as recorded, but for what every strategy must change: thinking, which only
     the turn in progress must carry back, a tool output over `cap` tokens (one message's
-    share of the budget, all its outputs together), which is sent head and tail, and a
-    reply's blank text blocks, which no request may hold (`abridged.domain.replies`)."""
+    share of the budget, all its outputs together), which is sent head and tail, a reply's
+    blank text blocks, which no request may hold (`abridged.domain.replies`), and a system
+    message a model without them is sent as marked text in the user message before it."""
     sent = body.get("messages", ())
-    depth = tokens = turns = carried = 0
-    while depth + carried < len(sent) and depth < min(position, DEPTH_CAP):
+    depth = tokens = turns = carried = folded = 0
+    while depth - folded + carried < len(sent) and depth < min(position, DEPTH_CAP):
         original = position - 1 - depth
         wire = wires[original]
         if wire is None:
             wire = wires[original] = messages[original].to_wire()
-        at = len(sent) - 1 - depth - carried
+        at = len(sent) - 1 - (depth - folded) - carried
         if sent[at]["role"] == "system" and wire["role"] != "system":
             # A system message a compaction carried out of the summarized range: it follows
             # the first message, whatever the tail after it; it stands for none of the tail.
             carried += 1
             continue
-        shown = _plain(sent[at])
-        if at == 0 or (at == 1 and _leads_with_block(sent[0])):
-            # The first message may lead with the summary (and ledger) blocks; after the
-            # API's compaction block, the second does.
-            shown["content"] = shown["content"][-len(wire.get("content") or []) :]
-        if (
-            shown != wire
-            and not _whole(shown, wire, cap, count)
-            and not _as_shown(shown, messages[original])
-        ):
-            break
+        if wire["role"] == "system" and sent[at]["role"] != "system":
+            # Sent as marked text in the user message before it (a model without system
+            # messages), or not at all once its turn is over (`clear_at`): as every request
+            # to this model must show it.
+            folded += 1
+        else:
+            shown = _plain(sent[at])
+            if original + 1 < len(messages) and messages[original + 1].is_system:
+                shown["content"] = _without_folded(shown["content"])
+            if at == 0 or (at == 1 and _leads_with_block(sent[0])):
+                # The first message may lead with the summary (and ledger) blocks; after the
+                # API's compaction block, the second does.
+                shown["content"] = shown["content"][-len(wire.get("content") or []) :]
+            if (
+                shown != wire
+                and not _whole(shown, wire, cap, count)
+                and not _as_shown(shown, messages[original])
+            ):
+                break
         tokens += message_tokens(messages[original], count)
         turns += messages[original].is_user_prompt
         depth += 1
@@ -240,6 +249,15 @@ def recent_depth(
                 step += message_tokens(messages[start], count)
         return depth, tokens, turns, step
     return depth, tokens, turns, None
+
+
+def _without_folded(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A user message's blocks without the system messages folded in after them, as marked
+    text (`folded_system_messages`)."""
+    end = len(content)
+    while end and str(content[end - 1].get("text", "")).startswith(SYSTEM_MESSAGE_OPEN):
+        end -= 1
+    return content[:end]
 
 
 def _as_shown(shown: dict[str, Any], message: Message) -> bool:

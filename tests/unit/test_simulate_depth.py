@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from abridged.adapters.anthropic.request import folded_system_messages
 from abridged.adapters.simulation.run import recent_depth
 from abridged.domain.messages import Message, TextBlock
 from abridged.domain.replies import shown_reply
@@ -79,3 +80,31 @@ def test_a_reply_sent_as_every_request_must_show_it_counts_as_whole() -> None:
     depth, _, turns, _ = recent_depth(body, history, 5, wires, count, cap=1_000)
 
     assert (depth, turns) == (5, 2)
+
+
+def test_system_messages_folded_into_the_user_message_before_them_are_whole() -> None:
+    # A model without system messages is sent each one as marked text at the end of the
+    # user message before it (`folded_system_messages`), and a turn-scoped one not at all
+    # once its turn is over: the requests any strategy must send it. Read as cut tails
+    # before, a session with reminders on such a model showed depth 0 and a short tail at
+    # nearly every request.
+    history = [
+        Message.user("Fix the deploy."),
+        Message.system("Reminder: never touch vendor/."),
+        Message.assistant("Deployed."),
+        Message.user("Next, the docs."),
+        Message.from_wire(
+            {"role": "system", "content": "Answer in one line.", "clear_at": "next_user_message"}
+        ),
+        Message.assistant("Done."),
+        Message.user("And the tests?"),
+    ]
+    body: dict[str, Any] = {
+        "messages": folded_system_messages([m.to_wire() for m in history]),
+    }
+    assert len(body["messages"]) == 5
+    wires: list[dict[str, Any] | None] = [None] * len(history)
+
+    depth, _, turns, _ = recent_depth(body, history, 7, wires, count, cap=1_000)
+
+    assert (depth, turns) == (7, 3)
