@@ -14,6 +14,7 @@ import pytest
 
 from abridged import bootstrap, render_request
 from abridged.adapters.http import ServeConfig
+from abridged.adapters.http.history import stripped
 from abridged.application.service import Sessions
 from abridged.domain.errors import EmptyContentError, InvalidMessageError
 from tests.support.anthropic_rules import assert_valid_request
@@ -42,14 +43,6 @@ HISTORY: list[dict[str, Any]] = [
     {"role": "user", "content": "Quick: which line?"},
     EFFORT,
 ]
-
-
-def without_breakpoints(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: without_breakpoints(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [without_breakpoints(v) for v in value]
-    return value
 
 
 def as_sent(message: dict[str, Any]) -> dict[str, Any]:
@@ -84,7 +77,7 @@ def test_the_fields_are_stored_and_sent_as_they_came_also_after_a_cold_load(
     with bootstrap(db) as sessions:
         session_id = start(sessions, "claude-opus-4-8")
         sent = rendered(sessions, session_id)
-    assert [without_breakpoints(m) for m in sent] == [as_sent(m) for m in HISTORY]
+    assert [stripped(m) for m in sent] == [as_sent(m) for m in HISTORY]
     assert [k for k in sent[4] if k not in ("role", "content")] == ["clear_at", "output_config"]
     with bootstrap(db) as again:
         assert rendered(again, session_id) == sent
@@ -137,7 +130,7 @@ def test_the_proxy_passes_the_fields_through_and_keeps_one_session(
         post(history)
     assert not fake_anthropic.violations
     sent = fake_anthropic.requests_to()[-1].body["messages"]
-    assert [without_breakpoints(m) for m in sent] == [as_sent(m) for m in history]
+    assert [stripped(m) for m in sent] == [as_sent(m) for m in history]
     assert sent[4]["output_config"] == {"effort": "high"}
     assert "content" not in sent[-1]
     with bootstrap(db) as sessions:
