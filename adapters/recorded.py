@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TypeGuard
 
-from abridged.domain.context import leads_with_compaction
 from abridged.domain.errors import InvalidMessageError, RoleOrderError
 from abridged.domain.messages import JSON, Message, Role
+from abridged.domain.reply_shapes import leads_with_compaction
 from abridged.domain.validation import check_sequence
 
 Records = list[tuple[int, str, list[JSON]]]

@@ -17,7 +17,7 @@ import attrs
 from abridged.application.chain import CORRELATION_KEY
 from abridged.domain import planner, thinking_plan
 from abridged.domain.capabilities import ModelCapabilities
-from abridged.domain.context import calibrated, leads_with_compaction, raw_estimate
+from abridged.domain.context import calibrated, raw_estimate
 from abridged.domain.cuts import LEGACY_REASONS
 from abridged.domain.errors import ContextOverflowError, TurnNotWithdrawableError
 from abridged.domain.messages import RedactedThinkingBlock, ThinkingBlock
@@ -31,6 +31,7 @@ from abridged.domain.model_switch import (
 from abridged.domain.planner import Decision
 from abridged.domain.preparation import plan_preparation, prune_after
 from abridged.domain.pruning import TO_FIT, DowngradedThinking, plan_pruning
+from abridged.domain.reply_shapes import leads_with_compaction
 from abridged.domain.session import Session
 from abridged.domain.vocabulary import Trigger
 

@@ -12,7 +12,8 @@ from typing import Literal, TypeAlias
 
 import attrs
 
-from abridged.domain.context import leads_with_compaction, raw_estimate
+from abridged.domain.context import raw_estimate
+from abridged.domain.reply_shapes import leads_with_compaction
 from abridged.domain.session import Session
 
 ContextStatus: TypeAlias = Literal["full", "summarized"]

@@ -20,7 +20,12 @@ from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.errors import RoleOrderError
 from abridged.domain.framing import escape_framing
 from abridged.domain.messages import JSON, Message, Role, TextBlock, WireBlock
-from abridged.domain.reply_shapes import is_paused_turn, loop_opener, takes_more_content
+from abridged.domain.reply_shapes import (
+    is_paused_turn,
+    leads_with_compaction,
+    loop_opener,
+    takes_more_content,
+)
 from abridged.domain.settings import Limits
 from abridged.domain.tokens import MESSAGE_OVERHEAD, REQUEST_OVERHEAD
 from abridged.domain.truncation import Replacement, Truncation, shown
@@ -95,13 +100,6 @@ class SummaryChunk:
     the block then stands for all of it, ledger and earlier chunks included, and the kept
     turns follow it with nothing between, so the thinking they show stays valid
     (platform.claude.com/docs/en/build-with-claude/compaction-thinking-blocks)."""
-
-
-def leads_with_compaction(message: Message) -> bool:
-    """Whether `message` is a model reply that starts with the API's `compaction` block
-    (threshold compaction, `compact_20260112`): the API drops everything before it."""
-    first = message.content[0] if message.content else None
-    return isinstance(first, WireBlock) and first.type == "compaction"
 
 
 def compaction_chunk(summaries: Sequence[SummaryChunk]) -> SummaryChunk | None:

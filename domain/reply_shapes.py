@@ -306,6 +306,13 @@ def loop_opener(messages: Sequence[Message]) -> Message | None:
     return opener
 
 
+def leads_with_compaction(message: Message) -> bool:
+    """Whether `message` is a model reply that starts with the API's `compaction` block
+    (threshold compaction, `compact_20260112`): the API drops everything before it."""
+    first = message.content[0] if message.content else None
+    return isinstance(first, WireBlock) and first.type == "compaction"
+
+
 def compaction_summary(block: object) -> str | None:
     """The summary text of the API's `compaction` block (its `content`); `None` for any other
     block, or one whose summary is encrypted only."""

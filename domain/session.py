@@ -24,13 +24,14 @@ from uuid import UUID
 from eventsourcing.domain import Aggregate
 
 from abridged.domain import events
-from abridged.domain.context import Entry, SummaryChunk, leads_with_compaction, raw_estimate
+from abridged.domain.context import Entry, SummaryChunk, raw_estimate
 from abridged.domain.degradation import shaped
 from abridged.domain.ledger import LedgerUpdate, changes, check_update
 from abridged.domain.messages import Message, Role, WireBlock
 from abridged.domain.planner import CompactionOutcome, Decision
 from abridged.domain.pruning import DowngradedThinking, PrunedOutput, PrunePlan
 from abridged.domain.reconfiguration import Reconfiguring
+from abridged.domain.reply_shapes import leads_with_compaction
 from abridged.domain.reshowing import ReshownMessage
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.tokens import MESSAGE_OVERHEAD, CountText, message_block_tokens

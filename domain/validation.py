@@ -48,6 +48,7 @@ from abridged.domain.reply_shapes import (
     check_server_tool_pairs,
     check_unmarked,
     is_paused_turn,
+    leads_with_compaction,
     thinking_between_calls,
 )
 from abridged.domain.system_messages import check_system_fields, check_system_placement
@@ -105,7 +106,7 @@ def check_blocks(message: Message) -> None:
         if not isinstance(block, ToolResultBlock):
             seen_other = True
         if not isinstance(block, ThinkingBlock | RedactedThinkingBlock) and not (
-            index == 0 and _is_compaction(block)
+            index == 0 and leads_with_compaction(message)
         ):
             # The API's compaction block leads the kept reply it joins: that reply's own
             # thinking still starts it (build-with-claude/compaction-thinking-blocks).
@@ -117,10 +118,6 @@ def check_blocks(message: Message) -> None:
     ids = [r.tool_use_id for r in message.tool_results]
     if len(ids) != len(set(ids)):
         raise DuplicateToolIdError("a tool call is answered twice in the same message")
-
-
-def _is_compaction(block: object) -> bool:
-    return isinstance(block, WireBlock) and block.type == "compaction"
 
 
 def _check_system_blocks(message: Message) -> None:
@@ -154,11 +151,7 @@ def check_sequence(
             _check_new_tool_ids(message, ids_in_view)
         return
     if previous is None:
-        if (
-            message.role is Role.ASSISTANT
-            and message.content
-            and _is_compaction(message.content[0])
-        ):
+        if message.role is Role.ASSISTANT and leads_with_compaction(message):
             # The API's on-demand compaction: its block, sent back first in `messages` in
             # place of what it summarizes (build-with-claude/compaction-on-demand).
             _check_new_tool_ids(message, ids_in_view)

@@ -29,10 +29,10 @@ from uuid import UUID
 
 from eventsourcing.domain import CanMutateAggregate
 
-from abridged.domain.context import leads_with_compaction
 from abridged.domain.errors import TurnNotWithdrawableError
 from abridged.domain.events import SessionEvent
 from abridged.domain.indexes import recompute
+from abridged.domain.reply_shapes import leads_with_compaction
 from abridged.domain.state import SessionState
 
 
