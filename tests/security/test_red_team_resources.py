@@ -96,6 +96,27 @@ def test_the_ledgers_values_read_a_run_of_an_emails_characters_in_linear_time(
     assert growth(lambda text: list(values(text)), make, 4_000) < LINEAR
 
 
+GLUED_RUNS = {
+    # A host (`name.name:port`) started after each dot or hyphen of a run read it to its end.
+    "dots": lambda n: "x/" + "a." * (n // 2),
+    "hyphens": lambda n: "x/" + "a-" * (n // 2),
+    "dots and hyphens": lambda n: "x/" + "a.1-" * (n // 4),
+    "hex digits": lambda n: "x/" + "0" * n,
+    "constant": lambda n: "x/" + "A_" * (n // 2),
+    "quoted words": lambda n: '"a/' * (n // 3),
+    "colons": lambda n: "x/" + "a:" * (n // 2),
+    # A user at a host: a local part started at each `+`, a host read back at each dot.
+    "pluses": lambda n: "x/" + "a+" * (n // 2) + "@b.co",
+    "a host of one-letter labels": lambda n: "x/a@" + "a." * (n // 2),
+}
+
+
+@pytest.mark.parametrize("make", GLUED_RUNS.values(), ids=GLUED_RUNS.keys())
+def test_the_ledgers_glued_values_are_read_in_linear_time(make: Callable[[int], str]) -> None:
+    """A word holding `@`, `/`, `:` or `=` is searched for the values glued in it."""
+    assert growth(lambda text: list(values(text)), make, 4_000) < LINEAR
+
+
 SIMULATED = {
     # A word before a number (`\b[A-Za-z_][\w-]{2,}`) started at each word of `w-w-w-…`.
     "hyphenated": lambda n: "w-" * (n // 2),

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from abridged.domain.ledger import extract
-from abridged.domain.ledger_values import _FIRST, VALUE, script_numbers
+from abridged.domain.ledger_values import _FIRST, GLUED_CHARS, VALUE, script_numbers
 from abridged.domain.messages import Message, Role, TextBlock
 
 
@@ -66,13 +66,62 @@ def test_values_are_found_whatever_the_script_around_them(text: str, values: lis
     [
         "I changed 2 files and 3 tests in 2024.",  # prose numbers, a year
         "The file is 330KB; it reads 3.14 and e.g. 12.5%.",  # a size, decimals
-        "See https://github.com/o/r/commit/abc1234def and src/app.py:214.",  # in a URL, a path
+        "See https://github.com/o/r/commit/abc1234def for it.",  # in a link, kept as a link
+        "Paths alone are not values: src/app/v2/main.py, a/b=c and x:y.",
         "The word deadbeef has no digit; x2ab1c3d4 is glued to a letter.",
         "Values glued to Latin letters: fooORD-12345 and abcv1.2.3.",
     ],
 )
 def test_prose_numbers_and_parts_of_longer_words_are_not_values(text: str) -> None:
     assert [t for k, t in said(text) if k == "value"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        (
+            "Pinned lodash@4.17.21 and hashicorp/aws@5.71.0.",
+            ["lodash@4.17.21", "hashicorp/aws@5.71.0"],
+        ),
+        (
+            "Opened tickets/INC-4412, reverted commit/da35c92cb9; refs/tags/v3.1.2 stays.",
+            ["tickets/INC-4412", "commit/da35c92cb9", "refs/tags/v3.1.2"],
+        ),
+        (
+            "The DB stays at db.dev.internal:5432/app; lag on kafka-2.internal:9092/payments.",
+            ["db.dev.internal:5432/app", "kafka-2.internal:9092/payments"],
+        ),
+        (
+            "Tested on Node 20.17.0/20.18.0 with settings.MAX_UPLOAD_MB=25 (see src/app.py:214).",
+            ["20.17.0/20.18.0", "settings.MAX_UPLOAD_MB=25", "src/app.py:214"],
+        ),
+        (
+            "Failover: postgres://svc@pg-replica-2.prod.internal:6432/orders, due 14.03.25.",
+            # Longer than `GLUED_CHARS`: its values alone, the user at the host too.
+            ["14.03.25", "svc@pg-replica-2.prod.internal", "pg-replica-2.prod.internal:6432"],
+        ),
+    ],
+)
+def test_a_value_glued_to_what_names_it_is_kept_with_it(text: str, values: list[str]) -> None:
+    """A value after `@`, `/`, `.` or `:` is part of a longer word that says what it is the
+    value of (a package, a ticket queue, a database): the word is the entry, and the value
+    is in it."""
+    assert [t for k, t in said(text) if k == "value"] == values
+
+
+def test_a_long_glued_word_gives_its_values_alone() -> None:
+    word = "build/" + "x" * (GLUED_CHARS - 20) + "/v1.2.3/INC-4412"
+    assert len(word) > GLUED_CHARS
+    assert [t for k, t in said(f"Artifacts in {word} now.") if k == "value"] == [
+        "v1.2.3",
+        "INC-4412",
+    ]
+
+
+def test_a_pasted_logs_glued_timestamps_are_not_values() -> None:
+    log = "\n".join(f"2026-11-27T10:{k:02d}:00.123Z/worker-{k} ready" for k in range(30))
+    prompt = Message(Role.USER, (TextBlock(log + "\n" + "x " * 1_000 + "\nPinned a@1.2.3."),))
+    assert [e.text for e in extract([(0, prompt)]) if e.kind == "value"] == ["a@1.2.3"]
 
 
 def test_a_value_in_backticks_is_listed_once_as_a_name() -> None:
