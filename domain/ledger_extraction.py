@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from abridged.domain.command_lines import command_lines
 from abridged.domain.ledger_entry import LedgerEntry, LedgerKind, merge, outranks
 from abridged.domain.ledger_values import VALUE_CHARS, script_numbers, values
 from abridged.domain.messages import (
@@ -49,7 +50,10 @@ PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file",
 CONTENT_KEYS = frozenset(
     {"content", "old_string", "new_string", "file_text", "text", "old_str", "new_str", "body"}
 )
-"""Tool inputs that hold file content, not paths the tool acts on."""
+"""Tool inputs that hold file content, not paths the tool acts on; but see `_content`."""
+MESSAGE_KEYS = frozenset({"body"})
+"""Content keys that, holding one short line, are a message the agent sent (an SMS, an
+issue comment), read as an argument: its ids, dates, links and labels are facts."""
 WRITES = ("edit", "write", "replace", "patch", "insert", "delete", "move", "rename", "str_replace")
 CREATES = ("create", "new_file", "mkdir", "touch")
 SHELL_TOOL = re.compile(r"bash|shell|terminal|exec|run|cmd|command", re.IGNORECASE)
@@ -324,16 +328,22 @@ def _call_entries(
     elif any(w in action for w in WRITES):
         kind = "file-modified"
     # A shell command's paths are in its own entry, verbatim, as far as that entry goes: the
-    # paths of its first line past the entry's cap are listed as files (not those of the
-    # lines below it: a script's would crowd the ledger).
+    # paths of its first line past the entry's cap are listed as files; those of the command
+    # lines below it (`cd repo` then `pytest tests/x.py`) as files read, the least kept,
+    # whatever the command did to them; a script's it carries (a here-document, a string
+    # over several lines) not at all: they would crowd the ledger.
     skip = {"command", "cmd"} if shell else set()
     paths = list(_paths(call.input, skip))
+    later: list[str] = []
     if command is not None and shell:
-        line = next(line.strip() for line in command.splitlines() if line.strip())
-        shown = line[:COMMAND_CHARS]
-        paths += [w[:PATH_CHARS] for w in PATH_WORD.findall(line) if w not in shown]
+        first, *lines = command_lines(command)
+        shown = first[:COMMAND_CHARS]
+        paths += [w[:PATH_CHARS] for w in PATH_WORD.findall(first) if w not in shown]
+        later = [w[:PATH_CHARS] for line in lines for w in PATH_WORD.findall(line)]
     for path in dict.fromkeys(paths):
         yield LedgerEntry(kind, path, position, position)
+    for path in dict.fromkeys(p for p in later if p not in paths):
+        yield LedgerEntry("file-read", path, position, position)
     if not shell and not PLAN_TOOL.search(name):
         yield from _call_entry(call, position)
 
@@ -366,7 +376,7 @@ def _arguments(value: JSON, key: str, depth: int) -> Iterable[tuple[str, str | i
         for name, item in value.items():
             if (
                 ARGUMENT_KEY.fullmatch(name)
-                and name not in CONTENT_KEYS
+                and not _content(name, item)
                 and not (depth == 0 and name in ("command", "cmd"))
             ):
                 yield from _arguments(item, f"{key}.{name}" if key else name, depth + 1)
@@ -381,6 +391,17 @@ def _arguments(value: JSON, key: str, depth: int) -> Iterable[tuple[str, str | i
         yield key, value
 
 
+def _content(key: str, value: JSON) -> bool:
+    """Whether the input `key` holding `value` is file content (`CONTENT_KEYS`), not a
+    message of one line of at most `CALL_VALUE_CHARS` characters (`MESSAGE_KEYS`)."""
+    if key not in CONTENT_KEYS:
+        return False
+    if key in MESSAGE_KEYS and isinstance(value, str):
+        text = value.strip()
+        return "\n" in text or len(text) > CALL_VALUE_CHARS
+    return True
+
+
 def _path_or_url(text: str) -> bool:
     return bool(PATH_WORD.fullmatch(text) or URL.fullmatch(text))
 
@@ -391,6 +412,6 @@ def _paths(inputs: Mapping[str, JSON], skip: set[str]) -> Iterable[str]:
         if isinstance(value, str) and value.strip() and "\n" not in value:
             yield value.strip()[:PATH_CHARS]
     for key, value in inputs.items():
-        if isinstance(value, str) and key not in CONTENT_KEYS | skip and key not in PATH_KEYS:
+        if isinstance(value, str) and key not in skip | set(PATH_KEYS) and not _content(key, value):
             for word in PATH_WORD.findall(value):
                 yield word[:PATH_CHARS]

@@ -75,6 +75,25 @@ def test_shell_commands_paths_file_content_and_todo_lists_are_not_listed_again_a
     assert calls == ["Grep(pattern=def parse_.*, path=src/app)"]
 
 
+def test_a_message_the_agent_sent_is_an_argument_but_a_files_body_is_content() -> None:
+    label = "Retoure R-77841 angelegt, Abholung am 14.11.25. Etikett: dhl.example/r/2188AB"
+    page = "# Release notes\n\nSee docs/guide/sorting.md for the new sort order.\n"
+    messages = [
+        Message.user("Send the customer the return label."),
+        *_call("t1", "send_sms", to="+349111354343", body=label),
+        *_call("t2", "create_file", path="docs/NOTES.md", body=page),
+        *_call("t3", "add_comment", issue=2130, body="x" * 121),
+    ]
+    entries = _entries(messages)
+    # One short line: what the agent told the customer, its ids and the path in it.
+    assert entries[f"send_sms(to=+349111354343, body={label})"] == "call"
+    assert entries["dhl.example/r/2188AB"] == "file-read"
+    # A file's text, and a long comment, stay content: neither their paths nor a call.
+    assert "docs/guide/sorting.md" not in entries
+    calls = [text for text, kind in entries.items() if kind == "call"]
+    assert calls == [f"send_sms(to=+349111354343, body={label})"]
+
+
 def test_an_editors_mode_says_whether_it_read_created_or_changed_the_file() -> None:
     messages = [
         Message.user("Look first."),

@@ -160,7 +160,33 @@ def test_paths_past_a_long_commands_entry_are_listed_as_files() -> None:
     [entry] = [e for e in found if e.kind.startswith("command")]
     files = {e.text for e in found if e.kind.startswith("file")}
     # The command's entry holds its first line up to its cap; what that line names past the
-    # cap is a file. The lines below it are a script's, not listed.
+    # cap is a file, and so is what the command lines below it name.
     assert all(p in entry.text or p in files for p in paths)
     assert not any(p in entry.text for p in files)
-    assert "fixtures/listed/below" not in files
+    assert ("file-read", "fixtures/listed/below") in {(e.kind, e.text) for e in found}
+
+
+def test_the_paths_of_a_commands_later_lines_are_files_read_but_not_a_scripts() -> None:
+    command = (
+        "cd /srv/runbooks/ledger-writer && \\\n"
+        "  kubectl logs deploy/ledger-writer > /tmp/incident/writer.log\n"
+        "cat > /tmp/fix.py <<'EOF'\nopen('/etc/in/heredoc.conf')\nEOF\n"
+        "python -c \"\nimport x; open('data/in/string.csv')\n\"\n"
+        "touch build/made/here.txt  # don't: a comment, see notes/on/it.md\n"
+        "npx vitest run test/unit/scroll.test.ts"
+    )
+    found = extract(list(enumerate(bash("b1", command, "done"))))
+    files = {e.text: e.kind for e in found if e.kind.startswith("file")}
+    assert [e.text for e in found if e.kind.startswith("command")] == [
+        "cd /srv/runbooks/ledger-writer && \\"
+    ]
+    # Whatever the command did to them (it touched one), they are files read: the kind a
+    # short ledger drops first.
+    assert files == {
+        "deploy/ledger-writer": "file-read",
+        "/tmp/incident/writer.log": "file-read",
+        "/tmp/fix.py": "file-read",
+        "build/made/here.txt": "file-read",
+        "notes/on/it.md": "file-read",
+        "test/unit/scroll.test.ts": "file-read",
+    }
