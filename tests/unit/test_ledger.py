@@ -290,6 +290,22 @@ def test_a_short_budget_keeps_the_latest_errors_before_older_requests() -> None:
     assert set(requests[-RECENT_PER_KIND:]) <= set(kept)
 
 
+def test_a_short_ledger_keeps_error_lines_before_values_of_their_size() -> None:
+    """Values of an error line's size (tickets, pins) go before the error lines of the same
+    messages: an error a compaction loses is what the agent trips on again."""
+    errors = tuple(LedgerEntry("error", f"KeyError: 'row_{k}'", k, k, "bash") for k in range(20))
+    tickets = tuple(LedgerEntry("value", f"queue/tickets/INC-44{k:02d}", k, k) for k in range(20))
+    sizes = {COUNTER.count(render_line(e)) for e in (*errors, *tickets)}
+    assert max(sizes) - min(sizes) <= 2  # the same room each, give or take a token
+    room = COUNTER.count(render_ledger((*errors, *tickets[-10:])))
+
+    kept, dropped = bounded((*errors, *tickets), room, COUNTER.count)
+
+    assert set(errors) <= set(kept)
+    assert dropped
+    assert {e.kind for e in dropped} == {"value"}
+
+
 def test_a_rule_outlasts_the_requests_of_its_priority() -> None:
     rule = LedgerEntry("constraint", "Never touch db/migrations.", 0, 0)
     asks = tuple(
