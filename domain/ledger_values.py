@@ -87,7 +87,7 @@ USER_AT_HOST = re.compile(
 """A user at a host inside a `GLUED` word (`svc@pg-2.internal` of a connection string),
 searched apart from `IN_WORD`: its host may hold a `host:port` of its own. It starts where
 a run of a local part's characters starts, as `VALUE`'s email does."""
-WORD_END = ".,;:!?"
+WORD_END = ".,;:!?="
 GLUED_CHARS = 40
 """A glued word up to this long is kept whole; a longer one (a connection string, a path
 with a version deep in it) gives its values alone: it would cost the room of several facts."""

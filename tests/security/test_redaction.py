@@ -97,7 +97,12 @@ def conversation() -> list[Message]:
             )
         ),
         Message.user(ToolResultBlock("t3", "connected")),
-        Message.assistant(f"I decided to rotate {AWS_KEY} because it leaked."),
+        # Its own text names a secret glued to a name (the ledger keeps such words whole).
+        Message.assistant(
+            f"I decided to rotate {AWS_KEY} because it leaked; the replica stays at "
+            f"postgres://svc:{URL_PASSWORD}@pg-2.internal:6432/orders, cfg.DB_PASSWORD="
+            f"{DB_PASSWORD}, key@{OPENAI_KEY}."
+        ),
         Message.user("Now write the release notes."),
         Message.assistant("Done: the release notes are written."),
         Message.user("Thanks. Anything else?"),

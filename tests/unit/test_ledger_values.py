@@ -109,6 +109,12 @@ def test_a_value_glued_to_what_names_it_is_kept_with_it(text: str, values: list[
     assert [t for k, t in said(text) if k == "value"] == values
 
 
+def test_a_glued_word_whose_value_was_redacted_is_the_name_without_its_equals_sign() -> None:
+    # Redaction leaves `[redacted password]`, and a bracket ends a word.
+    text = "Set cfg.DB_PASSWORD=[redacted password] and retry."
+    assert [t for k, t in said(text) if k == "value"] == ["cfg.DB_PASSWORD"]
+
+
 def test_a_long_glued_word_gives_its_values_alone() -> None:
     word = "build/" + "x" * (GLUED_CHARS - 20) + "/v1.2.3/INC-4412"
     assert len(word) > GLUED_CHARS
