@@ -19,14 +19,21 @@ one, nor a date's year (`2024-05-21`: the value is the date)."""
 SCRIPT_WORD_CHARS = 12
 _B = r"(?<![A-Za-z0-9_.@/$-])"
 _E = r"(?![A-Za-z0-9_@/-]|\.[A-Za-z0-9])"
-_FIRST = r"(?=[A-Za-z0-9._%+\-#$\u20ac\u00a3\u00a5\u20b9\u20a9\u20bd])"
+_LATIN = "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"
+"""The letters of the Latin alphabets beyond ASCII (`í`, `ü`, `ø`, `ł`): an email's local
+part may hold them (`raúl.garcía@example.it`); `×` and `÷` are not letters."""
+_FIRST = r"(?=[A-Za-z0-9._%+\-#$\u20ac\u00a3\u00a5\u20b9\u20a9\u20bd" + _LATIN + "])"
 """Every character a value can start with: a look-ahead for it lets the other positions of
 a text fail at once (a third of the time `VALUE` took over a megabyte of tool output)."""
 VALUE = re.compile(
     _FIRST
     + r"(?:"
     + _B
-    + r"(?:(?<![%+])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"  # email
+    + r"(?:(?<![%+"
+    + _LATIN
+    + r"])[A-Za-z0-9._%+"
+    + _LATIN
+    + r"-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"  # email
     r"|[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2})?(?:Z|[+-][0-9:]{4,5})?)?"
     r"|[0-9]{1,2}[/.][0-9]{1,2}[/.](?:[0-9]{4}|[0-9]{2})|[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?"
     r"|(?=[0-9a-f]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,64}"  # hash
@@ -82,7 +89,8 @@ around it (a date's, a version's, a host's own dots and colons are read as their
 starts where its name does, not after each of its dots and hyphens: started there, a run
 of `a.a.a…` or `a-a-a…` was read to its end from each letter."""
 USER_AT_HOST = re.compile(
-    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
+    rf"(?<![A-Za-z0-9._%+{_LATIN}-])[A-Za-z0-9._%+{_LATIN}-]+@"
+    r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
 )
 """A user at a host inside a `GLUED` word (`svc@pg-2.internal` of a connection string),
 searched apart from `IN_WORD`: its host may hold a `host:port` of its own. It starts where

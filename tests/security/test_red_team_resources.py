@@ -108,6 +108,9 @@ GLUED_RUNS = {
     # A user at a host: a local part started at each `+`, a host read back at each dot.
     "pluses": lambda n: "x/" + "a+" * (n // 2) + "@b.co",
     "a host of one-letter labels": lambda n: "x/a@" + "a." * (n // 2),
+    # An email's local part of Latin letters beyond ASCII, started at each of them.
+    "accented letters": lambda n: "é" * n + "@",
+    "accented pluses": lambda n: "x/" + "é+" * (n // 2) + "@b.co",
 }
 
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from abridged.domain.ledger import extract
-from abridged.domain.ledger_values import _FIRST, GLUED_CHARS, VALUE, script_numbers
+from abridged.domain.ledger_values import _FIRST, _LATIN, GLUED_CHARS, VALUE, script_numbers
 from abridged.domain.messages import Message, Role, TextBlock
 
 
@@ -28,6 +28,11 @@ def said(text: str) -> list[tuple[str, str]]:
         ("رقم الحجز JG7FMM بتاريخ 2024-05-21، المبلغ 120 USD", ["JG7FMM", "2024-05-21", "120 USD"]),
         ("ऑर्डर ORD-998877 का भुगतान ₹4,500 हुआ", ["ORD-998877", "₹4,500"]),
         ("예약번호 KX4P2Q, 합계 ₩45,000", ["KX4P2Q", "₩45,000"]),
+        (
+            # A local part of Latin letters beyond ASCII is the address's, not cut after them.
+            "Escribe a raúl.garcía@ferrovia.it o müller@firma.de; メールはuser@example.comです",
+            ["raúl.garcía@ferrovia.it", "müller@firma.de", "user@example.com"],
+        ),
         (
             "Set FOO_BAR=1 and $HOME, ${API_KEY}; mail a.b+c@example.co.uk.",
             ["FOO_BAR=1", "$HOME", "${API_KEY}", "a.b+c@example.co.uk"],
@@ -166,12 +171,14 @@ def test_a_latin_number_is_still_taken_with_its_word() -> None:
 # steps): the reference it must match exactly.
 _INNER = VALUE.pattern.removeprefix(_FIRST + "(?:").removesuffix(")")
 _REFERENCE = re.compile(
-    _INNER.replace("(?:(?<![%+])[A-Za-z0-9._%+-]+@", "(?:[A-Za-z0-9._%+-]+@", 1)
+    _INNER.replace(
+        f"(?:(?<![%+{_LATIN}])[A-Za-z0-9._%+{_LATIN}-]+@", f"(?:[A-Za-z0-9._%+{_LATIN}-]+@", 1
+    )
 )
 
 
 @settings(max_examples=500)
-@given(st.text(alphabet="aZv1.%+-@_ x.co:/#$€,T9fUSD\n", max_size=48))
+@given(st.text(alphabet="aZv1.%+-@_ x.co:/#$€,T9fUSDíü×\n", max_size=48))
 def test_values_are_those_of_the_reference_expression(text: str) -> None:
     assert _INNER not in (VALUE.pattern, _REFERENCE.pattern)
     assert [m.group(0) for m in VALUE.finditer(text)] == [
