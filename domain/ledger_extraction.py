@@ -412,6 +412,11 @@ def _paths(inputs: Mapping[str, JSON], skip: set[str]) -> Iterable[str]:
         if isinstance(value, str) and value.strip() and "\n" not in value:
             yield value.strip()[:PATH_CHARS]
     for key, value in inputs.items():
-        if isinstance(value, str) and key not in skip | set(PATH_KEYS) and not _content(key, value):
+        if (
+            isinstance(value, str)
+            and key not in skip
+            and key not in PATH_KEYS
+            and not _content(key, value)
+        ):
             for word in PATH_WORD.findall(value):
                 yield word[:PATH_CHARS]

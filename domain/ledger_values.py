@@ -141,11 +141,11 @@ def values(text: str) -> Iterable[str]:
 def glued(text: str, found: Sequence[int] = ()) -> Iterable[str]:
     """Each word of `text` that holds a value glued to a name by `@`, `/` or `=`, the value
     itself maybe after a `.` or `:` (`hashicorp/aws@5.71.0`, `refs/tags/v3.1.2`,
-    `kafka-2.internal:9092/payments`, `settings.MAX_MB=25`), whole, up to `GLUED_CHARS`,
-    without the punctuation that ends a sentence: the value
-    with what it is the value of. A word longer than `GLUED_CHARS` gives its values alone;
-    an `http(s)` address is a link, kept as one; a word where `VALUE` found a value (the
-    ascending starts `found`: `library.py:58-59`) has given it already."""
+    `kafka-2.internal:9092/payments`, `settings.MAX_MB=25`), whole up to `GLUED_CHARS` and
+    without the punctuation that ends a sentence: the value with what it is the value of.
+    A longer word gives its values alone; an `http(s)` address is a link, kept as one; a
+    word where `VALUE` found a value (the ascending starts `found`: `library.py:58-59`) has
+    given it already."""
     for match in GLUED.finditer(text):
         word = match.group(0).rstrip(WORD_END)
         start = match.start()
