@@ -93,8 +93,14 @@ class ReplyAccumulator:
         elif kind == "content_block_stop":
             index = event["index"]
             if index in self._partial:
+                # As the SDKs build it: the input `content_block_start` carried, replaced by
+                # the deltas' JSON when any came (a gateway may send a call's input whole).
                 text = self._partial.pop(index)
-                self._content()[index]["input"] = json.loads(text) if text else {}
+                block = self._content()[index]
+                if text:
+                    block["input"] = json.loads(text)
+                elif block.get("input") is None:
+                    block["input"] = {}
         elif kind == "message_delta":
             message = self._whole()
             message.update(event.get("delta") or {})

@@ -121,3 +121,38 @@ def test_an_advisor_consultation_and_a_fallback_hop_go_through_the_proxy(
     assert bare[1][:2] == [call, advice]
     assert bare[3][:3] == [first, hop, second]
     assert fake_anthropic.violations == []
+
+
+WHOLE_CALL = {
+    "type": "server_tool_use",
+    "id": "srvtoolu_03",
+    "name": "web_search",
+    "input": {"query": "csv parser quoting bug"},
+}
+FOUND_WHOLE = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_03", "content": []}
+
+
+def test_a_streamed_server_call_goes_on_in_one_session_turn_after_turn(
+    client: anthropic.Anthropic, fake_anthropic: FakeAnthropic, store: Sessions
+) -> None:
+    # The API streams a server call's input as `input_json_delta`, as it does a client
+    # call's: the reply recorded holds the input the SDK built, so the history the client
+    # sends back is the one stored, and no turn starts a branch.
+    fake_anthropic.enqueue(
+        *[fake.message([WHOLE_CALL, FOUND_WHOLE, {"type": "text", "text": f"Found {n}."}])
+          for n in range(3)]
+    )  # fmt: skip
+    history: list[Any] = [{"role": "user", "content": "Search for the bug."}]
+    for prompt in ("And the fix?", "Thanks."):
+        with client.messages.stream(
+            model=MODEL, max_tokens=400, tools=TOOLS, messages=history
+        ) as stream:
+            reply = stream.get_final_message()
+        history.append({"role": "assistant", "content": [b.to_dict() for b in reply.content]})
+        history.append({"role": "user", "content": prompt})
+    client.messages.create(model=MODEL, max_tokens=400, tools=TOOLS, messages=history)
+
+    assert roles(store) == ["user", "assistant", "user", "assistant", "user", "assistant"]
+    sent = fake_anthropic.requests_to()[-1].body["messages"]
+    assert {k: v for k, v in sent[1]["content"][0].items() if k != "cache_control"} == WHOLE_CALL
+    assert fake_anthropic.violations == []

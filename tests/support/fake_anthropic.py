@@ -682,7 +682,9 @@ def _block_events(index: int, block: Mapping[str, Any]) -> Iterator[tuple[str, M
             yield delta({"type": "text_delta", "text": piece})
         for citation in block.get("citations") or ():
             yield delta({"type": "citations_delta", "citation": citation})
-    elif kind == "tool_use":
+    elif kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
+        # A server or MCP call's input streams as a client call's does (the SDKs build all
+        # three from `input_json_delta`).
         yield start({**rest("input"), "input": {}})
         for piece in _chunks(json.dumps(block["input"]), _JSON_CHUNK):
             yield delta({"type": "input_json_delta", "partial_json": piece})
@@ -692,7 +694,7 @@ def _block_events(index: int, block: Mapping[str, Any]) -> Iterator[tuple[str, M
             yield delta({"type": "thinking_delta", "thinking": piece})
         yield delta({"type": "signature_delta", "signature": block["signature"]})
     else:
-        # Blocks without deltas (redacted_thinking, server tool blocks) arrive whole.
+        # Blocks without deltas (redacted_thinking, server tools' results) arrive whole.
         yield start(block)
     yield ("content_block_stop", {"type": "content_block_stop", "index": index})
 
