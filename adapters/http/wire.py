@@ -13,7 +13,7 @@ from starlette.requests import Request
 
 from abridged.adapters.anthropic.request import CACHE_TTLS, render_request
 from abridged.adapters.http.errors import ApiError
-from abridged.adapters.http.history import stripped
+from abridged.adapters.http.history import Shape, stripped
 from abridged.application.inputs import PLAIN_DEPTH
 from abridged.application.service import PreparedRequest
 from abridged.domain.messages import SERVER_TOOL_RESULT_TYPES, SERVER_TOOL_USE_TYPES
@@ -234,8 +234,9 @@ def _paused(message: dict[str, Any]) -> bool:
 
 
 def upstream_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """The headers sent upstream; 400 for a value that cannot be (HTTP/1.1 client headers
-    are ASCII), named but never quoted: it may be a key."""
+    """The headers sent upstream, by lower-case name; 400 for a value that cannot be
+    (HTTP/1.1 client headers are ASCII), named but never quoted: it may be a key.
+    `headers.items()` may name a header more than once (Starlette's `Headers` does)."""
     # Hop-by-hop: those listed, and those the client's `Connection` header names (RFC 9110,
     # 7.6.1); and every header of the proxy's own (`x-abridged-*`), meant for it alone.
     named = {
@@ -244,13 +245,15 @@ def upstream_headers(headers: Mapping[str, str]) -> dict[str, str]:
         if key.lower() == "connection"
         for token in value.split(",")
     }
-    passed = {
-        k: v
-        for k, v in headers.items()
-        if k.lower() not in _DROPPED_REQUEST_HEADERS
-        and k.lower() not in named
-        and not k.lower().startswith(OWN_HEADER_PREFIX)
-    }
+    passed: dict[str, str] = {}
+    for key, value in headers.items():
+        name = key.lower()
+        if name in _DROPPED_REQUEST_HEADERS or name in named or name.startswith(OWN_HEADER_PREFIX):
+            continue
+        # A header sent on several lines (two `anthropic-beta` lines) goes on as one, its
+        # values joined as RFC 9110 (5.3) combines them; a cookie's with "; ".
+        joint = "; " if name == "cookie" else ", "
+        passed[name] = f"{passed[name]}{joint}{value}" if name in passed else value
     for name, value in passed.items():
         if not value.isascii():
             raise ApiError(
@@ -336,3 +339,26 @@ def outgoing(body: dict[str, Any], prepared: PreparedRequest) -> dict[str, Any]:
     )
     _keep_last_breakpoints(messages, max(room, 0))
     return {**body, "messages": messages}
+
+
+def shape_changes(
+    shape: Shape,
+    body: dict[str, Any],
+    system: str | None = None,
+    tools: list[Any] | None = None,
+) -> dict[str, Any]:
+    """What a request changes of what its session was asked with, as `reconfigure`'s
+    arguments: its system prompt, tools or model, or more output tokens than reserved."""
+    system = session_system(body) if system is None else system
+    if tools is None:
+        tools = [stripped(tool) for tool in body.get("tools") or []]
+    changes: dict[str, Any] = {}
+    if shape.system != system:
+        changes["system"] = system
+    if list(shape.tools) != tools:
+        changes["tools"] = tools
+    if shape.model != body["model"]:
+        changes["model"] = body["model"]
+    if body["max_tokens"] > shape.reserved_output:
+        changes["max_output_tokens"] = body["max_tokens"]
+    return changes

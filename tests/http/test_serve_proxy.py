@@ -100,6 +100,29 @@ def test_the_answer_comes_back_unchanged_with_the_session_named(
     assert answer.headers["x-abridged-session"]
 
 
+def test_a_header_sent_on_two_lines_reaches_the_upstream_with_both_values(
+    proxy: str, fake_anthropic: FakeAnthropic
+) -> None:
+    # Two `anthropic-beta` lines (a harness adds its own beside the SDK's): both features
+    # go upstream, joined as HTTP joins a header's lines, on both endpoints.
+    body = {"model": MODEL, "max_tokens": 50, "messages": [{"role": "user", "content": "Hi"}]}
+    headers = [
+        ("x-api-key", TEST_API_KEY),
+        ("anthropic-version", "2023-06-01"),
+        ("anthropic-beta", "context-management-2025-06-27"),
+        ("anthropic-beta", "interleaved-thinking-2025-05-14"),
+    ]
+    counted = {k: v for k, v in body.items() if k != "max_tokens"}
+    for path, sent in (("/v1/messages", body), ("/v1/messages/count_tokens", counted)):
+        assert httpx2.post(f"{proxy}{path}", json=sent, headers=headers).status_code == 200
+
+    assert len(fake_anthropic.requests) == 2
+    for upstream in fake_anthropic.requests:
+        assert upstream.headers["anthropic-beta"] == (
+            "context-management-2025-06-27, interleaved-thinking-2025-05-14"
+        )
+
+
 def test_the_proxys_own_and_hop_by_hop_headers_stay_behind(
     proxy: str, fake_anthropic: FakeAnthropic
 ) -> None:
