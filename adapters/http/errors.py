@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 from uuid import uuid4
@@ -18,6 +19,8 @@ from abridged.domain.errors import (
     StoreError,
     UnknownSessionError,
 )
+
+logger = logging.getLogger(__name__)
 
 
 class ApiError(Exception):
@@ -39,6 +42,13 @@ def error_response(status: int, kind: str, message: str) -> JSONResponse:
         status_code=status,
         headers={"request-id": request_id},
     )
+
+
+def unreachable(error: Exception) -> JSONResponse:
+    """502: the client is told the upstream could not be reached, the log says why (never
+    the upstream's address, which may carry a gateway's credentials)."""
+    logger.warning("the upstream could not be reached: %s", type(error).__name__)
+    return error_response(502, "api_error", "abridged: the upstream could not be reached")
 
 
 def from_session_error(error: SessionError) -> ApiError:

@@ -15,7 +15,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from uuid import UUID, uuid5
 
@@ -325,6 +325,12 @@ ABANDONED = "the client went away before its reply: an interrupted request"
 routed by (the client still sends them: docs/serving.md); these do not, since the client that
 left may send its next request with them, changed, or without them."""
 
+EMPTY_REPLY = "the model's reply was empty: the turn is the client's to send again"
+"""The reason the proxy withdraws a turn the model answered with nothing: the API refuses an
+empty reply in a request, and its advice is to send the turn again with a "Please continue"
+joined to it, which routing then appends as it does an interrupted request's."""
+WITHDRAWN_BY_PROXY = frozenset({ABANDONED, EMPTY_REPLY})
+
 RESHAPING = Session.SystemPromptChanged | Session.ToolsChanged
 """The events after which a shape's size is taken again."""
 
@@ -342,7 +348,7 @@ def _advanced(known: Stored | None, events: Sequence[Any]) -> Stored:
         if isinstance(event, MessageAppended):
             digests.append(message_digest(event.message))
             versions.append(event.originator_version)
-        elif isinstance(event, Session.TurnWithdrawn) and event.reason == ABANDONED:
+        elif isinstance(event, Session.TurnWithdrawn) and event.reason in WITHDRAWN_BY_PROXY:
             # Messages whose client went away before their reply: the client's next request
             # may send them again, or not (routing never counts them as held).
             del digests[len(digests) - event.count :]
@@ -390,12 +396,20 @@ but well past what a long-lived session reaches (64 had a real one refused for g
 
 
 def route(
-    stored: StoredDigests, root: UUID, history: ClientHistory, owner: Mapping[str, str]
+    stored: StoredDigests,
+    root: UUID,
+    history: ClientHistory,
+    owner: Mapping[str, str],
+    reshaped: Callable[[Shape | None], bool] = lambda shape: False,
 ) -> Route:
     """The session for `history`, starting from the name's `root` and following branches
     at each point of divergence. A session whose metadata does not have every `owner` item
     (another tenant's) is unknown: `UnknownSessionError`; a deleted one of the owner's is
-    `SessionDeletedError` (its recorded replies are not sent again either)."""
+    `SessionDeletedError` (its recorded replies are not sent again either).
+
+    The same request again, whose reply is recorded, is sent again as it was, unless the
+    request changes what the session was asked with (`reshaped`: another model, say, to
+    regenerate the reply on): that goes to a branch of its own, started with the history."""
     session_id, parent = root, None
     for _ in range(MAX_HOPS):
         known = stored.get(session_id)
@@ -408,12 +422,14 @@ def route(
         common = _common_prefix(known.digests, history.digests)
         if common == len(known.digests):
             return Route(session_id, common, True, parent, len(known.digests), known.shape)
-        if common == len(history) and len(known.digests) == common + 1:
+        again = common == len(history) and len(known.digests) == common + 1
+        if again and not reshaped(known.shape):
             # The same request again, answered and recorded already (a client that lost the
             # answer, or several sending at once): the same request goes again.
             before = known.versions[common] - 1
             return Route(session_id, common, True, parent, len(known.digests), known.shape, before)
-        # Diverged: the client's message at `common` differs, or the client has fewer.
+        # Diverged: the client's message at `common` differs, or the client has fewer (or
+        # the same as the request the session answered, asked on another model, say).
         if common < len(history):
             point = chain(history.digests[: common + 1])
         else:

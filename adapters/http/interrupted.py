@@ -66,11 +66,16 @@ class Relayed:
 
 
 def take_back(
-    sessions: Sessions, locks: RequestLocks, stored: StoredDigests, ready: Prepared
+    sessions: Sessions,
+    locks: RequestLocks,
+    stored: StoredDigests,
+    ready: Prepared,
+    reason: str = ABANDONED,
 ) -> bool:
-    """The client of `ready` went away before its reply: the messages its request appended
-    after the last reply are withdrawn; whether they were. Nothing is withdrawn once the
-    session has moved on (a reply recorded, another request's messages appended)."""
+    """The client of `ready` went away before its reply (or the reply was empty,
+    `EMPTY_REPLY`): the messages its request appended after the last reply are withdrawn;
+    whether they were. Nothing is withdrawn once the session has moved on (a reply
+    recorded, another request's messages appended)."""
     if not ready.unanswered:
         return False
     with locks.held(ready.session_id):
@@ -79,7 +84,7 @@ def take_back(
         try:
             count = sessions.session(ready.session_id).message_count
             sessions.withdraw_turn(
-                ready.session_id, position=count - ready.unanswered, reason=ABANDONED
+                ready.session_id, position=count - ready.unanswered, reason=reason
             )
         except SessionError as error:
             # The messages stay: the next request goes on from them, or in a branch.
@@ -96,6 +101,20 @@ def holds_last(known: Stored | None, ready: Prepared) -> bool:
         known is not None
         and len(known.digests) == ready.messages
         and known.digests[-1] == ready.last
+    )
+
+
+def empty_reply(reply: dict[str, Any]) -> bool:
+    """Whether a reply says nothing a request may carry back: no content, or only text
+    blocks of white space (the API answers so at times, after tool results)."""
+    content = reply.get("content")
+    if not isinstance(content, list):
+        return False
+    return all(
+        isinstance(block, dict)
+        and block.get("type") == "text"
+        and not str(block.get("text") or "").strip()
+        for block in content
     )
 
 

@@ -38,12 +38,15 @@ from abridged.adapters.http.errors import (
     error_response,
     from_session_error,
     is_count,
+    unreachable,
     upstream_answer,
 )
 from abridged.adapters.http.history import (
+    EMPTY_REPLY,
     ClientHistory,
     Parser,
     Route,
+    Shape,
     StoredDigests,
     named_id,
     new_texts,
@@ -55,6 +58,7 @@ from abridged.adapters.http.history import (
 from abridged.adapters.http.interrupted import (
     Prepared,
     Relayed,
+    empty_reply,
     holds_last,
     take_back,
 )
@@ -73,6 +77,7 @@ from abridged.adapters.http.wire import (
     response_headers,
     session_name,
     session_system,
+    shape_changes,
     upstream_headers,
 )
 from abridged.adapters.token_counters import TiktokenCounter, counting_ahead
@@ -95,13 +100,6 @@ BRANCH_KEY = "abridged:branch_of"
 DEFAULT_TENANT = "default"
 ROUTE_ATTEMPTS = 5
 ROUTES_KEPT = 4_096
-
-
-def unreachable(error: Exception) -> Response:
-    """502: the client is told the upstream could not be reached, the log says why (never
-    the upstream's address, which may carry a gateway's credentials)."""
-    logger.warning("the upstream could not be reached: %s", type(error).__name__)
-    return error_response(502, "api_error", "abridged: the upstream could not be reached")
 
 
 class MessagesProxy:
@@ -216,12 +214,16 @@ class MessagesProxy:
         except InvalidMessageError as error:
             raise from_session_error(error) from None
         root = root_id(tenant, name)
+
+        def reshaped(shape: Shape | None) -> bool:  # asked on another model, say
+            return bool(shape and shape_changes(shape, body))
+
         # Routed holding the lock of the session the name reached last: usually one lock, one read.
         guess = self._routes.get(root, root)
         for _ in range(ROUTE_ATTEMPTS):
             with self.locks.held(guess):
                 try:
-                    found = route(self.stored, root, history, {TENANT_KEY: tenant})
+                    found = route(self.stored, root, history, {TENANT_KEY: tenant}, reshaped)
                 except UnknownSessionError as error:
                     raise from_session_error(error) from None
                 if not found.exists and found.session_id == named_id(name):
@@ -287,15 +289,7 @@ class MessagesProxy:
             )
             return sessions.prepare_request(session_id)
         if found.shape is not None:  # `route` checked the tenant
-            shape, changes = found.shape, dict[str, Any]()
-            if shape.system != system:
-                changes["system"] = system
-            if list(shape.tools) != tools:
-                changes["tools"] = tools
-            if shape.model != body["model"]:
-                changes["model"] = body["model"]
-            if body["max_tokens"] > shape.reserved_output:
-                changes["max_output_tokens"] = body["max_tokens"]
+            changes = shape_changes(found.shape, body, system, tools)
             if changes:
                 # The changes and the messages sent with them: one write, all or nothing.
                 sessions.reconfigure(session_id, **changes, messages=new)
@@ -424,6 +418,11 @@ class MessagesProxy:
                 logger.warning("session %s: overflow not recovered: %s", ready.session_id, failure)
 
     def _record(self, ready: Prepared, reply: dict[str, Any]) -> None:
+        if empty_reply(reply):
+            # No request may carry it back: the client sends the turn again, in this session.
+            take_back(self.sessions, self.locks, self.stored, ready, EMPTY_REPLY)
+            self.metrics.add("abridged.serve.replies", attributes={"outcome": "empty"})
+            return
         with self.locks.held(ready.session_id):
             known = self.stored.get(ready.session_id)
             if not holds_last(known, ready):
