@@ -22,6 +22,11 @@ _E = r"(?![A-Za-z0-9_@/-]|\.[A-Za-z0-9])"
 _LATIN = "\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f"
 """The letters of the Latin alphabets beyond ASCII (`í`, `ü`, `ø`, `ł`): an email's local
 part may hold them (`raúl.garcía@example.it`); `×` and `÷` are not letters."""
+_ISO = "USD|EUR|GBP|JPY|CNY|INR|KRW|RUB|AED|SAR|CHF"
+"""The currencies whose code marks an amount (`120 USD`, `EUR 1.299,00`)."""
+_GROUPED = r"[0-9]{1,3}(?:[ \u00a0\u202f][0-9]{3}){1,6}(?:[.,][0-9]{1,2})?"
+"""An amount whose thousands a space groups, as French and Swiss texts write it
+(`21 907,44`): taken whole before a currency's sign or code."""
 _FIRST = r"(?=[A-Za-z0-9._%+\-#$\u20ac\u00a3\u00a5\u20b9\u20a9\u20bd" + _LATIN + "])"
 """Every character a value can start with: a look-ahead for it lets the other positions of
 a text fail at once (a third of the time `VALUE` took over a megabyte of tool output)."""
@@ -37,7 +42,7 @@ VALUE = re.compile(
     r"|[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2})?(?:Z|[+-][0-9:]{4,5})?)?"
     r"|[0-9]{1,2}[/.][0-9]{1,2}[/.](?:[0-9]{4}|[0-9]{2})|[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?"
     r"|(?=[0-9a-f]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,64}"  # hash
-    r"|[A-Z][A-Z0-9]{1,9}-[0-9]{2,}|#[0-9]{2,}"  # ticket, issue
+    r"|[A-Z][A-Z0-9]{1,9}(?:-[0-9]{2,}){1,4}|[A-Z](?:-[0-9]{2,}){2,4}|#[0-9]{2,}"  # ticket
     r"|(?![0-9]+[KMGT]?B\b)(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{5,12}"  # code
     r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:=[^\s`'\",;]*[^\s`'\",;.:!?)])?"  # env
     r"|\$\{?[A-Za-z_][A-Za-z0-9_]+\}?"
@@ -48,7 +53,9 @@ VALUE = re.compile(
     r"(?:[-+][0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?"
     + _E  # version, a package's pin too
     + r"|[$\u20ac\u00a3\u00a5\u20b9\u20a9\u20bd]\s?[0-9](?:[0-9,.]*[0-9])?"  # money
-    r"|(?<![\w.,])[0-9](?:[0-9,.]*[0-9])?\s?(?:USD|EUR|GBP|JPY|CNY|INR|KRW|RUB|AED|SAR|CHF)\b"
+    r"|(?<![\w.,'])(?:" + _GROUPED + r"|[0-9](?:[0-9,.']*[0-9])?)"
+    r"(?:\s?(?:" + _ISO + r")\b|[ \u00a0\u202f]?[$\u20ac\u00a3\u00a5\u20b9\u20a9\u20bd])"
+    r"|\b(?:" + _ISO + r")[ \u00a0]?[0-9](?:[0-9,.']*[0-9])?(?![\w.,'])"
     r")"
 )
 """An exact value written in prose, of a shape that says what it is whatever the language
@@ -58,7 +65,9 @@ time, a version
 letter and a digit (a commit), a ticket or order id (`ORD-12345`, `#1234`), a code of 5 to 12
 capitals and digits holding both (`JG7FMM`, not a size like `330KB`), an environment variable
 or constant (`FOO_BAR=1`, `$HOME`), an IPv4 address or `host:port` (a file's line range
-`library.py:58-59` too), and a money amount with its sign or ISO code. Its edges are ASCII: a
+`library.py:58-59` too), and a money amount with its sign or ISO code, before or after it
+(`$1,299.00`, `12,50 €`, `21 907,44 €`, `120 USD`, `CHF 1'250.00`). A ticket's or an
+invoice's id may have several parts (`INV-2026-0042`, `F-2026-118`). Its edges are ASCII: a
 value inside a sentence of a script without spaces (`注文ORD-12345を`) is found, one glued to
 Latin letters or digits is part of a longer word and is not. A number alone (`2 files`, a
 year) is not a value."""
@@ -79,7 +88,8 @@ IN_WORD = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{1,2}[/.][0-9]{1,2}[/.](?:[0-9]{4}|[0-9]{2})"  # date
     r"|v[0-9]+(?:\.[0-9]+)+|[0-9]+\.[0-9]+\.[0-9]+"  # version
     r"|(?=[0-9a-f]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,64}"  # hash
-    r"|[A-Z][A-Z0-9]{1,9}-[0-9]{2,}|(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{5,12}"  # id, code
+    r"|[A-Z][A-Z0-9]{1,9}(?:-[0-9]{2,}){1,4}|[A-Z](?:-[0-9]{2,}){2,4}"  # id
+    r"|(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{5,12}"  # code
     r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"  # constant
     r"|(?<![.-])[A-Za-z][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*:[0-9]{2,5}"  # host:port, file:line
     r")(?![A-Za-z0-9_])"

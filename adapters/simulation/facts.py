@@ -25,9 +25,10 @@ task would need again, verbatim:
 - **values**: exact values of a shape that says what they are, in user prompts and the
   agent's text: email addresses, ISO dates and date-times, `21/05/2024`, clock times,
   versions (`v1.2`, `3.11.4`), hex hashes of 7 to 64 digits with a letter and a digit,
-  ticket and order ids (`ORD-12345`, `#1234`), codes of 5 to 12 capitals and digits holding
-  both (`JG7FMM`), environment variables and constants (`FOO_BAR=1`, `$HOME`), IPv4
-  addresses and `host:port`, money with its sign or ISO code (`$1,299.00`, `120 USD`); not
+  ticket and order ids (`ORD-12345`, `INV-2026-0042`, `#1234`), codes of 5 to 12 capitals
+  and digits holding both (`JG7FMM`), environment variables and constants (`FOO_BAR=1`,
+  `$HOME`), IPv4 addresses and `host:port`, money with its sign or ISO code before or after
+  it (`$1,299.00`, `12,50 €`, `21 907,44 €`, `120 USD`, `CHF 1'250.00`); not
   the date or time that starts a line (a pasted log's timestamps);
 - **arguments**: the values the agent passed to tools other than shells: each string of a
   tool call's input (nested ones too), stripped, on one line, 4 to 80 characters, that is not
@@ -74,6 +75,7 @@ OTHER_SCRIPT_NUMBER = re.compile(r"[^\W\d_A-Za-z]{2,64}[ \t]?[:=]?[ \t]?[0-9][0-
 LOG_TIME = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}.*|[0-9]{1,2}[/.][0-9]{1,2}[/.][0-9]{2,4}|[0-9]{1,2}:[0-9]{2}.*"
 )
+ISO = "USD|EUR|GBP|JPY|INR|KRW|RUB|AED|SAR|CNY|CHF"
 VALUE = re.compile(
     r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}(?![\w-])"  # email
     r"|(?<![0-9.:/-])(?:[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?)?"
@@ -82,10 +84,13 @@ VALUE = re.compile(
     r"|(?<![A-Za-z0-9_.])(?:v[0-9]+(?:\.[0-9]+)+|[0-9]+\.[0-9]+\.[0-9]+)(?:-[A-Za-z0-9.]+)?"
     r"(?![.]?[A-Za-z0-9_])"  # versions
     r"|(?<![A-Za-z0-9_-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,64}(?![A-Za-z0-9_-])"
-    r"|(?<![A-Za-z0-9_-])(?!\d+[KMGT]?B\b)(?:[A-Z][A-Z0-9]{1,9}-[0-9]{2,}"
+    r"|(?<![A-Za-z0-9_-])(?!\d+[KMGT]?B\b)(?:[A-Z][A-Z0-9]{1,9}(?:-[0-9]{2,}){1,4}"
+    r"|[A-Z](?:-[0-9]{2,}){2,4}"
     r"|(?=[A-Z0-9]*[0-9])(?=[A-Z0-9]*[A-Z])[A-Z0-9]{5,12})(?![A-Za-z0-9_-])"  # ids, codes
     r"|[$€£¥₹₩₽]\s?[0-9][0-9,.]*[0-9]"
-    r"|\b[0-9][0-9,.]{0,40}\s?(?:USD|EUR|GBP|JPY|INR|KRW|RUB|AED|SAR|CNY|CHF)\b"  # money
+    r"|(?<![\w.,'])(?:[0-9]{1,3}(?:[ \u00a0\u202f][0-9]{3}){1,6}(?:[.,][0-9]{1,2})?"
+    r"|[0-9][0-9,.']{0,40})(?:\s?(?:" + ISO + r")\b|[ \u00a0\u202f]?[$€£¥₹₩₽])"
+    r"|\b(?:" + ISO + r")[ \u00a0]?[0-9][0-9,.']{0,40}[0-9]"  # money, sign or code either side
     r"|\$\{?[A-Za-z_][A-Za-z0-9_]{2,}\}?"
     r"|(?<![A-Za-z0-9_$])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:=[^\s`'\",;]*[^\s`'\",;.:!?)])?"  # env
     r"|(?<![A-Za-z0-9_.])(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?::[0-9]{2,5})?"

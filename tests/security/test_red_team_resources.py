@@ -96,6 +96,23 @@ def test_the_ledgers_values_read_a_run_of_an_emails_characters_in_linear_time(
     assert growth(lambda text: list(values(text)), make, 4_000) < LINEAR
 
 
+MONEY_RUNS = {
+    # An amount whose thousands a space groups, or a code before it, tried at each group.
+    "space-grouped digits": lambda n: "1 234" + " 567" * (n // 4),
+    "apostrophes": lambda n: "CHF 1" + "'1" * (n // 2),
+    "codes and digits": lambda n: "EUR 1" * (n // 5),
+    "ids of many parts": lambda n: "INV" + "-2026" * (n // 5),
+}
+
+
+@pytest.mark.parametrize("make", MONEY_RUNS.values(), ids=MONEY_RUNS.keys())
+def test_amounts_and_ids_are_read_in_linear_time(make: Callable[[int], str]) -> None:
+    """Money with its sign or code either side, and ids of several parts, by the ledger
+    and by `simulate`'s measure."""
+    assert growth(lambda text: list(values(text)), make, 4_000) < LINEAR
+    assert growth(lambda text: extract_facts([Message.user(text)]), make, 1_000) < LINEAR
+
+
 GLUED_RUNS = {
     # A host (`name.name:port`) started after each dot or hyphen of a run read it to its end.
     "dots": lambda n: "x/" + "a." * (n // 2),

@@ -55,6 +55,16 @@ def said(text: str) -> list[tuple[str, str]]:
             ["4.65.0", "1.0.1-py2.7", "3.11.4"],
         ),
         (
+            # Amounts written the French, German or Swiss way, the sign or code either side,
+            # and ids of several parts.
+            "Facture INV-2026-0042 : total 21 907,44 €, dont 3 118,00 € (réf. URS-2026-0115).",
+            ["INV-2026-0042", "21 907,44 €", "3 118,00 €", "URS-2026-0115"],
+        ),
+        (
+            "Der Betrag von 1.299,00 EUR, CHF 1'250.00 oder 12,50 € ist am 15.01.26 fällig.",
+            ["1.299,00 EUR", "CHF 1'250.00", "12,50 €", "15.01.26"],
+        ),
+        (
             # A file's lines named without its folder: the range's start, as `file:line`.
             "The check is in library.py:58-59; the server stays on localhost:8080.",
             ["library.py:58", "localhost:8080"],
@@ -75,6 +85,7 @@ def test_values_are_found_whatever_the_script_around_them(text: str, values: lis
         "Paths alone are not values: src/app/v2/main.py, a/b=c and x:y.",
         "The word deadbeef has no digit; x2ab1c3d4 is glued to a letter.",
         "Values glued to Latin letters: fooORD-12345 and abcv1.2.3.",
+        "The F-16 and the A-10 flew over 1 234 567 people in 2024.",  # names, a count
     ],
 )
 def test_prose_numbers_and_parts_of_longer_words_are_not_values(text: str) -> None:

@@ -40,6 +40,21 @@ def test_values_in_any_script_are_facts_and_prose_numbers_are_not() -> None:
     assert not any("2024" in n and "-" not in n for n in found["numbers"])
 
 
+def test_amounts_with_the_sign_after_and_ids_of_several_parts_are_values() -> None:
+    found = kinds(
+        (Role.USER, "Facture F-2026-118 : 21 907,44 € TTC, soit 12,50 € par lot; CHF 1'250.00."),
+        (Role.ASSISTANT, "URSSAF échéance réf. URS-2026-0115 : 3 118,00 €. The F-16 in 2024."),
+    )
+    assert found["values"] == [
+        "F-2026-118",
+        "21 907,44 €",
+        "12,50 €",
+        "CHF 1'250.00",
+        "URS-2026-0115",
+        "3 118,00 €",
+    ]
+
+
 def test_a_pasted_logs_line_timestamps_are_not_values() -> None:
     log = "\n".join(f"2026-11-27 10:{k:02d}:00 INFO worker {k}" for k in range(5))
     assert kinds((Role.USER, log + "\nRetry at 11:45."))["values"] == ["11:45"]
