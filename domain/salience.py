@@ -9,12 +9,15 @@ text, the lines that matter most, up to a cap, in this priority:
 3. the last two frames of each traceback (`File "…", line N, in …`),
 4. lines naming a path (a word with a `/`, not a URL).
 
-Rules 2 (`LATEST_RULES`, the default of `CompactionSettings.salient_rules`) also take, as
+Rules 2 also take, as
 error lines, log lines at ERROR, FATAL or CRITICAL level (`… ERROR [worker] job failed`,
 `level=error`), the exception that ends a traceback whatever its name
-(`psycopg.errors.SerializationFailure: …`), and, as failures, pytest's `E   …` lines. Rules 1
-are the ones before: a truncation or a prune records which rules it was made with, so a
-session stored earlier is shown as it was.
+(`psycopg.errors.SerializationFailure: …`), and, as failures, pytest's `E   …` lines. Rules 3
+(`LATEST_RULES`) choose the same lines, and cut a head and a tail at line ends
+(`abridged.domain.truncation.line_cut`), so that neither shows half a line and a line split
+between head and middle is whole in the middle. Rules 1 are the first ones: a truncation or
+a prune records which rules it was made with, so a session stored earlier is shown as it
+was.
 
 Lines are stripped of surrounding blank space, each capped at `LINE_CHARS`, deduplicated,
 and returned in their order in the text. Pure and deterministic: the same text, cap and rules
@@ -48,7 +51,7 @@ r"""Found in a line read backwards exactly where the path of every rule so far,
 (`names_a_path`): where a path matches, so does its shortest form (its first folder, then
 folders without a letter or digit, then a letter or digit after a slash), and read
 backwards, a search starts only at a letter or digit."""
-LATEST_RULES = 2
+LATEST_RULES = 3
 
 PRIORITY_ERROR = 0
 PRIORITY_TEST = 1

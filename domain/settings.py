@@ -242,11 +242,11 @@ class CompactionSettings:
     salient_chars: int = attrs.field(default=2_000, validator=_int)
     """An output truncated at append (over `tool_output_share`) keeps up to this many
     characters of salient lines from its cut middle (at most a third of what it shows)."""
-    salient_rules: int = attrs.field(default=2, validator=_int)
+    salient_rules: int = attrs.field(default=3, validator=_int)
     """Which rules choose salient lines (`abridged.domain.salience`): 2 also takes log lines
     at ERROR, FATAL or CRITICAL level, the exception that ends a traceback whatever its name,
-    and pytest's `E` lines; 1, the rules before them, is what sessions stored earlier keep,
-    so that what they showed is shown the same."""
+    and pytest's `E` lines; 3 also cuts a head and a tail at line ends; 1, the first rules,
+    is what sessions stored earlier keep, so that what they showed is shown the same."""
     tool_policies: dict[str, ToolPolicy] = attrs.field(
         factory=dict, hash=False, validator=_tool_policies
     )
@@ -315,7 +315,7 @@ class CompactionSettings:
         if self.keep_recent_share is not None:
             _share("keep_recent_share", self.keep_recent_share)
         _at_least("salient_rules", self.salient_rules, 1)
-        _at_most("salient_rules", self.salient_rules, 2)
+        _at_most("salient_rules", self.salient_rules, 3)
 
     def tool_policy(self, tool_name: str) -> ToolPolicy:
         return self.tool_policies.get(tool_name, "prune")

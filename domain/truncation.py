@@ -123,6 +123,31 @@ def truncate_message_text(
     )
 
 
+LINE_SNAP = 240
+"""Rules 3: a head that would end within this many characters of its last line end ends
+there, and a tail that would start within as many of its first line start starts there (a
+line's cap of salient lines, `salience.LINE_CHARS`), and never more than a quarter of the
+head or tail: a line split between them goes whole to the cut middle, where the salient
+lines may take it."""
+
+
+def line_cut(text: str, head_chars: int, tail_chars: int) -> tuple[int, int]:
+    """`head_chars` and `tail_chars` moved in to the nearest line ends within `LINE_SNAP`
+    (never out: what is shown only shrinks, so it still fits what it was measured for)."""
+    if len(text) - head_chars - tail_chars <= 0:
+        return head_chars, tail_chars
+    if head_chars > 0 and text[head_chars - 1] != "\n":
+        end = text.rfind("\n", head_chars - min(LINE_SNAP, head_chars // 4), head_chars)
+        if end >= 0:
+            head_chars = end + 1
+    start = len(text) - tail_chars
+    if tail_chars > 0 and text[start - 1] != "\n":
+        begin = text.find("\n", start, start + min(LINE_SNAP, tail_chars // 4))
+        if begin >= 0:
+            tail_chars = len(text) - begin - 1
+    return head_chars, tail_chars
+
+
 def _salient_cut(
     text: str,
     head_chars: int,
@@ -131,6 +156,8 @@ def _salient_cut(
     what: str,
     mark: Callable[[int], str],
 ) -> str:
+    if salient[1] >= 3:
+        head_chars, tail_chars = line_cut(text, head_chars, tail_chars)
     middle = salient_lines(text[head_chars : len(text) - tail_chars], *salient)
     if not middle or len(text) - head_chars - tail_chars <= 0:
         return _cut(text, head_chars, tail_chars, mark)
