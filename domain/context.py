@@ -19,9 +19,10 @@ from abridged.domain import replies
 from abridged.domain.capabilities import ModelCapabilities
 from abridged.domain.errors import RoleOrderError
 from abridged.domain.framing import escape_framing
-from abridged.domain.messages import JSON, Message, Role, TextBlock, WireBlock
+from abridged.domain.messages import JSON, Message, Role, TextBlock
 from abridged.domain.reply_shapes import (
     is_paused_turn,
+    lead_with_compaction,
     leads_with_compaction,
     loop_opener,
     takes_more_content,
@@ -48,6 +49,12 @@ class Entry:
     one it was recorded at, carried forward by a compaction that kept its prefix (a chained
     `SummaryChunk`); `None` for other messages and replies stored before it existed."""
 
+    def __attrs_post_init__(self) -> None:
+        # Left out of the view, counted 0 whatever counted them: the estimate is what is sent.
+        if stale := self.stale_thinking:
+            counts = tuple(0 if i in stale else c for i, c in enumerate(self.block_tokens))
+            object.__setattr__(self, "block_tokens", counts)
+
     @property
     def shown_tokens(self) -> int:
         """Tokens of the message as requests show it (a dropped block counts 0)."""
@@ -62,7 +69,13 @@ class Entry:
     def shown_message(self) -> Message:
         """The message as requests show it; entries are replaced, never changed, so the
         result is kept instead of rebuilt for every request."""
-        return replies.shown_reply(shown(self.message, self.truncations, self.replacements))
+        gone = tuple(Replacement(i, None) for i in self.stale_thinking)
+        return replies.shown_reply(shown(self.message, self.truncations, self.replacements + gone))
+
+    @functools.cached_property
+    def stale_thinking(self) -> frozenset[int]:
+        """Thinking after a block shown changed (`replies.thinking_after_changes`)."""
+        return replies.thinking_after_changes(self.message, self.truncations)
 
     @property
     def replaced_blocks(self) -> frozenset[int]:
@@ -337,7 +350,7 @@ def build_context(
     if (
         compaction is not None
         and compaction.block is not None
-        and _lead_with(messages, compaction.block)
+        and lead_with_compaction(messages, compaction.block)
     ):
         stable += 1 if stable else 0
     lead = 1 if compaction is not None else 0
@@ -414,19 +427,6 @@ def _attach(messages: list[Message], recorded: Sequence[Sequence[Any]], first: i
         at = position - first
         if 0 <= at < len(messages):
             messages[at] = Message(messages[at].role, (*messages[at].content, TextBlock(text)))
-
-
-def _lead_with(messages: list[Message], block: str) -> bool:
-    """Puts the API's signed compaction block first, in the assistant message it came in;
-    the kept turns follow it verbatim. Kept turns that start with a reply (the cut fell inside
-    a turn) have the block lead that reply: the API would join the two assistant messages into
-    that one, as its own replies lead with a block. Whether a message was added."""
-    lead = WireBlock("compaction", block)
-    if messages[0].role is Role.ASSISTANT:
-        messages[0] = Message(Role.ASSISTANT, (lead, *messages[0].content))
-        return False
-    messages.insert(0, Message(Role.ASSISTANT, (lead,)))
-    return True
 
 
 def _opener_thinking_hidden(entries: Sequence[Entry]) -> bool:

@@ -69,7 +69,7 @@ class TailIndexes:
 
 def has_thinking(entry: Entry) -> bool:
     """Whether `entry` still shows a thinking block (one not dropped or summarized)."""
-    replaced = entry.replaced_blocks
+    replaced = entry.replaced_blocks | entry.stale_thinking
     return any(
         isinstance(b, ThinkingBlock | RedactedThinkingBlock) and i not in replaced
         for i, b in enumerate(entry.message.content)
@@ -78,7 +78,7 @@ def has_thinking(entry: Entry) -> bool:
 
 def thinking_tokens(entry: Entry) -> int:
     """Tokens of `entry`'s thinking blocks still shown (not dropped or summarized)."""
-    replaced = entry.replaced_blocks
+    replaced = entry.replaced_blocks | entry.stale_thinking
     return sum(
         entry.block_tokens[i]
         for i, b in enumerate(entry.message.content)

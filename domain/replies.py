@@ -9,9 +9,12 @@ reply with nothing left is shown as a short note, so the roles keep alternating.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import attrs
 
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, TextBlock, ThinkingBlock
+from abridged.domain.truncation import Truncation
 
 EMPTY_REPLY_TEXT = "[no reply: the model stopped before writing anything]"
 """What later requests show in place of a reply that has nothing a request may carry."""
@@ -62,3 +65,24 @@ def extra_tokens(message: Message) -> int:
         if is_incomplete(message) and len(hidden_blocks(message)) == len(message.content)
         else 0
     )
+
+
+def thinking_after_changes(message: Message, truncations: Sequence[Truncation]) -> frozenset[int]:
+    """The thinking blocks of a reply that come after a block requests show changed (cut to
+    head and tail, or a blank text block left out): each is bound to everything before it as
+    the model wrote it, which a model that checks (preserved thinking) refuses, and a model
+    that does not needs no thinking of a reply but what leads it. They leave the view, and
+    count nothing (`abridged.domain.context.Entry`); the thinking before the first change
+    stays."""
+    if message.role is not Role.ASSISTANT:
+        return frozenset()
+    content = message.content
+    changed = [t.block_index for t in truncations if not _thinking(content[t.block_index])]
+    changed += [i for i, b in enumerate(content) if isinstance(b, TextBlock) and not b.text.strip()]
+    if not changed:
+        return frozenset()
+    return frozenset(i for i in range(min(changed) + 1, len(content)) if _thinking(content[i]))
+
+
+def _thinking(block: object) -> bool:
+    return isinstance(block, ThinkingBlock | RedactedThinkingBlock)

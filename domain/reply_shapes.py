@@ -313,6 +313,19 @@ def leads_with_compaction(message: Message) -> bool:
     return isinstance(first, WireBlock) and first.type == "compaction"
 
 
+def lead_with_compaction(messages: list[Message], block: str) -> bool:
+    """Puts the API's signed compaction block first, in the assistant message it came in;
+    the kept turns follow it verbatim. Kept turns that start with a reply (the cut fell inside
+    a turn) have the block lead that reply: the API would join the two assistant messages into
+    that one, as its own replies lead with a block. Whether a message was added."""
+    lead = WireBlock("compaction", block)
+    if messages[0].role is Role.ASSISTANT:
+        messages[0] = Message(Role.ASSISTANT, (lead, *messages[0].content))
+        return False
+    messages.insert(0, Message(Role.ASSISTANT, (lead,)))
+    return True
+
+
 def compaction_summary(block: object) -> str | None:
     """The summary text of the API's `compaction` block (its `content`); `None` for any other
     block, or one whose summary is encrypted only."""
