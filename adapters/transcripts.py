@@ -53,12 +53,16 @@ class TranscriptError(ValueError):
         self.problem = problem
 
 
+def _no_blank(text: str) -> str:
+    return text if text.strip() else ""  # white space alone is no prompt: the API refuses it
+
+
 @attrs.frozen
 class Transcript:
     """A recorded conversation, ready to replay: its tools cover every tool it calls."""
 
     messages: tuple[Message, ...]
-    system: str
+    system: str = attrs.field(converter=_no_blank)
     tools: tuple[Mapping[str, JSON], ...] = attrs.field(hash=False)
     model: str | None
     source: str

@@ -166,6 +166,15 @@ def optional_text(value: object, what: str, *, blank: bool = True) -> str | None
     return value
 
 
+def check_system_text(system: str) -> None:
+    """`InvalidArgumentError` for a system prompt of white space alone: the API refuses a
+    blank system text, so every request would be refused ("" means none)."""
+    if system and not system.strip():
+        raise InvalidArgumentError(
+            f'system must not be only white space, got {system!r:.40} (pass "" for none)'
+        )
+
+
 def optional_count(value: object, what: str) -> int | None:
     """`value` when it is `None` or an int (not a bool); `InvalidArgumentError` otherwise.
     Its range is the settings' to check (`InvalidSettingsError`)."""

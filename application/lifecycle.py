@@ -19,6 +19,7 @@ from abridged.application.compactor import Compactor
 from abridged.application.inputs import (
     as_message,
     as_session_id,
+    check_system_text,
     optional_count,
     optional_settings,
     optional_text,
@@ -345,6 +346,8 @@ class LifecycleCommands:
             optional_count(max_output_tokens, "max_output_tokens"),
         )
         system = optional_text(system, "system")
+        if system is not None:
+            check_system_text(system)
         settings = optional_settings(settings)
         parsed = tuple(as_message(message) for message in messages)
         return self.lifecycle.reconfigure(

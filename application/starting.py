@@ -12,7 +12,12 @@ from typing import Any
 from uuid import UUID, uuid4
 
 from abridged.application.appending import Appender
-from abridged.application.inputs import as_message, as_session_id, optional_settings
+from abridged.application.inputs import (
+    as_message,
+    as_session_id,
+    check_system_text,
+    optional_settings,
+)
 from abridged.application.service_ports import ServicePorts
 from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain.context import SummaryChunk
@@ -117,6 +122,7 @@ def check_start_arguments(
             )
     if not isinstance(system, str):
         raise InvalidArgumentError(f"system must be a string, got {type(system).__name__}")
+    check_system_text(system)
     encoded_size(system, "the system prompt")
 
 

@@ -11,11 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.bootstrap import persistence_env
 from abridged.application.audit import event_facts
 from abridged.application.service import Sessions
 from abridged.domain.errors import (
     CompactionFailedError,
+    InvalidArgumentError,
     InvalidMessageError,
     InvalidSettingsError,
 )
@@ -135,7 +137,21 @@ def test_bad_changes_are_typed_errors_and_record_nothing() -> None:
         app.reconfigure(session_id, context_window=300)
     with pytest.raises(InvalidSettingsError):
         app.reconfigure(session_id, system="Fine.", max_output_tokens=0)
+    with pytest.raises(InvalidArgumentError, match="only white space"):
+        app.reconfigure(session_id, system=" \n ")  # the API refuses a blank system text
     assert len(app.history(session_id)) == count
+
+
+@pytest.mark.parametrize("blank", [" ", "\n", "\t \r\n"])
+def test_a_system_prompt_of_white_space_alone_is_refused_and_none_is_empty(blank: str) -> None:
+    app = service()
+    with pytest.raises(InvalidArgumentError, match="only white space"):
+        app.start_session(model="claude-sonnet-4-6", max_output_tokens=500, system=blank)
+    assert app.list_sessions().sessions == ()
+    session_id = app.start_session(model="claude-sonnet-4-6", max_output_tokens=500, system="")
+    app.append_message(session_id, Message.user("Hi"))
+    body = render_request(app.prepare_request(session_id).context, model="m", max_tokens=500)
+    assert "system" not in body
 
 
 def test_clear_starts_a_linked_session_from_the_parents_summary() -> None:
