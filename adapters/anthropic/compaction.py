@@ -317,7 +317,7 @@ def compaction_messages(
         else:
             joined.append({"role": role, "content": kept})
     if not capabilities.system_messages:
-        joined = folded_system_messages(joined)
+        joined = folded_system_messages(joined, capabilities.prefix_bound_thinking)
     return joined
 
 

@@ -95,7 +95,7 @@ def render_request(
             _mark(messages[at], limit if at == index else -1, marker)
     rows = capabilities or context.capabilities or capabilities_for(model)
     if not rows.system_messages and any(m["role"] == "system" for m in messages):
-        messages = folded_system_messages(messages)
+        messages = folded_system_messages(messages, rows.prefix_bound_thinking)
     body["messages"] = messages
     if context.tools:
         body["tools"] = [dict(tool) for tool in context.tools]
@@ -120,17 +120,21 @@ def rendered(
     return render_request(context, model=model, max_tokens=max_tokens, options=options)
 
 
-def folded_system_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def folded_system_messages(
+    messages: list[dict[str, Any]], bound: bool = False
+) -> list[dict[str, Any]]:
     """The wire messages with each `role: "system"` message folded into the user message
     before it, as text marked as a system instruction (for models that refuse the role).
-    A system message always follows a user turn, so roles keep alternating."""
+    A system message always follows a user turn, so roles keep alternating. One for its
+    turn only (`clear_at`) leaves once the turn is over, but not on a model that binds
+    thinking (`bound`): the replies' thinking is bound to the text it was folded into."""
     folded: list[dict[str, Any]] = []
     last_user = max((k for k, m in enumerate(messages) if m["role"] == "user"), default=-1)
     for index, message in enumerate(messages):
         if message["role"] != "system" or not folded or folded[-1]["role"] != "user":
             folded.append(message)
             continue
-        if message.get("clear_at") == "next_user_message" and index < last_user:
+        if message.get("clear_at") == "next_user_message" and index < last_user and not bound:
             # Shown only for the user turn it follows, as the API shows it: that turn is over.
             continue
         # Its own fields (a turn's `output_config`) have no form in a user message.

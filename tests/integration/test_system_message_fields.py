@@ -20,6 +20,7 @@ from abridged.domain.errors import EmptyContentError, InvalidMessageError
 from tests.support.anthropic_rules import assert_valid_request
 from tests.support.fake_anthropic import TEST_API_KEY, FakeAnthropic
 from tests.support.serve import served
+from tests.support.thinking_binding import binding_failures, sign_reply
 
 TURN_ONLY = {
     "role": "system",
@@ -93,6 +94,32 @@ def test_a_model_without_system_messages_reads_a_turn_scoped_one_only_in_its_tur
     assert sum("cite file paths" in text for text in texts) == 1
     # The effort of a turn has no form in a user message: nothing is added for it.
     assert sent[-1]["content"][-1]["text"] == "Quick: which line?"
+
+
+def test_on_a_model_that_binds_thinking_a_folded_turn_scoped_one_stays() -> None:
+    # A model the table does not know gets the strictest row: it binds thinking and takes
+    # no system message. The reply after the folded text was produced under it, so the text
+    # stays when its turn is over; removed, the reply's thinking would be refused.
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "What does the parser do?"},
+        TURN_ONLY,
+    ]
+    with bootstrap(":memory:") as sessions:
+        session_id = sessions.start_session(model="claude-opus-9", max_output_tokens=1_024)
+        for message in history:
+            sessions.append_message(session_id, message)
+        first = sessions.prepare_request(session_id)
+        body = render_request(first.context, model="claude-opus-9", max_tokens=1_024)
+        reply = [
+            {"type": "thinking", "thinking": "Reply in French.", "signature": "unsigned"},
+            {"type": "text", "text": "Il lit le fichier."},
+        ]
+        sessions.record_reply(session_id, {"role": "assistant", "content": sign_reply(body, reply)})
+        sessions.append_message(session_id, {"role": "user", "content": "And the lexer?"})
+        sent = rendered(sessions, session_id)
+    texts = [b.get("text", "") for b in sent[0]["content"]]
+    assert sum("French" in text for text in texts) == 1
+    assert binding_failures({**body, "messages": sent}) == []
 
 
 def test_fields_the_api_refuses_are_refused() -> None:
