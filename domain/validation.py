@@ -391,10 +391,24 @@ def _check_document(wire: dict[str, object], where: str) -> None:
         isinstance(source.get(needed), str) and (source[needed] or empty_ok)
     ):
         raise MalformedBlockError(f"{where}: a {kind} document source needs its {needed!r}")
-    if kind == "base64" and source.get("media_type") != "application/pdf":
-        raise MalformedBlockError(f"{where}: a base64 document must be application/pdf")
+    if kind == "base64":
+        _check_pdf(source, where)
     if kind == "content" and not isinstance(source.get("content"), str | list):
         raise MalformedBlockError(f"{where}: a content document source needs its content")
+
+
+def _check_pdf(source: dict[str, object], where: str) -> None:
+    """A base64 document is a PDF: its media type, its data base64, and `%PDF` in its first
+    1,024 bytes (where a PDF's header may sit): the API refuses any other, so it is said at
+    append rather than stored to poison every later request, as an image is."""
+    if source.get("media_type") != "application/pdf":
+        raise MalformedBlockError(f"{where}: a base64 document must be application/pdf")
+    try:
+        raw = b64decode(str(source.get("data")), validate=True)
+    except ValueError:  # binascii.Error is one
+        raise MalformedBlockError(f"{where}: the document data is not valid base64") from None
+    if b"%PDF" not in raw[:1_024]:
+        raise MalformedBlockError(f"{where}: the base64 document is not a PDF (no %PDF header)")
 
 
 def _require_str(wire: dict[str, object], key: str, kind: str, where: str) -> str:

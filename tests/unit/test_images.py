@@ -114,3 +114,32 @@ def test_an_image_by_file_without_its_id_is_refused() -> None:
     )
     with pytest.raises(MalformedBlockError, match="file_id"):
         check_blocks(message)
+
+
+def document(data: str) -> dict[str, object]:
+    source = {"type": "base64", "media_type": "application/pdf", "data": data}
+    return {"role": "user", "content": [{"type": "document", "source": source}]}
+
+
+PDF = b64(b"%PDF-1.7\n1 0 obj<</Type/Catalog>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n")
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        ("not base64!", "not valid base64"),
+        (PDF[:-3], "not valid base64"),  # cut inside a group
+        (b64(b"PK\x03\x04 a zip file, not a PDF"), "not a PDF"),
+    ],
+    ids=["not base64", "cut", "not a pdf"],
+)
+def test_a_base64_document_the_api_would_refuse_is_refused_at_append(data: str, match: str) -> None:
+    # As an image whose bytes are not of its type: stored, it would make every later request
+    # refused (the API reads each PDF it is sent).
+    with pytest.raises(MalformedBlockError, match=match):
+        check_blocks(as_message(document(data)))
+
+
+def test_a_pdf_whose_header_follows_a_few_bytes_is_taken() -> None:
+    check_blocks(as_message(document(PDF)))
+    check_blocks(as_message(document(b64(b"\xef\xbb\xbf\n" + b"%PDF-1.4 body"))))
