@@ -78,7 +78,7 @@ def thinking_after_changes(message: Message, truncations: Sequence[Truncation]) 
         return frozenset()
     content = message.content
     changed = [t.block_index for t in truncations if not _thinking(content[t.block_index])]
-    changed += [i for i, b in enumerate(content) if isinstance(b, TextBlock) and not b.text.strip()]
+    changed += [i for i in hidden_blocks(message) if isinstance(content[i], TextBlock)]
     if not changed:
         return frozenset()
     return frozenset(i for i in range(min(changed) + 1, len(content)) if _thinking(content[i]))
