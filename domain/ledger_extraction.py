@@ -21,6 +21,7 @@ from abridged.domain.messages import (
     ToolUseBlock,
 )
 from abridged.domain.reply_shapes import compaction_summary
+from abridged.domain.rule_words import SENTENCE_END, states_rule
 from abridged.domain.tokens import CountText
 
 REQUEST_CHARS = 1_500
@@ -69,13 +70,6 @@ ERROR_LINE = re.compile(
     r"|\bFAILED\b|\bfatal:|\bpanic:|^Traceback \(most recent call last\)"
 )
 """A line that reports a failure: an exception, a compiler or tool `error:`, a failed test."""
-CONSTRAINT = re.compile(
-    r"\b(?:never|always|don'?t|do not|must|mustn'?t|only|avoid|make sure|should ?n[o']t"
-    r"|instead of|prefer|no longer|keep using|stick to)\b",
-    re.IGNORECASE,
-)
-"""A sentence of the user's that states a rule or a decision."""
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 BACKTICKED = re.compile(r"`([^`\n]{3,80})`")
 FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
 URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
@@ -253,13 +247,14 @@ def _prompt_text(message: Message) -> str:
 
 
 def stated_rules(text: str) -> list[str]:
-    """The sentences of a prompt that state a rule or a decision (`CONSTRAINT`), each at
-    most `CONSTRAINT_CHARS` long, in order, each once."""
+    """The sentences of a prompt that state a rule or a decision (`states_rule`, in the
+    languages `abridged.domain.rule_words` reads), each at most `CONSTRAINT_CHARS` long, in
+    order, each once."""
     # A dict, not a list: a prompt of 40,000 distinct rules took seconds to deduplicate.
     rules: dict[str, None] = {}
     for part in SENTENCE_END.split(text):
         sentence = part.strip()[:CONSTRAINT_CHARS]
-        if len(sentence) > 3 and sentence not in rules and CONSTRAINT.search(sentence):
+        if len(sentence) > 3 and sentence not in rules and states_rule(sentence):
             rules[sentence] = None
     return list(rules)
 

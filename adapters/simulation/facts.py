@@ -15,7 +15,9 @@ task would need again, verbatim:
   Only a real prompt counts: a user message that answers tool calls is not one, even with a
   text block beside its results (a page or a note a host attached);
 - **constraints**: each sentence of a user prompt that states a rule or a decision (never,
-  always, don't, must, only, avoid, make sure, instead of, ...), at most 300 characters;
+  always, don't, must, only, avoid, make sure, instead of, ..., and their like in German,
+  French, Spanish, Portuguese, Italian, Dutch, Russian, Japanese, Chinese and Korean; a
+  sentence ends at `.!?` and a space, at `。！？`, or at a line end), at most 300 characters;
 - **identifiers**: names and values the agent wrote in backticks in its text or thinking
   (3 to 80 characters), and command-line flags (`--name`) in its text or the user's prompts;
 - **urls**: `http(s)://` addresses in user prompts, the agent's text and tool inputs;
@@ -63,10 +65,23 @@ REQUEST_CHARS = 1_000
 CONSTRAINT_CHARS = 300
 CONSTRAINT = re.compile(
     r"\b(?:never|always|don'?t|do not|must|mustn'?t|only|avoid|make sure|should ?n[o']t"
-    r"|instead of|prefer|no longer|keep using|stick to)\b",
+    r"|instead of|prefer|no longer|keep using|stick to"
+    r"|nie|niemals|immer|nur|muss|müssen|d(?:arf|ürfen) (?:nicht|kein\w*)|keinesfalls"
+    r"|auf keinen fall|vermeide\w*|statt|stattdessen|nicht mehr|bitte (?:nicht|kein\w*)"
+    r"|jamais|toujours|il faut|doit|doivent|devez|uniquement|seulement|évite[rz]?"
+    r"|au lieu de|plutôt que|interdite?s?|ne plus|surtout pas"
+    r"|nunca|siempre|debes?|deben|hay que|s[oó]lo|únicamente|evita[r]?|en (?:lugar|vez) de"
+    r"|ya no|prohibid[oa]s?|sempre|devem?|apenas|somente|só|evite|em vez de|não mais"
+    r"|proibid[oa]s?|mai più|devi|soltanto|evitare|invece di|non più|vietat[oi]"
+    r"|nooit|altijd|moet(?:en)?|alleen|vermijd\w*|in plaats van|niet meer"
+    r"|никогда|всегда|нельзя|должн[аоы]?|только|избегай|вместо|обязательно|запрещено"
+    r"|больше не)\b"
+    r"|必ず|絶対|常に|のみ|ないで|禁止|避けて|代わりに|てはいけない"
+    r"|不要|不再|必须|一定要|务必|只能|仅|总是|永远|始终|避免|而不是|不得"
+    r"|절대|항상|반드시|하지 ?마|금지|대신",
     re.IGNORECASE,
 )
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+SENTENCE_END = re.compile(r"(?<=[.!?؟।])\s+|(?<=[。！？])|\n+")
 BACKTICKED = re.compile(r"`([^`\n]{3,80})`")
 FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
 URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")

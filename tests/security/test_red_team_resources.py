@@ -14,7 +14,7 @@ from abridged.adapters.simulation.facts import extract_facts
 from abridged.adapters.summarizers.earlier import read_summary
 from abridged.application.redaction import DefaultRedactor
 from abridged.domain.framing import escape_framing
-from abridged.domain.ledger_extraction import extract
+from abridged.domain.ledger_extraction import extract, stated_rules
 from abridged.domain.ledger_values import values
 from abridged.domain.messages import Message
 from abridged.domain.salience import LATEST_RULES, salient_lines
@@ -210,3 +210,23 @@ def test_a_prompt_of_many_distinct_rules_is_read_in_linear_time() -> None:
         return "".join(f"You must do thing {k}.\n" for k in range(n // 22))
 
     assert growth(lambda text: extract([(0, Message.user(text))]), rules, 40_000) < LINEAR
+
+
+RULE_RUNS = {
+    # Every position a word start whose letter opens a group of rule words.
+    "hyphenated": lambda n: "n-" * (n // 2),
+    # A modal word whose negation is looked for after it, over and over.
+    "modal words": lambda n: "darf " * (n // 5),
+    # A stem read to the end of its word, in one long word.
+    "one long stem": lambda n: "vermeide" + "x" * n,
+    # Sentences that end without a space.
+    "full stops": lambda n: "。" * n,
+}
+
+
+@pytest.mark.parametrize("make", RULE_RUNS.values(), ids=RULE_RUNS.keys())
+def test_rules_in_every_language_are_read_in_linear_time(make: Callable[[int], str]) -> None:
+    """The rule words of eleven languages (`domain/rule_words.py`), in the ledger and in
+    `simulate`'s measure."""
+    assert growth(stated_rules, make, 4_000) < LINEAR
+    assert growth(lambda text: extract_facts([Message.user(text)]), make, 4_000) < LINEAR
