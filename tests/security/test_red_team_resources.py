@@ -18,6 +18,7 @@ from abridged.domain.ledger_extraction import extract, stated_rules
 from abridged.domain.ledger_values import values
 from abridged.domain.messages import Message
 from abridged.domain.salience import LATEST_RULES, salient_lines
+from abridged.domain.validation import check_sequence
 from tests.support.red_team import LINEAR, growth
 
 ESCAPES = {"escape_framing": escape_framing, "escape_delimiters": escape_delimiters}
@@ -230,3 +231,32 @@ def test_rules_in_every_language_are_read_in_linear_time(make: Callable[[int], s
     `simulate`'s measure."""
     assert growth(stated_rules, make, 4_000) < LINEAR
     assert growth(lambda text: extract_facts([Message.user(text)]), make, 4_000) < LINEAR
+
+
+def _batch_answered(size: str) -> None:
+    n = int(size)
+    calls = Message.from_wire(
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": f"toolu_{i}", "name": "run", "input": {}}
+                for i in range(n)
+            ],
+        }
+    )
+    results = Message.from_wire(
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "ok"}
+                for i in range(n)
+            ],
+        }
+    )
+    check_sequence(calls, results, frozenset)
+
+
+def test_the_results_of_a_batch_of_parallel_calls_are_matched_in_linear_time() -> None:
+    """Each result was looked for among the calls in a list: 16,000 parallel calls took
+    4.7 s to answer."""
+    assert growth(_batch_answered, str, 2_000) < LINEAR
