@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable, Sequence
 from uuid import UUID
 
-from abridged.application.inputs import as_session_id
+from abridged.application.inputs import as_session_id, encodable
 from abridged.application.ports import EventEraser
 from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain.errors import SessionError
@@ -76,6 +76,7 @@ class DeleteCommands:
         session_id = as_session_id(session_id)
         if not isinstance(reason, str) or not reason.strip():
             raise SessionError("a deletion needs a reason (a non-blank string)")
+        encodable(reason, "reason")
         if erase:
             derived = self.derived_sessions if cascade else None
             return erase_sessions(self.uow, self.erase_events, session_id, reason, derived)

@@ -134,7 +134,9 @@ def reply_model(message: Any) -> str | None:
     model = (
         message.get("model") if isinstance(message, Mapping) else getattr(message, "model", None)
     )
-    return model if isinstance(model, str) and model.strip() else None
+    if not isinstance(model, str) or not model.strip():
+        return None
+    return encodable(model, "the reply's model")
 
 
 __all__: Sequence[str] = ("as_message", "as_usage", "plain", "reply_model", "reply_usage")
@@ -153,6 +155,27 @@ def as_session_id(session_id: UUID | str) -> UUID:
     raise UnknownSessionError(f"no session with id {session_id!r:.80}: not a UUID")
 
 
+def encodable(value: str, what: str) -> str:
+    """`value`, or `InvalidArgumentError` when UTF-8 cannot encode it (a lone surrogate,
+    U+D800 to U+DFFF): stored, it would fail the event's write; sent, the request."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise InvalidArgumentError(
+            f"{what} holds a lone surrogate (U+D800 to U+DFFF) at {error.start}, which UTF-8 "
+            "cannot encode"
+        ) from None
+    return value
+
+
+def reason_text(value: object) -> str:
+    """A withdrawal's, deletion's or requested compaction's reason: a non-blank string UTF-8
+    can encode; `InvalidArgumentError` otherwise."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidArgumentError(f"reason must be a non-blank string, got {value!r:.40}")
+    return encodable(value, "reason")
+
+
 def optional_text(value: object, what: str, *, blank: bool = True) -> str | None:
     """`value` when it is `None` or a string (non-blank without `blank`); raises
     `InvalidArgumentError` naming `what` otherwise, before anything is recorded."""
@@ -163,7 +186,7 @@ def optional_text(value: object, what: str, *, blank: bool = True) -> str | None
         raise InvalidArgumentError(
             f"{what} must be {kind} or None, got {type(value).__name__} {value!r:.40}"
         )
-    return value
+    return encodable(value, what)
 
 
 def check_system_text(system: str) -> None:

@@ -32,6 +32,7 @@ from abridged.application.unit_of_work import UnitOfWork
 from abridged.domain import planner, thinking_plan
 from abridged.domain.context import SummaryChunk
 from abridged.domain.errors import CompactionFailedError, InvalidSettingsError
+from abridged.domain.inputs import check_tool_definitions, encoded_size
 from abridged.domain.messages import JSON, Message
 from abridged.domain.planner import Decision
 from abridged.domain.session import Session
@@ -338,8 +339,10 @@ class LifecycleCommands:
         prompt or tools. All or nothing: when one is refused, nothing is recorded.
 
         Raises `InvalidSettingsError` for inconsistent limits or a system prompt and tools
-        too large for the budget, `InvalidMessageError` for removing every tool while tool
-        calls are in the context; nothing is recorded then."""
+        too large for the budget, `InvalidToolDefinitionError` for tools `start_session`
+        would refuse, `InvalidMessageError` for removing every tool while tool calls are in
+        the context, `InvalidArgumentError` for text UTF-8 cannot encode; nothing is recorded
+        then."""
         new = (
             optional_text(model, "model", blank=False),
             optional_count(context_window, "context_window"),
@@ -348,6 +351,9 @@ class LifecycleCommands:
         system = optional_text(system, "system")
         if system is not None:
             check_system_text(system)
+            encoded_size(system, "the system prompt")
+        if tools is not None:
+            check_tool_definitions(tools)  # as `start_session` checks them
         settings = optional_settings(settings)
         parsed = tuple(as_message(message) for message in messages)
         return self.lifecycle.reconfigure(

@@ -30,7 +30,7 @@ from abridged.application.completion import completion, driven, still_too_long
 from abridged.application.counting import CheckedCounter
 from abridged.application.erasing import DeleteCommands
 from abridged.application.guard import GuardedSummarizer
-from abridged.application.inputs import as_session_id
+from abridged.application.inputs import as_session_id, reason_text
 from abridged.application.lifecycle import Lifecycle, LifecycleCommands
 from abridged.application.loading import SessionLoader
 from abridged.application.locks import CommandLocks, CompactionLocks, ProcessLocks
@@ -203,8 +203,7 @@ class Sessions(
     def request_compaction(self, session_id: UUID | str, reason: str = "requested") -> None:
         """Asks for a compaction mid-turn; it runs at the first request of the next turn."""
         session_id = as_session_id(session_id)
-        if not isinstance(reason, str) or not reason.strip():
-            raise InvalidArgumentError(f"reason must be a non-blank string, got {reason!r:.40}")
+        reason = reason_text(reason)
 
         def command() -> None:
             session = self.uow.load(session_id)
@@ -231,8 +230,7 @@ class Sessions(
         Raises `TurnNotWithdrawableError`, writing nothing, when the retained tail does not
         hold that message (a compaction summarized it) or no user prompt is in view."""
         session_id = as_session_id(session_id)
-        if not isinstance(reason, str) or not reason.strip():
-            raise InvalidArgumentError(f"reason must be a non-blank string, got {reason!r:.40}")
+        reason = reason_text(reason)
         if position is not None and (
             isinstance(position, bool) or not isinstance(position, int) or position < 0
         ):

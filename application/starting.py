@@ -16,6 +16,7 @@ from abridged.application.inputs import (
     as_message,
     as_session_id,
     check_system_text,
+    encodable,
     optional_settings,
 )
 from abridged.application.service_ports import ServicePorts
@@ -110,6 +111,7 @@ def check_start_arguments(
     """Typed errors for arguments of the wrong type, before they fail deep inside."""
     if not isinstance(model, str) or not model.strip():
         raise InvalidArgumentError(f"model must be a model name, got {model!r:.80}")
+    encodable(model, "model")
     for name, value in (
         ("max_output_tokens", max_output_tokens),
         ("context_window", context_window),

@@ -20,6 +20,8 @@ from abridged.domain.errors import (
     InvalidArgumentError,
     InvalidMessageError,
     InvalidSettingsError,
+    InvalidToolDefinitionError,
+    SessionError,
 )
 from abridged.domain.messages import Message, Role
 from abridged.domain.session import Session
@@ -139,7 +141,53 @@ def test_bad_changes_are_typed_errors_and_record_nothing() -> None:
         app.reconfigure(session_id, system="Fine.", max_output_tokens=0)
     with pytest.raises(InvalidArgumentError, match="only white space"):
         app.reconfigure(session_id, system=" \n ")  # the API refuses a blank system text
+    # The tools `start_session` refuses, the next request would carry to the API.
+    for tools in (
+        [SEARCH, SEARCH],
+        [{"name": "two words", "input_schema": {"type": "object"}}],
+        [{"name": "search"}],
+    ):
+        with pytest.raises(InvalidToolDefinitionError):
+            app.reconfigure(session_id, tools=tools)
     assert len(app.history(session_id)) == count
+
+
+LONE = "text \ud800 cut"
+"""A lone surrogate: no UTF-8 encodes it, so no event can store it and no request carry it."""
+COMMANDS: dict[str, Any] = {
+    "reconfigure system": lambda app, s: app.reconfigure(s, system=LONE),
+    "reconfigure tools": lambda app, s: app.reconfigure(s, tools=[dict(SEARCH, description=LONE)]),
+    "reconfigure model": lambda app, s: app.reconfigure(s, model=LONE),
+    "compact": lambda app, s: app.compact(s, instructions=LONE),
+    "clear_session": lambda app, s: app.clear_session(s, instructions=LONE),
+    "withdraw_turn": lambda app, s: app.withdraw_turn(s, reason=LONE),
+    "delete_session": lambda app, s: app.delete_session(s, LONE),
+    "request_compaction": lambda app, s: app.request_compaction(s, LONE),
+    "record_reply model": lambda app, s: app.record_reply(s, Message.assistant("a"), model=LONE),
+    "a reply's model": lambda app, s: app.record_reply(
+        s, {"role": "assistant", "content": "a", "model": LONE}
+    ),
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS.values(), ids=COMMANDS.keys())
+def test_text_no_utf8_encodes_is_a_typed_error_and_records_nothing(command: Any) -> None:
+    app = service()
+    session_id = start(app)
+    feed(app, session_id, 1)
+    app.append_message(session_id, Message.user("One more."))
+    count = len(app.history(session_id))
+    with pytest.raises(SessionError, match="surrogate"):
+        command(app, session_id)
+    assert len(app.history(session_id)) == count
+    assert len(app.list_sessions().sessions) == 1
+
+
+def test_a_model_name_no_utf8_encodes_is_refused_at_start() -> None:
+    app = service()
+    with pytest.raises(InvalidArgumentError, match="surrogate"):
+        app.start_session(model=f"claude-{LONE}", max_output_tokens=500)
+    assert app.list_sessions().sessions == ()
 
 
 @pytest.mark.parametrize("blank", [" ", "\n", "\t \r\n"])
