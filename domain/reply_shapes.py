@@ -284,7 +284,7 @@ def check_unmarked(wire: Mapping[str, object], kind: str, where: str) -> None:
                 raise MalformedBlockError(f"{where}: a fallback block needs {hop!r} and its model")
         return
     server = wire.get("mcp_server_name")
-    if not isinstance(server, str) or not server or not isinstance(wire.get("tools"), list):
+    if not isinstance(server, str) or not server.strip() or not isinstance(wire.get("tools"), list):
         raise MalformedBlockError(
             f"{where}: an mcp_tool_listing needs its mcp_server_name and list of tools"
         )

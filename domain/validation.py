@@ -6,7 +6,6 @@ tell a bad message from a bad request and nothing half-valid is ever recorded.
 
 from __future__ import annotations
 
-from base64 import b64decode
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 
 from abridged.domain.errors import (
@@ -23,8 +22,8 @@ from abridged.domain.errors import (
     UnansweredToolUseError,
     UnsignedThinkingError,
 )
+from abridged.domain.media_checks import check_document, check_image
 from abridged.domain.messages import (
-    IMAGE_MEDIA_TYPES,
     NESTED_ONLY_TYPES,
     SERVER_TOOL_RESULT_TYPES,
     SERVER_TOOL_USE_TYPES,
@@ -69,7 +68,7 @@ def check_blocks(message: Message) -> None:
         if isinstance(block, TextBlock):
             _check_text(block.text, where)
         elif isinstance(block, ImageBlock):
-            _check_image(block, where)
+            check_image(block, where)
         elif isinstance(block, ToolUseBlock):
             if message.role is not Role.ASSISTANT:
                 raise MisplacedBlockError(f"{where}: tool_use blocks belong in assistant messages")
@@ -88,6 +87,8 @@ def check_blocks(message: Message) -> None:
             _check_tool_id(block.tool_use_id, where)
             _check_result_content(block, f"{where} (tool_result content)")
         elif isinstance(block, WireBlock):
+            if block.type == "compaction":
+                _check_compaction(block, index, message.role, where)
             _check_wire(block, where, role=message.role)
         elif isinstance(block, ThinkingBlock | RedactedThinkingBlock):
             if message.role is not Role.ASSISTANT:
@@ -118,6 +119,21 @@ def check_blocks(message: Message) -> None:
     ids = [r.tool_use_id for r in message.tool_results]
     if len(ids) != len(set(ids)):
         raise DuplicateToolIdError("a tool call is answered twice in the same message")
+
+
+def _check_compaction(block: WireBlock, index: int, role: Role, where: str) -> None:
+    """The API's `compaction` block comes first in the reply it came in, once, with the
+    signature the API returned while it carries a summary: anywhere else, or unsigned, the
+    API refuses it in every later request (build-with-claude/compaction)."""
+    if role is not Role.ASSISTANT or index != 0:
+        raise MisplacedBlockError(
+            f"{where}: a compaction block is the first block of the model's reply it came in"
+        )
+    wire = block.to_wire()
+    if wire.get("content") is not None and not isinstance(wire.get("signature"), str):
+        raise MalformedBlockError(
+            f"{where}: a compaction block needs the signature the API returned with it"
+        )
 
 
 def _check_system_blocks(message: Message) -> None:
@@ -230,7 +246,7 @@ def _check_result_content(block: ToolResultBlock, where: str) -> None:
         if isinstance(nested, TextBlock):
             _check_text(nested.text, where)
         elif isinstance(nested, ImageBlock):
-            _check_image(nested, where)
+            check_image(nested, where)
         else:
             _check_wire(nested, where, role=None)
 
@@ -238,42 +254,6 @@ def _check_result_content(block: ToolResultBlock, where: str) -> None:
 def _check_text(text: str, where: str) -> None:
     if not text.strip():
         raise EmptyContentError(f"{where}: text blocks must not be empty or only white space")
-
-
-def _check_image(block: ImageBlock, where: str) -> None:
-    if block.source_type == "url":
-        if not block.url:
-            raise MalformedBlockError(f"{where}: an image by url needs the url")
-        return
-    if block.media_type not in IMAGE_MEDIA_TYPES:
-        raise MalformedBlockError(
-            f"{where}: image media_type must be one of {', '.join(sorted(IMAGE_MEDIA_TYPES))}"
-        )
-    if not block.data:
-        raise MalformedBlockError(f"{where}: a base64 image needs its data")
-    try:
-        raw = b64decode(block.data, validate=True)
-    except ValueError:  # binascii.Error is one
-        raise MalformedBlockError(f"{where}: the image data is not valid base64") from None
-    if not _has_signature(raw, block.media_type):
-        # The API refuses an image whose bytes are not of the declared type; better to say so
-        # at append than to store a message that poisons every later request.
-        raise MalformedBlockError(
-            f"{where}: the image data is not {block.media_type} (its first bytes do not match)"
-        )
-
-
-_IMAGE_SIGNATURES = {
-    "image/png": (b"\x89PNG\r\n\x1a\n",),
-    "image/jpeg": (b"\xff\xd8\xff",),
-    "image/gif": (b"GIF87a", b"GIF89a"),
-}
-
-
-def _has_signature(raw: bytes, media_type: str) -> bool:
-    if media_type == "image/webp":
-        return raw[:4] == b"RIFF" and raw[8:12] == b"WEBP"
-    return raw.startswith(_IMAGE_SIGNATURES.get(media_type, (b"",)))
 
 
 MAX_TOOL_ID_LENGTH = 256
@@ -321,7 +301,6 @@ def _check_unique(uses: tuple[ToolUseBlock, ...]) -> None:
 # The blocks kept as JSON: documents, search results, server tools and their results.
 
 _USER_SIDE = frozenset({"document", "search_result", "container_upload", "image"})
-_DOCUMENT_SOURCES = frozenset({"base64", "text", "content", "url", "file"})
 
 
 def _check_wire(block: WireBlock, where: str, *, role: Role | None) -> None:
@@ -344,11 +323,14 @@ def _check_wire(block: WireBlock, where: str, *, role: Role | None) -> None:
     ):
         raise MisplacedBlockError(f"{where}: {kind} blocks belong in assistant messages")
     if kind == "document":
-        _check_document(wire, where)
+        check_document(wire, where)
     elif kind == "search_result":
         content = wire.get("content")
-        if not isinstance(wire.get("source"), str) or not isinstance(wire.get("title"), str):
-            raise MalformedBlockError(f"{where}: a search_result needs a string source and title")
+        source = wire.get("source")
+        if not isinstance(source, str) or not source.strip():
+            raise MalformedBlockError(f"{where}: a search_result needs a non-blank source")
+        if not isinstance(wire.get("title"), str):
+            raise MalformedBlockError(f"{where}: a search_result needs a string title")
         if not isinstance(content, list) or not content:
             raise MalformedBlockError(f"{where}: a search_result needs a list of text blocks")
         for item in content:
@@ -379,45 +361,12 @@ def _check_wire(block: WireBlock, where: str, *, role: Role | None) -> None:
         check_unmarked(wire, kind, where)
 
 
-def _check_document(wire: dict[str, object], where: str) -> None:
-    source = wire.get("source")
-    if not isinstance(source, dict) or source.get("type") not in _DOCUMENT_SOURCES:
-        raise MalformedBlockError(
-            f"{where}: a document needs a source of type {', '.join(sorted(_DOCUMENT_SOURCES))}"
-        )
-    kind = source["type"]
-    needed = {"base64": "data", "text": "data", "url": "url", "file": "file_id"}.get(kind)
-    # A text source may be empty: the API itself returns such documents (a web fetch of an
-    # empty page), so a session must take them back as they came.
-    empty_ok = kind == "text"
-    if needed is not None and not (
-        isinstance(source.get(needed), str) and (source[needed] or empty_ok)
-    ):
-        raise MalformedBlockError(f"{where}: a {kind} document source needs its {needed!r}")
-    if kind == "base64":
-        _check_pdf(source, where)
-    if kind == "content" and not isinstance(source.get("content"), str | list):
-        raise MalformedBlockError(f"{where}: a content document source needs its content")
-
-
-def _check_pdf(source: dict[str, object], where: str) -> None:
-    """A base64 document is a PDF: its media type, its data base64, and `%PDF` in its first
-    1,024 bytes (where a PDF's header may sit): the API refuses any other, so it is said at
-    append rather than stored to poison every later request, as an image is."""
-    if source.get("media_type") != "application/pdf":
-        raise MalformedBlockError(f"{where}: a base64 document must be application/pdf")
-    try:
-        raw = b64decode(str(source.get("data")), validate=True)
-    except ValueError:  # binascii.Error is one
-        raise MalformedBlockError(f"{where}: the document data is not valid base64") from None
-    if b"%PDF" not in raw[:1_024]:
-        raise MalformedBlockError(f"{where}: the base64 document is not a PDF (no %PDF header)")
-
-
 def _require_str(wire: dict[str, object], key: str, kind: str, where: str) -> str:
+    """`wire[key]`, a string that is not blank (a name, an id, a URL of white space alone
+    names nothing, and the API refuses it); `MalformedBlockError` otherwise."""
     value = wire.get(key)
-    if not isinstance(value, str) or not value:
-        raise MalformedBlockError(f"{where}: a {kind} block needs a string {key!r}")
+    if not isinstance(value, str) or not value.strip():
+        raise MalformedBlockError(f"{where}: a {kind} block needs a non-blank string {key!r}")
     return value
 
 

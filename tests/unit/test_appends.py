@@ -216,7 +216,7 @@ def test_malformed_wire_messages_get_typed_errors(app: Sessions, wire: dict[str,
 
 def test_malformed_block_is_a_malformed_block_error(app: Sessions) -> None:
     session_id = app.start_session(model="m", context_window=10_000, max_output_tokens=1_000)
-    with pytest.raises(MalformedBlockError, match="a search_result needs a string source"):
+    with pytest.raises(MalformedBlockError, match="a search_result needs a non-blank source"):
         app.append_message(session_id, {"role": "user", "content": [{"type": "search_result"}]})
 
 

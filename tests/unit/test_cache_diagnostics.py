@@ -89,7 +89,9 @@ def test_a_miss_no_recorded_change_explains_is_flagged_and_a_planned_one_is_not(
     session_id = start(app, model="claude-sonnet-4-5")
     app.append_message(session_id, Message.user("Hi"))
     app.record_reply(session_id, reply("Hello.", None))
-    app.reconfigure(session_id, tools=[*TOOLS, {"name": "search", "input_schema": {}}])
+    app.reconfigure(
+        session_id, tools=[*TOOLS, {"name": "search", "input_schema": {"type": "object"}}]
+    )
     app.append_message(session_id, Message.user("Search."))
     app.record_reply(session_id, reply("Found.", "tools_changed"))  # the reconfiguration
     app.append_message(session_id, Message.user("Again."))
