@@ -44,7 +44,7 @@ def encoded_size(value: JSON, where: str, compact: str | None = None) -> int:
     cannot carry it (a lone surrogate, nesting deeper than `MAX_JSON_DEPTH`). `compact`, the
     same value's JSON with `separators=(",", ":")`, spares encoding a large value again:
     the size is then its size plus a byte for each separator's space."""
-    depth = _depth(value)
+    depth = _depth(value, where)
     if depth > MAX_JSON_DEPTH:
         raise UnencodableContentError(
             f"{where} is nested {depth} levels deep; at most {MAX_JSON_DEPTH} are accepted"
@@ -165,14 +165,22 @@ def _before_last(spoken: tuple[Message, ...]) -> Message | None:
     return spoken[-2] if len(spoken) > 1 else None
 
 
-def _depth(value: JSON) -> int:
-    """How deeply `value` nests, counted without recursion (so any depth is measured)."""
+def _depth(value: JSON, where: str) -> int:
+    """How deeply `value` nests, counted without recursion (so any depth is measured);
+    `UnencodableContentError` for an object key that is not a string: JSON would write
+    `{1: "a"}` as `{"1": "a"}`, so a request would differ from the same session loaded
+    from the store, and `{1: "a", "1": "b"}` would carry the key twice."""
     deepest = 0
     stack: list[tuple[JSON, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, Mapping):
             deepest = max(deepest, depth)
+            for key in item:
+                if not isinstance(key, str):
+                    raise UnencodableContentError(
+                        f"{where} has an object key that is not a string: {key!r:.40}"
+                    )
             stack.extend((v, depth + 1) for v in item.values())
         elif isinstance(item, list | tuple):
             deepest = max(deepest, depth)

@@ -9,10 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from abridged.application.service import Sessions
 from abridged.application.transcodings import encodable_json
 from abridged.domain.errors import UnencodableContentError
 from abridged.domain.inputs import check_message_size, encoded_size
 from abridged.domain.messages import JSON, Message
+from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 
 scalars = (
     st.none()
@@ -76,3 +78,35 @@ def test_what_json_cannot_carry_is_refused_in_the_same_words(bad: JSON) -> None:
         encoded_size(value, "the value", compact(value))
 
     assert str(fast.value) == str(slow.value)
+
+
+@pytest.mark.parametrize(
+    "tool_input",
+    [{1: "a"}, {"a": {True: 1}}, {"a": [{None: 1}]}, {1: "a", "1": "b"}],
+    ids=["int", "bool nested", "none in a list", "int beside its string"],
+)
+def test_a_tool_input_with_a_key_json_would_turn_into_a_string_is_refused(
+    tool_input: dict[object, JSON],
+) -> None:
+    """JSON writes `{1: "a"}` as `{"1": "a"}`: stored, the session would send one input and,
+    loaded again, another; `{1: "a", "1": "b"}` would carry the key twice."""
+    app = Sessions(
+        counter=FakeTokenCounter(),
+        summarizer=FakeSummarizer("summary"),
+        env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+    )
+    tools = [{"name": "f", "input_schema": {"type": "object"}}]
+    session_id = app.start_session(model="claude-test", max_output_tokens=500, tools=tools)
+    app.append_message(session_id, Message.user("Go."))
+    count = len(app.history(session_id))
+    call = {"type": "tool_use", "id": "toolu_1", "name": "f", "input": tool_input}
+    with pytest.raises(UnencodableContentError, match="key that is not a string"):
+        app.record_reply(session_id, {"role": "assistant", "content": [call]})
+    assert len(app.history(session_id)) == count
+    schema = {"type": "object", "properties": {1: {"type": "string"}}}
+    with pytest.raises(UnencodableContentError, match="key that is not a string"):
+        app.start_session(
+            model="claude-test",
+            max_output_tokens=500,
+            tools=[{"name": "g", "input_schema": schema}],
+        )
