@@ -111,6 +111,7 @@ def completion(
     # when the count is within the budget).
     prepared = yield Effect("service", "prepare_request", (session_id,), notices)
     options.check_for(prepared.max_tokens)
+    options.check_tools(prepared.context.tools)
     if prepared.needs_count:
         try:
             counted = yield Effect(

@@ -9,6 +9,7 @@ against the fake and every real adapter. The host's own ports (`CompactionHooks`
 from __future__ import annotations
 
 import inspect
+import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, Required, TypedDict, Unpack, runtime_checkable
@@ -237,6 +238,18 @@ class RequestOptions:
             )
         if any(not isinstance(s, str) or not s.strip() for s in self.stop_sequences):
             raise InvalidRequestOptionsError("each stop sequence must be a non-blank string")
+        for name, value in (
+            ("stop_sequences", list(self.stop_sequences)),
+            ("metadata", self.metadata),
+            ("tool_choice", self.tool_choice),
+            ("thinking", self.thinking),
+        ):
+            try:
+                json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+            except (UnicodeEncodeError, TypeError, ValueError) as error:
+                raise InvalidRequestOptionsError(
+                    f"{name} cannot be sent as JSON in UTF-8: {error}"
+                ) from None
         if self.thinking is not None:
             kind = self.thinking.get("type")
             if kind not in ("enabled", "disabled", "adaptive"):
@@ -264,6 +277,20 @@ class RequestOptions:
                 raise InvalidRequestOptionsError(
                     "thinking allows tool_choice auto or none only, not any or tool"
                 )
+
+    def check_tools(self, tools: Sequence[Mapping[str, JSON]]) -> None:
+        """Raises `InvalidRequestOptionsError` when `tool_choice` forces a tool `tools` (the
+        request's definitions) does not define: the API refuses it. An MCP toolset's tools
+        are named by its server, so a request with one is not checked."""
+        if self.tool_choice is None or self.tool_choice.get("type") != "tool":
+            return
+        if any(tool.get("type") == "mcp_toolset" for tool in tools):
+            return
+        name = self.tool_choice.get("name")
+        if name not in {tool.get("name") for tool in tools}:
+            raise InvalidRequestOptionsError(
+                f"tool_choice names {name!r:.80}, which is not one of the session's tools"
+            )
 
     def check_for(self, max_tokens: int) -> None:
         """Raises `InvalidRequestOptionsError` when the thinking budget is not below

@@ -109,6 +109,7 @@ def render_request(
             options = attrs.evolve(options, thinking=None)
         elif manual:
             _check_tool_loop(context)
+        options.check_tools(context.tools)
         body.update(_options(options, max_tokens))
     return body
 

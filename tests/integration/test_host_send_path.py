@@ -202,6 +202,9 @@ def test_complete_passes_request_options_and_streams_text(
         {"tool_choice": {"type": "tool"}},
         {"stop_sequences": "END"},
         {"stop_sequences": [""]},
+        {"stop_sequences": ["END \ud800"]},  # no UTF-8 encodes a lone surrogate
+        {"metadata": {"user_id": "user-\udfff"}},
+        {"tool_choice": {"type": "tool", "name": "search"}},  # the session has no such tool
     ],
 )
 def test_options_the_api_would_refuse_fail_before_anything_is_sent(
@@ -264,3 +267,26 @@ def test_thinking_cannot_start_in_the_middle_of_a_tool_loop(
     app.complete(session_id, thinking=thinking)  # a new prompt may turn it on
     assert fake_anthropic.requests_to()[-1].body["thinking"] == thinking
     assert fake_anthropic.violations == []
+
+
+def test_rendering_refuses_a_forced_tool_the_request_does_not_define(make_app: MakeApp) -> None:
+    app = make_app()
+    session_id = start(app)
+    app.append_message(session_id, Message.user("Hello"))
+    prepared = app.prepare_request(session_id)
+    defined = str(TOOLS[0]["name"])
+
+    def render(name: str) -> dict[str, Any]:
+        options = RequestOptions(tool_choice={"type": "tool", "name": name})
+        return render_request(
+            prepared.context, model=prepared.model, max_tokens=1_000, options=options
+        )
+
+    with pytest.raises(InvalidRequestOptionsError, match="not one of the session's tools"):
+        render("no_such_tool")
+    assert render(defined)["tool_choice"] == {"type": "tool", "name": defined}
+    # An MCP toolset's tools are its server's to name: not checked here.
+    toolset = {"type": "mcp_toolset", "mcp_server_name": "docs"}
+    app.reconfigure(session_id, tools=[*TOOLS, toolset])
+    prepared = app.prepare_request(session_id)
+    assert render("search_docs")["tool_choice"]["name"] == "search_docs"

@@ -28,7 +28,7 @@ NEAR_LIMIT = SimpleNamespace(
     model="m",
     max_tokens=1_000,
     needs_count=True,
-    context=SimpleNamespace(estimate=9_500, budget=10_000, raw_estimate=9_000),
+    context=SimpleNamespace(estimate=9_500, budget=10_000, raw_estimate=9_000, tools=()),
 )
 ROOMY = SimpleNamespace(**{**vars(NEAR_LIMIT), "needs_count": False})
 REPLY = SimpleNamespace(message="the reply", usage="its usage", model="claude-test")
