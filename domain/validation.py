@@ -122,17 +122,24 @@ def check_blocks(message: Message) -> None:
 
 
 def _check_compaction(block: WireBlock, index: int, role: Role, where: str) -> None:
-    """The API's `compaction` block comes first in the reply it came in, once, with the
-    signature the API returned while it carries a summary: anywhere else, or unsigned, the
-    API refuses it in every later request (build-with-claude/compaction)."""
+    """The API's `compaction` block comes first in the reply it came in, once, sealed as the
+    API returned it while it carries a summary (a `signature`, or `encrypted_content`):
+    anywhere else, or with a bare summary, the API refuses it in every later request
+    (build-with-claude/compaction)."""
     if role is not Role.ASSISTANT or index != 0:
         raise MisplacedBlockError(
             f"{where}: a compaction block is the first block of the model's reply it came in"
         )
     wire = block.to_wire()
-    if wire.get("content") is not None and not isinstance(wire.get("signature"), str):
+    sealed = isinstance(wire.get("signature"), str) or isinstance(
+        wire.get("encrypted_content"), str
+    )
+    if wire.get("content") is not None and not sealed:
+        # On-demand compaction signs its block; threshold compaction seals the summary in
+        # `encrypted_content`. A summary with neither is not one the API wrote.
         raise MalformedBlockError(
-            f"{where}: a compaction block needs the signature the API returned with it"
+            f"{where}: a compaction block needs the signature (or encrypted_content) the API "
+            "returned with it"
         )
 
 
