@@ -21,7 +21,8 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 def write_private(path: Path, text: str, *, store: str | None = None) -> None:
     """Writes `text` (UTF-8) to `path`, created 0600; raises `click.ClickException`, writing
-    nothing, when `path` is a symbolic link, a SQLite database or the store `store`."""
+    nothing, when `path` is a symbolic link, not a regular file (a device, a pipe, a
+    folder), a SQLite database or the store `store`."""
     _check_target(path, store)
     # Written beside it, then renamed over it: a run stopped part way (Ctrl-C, a full disk)
     # leaves the file as it was, never half of it.
@@ -60,6 +61,10 @@ def _check_target(path: Path, store: str | None) -> None:
         )
     if not path.exists():
         return
+    if not path.is_file():
+        # A device or a pipe would be replaced by the rename (as root, /dev/null itself), or
+        # hang the check below; a folder cannot be written as a file.
+        raise click.ClickException(f"{path} is not a regular file; write the report to a file")
     if store is not None and not store.startswith(("postgresql://", "postgres://")):
         with contextlib.suppress(OSError):
             if path.samefile(Path(store).expanduser()):

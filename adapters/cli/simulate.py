@@ -44,6 +44,10 @@ from abridged.adapters.transcripts import (
 from abridged.domain.errors import InvalidSettingsError
 from abridged.domain.settings import PRESETS, CompactionSettings, Limits
 
+MAX_RATE = 1_000.0
+"""The largest cache rate taken (the API's are 0.1 to 2 times the input price): a larger one
+would overflow the bill to infinity, which --json cannot write."""
+
 
 @main.command("simulate")
 @click.argument(
@@ -72,8 +76,12 @@ from abridged.domain.settings import PRESETS, CompactionSettings, Limits
     "The transcripts' format: abridged's JSONL, a Claude Code session log, or OpenAI "
     "chat messages; auto detects it from each file."
 )
-@click.option("--write-rate", type=click.FloatRange(min=0), default=1.25, show_default=True)
-@click.option("--read-rate", type=click.FloatRange(min=0), default=0.1, show_default=True)
+@click.option(
+    "--write-rate", type=click.FloatRange(min=0, max=MAX_RATE), default=1.25, show_default=True
+)
+@click.option(
+    "--read-rate", type=click.FloatRange(min=0, max=MAX_RATE), default=0.1, show_default=True
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead.")
 def simulate_command(
     transcripts: tuple[Path, ...],
@@ -124,7 +132,15 @@ def simulate_command(
         )
     configurations = [("abridged", settings)]
     for item in compare:
-        configurations.append(_comparison(item))
+        label, compared = _comparison(item)
+        taken = [name for name, _ in configurations] + list(CHOICES)
+        if label in taken:
+            # Two configurations under one label would be summed into one total.
+            raise click.BadParameter(
+                f"label {label!r} is taken (labels: {', '.join(taken)}); give each its own",
+                param_hint="--compare",
+            )
+        configurations.append((label, compared))
     makers: list[Callable[[Setup], Strategy]] = [
         _abridged(settings, label) for label, settings in configurations
     ]

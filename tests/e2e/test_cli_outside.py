@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -51,8 +53,50 @@ def test_simulate_refuses_rates_that_would_print_invalid_json(tmp_path: Path) ->
     for option, value in (("--read-rate", "inf"), ("--write-rate", "nan")):
         code, out, err = invoke("simulate", str(path), "--window", "2000", option, value, "--json")
         assert code == 2
-        assert "not a finite number" in err
+        assert option in err  # inf is out of range; NaN is no number
         assert out == ""
+
+
+def test_simulate_refuses_a_finite_rate_that_would_overflow_the_bill(tmp_path: Path) -> None:
+    # Before: --read-rate 1e308 was finite, billed infinity, and --json printed `Infinity`.
+    path = write_transcript(tmp_path / "t.jsonl")
+    code, out, err = invoke("simulate", str(path), "--window", "2000", "--read-rate", "1e308")
+    assert code == 2
+    assert "--read-rate" in err
+    assert out == ""
+
+
+def test_simulate_refuses_a_label_two_configurations_would_share(tmp_path: Path) -> None:
+    # Before: both were summed into one total, twice the requests the transcript holds.
+    path = write_transcript(tmp_path / "t.jsonl")
+    for compare in (["x:off", "x:aggressive"], ["abridged:off"], ["langchain:off"]):
+        options = [arg for item in compare for arg in ("--compare", item)]
+        code, out, err = invoke("simulate", str(path), "--window", "2000", *options, "--json")
+        assert code == 2, compare
+        assert "is taken" in err
+        assert out == ""
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "folder"])
+def test_a_report_is_never_written_over_what_is_not_a_regular_file(
+    tmp_path: Path, kind: str
+) -> None:
+    # Before: a device node was replaced by a regular file (as root, /dev/null itself), and a
+    # pipe with no reader hung the command.
+    target = tmp_path / kind
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "folder":
+        target.mkdir()
+    elif os.geteuid() == 0:
+        os.mknod(target, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # a null device
+    else:
+        target = Path("/dev/null")  # not ours to replace: the write must refuse it
+    before = os.stat(target)
+    with pytest.raises(click.ClickException, match="not a regular file"):
+        write_private(target, "<html>report</html>")
+    after = os.stat(target)
+    assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
 
 
 def test_simulate_calls_a_window_too_large_a_usage_error_as_replay_does(tmp_path: Path) -> None:
