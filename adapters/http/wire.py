@@ -43,8 +43,16 @@ _DROPPED_REQUEST_HEADERS = frozenset(
         TOKEN_HEADER,
     }
 )
+# `location`: a client that followed it would send its body, key and token elsewhere.
 _DROPPED_RESPONSE_HEADERS = frozenset(
-    {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"}
+    {
+        "content-length",
+        "content-encoding",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "location",
+    }
 )
 
 
