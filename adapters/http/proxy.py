@@ -25,6 +25,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from abridged.adapters.anthropic.errors import too_long_counts
+from abridged.adapters.http.branches import BRANCH_KEY, NAME_KEY, TENANT_KEY, parent_gone
 from abridged.adapters.http.clients import (
     BodyTimeoutError,
     ClientGoneError,
@@ -87,6 +88,7 @@ from abridged.domain.context import build_context
 from abridged.domain.errors import (
     ConcurrentWriteError,
     InvalidMessageError,
+    SessionDeletedError,
     SessionError,
     SessionExistsError,
     UnknownSessionError,
@@ -94,9 +96,6 @@ from abridged.domain.errors import (
 
 logger = logging.getLogger(__name__)
 
-TENANT_KEY = "abridged:tenant"
-NAME_KEY = "abridged:name"
-BRANCH_KEY = "abridged:branch_of"
 DEFAULT_TENANT = "default"
 ROUTE_ATTEMPTS = 5
 ROUTES_KEPT = 4_096
@@ -284,6 +283,10 @@ class MessagesProxy:
                 tags=["serve"],
                 messages=new,
             )
+            if found.parent is not None and parent_gone(
+                sessions, self.stored, session_id, found.parent
+            ):
+                raise SessionDeletedError(f"session {found.parent} was deleted")
             self.metrics.add(
                 "abridged.serve.sessions", attributes={"kind": "branch" if found.parent else "new"}
             )

@@ -16,7 +16,7 @@ import httpx2
 import pytest
 
 from abridged.adapters.http import ServeConfig
-from abridged.adapters.http.proxy import BRANCH_KEY, TENANT_KEY
+from abridged.adapters.http.branches import BRANCH_KEY, TENANT_KEY
 from abridged.application.service import Sessions
 from abridged.domain.events import MessageAppended
 from tests.support import fake_anthropic as fake
