@@ -61,6 +61,7 @@ from abridged.adapters.http.interrupted import (
     Relayed,
     empty_reply,
     holds_last,
+    replayed,
     take_back,
 )
 from abridged.adapters.http.locks import RequestLocks
@@ -84,7 +85,6 @@ from abridged.adapters.http.wire import (
 from abridged.adapters.token_counters import TiktokenCounter, counting_ahead
 from abridged.application.ports import PromptTooLongError
 from abridged.application.service import PreparedRequest, Sessions
-from abridged.domain.context import build_context
 from abridged.domain.errors import (
     ConcurrentWriteError,
     InvalidMessageError,
@@ -260,7 +260,7 @@ class MessagesProxy:
     ) -> PreparedRequest:
         sessions, session_id = self.sessions, found.session_id
         if found.replay is not None:
-            return self._replayed(session_id, found.replay)
+            return replayed(sessions, session_id, found.replay)
         system, tools = session_system(body), [stripped(tool) for tool in body.get("tools") or []]
         new = history.messages[found.start :]
         if not found.exists:
@@ -300,18 +300,6 @@ class MessagesProxy:
         if new:
             sessions.append_messages(session_id, new)  # one write, all or nothing
         return sessions.prepare_request(session_id)
-
-    def _replayed(self, session_id: UUID, version: int) -> PreparedRequest:
-        """The request the session made at `version` (before its last reply), built again."""
-        session = self.sessions.session(session_id, version=version)
-        return PreparedRequest(
-            session_id=session_id,
-            model=session.model,
-            max_tokens=session.reserved_output,
-            context=build_context(session, capabilities=self.sessions.capabilities(session.model)),
-            compaction=None,
-            compactions_so_far=session.generation,
-        )
 
     # The upstream.
 
@@ -380,6 +368,12 @@ class MessagesProxy:
             async for chunk in answer.aiter_bytes():
                 accumulator.feed(chunk)
                 pending += chunk
+                if accumulator.ended and not relayed.ended:
+                    # Recorded before `message_stop` is passed on: a client may close the
+                    # stream as soon as it reads it, before the upstream's last `ping`.
+                    relayed.ended = True
+                    if (reply := accumulator.message) is not None:
+                        await anyio.to_thread.run_sync(self._record, ready, reply)
                 if whole := complete_events(pending):
                     yield pending[:whole]
                     pending = pending[whole:]
@@ -392,12 +386,8 @@ class MessagesProxy:
             relayed.ended = True
             yield BROKEN_OFF
             return
-        relayed.ended = True
         if pending:
             yield pending
-        reply = accumulator.message
-        if reply is not None:
-            await anyio.to_thread.run_sync(self._record, ready, reply)
 
     def _learn(self, ready: Prepared, status: int, answer: Any) -> None:
         """Records a reply, or what an error teaches (an overflow compacts the session)."""
