@@ -326,9 +326,13 @@ class MessagesProxy:
         reply_headers = response_headers(answer.headers)
         reply_headers[SESSION_HEADER] = str(ready.session_id)
         streamed = answer.headers.get("content-type", "").startswith("text/event-stream")
-        if answer.status_code != 200 or not streamed:
+        asked = ready.body.get("stream") is True
+        if answer.status_code != 200 or not streamed or not asked:
+            # A reply streamed or not against what the client asked: its SDK cannot read it
+            # (or would take a stream's text for a message's); not read, never recorded.
+            unasked = answer.status_code == 200 and streamed != asked
             try:
-                payload = await unless_gone(request, answer.aread)
+                payload = b"" if unasked else await unless_gone(request, answer.aread)
             except httpx2.HTTPError:
                 return error_response(502, "api_error", "abridged: the upstream's answer broke off")
             finally:
