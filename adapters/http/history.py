@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -68,11 +69,13 @@ def new_texts(messages: Any) -> list[str]:
 
 
 def named_id(name: str) -> UUID | None:
-    """The session id a name is, when it is one (a session of the tenant's to carry on)."""
-    try:
-        return UUID(name)
-    except ValueError:
-        return None
+    """The session id a name is, when it is one (a session of the tenant's to carry on): a
+    UUID as the sessions API writes it, hyphenated. 32 hex digits (a digest), braces or a
+    `urn:uuid:` prefix are names, as the docs say (UUID() would read them as ids)."""
+    return UUID(name) if _HYPHENATED_UUID.fullmatch(name) else None
+
+
+_HYPHENATED_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", re.ASCII)
 
 
 def unknown_id(session_id: UUID) -> UnknownSessionError:

@@ -150,9 +150,17 @@ def session_name(headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
     system prompt (cache markers left out): `user:<id>|system:<16 hex digits>`."""
     named = headers.get(SESSION_HEADER, "").strip()
     if named:
+        try:
+            # HTTP carries a header's bytes, which the server reads as Latin-1; a client
+            # writes a name in UTF-8 (and in ASCII, which UTF-8 reads the same).
+            named = named.encode("latin-1").decode("utf-8")
+        except UnicodeError:
+            raise ApiError(400, "invalid_request_error", f"{SESSION_HEADER} is not UTF-8") from None
         if len(named) > MAX_NAME_LENGTH:
             raise ApiError(
-                400, "invalid_request_error", f"{SESSION_HEADER} is over {MAX_NAME_LENGTH} chars"
+                400,
+                "invalid_request_error",
+                f"{SESSION_HEADER} is over {MAX_NAME_LENGTH} characters",
             )
         return named
     metadata = body.get("metadata")
