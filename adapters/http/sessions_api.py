@@ -34,6 +34,7 @@ from abridged.domain.errors import (
 )
 
 T = TypeVar("T")
+SESSIONS_PREFIX = "/v1/sessions"
 logger = logging.getLogger(__name__)
 
 
@@ -139,7 +140,7 @@ Tenant = Annotated[str, Depends(_tenant)]
 def sessions_router(sessions: Sessions) -> APIRouter:  # noqa: PLR0915
     """The `/v1/sessions` routes over `sessions`, for the tenants of the application's
     `config.tokens` (`app.state.config`)."""
-    router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+    router = APIRouter(prefix=SESSIONS_PREFIX, tags=["sessions"])
 
     async def call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         try:
