@@ -170,6 +170,25 @@ def session_name(headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
     return f"user:{user or ''}|system:{fingerprint}"
 
 
+def new_texts(messages: Any) -> list[str]:
+    """The texts of a request's last message (the one usually new) that its counts read as
+    they came: a text block's text, a tool result's text (its content, or its text blocks')."""
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    content = last.get("content") if isinstance(last, dict) else None
+    if isinstance(content, str):
+        return [content]
+    texts: list[str] = []
+    for block in content if isinstance(content, list) else ():
+        inner = block.get("content") if isinstance(block, dict) else None
+        for item in [block, *(inner if isinstance(inner, list) else ())]:
+            text = item.get("text") if isinstance(item, dict) else None
+            if isinstance(text, str):
+                texts.append(text)
+        if isinstance(inner, str):
+            texts.append(inner)
+    return texts
+
+
 def session_system(body: Mapping[str, Any]) -> str:
     """The system prompt's text, as the session counts it (the client's own `system` is what
     goes upstream)."""
