@@ -11,8 +11,10 @@ from contextlib import asynccontextmanager
 import anyio
 import httpx2
 from fastapi import FastAPI
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from abridged.adapters.bootstrap import bootstrap, persistence_env
 from abridged.adapters.http.clients import BodyDeadline
@@ -20,7 +22,7 @@ from abridged.adapters.http.config import ServeConfig
 from abridged.adapters.http.locks import RequestLocks
 from abridged.adapters.http.metrics import ServeMetrics
 from abridged.adapters.http.proxy import MessagesProxy
-from abridged.adapters.http.sessions_api import sessions_router
+from abridged.adapters.http.sessions_api import SESSIONS_PREFIX, sessions_router
 from abridged.application.service import Sessions
 from abridged.domain.errors import SessionError
 
@@ -96,7 +98,28 @@ def create_app(config: ServeConfig, sessions: Sessions | None = None) -> FastAPI
     # reads a route's JSON body before it runs its dependencies.
     app.include_router(sessions_router(service), max_body_size=config.max_body_bytes)
     app.add_middleware(BodyDeadline, seconds=config.client_timeout)
+    app.add_middleware(DeclaredBodyLimit, limit=config.max_body_bytes)
     return app
+
+
+class DeclaredBodyLimit:
+    """ASGI middleware: a sessions API request whose declared length is over `limit` gets
+    413 `{"detail": ...}`, as the API's other errors, before its body or its token is read.
+    (FastAPI's own limit answers it in plain text; it still counts a body sent in chunks,
+    and answers that one in JSON.)"""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith(SESSIONS_PREFIX):
+            declared = Headers(scope=scope).get("content-length", "")
+            if declared.isdigit() and int(declared) > self.limit:
+                detail = f"the request is over {self.limit} bytes (--max-body-bytes)"
+                await JSONResponse({"detail": detail}, 413)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def app_from_env() -> FastAPI:

@@ -3,7 +3,7 @@ client's history and a stored session part (`abridged.adapters.http.history`).
 
 A message's digest is of the message as abridged stores and sends it, less what a client
 cannot be told apart by: fields set to null, a reply's whitespace-only text blocks, and,
-for a block kept as JSON, the order of its keys.
+for a block kept as JSON and a tool call's input, the order of the keys of every object.
 """
 
 from __future__ import annotations
@@ -16,7 +16,14 @@ from typing import Any
 import attrs
 
 from abridged.application.transcodings import ByIdentity, message_json
-from abridged.domain.messages import Message, Role, TextBlock, ToolResultBlock, WireBlock
+from abridged.domain.messages import (
+    Message,
+    Role,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    WireBlock,
+)
 
 
 def _without_nulls(value: Any) -> Any:
@@ -69,11 +76,14 @@ def _digest(message: Message) -> str:
 
 def _kept_as_sent(message: Message) -> bool:
     """Whether a block of `message` (or of a tool result in it) holds JSON in the order it
-    came: a `WireBlock`, or a modelled block with fields it does not model."""
+    came: a `WireBlock`, a modelled block with fields it does not model, or a tool call's
+    `input` (a client whose JSON objects are maps, Go's or serde_json's, sorts its keys)."""
     for block in message.content:
         nested = block.content if isinstance(block, ToolResultBlock) else ()
         for item in (block, *(() if isinstance(nested, str) else nested)):
             if isinstance(item, WireBlock) or bool(getattr(item, "extra", "")):
+                return True
+            if isinstance(item, ToolUseBlock) and item.input:
                 return True
     return False
 

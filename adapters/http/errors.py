@@ -100,19 +100,24 @@ def upstream_answer(
 ) -> tuple[int, bytes, Any]:
     """The status and body the client gets for the upstream's whole (not streamed) answer,
     and its JSON: the answer itself when it is a reply (200) or an API error; else, an
-    API error of the kind the status says (a 200 that is no reply: 502 `api_error`). A
-    gateway's HTML page or a body cut short would otherwise reach an SDK that cannot read
-    it; it is not quoted (what a gateway writes is no business of the client's)."""
+    API error of the kind the status says (a 200 that is no reply, any other 2xx and a
+    redirect: 502 `api_error`). A gateway's HTML page or a body cut short would otherwise
+    reach an SDK that cannot read it; it is not quoted (what a gateway writes is no business
+    of the client's)."""
     try:
         answer = json.loads(payload)
     except ValueError:
         answer = None
     if status == 200 and is_reply(answer):
         return status, payload, answer
-    if status != 200 and isinstance(answer, dict) and isinstance(answer.get("error"), dict):
+    erred = status >= 400
+    if erred and isinstance(answer, dict) and isinstance(answer.get("error"), dict):
         return status, payload, answer
-    if status == 200:
-        status, text = 502, "abridged: the upstream's answer was not one of the API's"
+    if not erred:
+        # A 201 or 206 is no answer the SDKs check, and a redirect would send the client's
+        # body and headers (its token among them) wherever the upstream points: a 502.
+        text = f"abridged: the upstream answered {status}, not one of the API's answers"
+        status = 502
     else:
         text = f"abridged: the upstream answered {status} without an API error"
     error_type = KINDS_BY_STATUS.get(status, "api_error")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -48,31 +49,14 @@ def stripped(value: Any) -> Any:
     return value
 
 
-def new_texts(messages: Any) -> list[str]:
-    """The texts of a request's last message (the one usually new) that its counts read as
-    they came: a text block's text, a tool result's text (its content, or its text blocks')."""
-    last = messages[-1] if isinstance(messages, list) and messages else None
-    content = last.get("content") if isinstance(last, dict) else None
-    if isinstance(content, str):
-        return [content]
-    texts: list[str] = []
-    for block in content if isinstance(content, list) else ():
-        inner = block.get("content") if isinstance(block, dict) else None
-        for item in [block, *(inner if isinstance(inner, list) else ())]:
-            text = item.get("text") if isinstance(item, dict) else None
-            if isinstance(text, str):
-                texts.append(text)
-        if isinstance(inner, str):
-            texts.append(inner)
-    return texts
-
-
 def named_id(name: str) -> UUID | None:
-    """The session id a name is, when it is one (a session of the tenant's to carry on)."""
-    try:
-        return UUID(name)
-    except ValueError:
-        return None
+    """The session id a name is, when it is one (a session of the tenant's to carry on): a
+    UUID as the sessions API writes it, hyphenated. 32 hex digits (a digest), braces or a
+    `urn:uuid:` prefix are names, as the docs say (UUID() would read them as ids)."""
+    return UUID(name) if _HYPHENATED_UUID.fullmatch(name) else None
+
+
+_HYPHENATED_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", re.ASCII)
 
 
 def unknown_id(session_id: UUID) -> UnknownSessionError:
@@ -411,8 +395,8 @@ def route(
     request changes what the session was asked with (`reshaped`: another model, say, to
     regenerate the reply on): that goes to a branch of its own, started with the history."""
     session_id, parent = root, None
+    known = stored.get(session_id)
     for _ in range(MAX_HOPS):
-        known = stored.get(session_id)
         if known is None:
             return Route(session_id, 0, False, parent, 0)
         if any(known.metadata.get(key, "") != value for key, value in owner.items()):
@@ -431,11 +415,26 @@ def route(
         # Diverged: the client's message at `common` differs, or the client has fewer (or
         # the same as the request the session answered, asked on another model, say).
         if common < len(history):
-            point = chain(history.digests[: common + 1])
+            branch = branch_id(session_id, chain(history.digests[: common + 1]))
+            following = stored.get(branch)
+            if following is None:
+                # The reply to these `common` messages regenerated on another model (or
+                # system prompt) went to their ":end" branch: the client went on from it.
+                end = branch_id(session_id, chain(history.digests[:common]) + ":end")
+                regenerated = stored.get(end)
+                if regenerated is not None and _goes_on(regenerated, history, common):
+                    branch, following = end, regenerated
         else:
-            point = chain(history.digests) + ":end"
-        session_id, parent = branch_id(session_id, point), session_id
+            branch = branch_id(session_id, chain(history.digests) + ":end")
+            following = stored.get(branch)
+        session_id, parent, known = branch, session_id, following
     raise UnknownSessionError(f"more than {MAX_HOPS} branches deep from session {root}")
+
+
+def _goes_on(regenerated: Stored, history: ClientHistory, common: int) -> bool:
+    """Whether the client's history goes on from the reply the ":end" branch holds."""
+    reply = regenerated.digests[common : common + 1]
+    return regenerated.deleted is None and reply == history.digests[common : common + 1]
 
 
 def _common_prefix(left: Sequence[str], right: Sequence[str]) -> int:

@@ -20,6 +20,7 @@ import attrs
 from abridged.adapters.http.history import ABANDONED, ClientHistory, Route, Stored, StoredDigests
 from abridged.adapters.http.locks import RequestLocks
 from abridged.application.service import PreparedRequest, Sessions
+from abridged.domain.context import build_context
 from abridged.domain.errors import SessionError
 from abridged.domain.messages import Role
 
@@ -132,3 +133,17 @@ def unanswered(history: ClientHistory, found: Route) -> int:
             return 0
         count += 1
     return count
+
+
+def replayed(sessions: Sessions, session_id: UUID, version: int) -> PreparedRequest:
+    """The request the session made at `version` (before its last reply), built again: a
+    client sending a request answered already (it lost the answer) gets it answered again."""
+    session = sessions.session(session_id, version=version)
+    return PreparedRequest(
+        session_id=session_id,
+        model=session.model,
+        max_tokens=session.reserved_output,
+        context=build_context(session, capabilities=sessions.capabilities(session.model)),
+        compaction=None,
+        compactions_so_far=session.generation,
+    )

@@ -25,6 +25,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
 from abridged.adapters.anthropic.errors import too_long_counts
+from abridged.adapters.http.branches import BRANCH_KEY, NAME_KEY, TENANT_KEY, parent_gone
 from abridged.adapters.http.clients import (
     BodyTimeoutError,
     ClientGoneError,
@@ -49,7 +50,6 @@ from abridged.adapters.http.history import (
     Shape,
     StoredDigests,
     named_id,
-    new_texts,
     root_id,
     route,
     stripped,
@@ -60,6 +60,7 @@ from abridged.adapters.http.interrupted import (
     Relayed,
     empty_reply,
     holds_last,
+    replayed,
     take_back,
 )
 from abridged.adapters.http.locks import RequestLocks
@@ -73,6 +74,7 @@ from abridged.adapters.http.wire import (
     check_sendable,
     joined_user_turns,
     json_body,
+    new_texts,
     outgoing,
     response_headers,
     session_name,
@@ -83,10 +85,10 @@ from abridged.adapters.http.wire import (
 from abridged.adapters.token_counters import TiktokenCounter, counting_ahead
 from abridged.application.ports import PromptTooLongError
 from abridged.application.service import PreparedRequest, Sessions
-from abridged.domain.context import build_context
 from abridged.domain.errors import (
     ConcurrentWriteError,
     InvalidMessageError,
+    SessionDeletedError,
     SessionError,
     SessionExistsError,
     UnknownSessionError,
@@ -94,9 +96,6 @@ from abridged.domain.errors import (
 
 logger = logging.getLogger(__name__)
 
-TENANT_KEY = "abridged:tenant"
-NAME_KEY = "abridged:name"
-BRANCH_KEY = "abridged:branch_of"
 DEFAULT_TENANT = "default"
 ROUTE_ATTEMPTS = 5
 ROUTES_KEPT = 4_096
@@ -261,7 +260,7 @@ class MessagesProxy:
     ) -> PreparedRequest:
         sessions, session_id = self.sessions, found.session_id
         if found.replay is not None:
-            return self._replayed(session_id, found.replay)
+            return replayed(sessions, session_id, found.replay)
         system, tools = session_system(body), [stripped(tool) for tool in body.get("tools") or []]
         new = history.messages[found.start :]
         if not found.exists:
@@ -284,6 +283,10 @@ class MessagesProxy:
                 tags=["serve"],
                 messages=new,
             )
+            if found.parent is not None and parent_gone(
+                sessions, self.stored, session_id, found.parent
+            ):
+                raise SessionDeletedError(f"session {found.parent} was deleted")
             self.metrics.add(
                 "abridged.serve.sessions", attributes={"kind": "branch" if found.parent else "new"}
             )
@@ -297,18 +300,6 @@ class MessagesProxy:
         if new:
             sessions.append_messages(session_id, new)  # one write, all or nothing
         return sessions.prepare_request(session_id)
-
-    def _replayed(self, session_id: UUID, version: int) -> PreparedRequest:
-        """The request the session made at `version` (before its last reply), built again."""
-        session = self.sessions.session(session_id, version=version)
-        return PreparedRequest(
-            session_id=session_id,
-            model=session.model,
-            max_tokens=session.reserved_output,
-            context=build_context(session, capabilities=self.sessions.capabilities(session.model)),
-            compaction=None,
-            compactions_so_far=session.generation,
-        )
 
     # The upstream.
 
@@ -335,9 +326,13 @@ class MessagesProxy:
         reply_headers = response_headers(answer.headers)
         reply_headers[SESSION_HEADER] = str(ready.session_id)
         streamed = answer.headers.get("content-type", "").startswith("text/event-stream")
-        if answer.status_code != 200 or not streamed:
+        asked = ready.body.get("stream") is True
+        if answer.status_code != 200 or not streamed or not asked:
+            # A reply streamed or not against what the client asked: its SDK cannot read it
+            # (or would take a stream's text for a message's); not read, never recorded.
+            unasked = answer.status_code == 200 and streamed != asked
             try:
-                payload = await unless_gone(request, answer.aread)
+                payload = b"" if unasked else await unless_gone(request, answer.aread)
             except httpx2.HTTPError:
                 return error_response(502, "api_error", "abridged: the upstream's answer broke off")
             finally:
@@ -377,6 +372,12 @@ class MessagesProxy:
             async for chunk in answer.aiter_bytes():
                 accumulator.feed(chunk)
                 pending += chunk
+                if accumulator.ended and not relayed.ended:
+                    # Recorded before `message_stop` is passed on: a client may close the
+                    # stream as soon as it reads it, before the upstream's last `ping`.
+                    relayed.ended = True
+                    if (reply := accumulator.message) is not None:
+                        await anyio.to_thread.run_sync(self._record, ready, reply)
                 if whole := complete_events(pending):
                     yield pending[:whole]
                     pending = pending[whole:]
@@ -389,12 +390,8 @@ class MessagesProxy:
             relayed.ended = True
             yield BROKEN_OFF
             return
-        relayed.ended = True
         if pending:
             yield pending
-        reply = accumulator.message
-        if reply is not None:
-            await anyio.to_thread.run_sync(self._record, ready, reply)
 
     def _learn(self, ready: Prepared, status: int, answer: Any) -> None:
         """Records a reply, or what an error teaches (an overflow compacts the session)."""

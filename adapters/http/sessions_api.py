@@ -20,8 +20,8 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from pydantic import BaseModel, Field, StrictInt, StrictStr
 
 from abridged.adapters.anthropic.request import render_request
+from abridged.adapters.http.branches import TENANT_KEY, delete_with_branches
 from abridged.adapters.http.config import ServeConfig, tenant_of
-from abridged.adapters.http.proxy import BRANCH_KEY, TENANT_KEY
 from abridged.application.audit import event_facts
 from abridged.application.auditing import audit_session
 from abridged.application.management import MAX_PAGE
@@ -34,6 +34,7 @@ from abridged.domain.errors import (
 )
 
 T = TypeVar("T")
+SESSIONS_PREFIX = "/v1/sessions"
 logger = logging.getLogger(__name__)
 
 
@@ -139,7 +140,7 @@ Tenant = Annotated[str, Depends(_tenant)]
 def sessions_router(sessions: Sessions) -> APIRouter:  # noqa: PLR0915
     """The `/v1/sessions` routes over `sessions`, for the tenants of the application's
     `config.tokens` (`app.state.config`)."""
-    router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+    router = APIRouter(prefix=SESSIONS_PREFIX, tags=["sessions"])
 
     async def call(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         try:
@@ -287,24 +288,6 @@ def sessions_router(sessions: Sessions) -> APIRouter:  # noqa: PLR0915
             "compactions": [_plain(line) for line in result.compactions],
         }
 
-    def branches_of(session_id: UUID, tenant: str) -> list[UUID]:
-        """The proxy's branches of the session, and theirs in turn, parents first: each
-        holds a copy of the history it diverged from."""
-        found: list[UUID] = []
-        waiting = [session_id]
-        while waiting:
-            parent, cursor = waiting.pop(0), None
-            while True:
-                wanted = {TENANT_KEY: tenant, BRANCH_KEY: str(parent)}
-                page = sessions.list_sessions(metadata=wanted, limit=MAX_PAGE, cursor=cursor)
-                for info in page.sessions:
-                    if info.id not in found and info.id != session_id:
-                        found.append(info.id)
-                        waiting.append(info.id)
-                if (cursor := page.next_cursor) is None:
-                    break
-        return found
-
     @router.delete("/{session_id}", status_code=204)
     async def delete(
         session_id: UUID, tenant: Tenant, reason: str = "deleted", erase: bool = False
@@ -313,9 +296,6 @@ def sessions_router(sessions: Sessions) -> APIRouter:  # noqa: PLR0915
         same for the branches the proxy started from it, which hold copies of its history.
         A session deleted already may be erased."""
         await call(owned, session_id, tenant, deleted_too=erase)
-        # The branches go first: a failure part-way leaves the session to find them from.
-        for branch in reversed(await call(branches_of, session_id, tenant)):
-            await call(sessions.delete_session, branch, reason, erase=erase)
-        await call(sessions.delete_session, session_id, reason, erase=erase)
+        await call(delete_with_branches, sessions, session_id, tenant, reason, erase=erase)
 
     return router

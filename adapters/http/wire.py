@@ -43,8 +43,16 @@ _DROPPED_REQUEST_HEADERS = frozenset(
         TOKEN_HEADER,
     }
 )
+# `location`: a client that followed it would send its body, key and token elsewhere.
 _DROPPED_RESPONSE_HEADERS = frozenset(
-    {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"}
+    {
+        "content-length",
+        "content-encoding",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "location",
+    }
 )
 
 
@@ -142,9 +150,17 @@ def session_name(headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
     system prompt (cache markers left out): `user:<id>|system:<16 hex digits>`."""
     named = headers.get(SESSION_HEADER, "").strip()
     if named:
+        try:
+            # HTTP carries a header's bytes, which the server reads as Latin-1; a client
+            # writes a name in UTF-8 (and in ASCII, which UTF-8 reads the same).
+            named = named.encode("latin-1").decode("utf-8")
+        except UnicodeError:
+            raise ApiError(400, "invalid_request_error", f"{SESSION_HEADER} is not UTF-8") from None
         if len(named) > MAX_NAME_LENGTH:
             raise ApiError(
-                400, "invalid_request_error", f"{SESSION_HEADER} is over {MAX_NAME_LENGTH} chars"
+                400,
+                "invalid_request_error",
+                f"{SESSION_HEADER} is over {MAX_NAME_LENGTH} characters",
             )
         return named
     metadata = body.get("metadata")
@@ -152,6 +168,25 @@ def session_name(headers: Mapping[str, str], body: Mapping[str, Any]) -> str:
     system = json.dumps(stripped(body.get("system", "")), ensure_ascii=False, sort_keys=True)
     fingerprint = hashlib.sha256(system.encode()).hexdigest()[:16]
     return f"user:{user or ''}|system:{fingerprint}"
+
+
+def new_texts(messages: Any) -> list[str]:
+    """The texts of a request's last message (the one usually new) that its counts read as
+    they came: a text block's text, a tool result's text (its content, or its text blocks')."""
+    last = messages[-1] if isinstance(messages, list) and messages else None
+    content = last.get("content") if isinstance(last, dict) else None
+    if isinstance(content, str):
+        return [content]
+    texts: list[str] = []
+    for block in content if isinstance(content, list) else ():
+        inner = block.get("content") if isinstance(block, dict) else None
+        for item in [block, *(inner if isinstance(inner, list) else ())]:
+            text = item.get("text") if isinstance(item, dict) else None
+            if isinstance(text, str):
+                texts.append(text)
+        if isinstance(inner, str):
+            texts.append(inner)
+    return texts
 
 
 def session_system(body: Mapping[str, Any]) -> str:

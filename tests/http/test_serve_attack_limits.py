@@ -47,6 +47,8 @@ def test_the_sessions_api_refuses_a_body_over_the_limit(
         headers.append((b"authorization", f"Bearer {token}".encode()))
     answer = raw_request(limited, "POST", "/v1/sessions", headers, body.encode(), chunked=chunked)
     assert answer.status == 413
+    assert answer.header("content-type") == "application/json"
+    assert isinstance(answer.json()["detail"], str)  # the sessions API's errors' shape
     assert store.list_sessions().sessions == ()
 
 

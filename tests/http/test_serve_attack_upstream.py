@@ -4,6 +4,9 @@ retry-after, and nothing half is recorded."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import anthropic
 import httpx2
 import pytest
@@ -112,3 +115,93 @@ def test_the_proxys_own_errors_carry_a_request_id_as_the_apis_do(
     assert raised.value.status_code == 504
     assert raised.value.request_id is not None
     assert raised.value.request_id == raised.value.body["request_id"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_an_upstream_redirect_never_sends_the_client_elsewhere(
+    secured: str, fake_anthropic: FakeAnthropic, store: Sessions, status: int
+) -> None:
+    elsewhere = FakeAnthropic().start()
+    try:
+        fake_anthropic.enqueue(
+            fake.Response(
+                status,
+                {},
+                raw=b"",
+                content_type="text/html",
+                headers={"location": f"{elsewhere.base_url}/v1/messages"},
+            )
+        )
+        elsewhere.enqueue(fake.message("answered elsewhere"))
+        headers = {"x-abridged-session": "redirected", "x-abridged-token": "token-of-tenant-a-0123"}
+        with (
+            anthropic.Anthropic(
+                api_key=TEST_API_KEY, base_url=secured, max_retries=0, default_headers=headers
+            ) as sdk,
+            pytest.raises(anthropic.InternalServerError) as raised,
+        ):
+            sdk.messages.create(**BODY)  # type: ignore[call-overload]
+        assert raised.value.status_code == 502
+        assert "location" not in raised.value.response.headers
+        assert raised.value.body["error"]["type"] == "api_error"  # type: ignore[index]
+        assert elsewhere.requests_to() == []  # neither the body nor the token went there
+    finally:
+        elsewhere.stop()
+    assert recorded_roles(store) == ["user"]
+
+
+@pytest.mark.parametrize("status", [201, 203, 206])
+def test_a_2xx_other_than_200_is_no_reply(
+    proxy: str, fake_anthropic: FakeAnthropic, store: Sessions, status: int
+) -> None:
+    reply = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "odd"}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 3, "output_tokens": 1},
+    }
+    fake_anthropic.enqueue(fake.Response(status, reply))
+    got = httpx2.post(f"{proxy}/v1/messages", json=BODY, headers={"x-api-key": TEST_API_KEY})
+    assert got.status_code == 502
+    assert got.json()["error"]["type"] == "api_error"
+    assert recorded_roles(store) == ["user"]  # the reply is not recorded
+
+
+SSE_EVENTS: list[dict[str, Any]] = [
+    {"type": "message_start", "message": {"id": "msg_1", "type": "message",
+        "role": "assistant", "model": "claude-sonnet-4-6", "content": [],
+        "stop_reason": None, "usage": {"input_tokens": 5, "output_tokens": 1}}},
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
+    {"type": "content_block_stop", "index": 0},
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+        "usage": {"output_tokens": 2}},
+    {"type": "message_stop"},
+]  # fmt: skip
+SSE_REPLY = b"".join(
+    f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode() for event in SSE_EVENTS
+)
+
+
+@pytest.mark.parametrize("asked", ["stream", "message"])
+def test_a_reply_streamed_or_not_against_the_clients_ask_is_no_reply(
+    client: anthropic.Anthropic, fake_anthropic: FakeAnthropic, store: Sessions, asked: str
+) -> None:
+    if asked == "stream":  # a stream asked for, a message answered
+        fake_anthropic.enqueue(fake.malformed(json.dumps(fake.message().body).encode()))
+    else:
+        fake_anthropic.enqueue(fake.malformed(SSE_REPLY, "text/event-stream; charset=utf-8"))
+
+    def ask() -> object:
+        if asked == "stream":
+            with client.messages.stream(**BODY) as events:  # type: ignore[arg-type]
+                return events.get_final_message()
+        return client.messages.create(**BODY)  # type: ignore[call-overload]
+
+    with pytest.raises(anthropic.InternalServerError) as raised:
+        ask()
+    assert raised.value.status_code == 502
+    assert raised.value.body["error"]["type"] == "api_error"  # type: ignore[index]
+    assert recorded_roles(store) == ["user"]  # nothing recorded as delivered

@@ -3,6 +3,7 @@ proxy started when the client's history diverged hold its earlier messages too."
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 
 from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.http import ServeConfig
-from abridged.adapters.http.proxy import BRANCH_KEY
+from abridged.adapters.http.branches import BRANCH_KEY
 from abridged.application.service import Sessions
 from abridged.domain.errors import UnknownSessionError
 from tests.http.conftest import TOKENS
@@ -154,3 +155,71 @@ def test_a_retry_after_another_worker_erased_the_session_sends_nothing_upstream(
 
     assert retried.status_code == 404, retried.text
     assert len(fake_anthropic.requests_to()) == sent_before
+
+
+@pytest.mark.parametrize("erase", [False, True])
+@pytest.mark.parametrize("deleted", ["before the branch is stored", "after"])
+def test_a_branch_started_while_its_parent_is_deleted_does_not_survive_it(
+    url: str, filed: Sessions, monkeypatch: pytest.MonkeyPatch, erase: bool, deleted: str
+) -> None:
+    # The edited request has routed to a new branch of the session (its parent still
+    # there) and is about to store it, or has just stored it, when the DELETE comes.
+    history = send(url, TOKEN_A, [{"role": "user", "content": SECRET}])
+    send(url, TOKEN_A, [*history, {"role": "user", "content": "Remember it."}])
+    (root,) = [s.id for s in filed.list_sessions().sessions]
+    reached, resume = threading.Event(), threading.Event()
+    start = filed.start_session
+
+    def paused_start(**kwargs: Any) -> Any:
+        if BRANCH_KEY not in kwargs["metadata"]:
+            return start(**kwargs)
+        if deleted == "after":
+            started = start(**kwargs)
+        reached.set()
+        assert resume.wait(10)
+        return started if deleted == "after" else start(**kwargs)
+
+    monkeypatch.setattr(filed, "start_session", paused_start)
+    edited = [*history, {"role": "user", "content": "Forget it."}]
+    answers: list[httpx2.Response] = []
+    branching = threading.Thread(target=lambda: answers.append(post(url, edited)))
+    branching.start()
+    assert reached.wait(10)
+    headers = {"authorization": f"Bearer {TOKEN_A}"}
+    removed = httpx2.delete(f"{url}/v1/sessions/{root}?erase={str(erase).lower()}", headers=headers)
+    resume.set()
+    branching.join(10)
+
+    assert removed.status_code == 204
+    assert answers[0].status_code == 404, answers[0].text
+    assert filed.list_sessions().sessions == ()  # no branch left holding the history
+    again = post(url, [*edited, {"role": "assistant", "content": "Ok."}, history[0]])
+    assert again.status_code == 404
+    assert filed.list_sessions().sessions == ()
+
+
+@pytest.mark.parametrize("erase", [False, True])
+def test_a_branch_started_after_the_deletion_listed_the_branches_is_deleted_too(
+    url: str, filed: Sessions, monkeypatch: pytest.MonkeyPatch, erase: bool
+) -> None:
+    # The DELETE has listed the branches (none) and is about to delete the session itself
+    # when the edited request stores its branch, its parent still there.
+    history = send(url, TOKEN_A, [{"role": "user", "content": SECRET}])
+    send(url, TOKEN_A, [*history, {"role": "user", "content": "Remember it."}])
+    (root,) = [s.id for s in filed.list_sessions().sessions]
+    edited = [*history, {"role": "user", "content": "Forget it."}]
+    delete = filed.delete_session
+    answers: list[httpx2.Response] = []
+
+    def branch_first(session_id: Any, *args: Any, **kwargs: Any) -> Any:
+        if session_id == root and not answers:
+            answers.append(post(url, edited))  # a branch of a session not deleted yet
+        return delete(session_id, *args, **kwargs)
+
+    monkeypatch.setattr(filed, "delete_session", branch_first)
+    headers = {"authorization": f"Bearer {TOKEN_A}"}
+    removed = httpx2.delete(f"{url}/v1/sessions/{root}?erase={str(erase).lower()}", headers=headers)
+
+    assert removed.status_code == 204
+    assert answers[0].status_code == 200  # answered: the branch was stored
+    assert filed.list_sessions().sessions == ()  # and deleted with its parent

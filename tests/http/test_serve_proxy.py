@@ -16,7 +16,7 @@ import httpx2
 import pytest
 
 from abridged.adapters.http import ServeConfig
-from abridged.adapters.http.proxy import BRANCH_KEY, TENANT_KEY
+from abridged.adapters.http.branches import BRANCH_KEY, TENANT_KEY
 from abridged.application.service import Sessions
 from abridged.domain.events import MessageAppended
 from tests.support import fake_anthropic as fake
@@ -288,6 +288,33 @@ def test_a_regenerated_answer_the_client_keeps_becomes_a_branch(
         "Name a colour.",
         "Red.",
     ]
+
+
+def test_a_reply_regenerated_on_another_model_is_continued_in_its_branch(
+    client: anthropic.Anthropic, fake_anthropic: FakeAnthropic, store: Sessions
+) -> None:
+    # "Regenerate" on another model, then carry on with that reply (on that model): the
+    # conversation goes on in the branch that holds the regenerated reply, not in another
+    # branch started with the whole history.
+    named = client.with_options(default_headers={"x-abridged-session": "regenerated-on"})
+    history: list[Any] = [{"role": "user", "content": "Name a colour."}]
+    fake_anthropic.enqueue(fake.message("Red."), fake.message("Blue."))
+    named.messages.create(model=MODEL, max_tokens=20, messages=history)
+    named.messages.create(model="claude-opus-4-6", max_tokens=20, messages=history)
+    for prompt in ("Why?", "And then?"):
+        history += [
+            {"role": "assistant", "content": "Blue." if prompt == "Why?" else "Because."},
+            {"role": "user", "content": prompt},
+        ]
+        fake_anthropic.enqueue(fake.message("Because."))
+        named.messages.create(model="claude-opus-4-6", max_tokens=20, messages=history)
+
+    sessions = {info.id: info for info in store.list_sessions().sessions}
+    assert len(sessions) == 2  # the first answer's session and the regenerated one's
+    (branch,) = [i for i, info in sessions.items() if BRANCH_KEY in info.metadata]
+    texts = [m["content"][0]["text"] for m in stored_messages(store, branch)]
+    assert texts == ["Name a colour.", "Blue.", "Why?", "Because.", "And then?", "Because."]
+    assert store.session(branch).model == "claude-opus-4-6"
 
 
 def test_an_upstream_overflow_compacts_and_the_next_request_fits(

@@ -5,6 +5,7 @@ request goes to holds exactly that history, and no session ever holds two."""
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any
 from uuid import uuid4
 
@@ -22,7 +23,9 @@ from abridged.adapters.http.history import Route
 from abridged.adapters.http.locks import RequestLocks
 from abridged.adapters.http.metrics import ServeMetrics
 from abridged.adapters.http.proxy import MessagesProxy
+from abridged.application.service import Sessions
 from abridged.domain.events import MessageAppended
+from tests.support import fake_anthropic as fake
 
 # (which earlier request's history to start from, how many of its turns to keep, a reply?)
 STEPS = st.lists(
@@ -107,3 +110,41 @@ def test_a_session_that_keeps_moving_is_a_529_the_sdks_retry(monkeypatch: Any) -
     finally:
         sessions.close()
     assert (refused.value.status, refused.value.kind) == (529, "overloaded_error")
+
+
+def test_a_client_that_sorts_the_keys_of_tool_inputs_stays_in_one_session(
+    proxy: str, fake_anthropic: fake.FakeAnthropic, store: Sessions
+) -> None:
+    # A Go or Rust client decodes a tool call's input into a map and writes it back with
+    # its keys sorted: the same call, not an edit of the history.
+    tools = [{"name": "lookup", "description": "Looks up.", "input_schema": {"type": "object"}}]
+    history: list[Any] = [{"role": "user", "content": "Find the row."}]
+    named = {
+        "x-api-key": fake.TEST_API_KEY,
+        "x-abridged-session": "sorted",
+        "content-type": "application/json",
+    }
+    for turn in range(4):
+        call = {"query": f"q{turn}", "filters": {"table": "rows", "last": True}, "limit": 5}
+        fake_anthropic.enqueue(
+            fake.message(
+                [{"type": "tool_use", "id": f"toolu_{turn:02d}", "name": "lookup", "input": call}],
+                stop_reason="tool_use",
+            )
+        )
+        body = {"model": "claude-sonnet-4-6", "max_tokens": 64, "tools": tools, "messages": history}
+        answer = httpx2.post(
+            f"{proxy}/v1/messages", content=json.dumps(body, sort_keys=True), headers=named
+        )
+        assert answer.status_code == 200, answer.text
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{turn:02d}", "content": "ok"}
+        history += [
+            {"role": "assistant", "content": answer.json()["content"]},
+            {"role": "user", "content": [result]},
+        ]
+
+    (info,) = store.list_sessions().sessions  # no branch
+    assert info.metadata["abridged:name"] == "sorted"
+    sent = fake_anthropic.requests_to()[-1].body["messages"]
+    assert list(sent[1]["content"][0]["input"]) == ["query", "filters", "limit"]  # as stored
+    assert list(sent[1]["content"][0]["input"]["filters"]) == ["table", "last"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anthropic
 import attrs
 import httpx2
 import pytest
@@ -217,3 +218,35 @@ def test_a_streamed_reply_is_recorded_as_the_same_reply_unstreamed(
     assert recorded_stream.message == whole.message
     assert recorded_stream.model == whole.model
     assert recorded_stream.usage == whole.usage
+
+
+def test_a_client_that_leaves_at_message_stop_has_its_reply_recorded(
+    client: anthropic.Anthropic, fake_anthropic: FakeAnthropic, store: Sessions
+) -> None:
+    # The SDK stops reading at `message_stop` and closes the stream; the upstream's
+    # connection stays open a while longer (its pings come later, then its end).
+    stream = encoded("\n")
+    ping = b'event: ping\ndata: {"type": "ping"}\n\n'
+    pings = tuple(len(stream) + i * len(ping) for i in range(10))
+    upstream = fake.malformed(stream + ping * 10, "text/event-stream; charset=utf-8")
+    fake_anthropic.enqueue(attrs.evolve(upstream, splits=pings))
+    question: Any = {"role": "user", "content": "Où est l'erreur ?"}
+    with client.messages.stream(model=MODEL, max_tokens=50, messages=[question]) as events:
+        for event in events:
+            if event.type == "message_stop":
+                break
+    fake_anthropic.enqueue(fake.message("Next."))
+    client.messages.create(
+        model=MODEL,
+        max_tokens=50,
+        messages=[
+            question,
+            {"role": "assistant", "content": TEXT},
+            {"role": "user", "content": "Et ensuite ?"},
+        ],
+    )
+
+    (info,) = store.list_sessions().sessions  # no branch: the reply was the session's
+    assert [m["role"] for m in recorded(store)] == ["user", "assistant", "user", "assistant"]
+    assert not any(type(e).__name__ == "TurnWithdrawn" for e in store.history(info.id))
+    assert store.stats(info.id).withdrawn_messages == 0

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from abridged.adapters import token_counters
-from abridged.adapters.http.history import new_texts
+from abridged.adapters.http.wire import new_texts
 from abridged.adapters.token_counters import (
     EXACT_COUNT_CHARS,
     SPLIT_COUNT_CHARS,
