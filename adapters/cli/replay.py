@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -168,6 +169,9 @@ def _run(transcript: Transcript, run: ReplayRun) -> None:
         raise click.UsageError(str(error)) from None
     except SessionError as error:
         raise click.ClickException(f"{transcript.source}: {error}") from None
+    if run.dump_requests is not None:
+        private_folder(run.dump_requests)  # refused before any store is made
+    fresh = _new_store_file(run.db)
     app = open_store(run.db)
     try:
         session_id = app.start_session(
@@ -178,16 +182,18 @@ def _run(transcript: Transcript, run: ReplayRun) -> None:
             tools=transcript.tools,
             settings=run.settings,
         )
-    except InvalidSettingsError as error:
-        raise click.UsageError(str(error)) from None
-    except ContextOverflowError as error:
-        # The system prompt and tools alone leave no room for any request.
-        click.echo(f"NOT SENT: {error}", err=True)
-        raise SystemExit(EXIT_OVERFLOW) from None
-    except SessionError as error:
-        raise click.ClickException(f"{transcript.source}: {error}") from None
-    if run.dump_requests is not None:
-        private_folder(run.dump_requests)
+    except BaseException as error:
+        # Nothing was written to an existing store; a store this run made is taken away.
+        _discard(app, fresh)
+        if isinstance(error, InvalidSettingsError):
+            raise click.UsageError(str(error)) from None
+        if isinstance(error, ContextOverflowError):
+            # The system prompt and tools alone leave no room for any request.
+            click.echo(f"NOT SENT: {error}", err=True)
+            raise SystemExit(EXIT_OVERFLOW) from None
+        if isinstance(error, SessionError):
+            raise click.ClickException(f"{transcript.source}: {error}") from None
+        raise
     result = _feed(app, session_id, transcript, run.dump_requests, run.as_json)
     shown_db = redacted(run.db)  # never a PostgreSQL password on the screen or in a log
     summary = attrs.asdict(result) | {"session_id": str(result.session_id), "db": shown_db}
@@ -204,6 +210,24 @@ def _run(transcript: Transcript, run: ReplayRun) -> None:
             click.echo(f"audit it: abridged history {result.session_id} --db {shown_db}")
     if result.overflows:
         raise SystemExit(EXIT_OVERFLOW)
+
+
+def _new_store_file(db: str) -> Path | None:
+    """The SQLite file `db` names when this run is about to create it, else `None`."""
+    if db == MEMORY or db.startswith(("postgresql://", "postgres://")):
+        return None
+    path = Path(db).expanduser()
+    return None if path.exists() else path
+
+
+def _discard(app: Sessions, fresh: Path | None) -> None:
+    """Closes the store and, when this run created it (`fresh`), removes its files."""
+    with contextlib.suppress(Exception):
+        app.close()
+    if fresh is not None:
+        for part in (fresh, *(fresh.with_name(fresh.name + end) for end in ("-wal", "-shm"))):
+            with contextlib.suppress(OSError):
+                part.unlink()
 
 
 def _feed(

@@ -230,3 +230,24 @@ def test_standard_input_is_named_in_errors_and_read_once() -> None:
     assert "<stdin> line 1" in bad.stderr
     assert twice.exit_code == 2
     assert "can be given once" in twice.stderr
+
+
+def test_a_replay_refused_before_its_first_message_leaves_no_store(tmp_path: Path) -> None:
+    # Before: the store was made and a session started, then the dump folder was refused (or
+    # the system prompt found too large): exit 1 or 3, and an empty store left at --db.
+    path = write_transcript(tmp_path / "t.jsonl")
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    store = tmp_path / "new.sqlite3"
+    code, _, err = invoke(
+        "replay", str(path), "--db", str(store), "--dump-requests", str(blocked / "sub")
+    )
+    assert code == 1
+    assert "cannot create" in err
+    assert not store.exists()
+
+    (tmp_path / "t.meta.json").write_text(json.dumps({"system": "word " * 5_000}))
+    code, _, err = invoke("replay", str(path), "--db", str(store), "--window", "2000")
+    assert code == 3
+    assert "NOT SENT" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "t.jsonl", "t.meta.json"]
