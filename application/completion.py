@@ -13,6 +13,7 @@ and decide the same way by construction.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import logging
@@ -147,6 +148,12 @@ def completion(
         failure = ProviderError(f"the model's reply cannot join the session: {error}")
         failure.reply = reply  # type: ignore[attr-defined]  # paid for: the caller keeps it
         raise failure from error
+    except Exception as error:
+        # Recording failed for another reason (the store, the token counter): the error
+        # stays what it is, and carries the reply, paid for, to be recorded again.
+        with contextlib.suppress(AttributeError):
+            error.reply = reply  # type: ignore[attr-defined]
+        raise
     return reply
 
 

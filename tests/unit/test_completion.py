@@ -16,12 +16,14 @@ from abridged.application.ports import (
     PromptTooLongError,
     ProviderError,
     ProviderUnavailableError,
+    TokenCounterError,
 )
 from abridged.domain.errors import (
     ContextOverflowError,
     InvalidMessageError,
     InvalidRequestOptionsError,
     SessionError,
+    StoreError,
 )
 
 NEAR_LIMIT = SimpleNamespace(
@@ -106,6 +108,19 @@ def test_a_reply_the_session_refuses_is_handed_back_with_the_error() -> None:
         prepare_request=[ROOMY], send=[REPLY], record_reply=[InvalidMessageError("bad")]
     )
     with pytest.raises(ProviderError) as raised:
+        run(script)
+    assert raised.value.reply is REPLY  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [StoreError("disk full"), TokenCounterError("counter down")],
+    ids=["store", "counter"],
+)
+def test_a_reply_whose_recording_failed_is_handed_back_with_the_error(failure: Exception) -> None:
+    """Paid for: the host records it again once the store or the counter is back."""
+    script = Script(prepare_request=[ROOMY], send=[REPLY], record_reply=[failure])
+    with pytest.raises(type(failure)) as raised:
         run(script)
     assert raised.value.reply is REPLY  # type: ignore[attr-defined]
 
