@@ -30,6 +30,7 @@ import attrs
 
 from abridged.application.compactor import Compactor
 from abridged.application.ports import CompactionReport, HookVerdict, SummarizerError
+from abridged.application.redaction import error_text
 from abridged.application.service_ports import ServicePorts
 from abridged.application.summaries import SummaryRequest, WrittenSummary
 from abridged.application.unit_of_work import UnitOfWork
@@ -180,7 +181,7 @@ class BackgroundCompactions:
         def command() -> None:
             session = self.uow.load(session_id)
             session.fail_compaction(
-                self.ports.summarizer.name, self.ports.redactor.redact(str(error)), "dropped"
+                self.ports.summarizer.name, error_text(self.ports.redactor, error), "dropped"
             )
             self.uow.save(session)
 

@@ -27,7 +27,7 @@ from abridged.application.ports import (
     SentPrefix,
     SummarizerError,
 )
-from abridged.application.redaction import redact_each, redact_messages
+from abridged.application.redaction import error_text, redact_each, redact_messages
 from abridged.application.service_ports import ServicePorts
 from abridged.application.summaries import SummaryRequest, WrittenSummary
 from abridged.application.unit_of_work import UnitOfWork
@@ -194,7 +194,7 @@ class Compactor:
                 self._summarizer_latency(started, "error")
                 fallback: Fallback = "raise" if loud else "truncate"
                 session.fail_compaction(
-                    self.ports.summarizer.name, self.ports.redactor.redact(str(error)), fallback
+                    self.ports.summarizer.name, error_text(self.ports.redactor, error), fallback
                 )
                 if loud:
                     self.uow.save(session)

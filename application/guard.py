@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import logging
 import queue
 import threading
@@ -236,10 +237,35 @@ def summary_problem(summary: object) -> str | None:
     for field in ("text", "model"):
         if not isinstance(getattr(summary, field), str):
             return f"a Summary whose {field} is {type(getattr(summary, field)).__name__}, not str"
+        try:
+            getattr(summary, field).encode("utf-8")
+        except UnicodeEncodeError:
+            return f"a Summary whose {field} holds a lone surrogate, which UTF-8 cannot encode"
     for field in ("input_tokens", "output_tokens"):
         value = getattr(summary, field)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             return f"a Summary whose {field} is {value!r:.40}, not a count"
-    if summary.block is not None and not isinstance(summary.block, str):
-        return f"a Summary whose block is {type(summary.block).__name__}, not str"
+    if summary.block is not None:
+        return block_problem(summary.block)
+    return None
+
+
+def block_problem(block: object) -> str | None:
+    """What is wrong with a summary's `block`, the API's `compaction` block as JSON text:
+    sent first in every later request, it must be one the API takes back (an object of type
+    `compaction`, its summary a string sealed by a signature or `encrypted_content`)."""
+    if not isinstance(block, str):
+        return f"a Summary whose block is {type(block).__name__}, not str"
+    try:
+        wire = json.loads(block)
+    except ValueError:  # JSONDecodeError, and UnicodeDecodeError's kin
+        return "a Summary whose block is not JSON"
+    if not isinstance(wire, dict) or wire.get("type") != "compaction":
+        return "a Summary whose block is not a compaction block"
+    content = wire.get("content")
+    sealed = isinstance(wire.get("signature"), str) or isinstance(
+        wire.get("encrypted_content"), str
+    )
+    if content is not None and (not isinstance(content, str) or not sealed):
+        return "a Summary whose compaction block's summary is not a sealed string"
     return None

@@ -82,3 +82,9 @@ def redact_value(redactor: Redactor, value: object) -> object:
     if isinstance(value, list | tuple):
         return [redact_value(redactor, v) for v in value]
     return value
+
+
+def error_text(redactor: Redactor, error: BaseException) -> str:
+    """An error's text as the session stores it: secrets redacted, and what UTF-8 cannot
+    encode (a lone surrogate the error quoted) written as its escape (`\\ud800`)."""
+    return redactor.redact(str(error)).encode("utf-8", "backslashreplace").decode("utf-8")

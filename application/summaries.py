@@ -119,9 +119,12 @@ class SummaryWriter:
     def fallback(self, request: SummaryRequest, error: SummarizerError) -> WrittenSummary:
         """The note that replaces a range whose summary failed (threshold compaction fails
         open); earlier chunks being folded are kept after it."""
+        # What UTF-8 cannot encode in the error (a lone surrogate it quoted) is escaped: the
+        # note is stored and sent.
+        said = str(error).encode("utf-8", "backslashreplace").decode("utf-8")
         text = (
             f"[{len(request.messages)} earlier messages were dropped without a summary: "
-            f"the summarizer failed ({error}).]"
+            f"the summarizer failed ({said}).]"
         )
         if request.earlier:
             # The note goes first: fitting cuts from the end, and it must survive.
