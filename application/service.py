@@ -192,12 +192,13 @@ class Sessions(
             yield
 
     def close(self) -> None:
-        """Waits for background compactions, then closes the store. Every later call raises
-        `ServiceClosedError`; closing again does nothing."""
+        """Waits for background compactions and for the commands running in other threads,
+        then closes the store. Every later call raises `ServiceClosedError`; closing again
+        does nothing."""
         self.background.shutdown()
         if self.uow.closed:
             return
-        self.uow.closed = True
+        self.uow.close_when_idle()
         super().close()
 
     def request_compaction(self, session_id: UUID | str, reason: str = "requested") -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -79,16 +80,48 @@ class UnitOfWork:
         self.closed = False
         """Set by the service's `close()`: every later command and query raises
         `ServiceClosedError` instead of reaching a closed store (or, in memory, working on)."""
+        self._busy: dict[int, int] = {}
+        self._idle = threading.Condition()
 
     def check_open(self) -> None:
         """Raises `ServiceClosedError` once the service is closed."""
         if self.closed:
             raise ServiceClosedError("the service was closed: build a new one on the store")
 
+    @contextmanager
+    def _running(self) -> Iterator[None]:
+        """Counts a command as running, for `close_when_idle` (`ServiceClosedError` once
+        closed)."""
+        thread = threading.get_ident()
+        with self._idle:
+            self.check_open()
+            self._busy[thread] = self._busy.get(thread, 0) + 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._busy[thread] -= 1
+                if not self._busy[thread]:
+                    del self._busy[thread]
+                self._idle.notify_all()
+
+    def close_when_idle(self) -> None:
+        """Refuses new commands, then waits for those running in other threads to finish:
+        a store closed under a running statement can crash the process (SQLite's module
+        does), and what they had left to save would be lost. A command of this thread (a
+        callback that closes the service) is not waited for."""
+        me = threading.get_ident()
+        with self._idle:
+            self.closed = True
+            self._idle.wait_for(lambda: not set(self._busy) - {me})
+
     def run(self, session_id: UUID, command: Callable[[], T]) -> T:
         """Runs a command on the session holding its command lock, and again on another
         process's conflicting write, re-reading the session after a short random pause."""
-        self.check_open()
+        with self._running():
+            return self._run(session_id, command)
+
+    def _run(self, session_id: UUID, command: Callable[[], T]) -> T:
         for attempt in range(CONFLICT_RETRIES):
             try:
                 # A failed attempt leaves nothing unsaved in the cache (see `SessionLoader`).

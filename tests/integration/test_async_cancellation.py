@@ -670,9 +670,10 @@ def test_a_cancelled_aclose_stops_running_commands_with_service_closed(tmp_path:
     asyncio.run(scenario())
 
 
-def test_closing_sessions_under_a_running_command_is_service_closed(tmp_path: Path) -> None:
-    """The synchronous service closed by one thread while another's command runs: that
-    command gets `ServiceClosedError`, not the store's own error."""
+def test_closing_sessions_waits_for_a_command_running_in_another_thread(tmp_path: Path) -> None:
+    """The synchronous service closed by one thread while another's command runs: new calls
+    are refused at once, the running command finishes and saves, and only then is the store
+    closed (closed under a running statement, SQLite's module can crash the process)."""
     entered, gate = threading.Event(), threading.Event()
 
     class Blocking(FakeSummarizer):
@@ -690,22 +691,34 @@ def test_closing_sessions_under_a_running_command_is_service_closed(tmp_path: Pa
             return await over_threshold(builder)
 
     session_id = asyncio.run(setup())
-    raised: list[BaseException] = []
+    outcome: list[object] = []
 
     def prepare() -> None:
         try:
-            app.prepare_request(session_id)
+            outcome.append(app.prepare_request(session_id))
         except BaseException as error:
-            raised.append(error)
+            outcome.append(error)
 
-    thread = threading.Thread(target=prepare)
-    thread.start()
+    running = threading.Thread(target=prepare)
+    running.start()
     assert entered.wait(WAIT)
-    app.close()
+    closing = threading.Thread(target=app.close)
+    closing.start()
+    closing.join(0.3)
+    assert closing.is_alive(), "the store was closed under a running command"
+    with pytest.raises(ServiceClosedError):
+        app.prepare_request(session_id)  # new calls are refused while it waits
     gate.set()
-    thread.join(WAIT)
-    assert len(raised) == 1
-    assert isinstance(raised[0], ServiceClosedError), repr(raised[0])
+    running.join(WAIT)
+    closing.join(WAIT)
+    assert not closing.is_alive()
+    assert len(outcome) == 1
+    assert not isinstance(outcome[0], BaseException), repr(outcome[0])
+    with pytest.raises(ServiceClosedError):
+        app.session(session_id)
+    again = bootstrap(tmp_path / "s.sqlite3", counter=FakeTokenCounter(), background=False)
+    compacted = [e for e in again.history(session_id) if type(e).__name__ == "CompactionCompleted"]
+    assert compacted, "the running command's compaction was not saved"
 
 
 # PostgreSQL: waiting for another process's compaction.
