@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import threading
 from collections.abc import Mapping
 from uuid import UUID
@@ -22,8 +23,11 @@ from psycopg.conninfo import make_conninfo
 
 from abridged.application.cancellation import current_scope
 from abridged.application.locks import HeldLock, ProcessLocks
+from abridged.domain.errors import StoreError
 
 __all__ = ["AdvisoryLocks", "advisory_key"]
+
+logger = logging.getLogger(__name__)
 
 KEY_NAMESPACE = b"abridged.compaction:"
 """Keeps these keys apart from advisory locks the host takes on the same database."""
@@ -50,6 +54,10 @@ class _Held:
             # that came too late may cancel this query instead: the close still releases.)
             with contextlib.suppress(psycopg.errors.QueryCanceled):
                 self._connection.execute("SELECT pg_advisory_unlock(%s)", (self._key,))
+        except psycopg.OperationalError as error:
+            # The server ended the lock's connection (a restart, an administrator): the lock
+            # went with it. The compaction's own writes are checked by the store's versions.
+            logger.warning("compaction lock %s: its connection was lost (%s)", self._key, error)
         finally:
             self._connection.close()
             self._local.release()
@@ -76,15 +84,19 @@ class AdvisoryLocks:
         local = self._local.acquire(session_id)
         try:
             connection = psycopg.connect(self._conninfo, autocommit=True)
-        except BaseException:
+        except BaseException as error:
             local.release()
+            if isinstance(error, psycopg.OperationalError):
+                raise StoreError(f"the session store failed: {error}") from error
             raise
         key = advisory_key(session_id)
         try:
             self._wait(connection, key)
-        except BaseException:
+        except BaseException as error:
             connection.close()
             local.release()
+            if isinstance(error, psycopg.OperationalError):  # the server ended the wait
+                raise StoreError(f"the session store failed: {error}") from error
             raise
         return _Held(local, connection, key)
 

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from uuid import UUID
 
+import psycopg
 import pytest
 from eventsourcing.persistence import IntegrityError
 
@@ -21,7 +22,7 @@ from abridged.adapters.bootstrap import bootstrap, bootstrap_async, persistence_
 from abridged.adapters.postgres_locks import AdvisoryLocks, advisory_key
 from abridged.application.locks import CommandLocks, ProcessLocks
 from abridged.application.service import PreparedRequest, Sessions
-from abridged.domain.errors import ConcurrentWriteError
+from abridged.domain.errors import ConcurrentWriteError, StoreError
 from abridged.domain.messages import Message, Role
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
@@ -208,6 +209,30 @@ def test_an_advisory_lock_waits_for_another_connection(postgres_server: str) -> 
     thread.join()
     assert advisory_key(session_id) == advisory_key(UUID(int=42))
     assert advisory_key(session_id) != advisory_key(UUID(int=43))
+
+
+def test_a_lock_whose_connection_the_server_ended_is_released_and_a_dead_server_is_typed(
+    postgres_server: str,
+) -> None:
+    """The server ends the lock's connection mid-compaction (a restart, an administrator):
+    releasing it raised psycopg's `AdminShutdown`; the lock went with the connection, so the
+    release is quiet and the next compaction can take the lock again. A server that cannot
+    be reached is the store's typed error."""
+    url = fresh_database(postgres_server)
+    env = persistence_env(url)
+    locks = AdvisoryLocks(env)
+    session_id = UUID(int=7)
+    held = locks.acquire(session_id)
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks "
+            "WHERE locktype = 'advisory' AND pid <> pg_backend_pid()"
+        )
+    held.release()  # no error
+    locks.acquire(session_id).release()  # the lock is free again
+    unreachable = AdvisoryLocks({**env, "POSTGRES_PORT": "1", "POSTGRES_HOST": "127.0.0.1"})
+    with pytest.raises(StoreError, match="the session store failed"):
+        unreachable.acquire(session_id)
 
 
 def test_a_store_that_keeps_conflicting_raises_the_typed_error(
