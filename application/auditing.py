@@ -222,6 +222,9 @@ class _Auditor(DecisionChecks):
             self.check_withdrawn(event, state)
         elif isinstance(event, Session.ModelChanged):
             self.switch = (state.model, event.model)
+            # A model that binds thinking takes only blocks written under the prefix it is sent:
+            # the switch downgrades the others with it.
+            self.moment = self.moment or bool(event.thinking_bound)
         elif isinstance(event, Session.MessageAppended):
             self.check_switch(event, state)
             self.note_request(event, state)

@@ -163,6 +163,11 @@ class Lifecycle:
             if session.model != leaving:
                 # The new model may not read the old one's thinking: the API would drop it unsaid.
                 self.compactor.drop_unreadable(session, leaving)
+                if thinking_plan.bound(session):
+                    # A model that binds thinking to its prefix checks each block it is sent:
+                    # blocks written before the prefix last changed (the old model kept them
+                    # through a compaction) would be refused.
+                    self.compactor.downgrade_reasoning(session, True)
             recorded = [type(e).__name__ for e in session.pending_events]
             self.appender.append_all(session, messages, message_counts)
             if session.pending_events:

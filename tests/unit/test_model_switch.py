@@ -103,3 +103,38 @@ def test_the_audit_names_unreadable_thinking_left_in_view(
     (finding,) = audit.mismatches
     assert finding.event == "MessageAppended"
     assert f"2 thinking block(s) of {FABLE} still shown to {OPUS}" in finding.detail
+
+
+def test_a_bound_model_is_not_sent_thinking_written_before_the_prefix_changed(
+    app: Sessions,
+) -> None:
+    """Opus 5 keeps its recent thinking through a compaction (it does not bind thinking to
+    its prefix); Fable 5 reads that thinking but checks each block against the prefix it was
+    written under, which the compaction changed: at the switch those blocks go too."""
+    session_id = start_with_thinking(app, OPUS_5)
+    app.record_reply(session_id, Message.assistant("The lexer next. " + words(200)))
+    app.append_message(session_id, Message.user("And its tests. " + words(200)))
+    call, result = thinking_exchange(words(20), thought="Start with the lexer's tests.")
+    app.record_reply(session_id, call)  # an open tool loop, led by thinking
+    app.append_message(session_id, result)
+    app.compact(session_id)
+    assert thinking_shown(app, session_id), "Opus 5 kept its loop's thinking through it"
+
+    app.reconfigure(session_id, model="claude-fable-5")
+
+    assert thinking_shown(app, session_id) == []
+    assert any("prefix changed" in e.reason for e in downgrades(app, session_id))
+    app.record_reply(session_id, Message.assistant("On it."))
+    assert audit_session(app, session_id).ok
+
+
+def test_a_bound_model_keeps_the_thinking_written_under_the_prefix_it_is_sent(
+    app: Sessions,
+) -> None:
+    session_id = start_with_thinking(app, OPUS_5)
+
+    app.reconfigure(session_id, model="claude-fable-5")  # nothing changed the prefix
+
+    assert len(thinking_shown(app, session_id)) == 2
+    assert downgrades(app, session_id) == []
+    assert audit_session(app, session_id).ok
