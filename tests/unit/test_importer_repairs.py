@@ -1,0 +1,55 @@
+"""What the importers repair in a record, and that each repair keeps what was recorded and
+says what it changed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from abridged.adapters.transcripts import load_transcript
+from abridged.domain.messages import ToolResultBlock, ToolUseBlock
+from tests.unit.test_importers import assert_valid_conversation
+
+
+def write_lines(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def openai_call(call_id: str, name: str = "f", arguments: str = "{}") -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def test_openai_ids_that_read_alike_in_the_apis_characters_stay_two_calls(
+    tmp_path: Path,
+) -> None:
+    path = write_lines(
+        tmp_path / "chat.jsonl",
+        [
+            {"role": "user", "content": "q"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [openai_call("call:1", "f"), openai_call("call_1", "g")],
+            },
+            {"role": "tool", "tool_call_id": "call:1", "content": "RESULT-ONE"},
+            {"role": "tool", "tool_call_id": "call_1", "content": "RESULT-TWO"},
+            {"role": "assistant", "content": "ok"},
+        ],
+    )
+
+    transcript = load_transcript(path)
+
+    assert_valid_conversation(transcript.messages)
+    calls = transcript.messages[1].content
+    assert [(c.id, c.name) for c in calls if isinstance(c, ToolUseBlock)] == [
+        ("call_1", "f"),
+        ("call_1_2", "g"),
+    ]
+    assert transcript.messages[2].content == (
+        ToolResultBlock("call_1", "RESULT-ONE"),
+        ToolResultBlock("call_1_2", "RESULT-TWO"),
+    )
+    assert not any("no recorded result" in note for note in transcript.notes)
+    assert any("'call_1' is call_1_2" in note for note in transcript.notes)
