@@ -8,9 +8,10 @@ Three formats besides abridged's own JSONL (`abridged.adapters.transcripts`):
   `messages`) or a JSON list of messages, saved as one JSON document.
 
 All end the same way (`normalize`): consecutive messages of one role are joined, a tool
-call left unanswered gets an error result saying so, a result answering no call of the
-message before it is dropped, and the conversation starts at its first user message. What
-was changed to make a valid conversation is listed in `Imported.notes`.
+call left unanswered gets an error result saying so, two results for one call are joined in
+one, a result answering no call of the message before it is dropped, and the conversation
+starts at its first user message. What was changed to make a valid conversation is listed in
+`Imported.notes`.
 """
 
 from __future__ import annotations
@@ -341,10 +342,27 @@ def _join(role: str, first: list[JSON], second: list[JSON]) -> list[JSON]:
 
 
 def _paired(blocks: list[JSON], calls: list[str], notes: list[str], number: int) -> list[JSON]:
-    results = {b.get("tool_use_id"): b for b in blocks if is_result(b)}
+    results: dict[str, Mapping[str, JSON]] = {}
+    again: list[str] = []
+    for block in blocks:
+        if not (is_result(block) and isinstance(block, Mapping)):
+            continue
+        recorded = block.get("tool_use_id")
+        call_id = recorded if isinstance(recorded, str) else repr(recorded)
+        if call_id not in results:
+            results[call_id] = block
+            continue
+        results[call_id] = _both_results(results[call_id], block)
+        if call_id not in again:
+            again.append(call_id)
+    if again:
+        notes.append(
+            f"line {number}: more than one result recorded for {', '.join(again)}; "
+            "joined in one tool_result, in the order recorded"
+        )
     orphans = [i for i in results if i not in calls]
     if orphans:
-        notes.append(f"line {number}: results for {', '.join(map(str, orphans))} answer no call")
+        notes.append(f"line {number}: results for {', '.join(orphans)} answer no call")
     answered = [results[i] for i in calls if i in results]
     missing = [i for i in calls if i not in results]
     if missing:
@@ -357,3 +375,24 @@ def _paired(blocks: list[JSON], calls: list[str], notes: list[str], number: int)
     ordered = answered + filled
     by_call = {b["tool_use_id"]: b for b in ordered}
     return [by_call[i] for i in calls] + others
+
+
+def _both_results(first: Mapping[str, JSON], second: Mapping[str, JSON]) -> Mapping[str, JSON]:
+    """One `tool_result` holding both results recorded for a call: its content the first's
+    then the second's, an error if either was."""
+    contents = [first.get("content"), second.get("content")]
+    content: JSON
+    if all(isinstance(c, str) or c is None for c in contents):
+        content = "\n\n".join(c for c in contents if isinstance(c, str) and c)
+    else:
+        content = _content_blocks(contents[0]) + _content_blocks(contents[1])
+    joined = {**first, "content": content}
+    if first.get("is_error") or second.get("is_error"):
+        joined["is_error"] = True
+    return joined
+
+
+def _content_blocks(content: JSON) -> list[JSON]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return list(content) if isinstance(content, list) else []

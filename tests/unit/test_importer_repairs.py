@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from abridged.adapters.transcripts import load_transcript
-from abridged.domain.messages import ToolResultBlock, ToolUseBlock
+from abridged.domain.messages import TextBlock, ToolResultBlock, ToolUseBlock
+from tests.support.claude_code_logs import Log, text, tool_use
 from tests.unit.test_importers import assert_valid_conversation
 
 
@@ -53,3 +54,52 @@ def test_openai_ids_that_read_alike_in_the_apis_characters_stay_two_calls(
     )
     assert not any("no recorded result" in note for note in transcript.notes)
     assert any("'call_1' is call_1_2" in note for note in transcript.notes)
+
+
+def test_two_results_recorded_for_one_call_are_both_kept_with_a_note(tmp_path: Path) -> None:
+    path = write_lines(
+        tmp_path / "chat.jsonl",
+        [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": None, "tool_calls": [openai_call("c1")]},
+            {"role": "tool", "tool_call_id": "c1", "content": "FIRST-PART"},
+            {"role": "tool", "tool_call_id": "c1", "content": "SECOND-PART"},
+            {"role": "assistant", "content": "ok"},
+        ],
+    )
+
+    transcript = load_transcript(path)
+
+    assert_valid_conversation(transcript.messages)
+    assert transcript.messages[2].content == (ToolResultBlock("c1", "FIRST-PART\n\nSECOND-PART"),)
+    assert any("more than one result recorded for c1" in n for n in transcript.notes)
+
+
+def test_two_results_of_blocks_for_one_call_are_joined_block_by_block(tmp_path: Path) -> None:
+    path = (
+        Log()
+        .user("q")
+        .assistant(tool_use("t1", "Bash", command="ls"))
+        .user([{"type": "tool_result", "tool_use_id": "t1", "content": "one"}])
+        .user(
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t1",
+                    "content": [text("two")],
+                    "is_error": True,
+                }
+            ]
+        )
+        .assistant(text("done"))
+        .write(tmp_path / "s.jsonl")
+    )
+
+    transcript = load_transcript(path)
+
+    assert_valid_conversation(transcript.messages)
+    (result,) = transcript.messages[2].content
+    assert isinstance(result, ToolResultBlock)
+    assert result.content == (TextBlock("one"), TextBlock("two"))
+    assert result.is_error
+    assert any("more than one result recorded for t1" in n for n in transcript.notes)
