@@ -257,7 +257,7 @@ def normalize(
         if not kept:
             continue
         if joined and joined[-1][1] == role:
-            joined[-1] = (joined[-1][0], role, _join(role, joined[-1][2], kept))
+            joined[-1] = (joined[-1][0], role, _join(role, joined[-1][2], kept, notes, number))
             continue
         joined.append((number, role, kept))
     joined = unique_call_ids(from_first_prompt(joined, notes), notes)
@@ -270,7 +270,7 @@ def normalize(
         if paired and paired[-1][1] == role:
             # A user message left empty (its results answered no call) no longer stands
             # between two replies: they are one turn.
-            paired[-1] = (paired[-1][0], role, _join(role, paired[-1][2], blocks))
+            paired[-1] = (paired[-1][0], role, _join(role, paired[-1][2], blocks, notes, number))
         else:
             paired.append((number, role, blocks))
         previous_calls = _call_ids(paired[-1][2]) if role == "assistant" else []
@@ -326,19 +326,40 @@ def _is_thinking(block: JSON) -> bool:
     return isinstance(block, Mapping) and block.get("type") in ("thinking", "redacted_thinking")
 
 
-def _join(role: str, first: list[JSON], second: list[JSON]) -> list[JSON]:
+def _join(
+    role: str, first: list[JSON], second: list[JSON], notes: list[str], number: int
+) -> list[JSON]:
     if role == "user":
         # Tool results lead a user message.
         both = first + second
         return [b for b in both if is_result(b)] + [b for b in both if not is_result(b)]
-    if (
-        second
-        and _is_thinking(second[0])
-        and not any(isinstance(b, Mapping) and b.get("type") == "tool_use" for b in first)
-    ):
-        # A reply that was retried: the later attempt, with its thinking, is the one kept.
-        return second
-    return first + [b for b in second if not _is_thinking(b)]
+    # Two replies in a row (one interrupted, then retried) are one turn: each block is kept
+    # but a thinking block the API would refuse there, after other blocks and not right
+    # before a tool call.
+    joined = list(first)
+    started = any(not _is_thinking(b) for b in first)
+    dropped = 0
+    for index, block in enumerate(second):
+        if _is_thinking(block) and started and not _before_call(second, index):
+            dropped += 1
+            continue
+        joined.append(block)
+        started = started or not _is_thinking(block)
+    if dropped:
+        notes.append(
+            f"line {number}: {dropped} thinking block(s) of a reply that follows another "
+            "dropped (the two are one turn, and the API takes thinking after other blocks "
+            "only right before a tool call)"
+        )
+    return joined
+
+
+def _before_call(blocks: list[JSON], index: int) -> bool:
+    """Whether the thinking at `index` is in a run of thinking right before a tool call."""
+    following = next(
+        (blocks[k] for k in range(index, len(blocks)) if not _is_thinking(blocks[k])), None
+    )
+    return isinstance(following, Mapping) and following.get("type") == "tool_use"
 
 
 def _paired(blocks: list[JSON], calls: list[str], notes: list[str], number: int) -> list[JSON]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from abridged.adapters.transcripts import load_transcript
 from abridged.domain.messages import TextBlock, ToolResultBlock, ToolUseBlock
-from tests.support.claude_code_logs import Log, text, tool_use
+from tests.support.claude_code_logs import Log, text, thinking, tool_use
 from tests.unit.test_importers import assert_valid_conversation
 
 
@@ -103,3 +103,50 @@ def test_two_results_of_blocks_for_one_call_are_joined_block_by_block(tmp_path: 
     assert result.content == (TextBlock("one"), TextBlock("two"))
     assert result.is_error
     assert any("more than one result recorded for t1" in n for n in transcript.notes)
+
+
+SIGNATURE = "EqQBCkYIBxgCKkDmBm9w3wJ7+gx/abc=="
+
+
+def test_a_reply_retried_keeps_the_first_attempts_text_and_notes_the_thinking_dropped(
+    tmp_path: Path,
+) -> None:
+    path = (
+        Log()
+        .user("question")
+        .assistant(text("FIRST-REPLY-TEXT"))
+        .assistant(thinking("t", SIGNATURE), text("second"))
+        .user("next")
+        .assistant(text("end"))
+        .write(tmp_path / "s.jsonl")
+    )
+
+    transcript = load_transcript(path)
+
+    assert_valid_conversation(transcript.messages)
+    assert transcript.messages[1].content == (TextBlock("FIRST-REPLY-TEXT"), TextBlock("second"))
+    assert any("1 thinking block(s) of a reply" in n for n in transcript.notes)
+
+
+def test_thinking_right_before_a_call_is_kept_in_a_reply_joined_to_the_one_before(
+    tmp_path: Path,
+) -> None:
+    path = (
+        Log()
+        .user("question")
+        .assistant(text("Looking."))
+        .assistant(thinking("run it", SIGNATURE), tool_use("t1", "Bash", command="ls"))
+        .results(("t1", "a.txt"))
+        .assistant(text("end"))
+        .write(tmp_path / "s.jsonl")
+    )
+
+    transcript = load_transcript(path)
+
+    assert_valid_conversation(transcript.messages)
+    assert [type(b).__name__ for b in transcript.messages[1].content] == [
+        "TextBlock",
+        "ThinkingBlock",
+        "ToolUseBlock",
+    ]
+    assert not any("thinking" in n for n in transcript.notes)
