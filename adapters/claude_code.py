@@ -7,7 +7,8 @@ A log has one entry a line. What the model saw, and how the log writes it:
   `message.id`. A reply of parallel calls runs each call as its block streams, so a call's
   result (a `user` entry of one `tool_result`) can be written before the reply's next block:
   the blocks are regrouped into one reply across the results written between them, and the
-  results follow it as one user message.
+  results follow it as one user message. Each entry's blocks are kept, two equal ones too;
+  an entry written again (a `uuid` read already) is read once, with a note.
 - `isMeta` user entries are hidden on the user's screen, not from the model: a skill's or a
   slash command's expanded prompt, Stop-hook feedback, a hook's reminder, the caveat before a
   local command's output. They are kept.
@@ -43,9 +44,19 @@ def import_claude_code(records: Iterable[tuple[int, JSON]], notes: Iterable[str]
     sidechain: list[tuple[int, Mapping[str, JSON]]] = []
     model = None
     synthetic = 0
+    seen: set[str] = set()
+    again = 0
     for number, entry in records:
         if not isinstance(entry, Mapping):
             raise FormatError(number, "a Claude Code log entry must be a JSON object")
+        uuid = entry.get("uuid")
+        if isinstance(uuid, str) and entry.get("type") in ("user", "assistant", "system"):
+            # An entry is one record of the conversation, whatever its blocks: one written
+            # again (its uuid read already) is the same record, not another turn.
+            if uuid in seen:
+                again += 1
+                continue
+            seen.add(uuid)
         kind = entry.get("type")
         message = entry.get("message")
         if kind == "system" and _is_system_message(message):
@@ -74,6 +85,8 @@ def import_claude_code(records: Iterable[tuple[int, JSON]], notes: Iterable[str]
         notes.append(f"{len(sidechain)} sidechain (sub-agent) entries skipped")
     if synthetic:
         notes.append(f"{synthetic} synthetic API-error entries skipped")
+    if again:
+        notes.append(f"{again} entries written again (a uuid already read) skipped")
     raw = _regrouped(entries, notes)
     return normalize([(n, role, blocks) for n, role, blocks, _ in raw], model=model, notes=notes)
 
@@ -102,8 +115,7 @@ def _regrouped(entries: list[tuple[int, Mapping[str, JSON]]], notes: list[str]) 
         open_reply = _open_reply(raw, message_id)
         if open_reply is not None:
             # Another block of a reply streamed already, maybe after results of its calls.
-            blocks = raw[open_reply][2]
-            blocks.extend(b for b in content if b not in blocks)
+            raw[open_reply][2].extend(content)
             continue
         raw.append(
             (number, kind, list(content), message_id if isinstance(message_id, str) else None)

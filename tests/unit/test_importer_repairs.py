@@ -150,3 +150,29 @@ def test_thinking_right_before_a_call_is_kept_in_a_reply_joined_to_the_one_befor
         "ToolUseBlock",
     ]
     assert not any("thinking" in n for n in transcript.notes)
+
+
+def test_equal_blocks_streamed_in_one_reply_are_both_kept(tmp_path: Path) -> None:
+    log = Log().user("go").assistant(text("Checking."), tool_use("t1", "Bash", command="ls"))
+    reply_id = log.entries[-1]["message"]["id"]
+    log.results(("t1", "ok")).assistant(text("Checking."))
+    log.entries[-1]["message"]["id"] = reply_id  # the reply's last block, after the result
+
+    transcript = load_transcript(log.write(tmp_path / "s.jsonl"))
+
+    assert_valid_conversation(transcript.messages)
+    assert transcript.messages[1].content == (
+        TextBlock("Checking."),
+        ToolUseBlock("t1", "Bash", {"command": "ls"}),
+        TextBlock("Checking."),
+    )
+
+
+def test_an_entry_written_twice_is_read_once_with_a_note(tmp_path: Path) -> None:
+    log = Log().user("first prompt").assistant(text("answer one"))
+    log.entries += [dict(e) for e in log.entries]
+
+    transcript = load_transcript(log.write(tmp_path / "s.jsonl"))
+
+    assert [m.text for m in transcript.messages] == ["first prompt", "answer one"]
+    assert "2 entries written again (a uuid already read) skipped" in transcript.notes
