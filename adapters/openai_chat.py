@@ -194,8 +194,12 @@ class _Reader:
         arguments = function.get("arguments")
         tool_input: JSON
         try:
-            tool_input = json.loads(arguments) if isinstance(arguments, str) else arguments
-        except json.JSONDecodeError:
+            tool_input = (
+                json.loads(arguments, parse_constant=_not_json)
+                if isinstance(arguments, str)
+                else arguments
+            )
+        except ValueError:  # a JSONDecodeError, or NaN / Infinity, which JSON does not have
             tool_input = {"arguments": arguments}
             self.notes.append(
                 f"line {number}: the arguments of call {call_id} are not JSON; kept as text "
@@ -211,6 +215,10 @@ class _Reader:
             "name": tool_name(function.get("name")),
             "input": dict(tool_input),
         }
+
+
+def _not_json(constant: str) -> JSON:
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _image(url: str) -> dict[str, JSON]:

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from abridged.adapters.transcripts import load_transcript
 from abridged.domain.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from tests.support.claude_code_logs import Log, text, thinking, tool_use
@@ -176,3 +178,27 @@ def test_an_entry_written_twice_is_read_once_with_a_note(tmp_path: Path) -> None
 
     assert [m.text for m in transcript.messages] == ["first prompt", "answer one"]
     assert "2 entries written again (a uuid already read) skipped" in transcript.notes
+
+
+@pytest.mark.parametrize("arguments", ["NaN", "-Infinity", '{"limit": Infinity}'])
+def test_openai_arguments_with_nan_or_infinity_are_kept_as_text(
+    tmp_path: Path, arguments: str
+) -> None:
+    path = write_lines(
+        tmp_path / "chat.jsonl",
+        [
+            {"role": "user", "content": "q"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [openai_call("c1", "f", arguments)],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "r"},
+            {"role": "assistant", "content": "ok"},
+        ],
+    )
+
+    transcript = load_transcript(path)
+
+    assert transcript.messages[1].content == (ToolUseBlock("c1", "f", {"arguments": arguments}),)
+    assert any("the arguments of call c1 are not JSON" in n for n in transcript.notes)
