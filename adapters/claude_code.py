@@ -93,11 +93,17 @@ def import_claude_code(records: Iterable[tuple[int, JSON]], notes: Iterable[str]
 
 def _regrouped(entries: list[tuple[int, Mapping[str, JSON]]], notes: list[str]) -> list[Record]:
     raw: list[Record] = []
+    open_reply: int | None = None
+    """The index of the last reply while nothing but results of its calls was written after
+    it: the reply a next entry with its `message.id` continues."""
+    conversation = False
+    """Whether a user or assistant entry was read (a compaction summary before any is kept)."""
     for number, entry in entries:
         message = entry["message"]
         assert isinstance(message, Mapping)
         if entry.get("type") == "system":
             raw.append((number, "system", _system_blocks(message), None))
+            open_reply = None
             continue
         kind = str(entry["type"])
         content = message.get("content")
@@ -105,36 +111,26 @@ def _regrouped(entries: list[tuple[int, Mapping[str, JSON]]], notes: list[str]) 
             content = [{"type": "text", "text": content}]
         if not isinstance(content, list):
             raise FormatError(number, "message content must be a string or a list of blocks")
-        if entry.get("isCompactSummary") and any(r[1] != "system" for r in raw):
+        if entry.get("isCompactSummary") and conversation:
             notes.append(
                 f"line {number}: Claude Code's compaction summary left out (the history it "
                 "summarized is read whole)"
             )
             continue
         message_id = message.get("id") if kind == "assistant" else None
-        open_reply = _open_reply(raw, message_id)
-        if open_reply is not None:
+        if open_reply is not None and message_id is not None and raw[open_reply][3] == message_id:
             # Another block of a reply streamed already, maybe after results of its calls.
             raw[open_reply][2].extend(content)
             continue
         raw.append(
             (number, kind, list(content), message_id if isinstance(message_id, str) else None)
         )
+        conversation = True
+        if kind == "assistant":
+            open_reply = len(raw) - 1
+        elif not content or not all(is_result(b) for b in content):
+            open_reply = None
     return raw
-
-
-def _open_reply(raw: list[Record], message_id: object) -> int | None:
-    """The index of the reply `message_id` continues: the last reply, if it has that id and
-    nothing but results of tool calls was written after it."""
-    if not isinstance(message_id, str):
-        return None
-    for index in range(len(raw) - 1, -1, -1):
-        _, role, blocks, recorded = raw[index]
-        if role == "assistant":
-            return index if recorded == message_id else None
-        if role != "user" or not blocks or not all(is_result(b) for b in blocks):
-            return None
-    return None
 
 
 def _is_system_message(message: object) -> bool:

@@ -257,9 +257,10 @@ def normalize(
         if not kept:
             continue
         if joined and joined[-1][1] == role:
-            joined[-1] = (joined[-1][0], role, _join(role, joined[-1][2], kept, notes, number))
+            _join(role, joined[-1][2], kept, notes, number)
             continue
         joined.append((number, role, kept))
+    joined = [(n, role, _results_first(b) if role == "user" else b) for n, role, b in joined]
     joined = unique_call_ids(from_first_prompt(joined, notes), notes)
     paired: list[tuple[int, str, list[JSON]]] = []
     previous_calls: list[str] = []
@@ -270,7 +271,9 @@ def normalize(
         if paired and paired[-1][1] == role:
             # A user message left empty (its results answered no call) no longer stands
             # between two replies: they are one turn.
-            paired[-1] = (paired[-1][0], role, _join(role, paired[-1][2], blocks, notes, number))
+            _join(role, paired[-1][2], blocks, notes, number)
+            if role == "user":
+                paired[-1] = (paired[-1][0], role, _results_first(paired[-1][2]))
         else:
             paired.append((number, role, blocks))
         previous_calls = _call_ids(paired[-1][2]) if role == "assistant" else []
@@ -326,24 +329,22 @@ def _is_thinking(block: JSON) -> bool:
     return isinstance(block, Mapping) and block.get("type") in ("thinking", "redacted_thinking")
 
 
-def _join(
-    role: str, first: list[JSON], second: list[JSON], notes: list[str], number: int
-) -> list[JSON]:
+def _join(role: str, first: list[JSON], second: list[JSON], notes: list[str], number: int) -> None:
+    """`second` added to `first`, the message of its role before it. In place: a record of
+    many messages in a row of one role is read in time linear in its length."""
     if role == "user":
-        # Tool results lead a user message.
-        both = first + second
-        return [b for b in both if is_result(b)] + [b for b in both if not is_result(b)]
+        first.extend(second)  # the results are put first once the run is whole
+        return
     # Two replies in a row (one interrupted, then retried) are one turn: each block is kept
     # but a thinking block the API would refuse there, after other blocks and not right
     # before a tool call.
-    joined = list(first)
     started = any(not _is_thinking(b) for b in first)
     dropped = 0
     for index, block in enumerate(second):
         if _is_thinking(block) and started and not _before_call(second, index):
             dropped += 1
             continue
-        joined.append(block)
+        first.append(block)
         started = started or not _is_thinking(block)
     if dropped:
         notes.append(
@@ -351,7 +352,11 @@ def _join(
             "dropped (the two are one turn, and the API takes thinking after other blocks "
             "only right before a tool call)"
         )
-    return joined
+
+
+def _results_first(blocks: list[JSON]) -> list[JSON]:
+    """A user message's blocks, tool results leading, as the API takes them."""
+    return [b for b in blocks if is_result(b)] + [b for b in blocks if not is_result(b)]
 
 
 def _before_call(blocks: list[JSON], index: int) -> bool:

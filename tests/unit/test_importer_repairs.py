@@ -4,14 +4,19 @@ says what it changed."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from abridged.adapters.transcripts import load_transcript
+from abridged.adapters.claude_code import import_claude_code
+from abridged.adapters.importers import read_records
+from abridged.adapters.openai_chat import import_openai
+from abridged.adapters.transcripts import load_transcript, parse_transcript
 from abridged.domain.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from tests.support.claude_code_logs import Log, text, thinking, tool_use
+from tests.support.red_team import LINEAR, growth
 from tests.unit.test_importers import assert_valid_conversation
 
 
@@ -202,3 +207,51 @@ def test_openai_arguments_with_nan_or_infinity_are_kept_as_text(
 
     assert transcript.messages[1].content == (ToolUseBlock("c1", "f", {"arguments": arguments}),)
     assert any("the arguments of call c1 are not JSON" in n for n in transcript.notes)
+
+
+def _jsonl(records: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def _users_in_a_row(n: int) -> str:
+    return _jsonl(
+        [{"role": "user", "content": f"u{i}"} for i in range(n)]
+        + [{"role": "assistant", "content": "done"}]
+    )
+
+
+def _one_call_id_reused(n: int) -> str:
+    turn: list[dict[str, Any]] = [
+        {"role": "assistant", "content": None, "tool_calls": [openai_call("call_0")]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "r"},
+    ]
+    return _jsonl([{"role": "user", "content": "go"}, *turn * n])
+
+
+def _one_reply_streamed_in_many_entries(n: int) -> str:
+    log = Log().user("go")
+    for i in range(n):
+        log.assistant(tool_use(f"t{i}", "Bash", command="ls"))
+        log.entries[-1]["message"]["id"] = "msg_one"
+        log.results((f"t{i}", "ok"))
+    return _jsonl(log.assistant(text("done")).entries)
+
+
+READERS = {
+    "user lines in a row": (
+        lambda text: parse_transcript(text.splitlines()),
+        _users_in_a_row,
+    ),
+    "one call id reused": (lambda text: import_openai(read_records(text)), _one_call_id_reused),
+    "one reply streamed": (
+        lambda text: import_claude_code(read_records(text)),
+        _one_reply_streamed_in_many_entries,
+    ),
+}
+
+
+@pytest.mark.parametrize(("read", "make"), READERS.values(), ids=READERS.keys())
+def test_a_record_is_read_in_time_linear_in_its_length(
+    read: Callable[[str], object], make: Callable[[int], str]
+) -> None:
+    assert growth(read, make, 400) < LINEAR
