@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import islice
 from typing import Literal
 
 import attrs
@@ -77,8 +78,12 @@ class Imported:
 
 
 def detect_format(records: Sequence[tuple[int, JSON]]) -> Format:
-    """Which format parsed records are in, from their shape."""
-    for _, record in records[:50]:
+    """Which format parsed records are in, from their shape: the first 50 that say something
+    of it (a Claude Code log can start with many snapshots, which say nothing alone)."""
+    telling = list(islice(((n, r) for n, r in records if not _bookkeeping(r)), 50))
+    if records and not telling:
+        return "claude-code"
+    for _, record in telling:
         if not isinstance(record, Mapping):
             continue
         if record.get("type") in _CLAUDE_CODE_TYPES and (
@@ -90,10 +95,21 @@ def detect_format(records: Sequence[tuple[int, JSON]]) -> Format:
             # two read a conversation of plain text alike).
             messages = record["messages"][:50]
             return "openai" if _openai_conversation(messages) else "anthropic"
-    one_document = bool(records) and all(number == 0 for number, _ in records)
-    if _openai_conversation([record for _, record in records[:50]]):
+    one_document = bool(telling) and all(number == 0 for number, _ in telling)
+    if _openai_conversation([record for _, record in telling]):
         return "openai"
     return "anthropic" if one_document else "abridged"
+
+
+def _bookkeeping(record: JSON) -> bool:
+    """Whether `record` is one of Claude Code's bookkeeping entries that names no session (a
+    `file-history-snapshot`), which says nothing alone of the format."""
+    return (
+        isinstance(record, Mapping)
+        and record.get("type") in _CLAUDE_CODE_TYPES
+        and "role" not in record
+        and not ({"sessionId", "uuid", "leafUuid", "message"} & record.keys())
+    )
 
 
 def _openai_conversation(messages: Sequence[JSON]) -> bool:

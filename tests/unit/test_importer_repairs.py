@@ -255,3 +255,21 @@ def test_a_record_is_read_in_time_linear_in_its_length(
     read: Callable[[str], object], make: Callable[[int], str]
 ) -> None:
     assert growth(read, make, 400) < LINEAR
+
+
+def test_a_claude_code_log_that_starts_with_many_snapshots_is_still_detected(
+    tmp_path: Path,
+) -> None:
+    snapshot = {
+        "type": "file-history-snapshot",
+        "messageId": "x",
+        "snapshot": {"messageId": "x", "trackedFileBackups": {}},
+        "isSnapshotUpdate": False,
+    }
+    log = Log().user("hello").assistant(text("hi"))
+    log.entries[:0] = [snapshot] * 60
+
+    transcript = load_transcript(log.write(tmp_path / "s.jsonl"))
+
+    assert [m.text for m in transcript.messages] == ["hello", "hi"]
+    assert transcript.line_numbers == (61, 62)
