@@ -273,3 +273,39 @@ def test_a_claude_code_log_that_starts_with_many_snapshots_is_still_detected(
 
     assert [m.text for m in transcript.messages] == ["hello", "hi"]
     assert transcript.line_numbers == (61, 62)
+
+
+def test_a_rewound_claude_code_log_keeps_the_branch_it_went_on_with(tmp_path: Path) -> None:
+    log = Log().user("first prompt").assistant(text("answer one"))
+    first_answer = log.entries[-1]["uuid"]
+    log.user("second prompt").assistant(text("answer two"))
+    log.entries.append({**log.entries[2], "uuid": "edited", "parentUuid": first_answer})
+    log.entries[-1]["message"] = {"role": "user", "content": "edited second prompt"}
+    log.entries.append({**log.entries[3], "uuid": "reply", "parentUuid": "edited"})
+    log.entries[-1]["message"] = {**log.entries[3]["message"], "id": "m9"}
+    log.entries[-1]["message"]["content"] = [text("answer to the edit")]
+
+    transcript = load_transcript(log.write(tmp_path / "s.jsonl"))
+
+    assert [m.text for m in transcript.messages] == [
+        "first prompt",
+        "answer one",
+        "edited second prompt",
+        "answer to the edit",
+    ]
+    assert transcript.line_numbers == (1, 2, 5, 6)
+    assert any("the branch it left, lines 3-4 (2 entries)" in n for n in transcript.notes)
+
+
+def test_an_edited_first_prompt_starts_the_conversation_again(tmp_path: Path) -> None:
+    log = Log().user("first prompt").assistant(text("answer one"))
+    log.entries.append({**log.entries[0], "uuid": "edited", "parentUuid": None})
+    log.entries[-1]["message"] = {"role": "user", "content": "edited prompt"}
+    log.entries.append({**log.entries[1], "uuid": "reply", "parentUuid": "edited"})
+    log.entries[-1]["message"] = {**log.entries[1]["message"], "id": "m9"}
+    log.entries[-1]["message"]["content"] = [text("answer to the edit")]
+
+    transcript = load_transcript(log.write(tmp_path / "s.jsonl"))
+
+    assert [m.text for m in transcript.messages] == ["edited prompt", "answer to the edit"]
+    assert any("lines 1-2 (2 entries), is left out" in n for n in transcript.notes)
