@@ -8,9 +8,10 @@ Three formats besides abridged's own JSONL (`abridged.adapters.transcripts`):
   `messages`) or a JSON list of messages, saved as one JSON document.
 
 All end the same way (`normalize`): consecutive messages of one role are joined, a tool
-call left unanswered gets an error result saying so, a result answering no call of the
-message before it is dropped, and the conversation starts at its first user message. What
-was changed to make a valid conversation is listed in `Imported.notes`.
+call left unanswered gets an error result saying so, two results for one call are joined in
+one, a result answering no call of the message before it is dropped, and the conversation
+starts at its first user message. What was changed to make a valid conversation is listed in
+`Imported.notes`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import islice
 from typing import Literal
 
 import attrs
@@ -76,8 +78,12 @@ class Imported:
 
 
 def detect_format(records: Sequence[tuple[int, JSON]]) -> Format:
-    """Which format parsed records are in, from their shape."""
-    for _, record in records[:50]:
+    """Which format parsed records are in, from their shape: the first 50 that say something
+    of it (a Claude Code log can start with many snapshots, which say nothing alone)."""
+    telling = list(islice(((n, r) for n, r in records if not _bookkeeping(r)), 50))
+    if records and not telling:
+        return "claude-code"
+    for _, record in telling:
         if not isinstance(record, Mapping):
             continue
         if record.get("type") in _CLAUDE_CODE_TYPES and (
@@ -89,10 +95,21 @@ def detect_format(records: Sequence[tuple[int, JSON]]) -> Format:
             # two read a conversation of plain text alike).
             messages = record["messages"][:50]
             return "openai" if _openai_conversation(messages) else "anthropic"
-    one_document = bool(records) and all(number == 0 for number, _ in records)
-    if _openai_conversation([record for _, record in records[:50]]):
+    one_document = bool(telling) and all(number == 0 for number, _ in telling)
+    if _openai_conversation([record for _, record in telling]):
         return "openai"
     return "anthropic" if one_document else "abridged"
+
+
+def _bookkeeping(record: JSON) -> bool:
+    """Whether `record` is one of Claude Code's bookkeeping entries that names no session (a
+    `file-history-snapshot`), which says nothing alone of the format."""
+    return (
+        isinstance(record, Mapping)
+        and record.get("type") in _CLAUDE_CODE_TYPES
+        and "role" not in record
+        and not ({"sessionId", "uuid", "leafUuid", "message"} & record.keys())
+    )
 
 
 def _openai_conversation(messages: Sequence[JSON]) -> bool:
@@ -256,9 +273,10 @@ def normalize(
         if not kept:
             continue
         if joined and joined[-1][1] == role:
-            joined[-1] = (joined[-1][0], role, _join(role, joined[-1][2], kept))
+            _join(role, joined[-1][2], kept, notes, number)
             continue
         joined.append((number, role, kept))
+    joined = [(n, role, _results_first(b) if role == "user" else b) for n, role, b in joined]
     joined = unique_call_ids(from_first_prompt(joined, notes), notes)
     paired: list[tuple[int, str, list[JSON]]] = []
     previous_calls: list[str] = []
@@ -269,7 +287,9 @@ def normalize(
         if paired and paired[-1][1] == role:
             # A user message left empty (its results answered no call) no longer stands
             # between two replies: they are one turn.
-            paired[-1] = (paired[-1][0], role, _join(role, paired[-1][2], blocks))
+            _join(role, paired[-1][2], blocks, notes, number)
+            if role == "user":
+                paired[-1] = (paired[-1][0], role, _results_first(paired[-1][2]))
         else:
             paired.append((number, role, blocks))
         previous_calls = _call_ids(paired[-1][2]) if role == "assistant" else []
@@ -325,26 +345,66 @@ def _is_thinking(block: JSON) -> bool:
     return isinstance(block, Mapping) and block.get("type") in ("thinking", "redacted_thinking")
 
 
-def _join(role: str, first: list[JSON], second: list[JSON]) -> list[JSON]:
+def _join(role: str, first: list[JSON], second: list[JSON], notes: list[str], number: int) -> None:
+    """`second` added to `first`, the message of its role before it. In place: a record of
+    many messages in a row of one role is read in time linear in its length."""
     if role == "user":
-        # Tool results lead a user message.
-        both = first + second
-        return [b for b in both if is_result(b)] + [b for b in both if not is_result(b)]
-    if (
-        second
-        and _is_thinking(second[0])
-        and not any(isinstance(b, Mapping) and b.get("type") == "tool_use" for b in first)
-    ):
-        # A reply that was retried: the later attempt, with its thinking, is the one kept.
-        return second
-    return first + [b for b in second if not _is_thinking(b)]
+        first.extend(second)  # the results are put first once the run is whole
+        return
+    # Two replies in a row (one interrupted, then retried) are one turn: each block is kept
+    # but a thinking block the API would refuse there, after other blocks and not right
+    # before a tool call.
+    started = any(not _is_thinking(b) for b in first)
+    dropped = 0
+    for index, block in enumerate(second):
+        if _is_thinking(block) and started and not _before_call(second, index):
+            dropped += 1
+            continue
+        first.append(block)
+        started = started or not _is_thinking(block)
+    if dropped:
+        notes.append(
+            f"line {number}: {dropped} thinking block(s) of a reply that follows another "
+            "dropped (the two are one turn, and the API takes thinking after other blocks "
+            "only right before a tool call)"
+        )
+
+
+def _results_first(blocks: list[JSON]) -> list[JSON]:
+    """A user message's blocks, tool results leading, as the API takes them."""
+    return [b for b in blocks if is_result(b)] + [b for b in blocks if not is_result(b)]
+
+
+def _before_call(blocks: list[JSON], index: int) -> bool:
+    """Whether the thinking at `index` is in a run of thinking right before a tool call."""
+    following = next(
+        (blocks[k] for k in range(index, len(blocks)) if not _is_thinking(blocks[k])), None
+    )
+    return isinstance(following, Mapping) and following.get("type") == "tool_use"
 
 
 def _paired(blocks: list[JSON], calls: list[str], notes: list[str], number: int) -> list[JSON]:
-    results = {b.get("tool_use_id"): b for b in blocks if is_result(b)}
+    results: dict[str, Mapping[str, JSON]] = {}
+    again: list[str] = []
+    for block in blocks:
+        if not (is_result(block) and isinstance(block, Mapping)):
+            continue
+        recorded = block.get("tool_use_id")
+        call_id = recorded if isinstance(recorded, str) else repr(recorded)
+        if call_id not in results:
+            results[call_id] = block
+            continue
+        results[call_id] = _both_results(results[call_id], block)
+        if call_id not in again:
+            again.append(call_id)
+    if again:
+        notes.append(
+            f"line {number}: more than one result recorded for {', '.join(again)}; "
+            "joined in one tool_result, in the order recorded"
+        )
     orphans = [i for i in results if i not in calls]
     if orphans:
-        notes.append(f"line {number}: results for {', '.join(map(str, orphans))} answer no call")
+        notes.append(f"line {number}: results for {', '.join(orphans)} answer no call")
     answered = [results[i] for i in calls if i in results]
     missing = [i for i in calls if i not in results]
     if missing:
@@ -357,3 +417,24 @@ def _paired(blocks: list[JSON], calls: list[str], notes: list[str], number: int)
     ordered = answered + filled
     by_call = {b["tool_use_id"]: b for b in ordered}
     return [by_call[i] for i in calls] + others
+
+
+def _both_results(first: Mapping[str, JSON], second: Mapping[str, JSON]) -> Mapping[str, JSON]:
+    """One `tool_result` holding both results recorded for a call: its content the first's
+    then the second's, an error if either was."""
+    contents = [first.get("content"), second.get("content")]
+    content: JSON
+    if all(isinstance(c, str) or c is None for c in contents):
+        content = "\n\n".join(c for c in contents if isinstance(c, str) and c)
+    else:
+        content = _content_blocks(contents[0]) + _content_blocks(contents[1])
+    joined = {**first, "content": content}
+    if first.get("is_error") or second.get("is_error"):
+        joined["is_error"] = True
+    return joined
+
+
+def _content_blocks(content: JSON) -> list[JSON]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return list(content) if isinstance(content, list) else []

@@ -53,6 +53,9 @@ class _Reader:
         self.model: str | None = None
         self.function_call: str | None = None
         """The id given to the last legacy `function_call`, which a `function` message answers."""
+        self.ids: dict[str, str] = {}
+        """Each recorded tool call id, and the id in the API's pattern it is given."""
+        self.taken: set[str] = set()
 
     def read(self, number: int, message: JSON) -> None:
         if not isinstance(message, Mapping):
@@ -72,7 +75,7 @@ class _Reader:
             tool_call_id = message.get("tool_call_id")
             if not isinstance(tool_call_id, str):
                 raise FormatError(number or None, "a tool message needs its 'tool_call_id'")
-            self._result(number, tool_id(tool_call_id), message.get("content"))
+            self._result(number, self._call_id(tool_call_id), message.get("content"))
         elif role == "function":
             if self.function_call is None:
                 self.notes.append(
@@ -158,19 +161,45 @@ class _Reader:
                 raise FormatError(
                     number or None, "a tool call needs an 'id' and a 'function' (or 'custom')"
                 )
-            blocks.append(self._tool_use(tool_id(call["id"]), function, number))
+            blocks.append(self._tool_use(self._call_id(call["id"], number), function, number))
         legacy = message.get("function_call")
         if isinstance(legacy, Mapping):
             self.function_call = f"function_call_{number}_{len(self.raw)}"
             blocks.append(self._tool_use(self.function_call, legacy, number))
         return blocks
 
+    def _call_id(self, recorded: str, number: int | None = None) -> str:
+        """`recorded` in the API's id pattern, distinct from every other recorded id's: two
+        ids that read the same once their other characters are `_` (`call:1`, `call_1`)
+        would give one call both results, and the other none."""
+        if recorded in self.ids:
+            return self.ids[recorded]
+        if number is None:
+            # A result answering no call: never one given to another call's id.
+            return recorded if tool_id(recorded) in self.taken else tool_id(recorded)
+        new = candidate = tool_id(recorded)
+        suffix = 2
+        while new in self.taken:
+            new, suffix = f"{candidate}_{suffix}", suffix + 1
+        if new != candidate:
+            self.notes.append(
+                f"line {number}: tool call id {recorded!r} is {new} (another id reads "
+                f"{candidate} in the API's characters)"
+            )
+        self.ids[recorded] = new
+        self.taken.add(new)
+        return new
+
     def _tool_use(self, call_id: str, function: Mapping[str, Any], number: int) -> JSON:
         arguments = function.get("arguments")
         tool_input: JSON
         try:
-            tool_input = json.loads(arguments) if isinstance(arguments, str) else arguments
-        except json.JSONDecodeError:
+            tool_input = (
+                json.loads(arguments, parse_constant=_not_json)
+                if isinstance(arguments, str)
+                else arguments
+            )
+        except ValueError:  # a JSONDecodeError, or NaN / Infinity, which JSON does not have
             tool_input = {"arguments": arguments}
             self.notes.append(
                 f"line {number}: the arguments of call {call_id} are not JSON; kept as text "
@@ -186,6 +215,10 @@ class _Reader:
             "name": tool_name(function.get("name")),
             "input": dict(tool_input),
         }
+
+
+def _not_json(constant: str) -> JSON:
+    raise ValueError(f"{constant} is not JSON")
 
 
 def _image(url: str) -> dict[str, JSON]:

@@ -50,6 +50,8 @@ def unique_call_ids(joined: Records, notes: list[str]) -> Records:
     after it that answer it: the API's ids are unique, and a session refuses one in view
     twice."""
     used: set[str] = set()
+    suffixes: dict[str, int] = {}
+    """The suffix to try next for an id: an id used N times is renamed in time linear in N."""
     renamed: dict[str, str] = {}
     out: Records = []
     for number, role, blocks in joined:
@@ -61,9 +63,10 @@ def unique_call_ids(joined: Records, notes: list[str]) -> Records:
                 if not isinstance(old, str):
                     fresh.append(block)
                     continue
-                new, suffix = old, 2
+                new, suffix = old, suffixes.get(old, 2)
                 while new in used:
                     new, suffix = f"{old}_{suffix}", suffix + 1
+                suffixes[old] = suffix
                 used.add(new)
                 if new != old:
                     renamed[old] = new

@@ -1,0 +1,311 @@
+"""What the importers repair in a record, and that each repair keeps what was recorded and
+says what it changed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from abridged.adapters.claude_code import import_claude_code
+from abridged.adapters.importers import read_records
+from abridged.adapters.openai_chat import import_openai
+from abridged.adapters.transcripts import load_transcript, parse_transcript
+from abridged.domain.messages import TextBlock, ToolResultBlock, ToolUseBlock
+from tests.support.claude_code_logs import Log, text, thinking, tool_use
+from tests.support.red_team import LINEAR, growth
+from tests.unit.test_importers import assert_valid_conversation
+
+
+def write_lines(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def openai_call(call_id: str, name: str = "f", arguments: str = "{}") -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def test_openai_ids_that_read_alike_in_the_apis_characters_stay_two_calls(
+    tmp_path: Path,
+) -> None:
+    path = write_lines(
+        tmp_path / "chat.jsonl",
+        [
+            {"role": "user", "content": "q"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [openai_call("call:1", "f"), openai_call("call_1", "g")],
+            },
+            {"role": "tool", "tool_call_id": "call:1", "content": "RESULT-ONE"},
+            {"role": "tool", "tool_call_id": "call_1", "content": "RESULT-TWO"},
+            {"role": "assistant", "content": "ok"},
+        ],
+    )
+
+    transcript = load_transcript(path)
+
+    assert_valid_conversation(transcript.messages)
+    calls = transcript.messages[1].content
+    assert [(c.id, c.name) for c in calls if isinstance(c, ToolUseBlock)] == [
+        ("call_1", "f"),
+        ("call_1_2", "g"),
+    ]
+    assert transcript.messages[2].content == (
+        ToolResultBlock("call_1", "RESULT-ONE"),
+        ToolResultBlock("call_1_2", "RESULT-TWO"),
+    )
+    assert not any("no recorded result" in note for note in transcript.notes)
+    assert any("'call_1' is call_1_2" in note for note in transcript.notes)
+
+
+def test_two_results_recorded_for_one_call_are_both_kept_with_a_note(tmp_path: Path) -> None:
+    path = write_lines(
+        tmp_path / "chat.jsonl",
+        [
+            {"role": "user", "content": "q"},
+            {"role": "assistant", "content": None, "tool_calls": [openai_call("c1")]},
+            {"role": "tool", "tool_call_id": "c1", "content": "FIRST-PART"},
+            {"role": "tool", "tool_call_id": "c1", "content": "SECOND-PART"},
+            {"role": "assistant", "content": "ok"},
+        ],
+    )
+
+    transcript = load_transcript(path)
+
+    assert_valid_conversation(transcript.messages)
+    assert transcript.messages[2].content == (ToolResultBlock("c1", "FIRST-PART\n\nSECOND-PART"),)
+    assert any("more than one result recorded for c1" in n for n in transcript.notes)
+
+
+def test_two_results_of_blocks_for_one_call_are_joined_block_by_block(tmp_path: Path) -> None:
+    path = (
+        Log()
+        .user("q")
+        .assistant(tool_use("t1", "Bash", command="ls"))
+        .user([{"type": "tool_result", "tool_use_id": "t1", "content": "one"}])
+        .user(
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t1",
+                    "content": [text("two")],
+                    "is_error": True,
+                }
+            ]
+        )
+        .assistant(text("done"))
+        .write(tmp_path / "s.jsonl")
+    )
+
+    transcript = load_transcript(path)
+
+    assert_valid_conversation(transcript.messages)
+    (result,) = transcript.messages[2].content
+    assert isinstance(result, ToolResultBlock)
+    assert result.content == (TextBlock("one"), TextBlock("two"))
+    assert result.is_error
+    assert any("more than one result recorded for t1" in n for n in transcript.notes)
+
+
+SIGNATURE = "EqQBCkYIBxgCKkDmBm9w3wJ7+gx/abc=="
+
+
+def test_a_reply_retried_keeps_the_first_attempts_text_and_notes_the_thinking_dropped(
+    tmp_path: Path,
+) -> None:
+    path = (
+        Log()
+        .user("question")
+        .assistant(text("FIRST-REPLY-TEXT"))
+        .assistant(thinking("t", SIGNATURE), text("second"))
+        .user("next")
+        .assistant(text("end"))
+        .write(tmp_path / "s.jsonl")
+    )
+
+    transcript = load_transcript(path)
+
+    assert_valid_conversation(transcript.messages)
+    assert transcript.messages[1].content == (TextBlock("FIRST-REPLY-TEXT"), TextBlock("second"))
+    assert any("1 thinking block(s) of a reply" in n for n in transcript.notes)
+
+
+def test_thinking_right_before_a_call_is_kept_in_a_reply_joined_to_the_one_before(
+    tmp_path: Path,
+) -> None:
+    path = (
+        Log()
+        .user("question")
+        .assistant(text("Looking."))
+        .assistant(thinking("run it", SIGNATURE), tool_use("t1", "Bash", command="ls"))
+        .results(("t1", "a.txt"))
+        .assistant(text("end"))
+        .write(tmp_path / "s.jsonl")
+    )
+
+    transcript = load_transcript(path)
+
+    assert_valid_conversation(transcript.messages)
+    assert [type(b).__name__ for b in transcript.messages[1].content] == [
+        "TextBlock",
+        "ThinkingBlock",
+        "ToolUseBlock",
+    ]
+    assert not any("thinking" in n for n in transcript.notes)
+
+
+def test_equal_blocks_streamed_in_one_reply_are_both_kept(tmp_path: Path) -> None:
+    log = Log().user("go").assistant(text("Checking."), tool_use("t1", "Bash", command="ls"))
+    reply_id = log.entries[-1]["message"]["id"]
+    log.results(("t1", "ok")).assistant(text("Checking."))
+    log.entries[-1]["message"]["id"] = reply_id  # the reply's last block, after the result
+
+    transcript = load_transcript(log.write(tmp_path / "s.jsonl"))
+
+    assert_valid_conversation(transcript.messages)
+    assert transcript.messages[1].content == (
+        TextBlock("Checking."),
+        ToolUseBlock("t1", "Bash", {"command": "ls"}),
+        TextBlock("Checking."),
+    )
+
+
+def test_an_entry_written_twice_is_read_once_with_a_note(tmp_path: Path) -> None:
+    log = Log().user("first prompt").assistant(text("answer one"))
+    log.entries += [dict(e) for e in log.entries]
+
+    transcript = load_transcript(log.write(tmp_path / "s.jsonl"))
+
+    assert [m.text for m in transcript.messages] == ["first prompt", "answer one"]
+    assert "2 entries written again (a uuid already read) skipped" in transcript.notes
+
+
+@pytest.mark.parametrize("arguments", ["NaN", "-Infinity", '{"limit": Infinity}'])
+def test_openai_arguments_with_nan_or_infinity_are_kept_as_text(
+    tmp_path: Path, arguments: str
+) -> None:
+    path = write_lines(
+        tmp_path / "chat.jsonl",
+        [
+            {"role": "user", "content": "q"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [openai_call("c1", "f", arguments)],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "r"},
+            {"role": "assistant", "content": "ok"},
+        ],
+    )
+
+    transcript = load_transcript(path)
+
+    assert transcript.messages[1].content == (ToolUseBlock("c1", "f", {"arguments": arguments}),)
+    assert any("the arguments of call c1 are not JSON" in n for n in transcript.notes)
+
+
+def _jsonl(records: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def _users_in_a_row(n: int) -> str:
+    return _jsonl(
+        [{"role": "user", "content": f"u{i}"} for i in range(n)]
+        + [{"role": "assistant", "content": "done"}]
+    )
+
+
+def _one_call_id_reused(n: int) -> str:
+    turn: list[dict[str, Any]] = [
+        {"role": "assistant", "content": None, "tool_calls": [openai_call("call_0")]},
+        {"role": "tool", "tool_call_id": "call_0", "content": "r"},
+    ]
+    return _jsonl([{"role": "user", "content": "go"}, *turn * n])
+
+
+def _one_reply_streamed_in_many_entries(n: int) -> str:
+    log = Log().user("go")
+    for i in range(n):
+        log.assistant(tool_use(f"t{i}", "Bash", command="ls"))
+        log.entries[-1]["message"]["id"] = "msg_one"
+        log.results((f"t{i}", "ok"))
+    return _jsonl(log.assistant(text("done")).entries)
+
+
+READERS = {
+    "user lines in a row": (
+        lambda text: parse_transcript(text.splitlines()),
+        _users_in_a_row,
+    ),
+    "one call id reused": (lambda text: import_openai(read_records(text)), _one_call_id_reused),
+    "one reply streamed": (
+        lambda text: import_claude_code(read_records(text)),
+        _one_reply_streamed_in_many_entries,
+    ),
+}
+
+
+@pytest.mark.parametrize(("read", "make"), READERS.values(), ids=READERS.keys())
+def test_a_record_is_read_in_time_linear_in_its_length(
+    read: Callable[[str], object], make: Callable[[int], str]
+) -> None:
+    assert growth(read, make, 400) < LINEAR
+
+
+def test_a_claude_code_log_that_starts_with_many_snapshots_is_still_detected(
+    tmp_path: Path,
+) -> None:
+    snapshot = {
+        "type": "file-history-snapshot",
+        "messageId": "x",
+        "snapshot": {"messageId": "x", "trackedFileBackups": {}},
+        "isSnapshotUpdate": False,
+    }
+    log = Log().user("hello").assistant(text("hi"))
+    log.entries[:0] = [snapshot] * 60
+
+    transcript = load_transcript(log.write(tmp_path / "s.jsonl"))
+
+    assert [m.text for m in transcript.messages] == ["hello", "hi"]
+    assert transcript.line_numbers == (61, 62)
+
+
+def test_a_rewound_claude_code_log_keeps_the_branch_it_went_on_with(tmp_path: Path) -> None:
+    log = Log().user("first prompt").assistant(text("answer one"))
+    first_answer = log.entries[-1]["uuid"]
+    log.user("second prompt").assistant(text("answer two"))
+    log.entries.append({**log.entries[2], "uuid": "edited", "parentUuid": first_answer})
+    log.entries[-1]["message"] = {"role": "user", "content": "edited second prompt"}
+    log.entries.append({**log.entries[3], "uuid": "reply", "parentUuid": "edited"})
+    log.entries[-1]["message"] = {**log.entries[3]["message"], "id": "m9"}
+    log.entries[-1]["message"]["content"] = [text("answer to the edit")]
+
+    transcript = load_transcript(log.write(tmp_path / "s.jsonl"))
+
+    assert [m.text for m in transcript.messages] == [
+        "first prompt",
+        "answer one",
+        "edited second prompt",
+        "answer to the edit",
+    ]
+    assert transcript.line_numbers == (1, 2, 5, 6)
+    assert any("the branch it left, lines 3-4 (2 entries)" in n for n in transcript.notes)
+
+
+def test_an_edited_first_prompt_starts_the_conversation_again(tmp_path: Path) -> None:
+    log = Log().user("first prompt").assistant(text("answer one"))
+    log.entries.append({**log.entries[0], "uuid": "edited", "parentUuid": None})
+    log.entries[-1]["message"] = {"role": "user", "content": "edited prompt"}
+    log.entries.append({**log.entries[1], "uuid": "reply", "parentUuid": "edited"})
+    log.entries[-1]["message"] = {**log.entries[1]["message"], "id": "m9"}
+    log.entries[-1]["message"]["content"] = [text("answer to the edit")]
+
+    transcript = load_transcript(log.write(tmp_path / "s.jsonl"))
+
+    assert [m.text for m in transcript.messages] == ["edited prompt", "answer to the edit"]
+    assert any("lines 1-2 (2 entries), is left out" in n for n in transcript.notes)
