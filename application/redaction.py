@@ -84,7 +84,12 @@ def redact_value(redactor: Redactor, value: object) -> object:
     return value
 
 
+def storable(text: str) -> str:
+    """`text` with what UTF-8 cannot encode (a lone surrogate an error quoted) written as its
+    escape (`\\ud800`): text the session stores and sends as it was given."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def error_text(redactor: Redactor, error: BaseException) -> str:
-    """An error's text as the session stores it: secrets redacted, and what UTF-8 cannot
-    encode (a lone surrogate the error quoted) written as its escape (`\\ud800`)."""
-    return redactor.redact(str(error)).encode("utf-8", "backslashreplace").decode("utf-8")
+    """An error's text as the session stores it: secrets redacted, `storable`."""
+    return storable(redactor.redact(str(error)))

@@ -23,7 +23,7 @@ from abridged.application.ports import (
     with_earlier,
     with_sent,
 )
-from abridged.application.redaction import NoRedaction, redact_messages
+from abridged.application.redaction import NoRedaction, redact_messages, storable
 from abridged.domain.context import SummaryChunk, render_summary
 from abridged.domain.footer import files_footer
 from abridged.domain.messages import Message, RedactedThinkingBlock, ThinkingBlock, WireBlock
@@ -119,9 +119,7 @@ class SummaryWriter:
     def fallback(self, request: SummaryRequest, error: SummarizerError) -> WrittenSummary:
         """The note that replaces a range whose summary failed (threshold compaction fails
         open); earlier chunks being folded are kept after it."""
-        # What UTF-8 cannot encode in the error (a lone surrogate it quoted) is escaped: the
-        # note is stored and sent.
-        said = str(error).encode("utf-8", "backslashreplace").decode("utf-8")
+        said = storable(str(error))  # the note is stored and sent
         text = (
             f"[{len(request.messages)} earlier messages were dropped without a summary: "
             f"the summarizer failed ({said}).]"
