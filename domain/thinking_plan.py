@@ -65,7 +65,10 @@ def plan_downgrades(view: PlannerView) -> tuple[DowngradedThinking, ...]:
     downgraded only at a moment that changes earlier content (a compaction, a prune), which
     changes their prefix, so none of them would pass the API's check any more. A reply whose
     prefix the moment kept (the API's compaction written over the exact prefix it was
-    produced under, `Entry.revision`) keeps its thinking."""
+    produced under, `Entry.revision`) keeps its thinking. Dropping one block changes the
+    prefix of every later one, and the downgrade starts a new revision: when any block is
+    stale, every block still shown goes with it, so that none is sent under a prefix it was
+    not produced under."""
     if not view.thinking_seen:
         return ()
     if bound(view):
@@ -75,8 +78,11 @@ def plan_downgrades(view: PlannerView) -> tuple[DowngradedThinking, ...]:
             first = view.entries[0].position
             shown = cast(IndexedView, view).thinking_positions
             entries = [view.entries[p - first] for p in shown]
-        stale = [e for e in entries if e.revision is None or e.revision != current]
-        return downgrades_of(stale, view.settings)
+        else:
+            entries = [e for e in entries if has_thinking(e)]
+        if all(e.revision is not None and e.revision == current for e in entries):
+            return ()
+        return downgrades_of(list(entries), view.settings)
     if not has_indexes(view):
         return plan_reasoning(view.entries, view.limits)
     index = cast(IndexedView, view)

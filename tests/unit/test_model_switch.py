@@ -138,3 +138,28 @@ def test_a_bound_model_keeps_the_thinking_written_under_the_prefix_it_is_sent(
     assert len(thinking_shown(app, session_id)) == 2
     assert downgrades(app, session_id) == []
     assert audit_session(app, session_id).ok
+
+
+def test_a_downgrade_on_a_bound_model_takes_every_block_whose_prefix_it_changes(
+    app: Sessions,
+) -> None:
+    """A resumed session carries its parent's thinking, written under the parent's prefix,
+    and adds its own. At a switch to another model that binds thinking, the carried blocks
+    go; that changes the prefix of the blocks after them, so those go too, or the next
+    request would send them under a prefix they were not written under."""
+    parent = start_with_thinking(app, OPUS)
+    app.record_reply(parent, Message.assistant("The lexer next."))
+    session_id = app.resume_session(parent, model=OPUS)
+    app.append_message(session_id, Message.user("Go on with the lexer."))
+    call, result = thinking_exchange(words(20), thought="The lexer's tokens first.")
+    app.record_reply(session_id, call)
+    app.append_message(session_id, result)
+    app.record_reply(session_id, Message.assistant("Tokens done."))
+    app.append_message(session_id, Message.user("Now its tests."))
+    assert len(thinking_shown(app, session_id)) == 3
+
+    app.reconfigure(session_id, model=FABLE)
+
+    assert thinking_shown(app, session_id) == []
+    app.record_reply(session_id, Message.assistant("On it."))
+    assert audit_session(app, session_id).ok
