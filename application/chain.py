@@ -184,6 +184,12 @@ class ChainingMapper(Mapper[UUID]):
         return unseal(self.plain_state(stored_event))[1]
 
     @property
+    def pending(self) -> list[tuple[UUID, int, str]]:
+        """The (session, version, hash) of each event mapped since the last save ended, in
+        this thread."""
+        return self._pending
+
+    @property
     def _pending(self) -> list[tuple[UUID, int, str]]:
         pending: list[tuple[UUID, int, str]] | None = getattr(self._local, "pending", None)
         if pending is None:

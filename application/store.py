@@ -21,7 +21,13 @@ from eventsourcing.application import (
     Repository,
     project_aggregate,
 )
-from eventsourcing.persistence import JSONTranscoder, Mapper, Recording
+from eventsourcing.persistence import (
+    IntegrityError,
+    JSONTranscoder,
+    Mapper,
+    PersistenceError,
+    Recording,
+)
 
 from abridged.application.chain import ChainingMapper
 from abridged.application.snapshots import (
@@ -80,11 +86,36 @@ class SessionStore(Application[UUID]):
         mapper = cast(ChainingMapper, self.mapper)
         try:
             recordings = super()._record(processing_event)
+        except PersistenceError as error:
+            if isinstance(error, IntegrityError) or not self._stored_after_all(mapper):
+                mapper.discarded()
+                raise
+            # The commit reached the store, its answer did not (a connection lost after
+            # COMMIT): the save stands, so a caller does not retry what is stored already.
+            logger.warning("the store failed after the events were stored: %s", error)
+            recordings = []
         except BaseException:
             mapper.discarded()
             raise
         mapper.committed()
         return recordings
+
+    def _stored_after_all(self, mapper: ChainingMapper) -> bool:
+        """Whether the events just mapped are in the store, each session's last one read
+        back and matched by its chained hash (which covers the event's whole body and
+        everything before it); `False` when the store cannot be read either."""
+        last: dict[UUID, tuple[int, str]] = {}
+        for originator_id, version, digest in mapper.pending:
+            last[originator_id] = (version, digest)
+        try:
+            for originator_id, (version, digest) in last.items():
+                rows = self.recorder.select_events(originator_id, gt=version - 1, lte=version)
+                if not rows or mapper.stored_hash(rows[0]) != digest:
+                    return False
+        except Exception:
+            logger.info("the store could not be read after a failed save", exc_info=True)
+            return False
+        return bool(last)
 
     _saved_listeners: tuple[SavedListener, ...] = ()
 
