@@ -9,6 +9,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -230,6 +231,26 @@ def test_standard_input_is_named_in_errors_and_read_once() -> None:
     assert "<stdin> line 1" in bad.stderr
     assert twice.exit_code == 2
     assert "can be given once" in twice.stderr
+
+
+def test_a_pipe_named_as_a_file_is_read_once_like_standard_input(tmp_path: Path) -> None:
+    """`abridged replay <(zcat log.jsonl.gz)`: the shell passes a pipe's path; before, the
+    second pass over it found nothing ("cannot be read (None)")."""
+    pipe = tmp_path / "transcript.fifo"
+    os.mkfifo(pipe)
+    piped = "".join(json.dumps(m) + "\n" for m in TRANSCRIPT).encode()
+
+    def feed() -> None:
+        with pipe.open("wb") as writer:
+            writer.write(piped)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    replayed = CliRunner().invoke(main, ["replay", str(pipe), "--db", ":memory:", "--json"])
+    writer.join(timeout=10)
+
+    assert replayed.exit_code == 0, replayed.stderr
+    assert json.loads(replayed.stdout.splitlines()[-1])["summary"]["messages"] == 2
 
 
 def test_a_replay_refused_before_its_first_message_leaves_no_store(tmp_path: Path) -> None:
