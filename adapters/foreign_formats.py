@@ -17,28 +17,31 @@ READ = (
     "messages and Anthropic Messages API request bodies"
 )
 
-_CODEX_TYPES = frozenset(
-    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+_CODEX_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
+_RESPONSES_TYPES = (
+    "function_call",
+    "function_call_output",
+    "reasoning",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "local_shell_call",
+    "local_shell_call_output",
+    "web_search_call",
+    "file_search_call",
+    "computer_call",
+    "computer_call_output",
+    "item_reference",
 )
-_RESPONSES_TYPES = frozenset(
-    {
-        "function_call",
-        "function_call_output",
-        "reasoning",
-        "custom_tool_call",
-        "custom_tool_call_output",
-        "local_shell_call",
-        "local_shell_call_output",
-        "web_search_call",
-        "file_search_call",
-        "computer_call",
-        "computer_call_output",
-        "item_reference",
-    }
-)
-_RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file"})
-_LANGCHAIN_TYPES = frozenset(
-    {"human", "ai", "tool", "system", "chat", "function", "AIMessageChunk", "HumanMessageChunk"}
+_RESPONSES_PARTS = ("input_text", "output_text", "input_image", "input_file")
+_LANGCHAIN_TYPES = (
+    "human",
+    "ai",
+    "tool",
+    "system",
+    "chat",
+    "function",
+    "AIMessageChunk",
+    "HumanMessageChunk",
 )
 
 

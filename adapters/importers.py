@@ -31,23 +31,26 @@ from abridged.domain.messages import JSON, Message
 Format = Literal["abridged", "claude-code", "openai", "anthropic"]
 FORMATS: tuple[str, ...] = ("abridged", "claude-code", "openai", "anthropic")
 
-_CLAUDE_CODE_TYPES = frozenset(
-    {
-        "user",
-        "assistant",
-        "summary",
-        "system",
-        "file-history-snapshot",
-        "queue-operation",
-        "progress",
-        "attachment",
-    }
+_CLAUDE_CODE_TYPES = (
+    "user",
+    "assistant",
+    "summary",
+    "system",
+    "file-history-snapshot",
+    "queue-operation",
+    "progress",
+    "attachment",
 )
-_OPENAI_ROLES = frozenset({"developer", "tool", "function"})
+_OPENAI_ROLES = ("developer", "tool", "function")
 _OPENAI_KEYS = frozenset({"tool_calls", "tool_call_id", "function_call", "refusal"})
-_OPENAI_PARTS = frozenset({"image_url", "input_audio", "file", "refusal"})
-_MESSAGES_API_PARTS = frozenset(
-    {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "document"}
+_OPENAI_PARTS = ("image_url", "input_audio", "file", "refusal")
+_MESSAGES_API_PARTS = (
+    "tool_use",
+    "tool_result",
+    "thinking",
+    "redacted_thinking",
+    "server_tool_use",
+    "document",
 )
 _ID_CHARACTERS = re.compile(r"[^a-zA-Z0-9_-]")
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

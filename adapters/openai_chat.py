@@ -24,7 +24,7 @@ from abridged.adapters.importers import (
 )
 from abridged.domain.messages import JSON
 
-_TEXT_PARTS = frozenset({"text", "refusal"})
+_TEXT_PARTS = ("text", "refusal")
 
 
 def import_openai(records: Iterable[tuple[int, JSON]], notes: Iterable[str] = ()) -> Imported:

@@ -13,7 +13,7 @@ import pytest
 from abridged.adapters.claude_code import import_claude_code
 from abridged.adapters.importers import read_records
 from abridged.adapters.openai_chat import import_openai
-from abridged.adapters.transcripts import load_transcript, parse_transcript
+from abridged.adapters.transcripts import TranscriptError, load_transcript, parse_transcript
 from abridged.domain.messages import TextBlock, ToolResultBlock, ToolUseBlock
 from tests.support.claude_code_logs import Log, text, thinking, tool_use
 from tests.support.red_team import LINEAR, growth
@@ -309,3 +309,40 @@ def test_an_edited_first_prompt_starts_the_conversation_again(tmp_path: Path) ->
 
     assert [m.text for m in transcript.messages] == ["edited prompt", "answer to the edit"]
     assert any("lines 1-2 (2 entries), is left out" in n for n in transcript.notes)
+
+
+ODD_VALUES: list[Any] = [{"a": 1}, ["user"], None, 7]
+
+
+@pytest.mark.parametrize("odd", ODD_VALUES, ids=["object", "list", "null", "number"])
+@pytest.mark.parametrize(
+    "records",
+    [
+        # An OpenAI-shaped file whose role, or a part's type, is not a name.
+        lambda odd: [{"role": odd, "content": "hi"}, {"role": "assistant", "content": "hello"}],
+        lambda odd: [
+            {"role": "user", "content": [{"type": odd, "text": "hi"}]},
+            {"role": "assistant", "content": "hello"},
+        ],
+        # A Claude Code log whose entry type is not a name.
+        lambda odd: [
+            {"type": odd, "uuid": "u0", "sessionId": "s"},
+            *Log().user("go").assistant(text("ok")).entries,
+        ],
+        # A Responses / LangChain-looking record.
+        lambda odd: [{"type": odd, "payload": {}}, {"role": "user", "content": "hi"}],
+    ],
+    ids=["openai-role", "openai-part", "claude-code-type", "foreign-type"],
+)
+def test_a_name_field_holding_another_json_value_is_a_transcript_error_or_read(
+    tmp_path: Path, records: Callable[[Any], list[Any]], odd: Any
+) -> None:
+    """A field that names a role or a type, holding an object or a list: before, the format
+    check looked it up in a set and raised `TypeError` (unhashable)."""
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records(odd)), encoding="utf-8")
+    try:
+        transcript = load_transcript(path)
+    except TranscriptError:
+        return
+    assert_valid_conversation(transcript.messages)
