@@ -50,6 +50,7 @@ from uuid import UUID
 import attrs
 
 from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
+from abridged.application.background import WORKERS as BACKGROUND_WORKERS
 from abridged.application.cancellation import (
     CancelScope,
     CommandCancelled,
@@ -230,6 +231,7 @@ class AsyncSessions:
         self.background = self.options.background
         if self.background:
             self.sync.background.on_due = self._due_from_worker
+            self.sync.background.has_room = self._has_room
         self._executor = ThreadPoolExecutor(max_workers, thread_name_prefix="abridged-async")
         self._tasks: dict[UUID, asyncio.Task[CompactionReport | None]] = {}
         self._working: dict[asyncio.Future[Any], CancelScope] = {}
@@ -309,6 +311,11 @@ class AsyncSessions:
         self._tasks[session_id] = task
         task.add_done_callback(functools.partial(self._forget, session_id))
         return task
+
+    def _has_room(self, session_id: UUID) -> bool:
+        # Read on a worker thread: a snapshot of the tasks is enough to bound the backlog.
+        running = {key for key, task in list(self._tasks.items()) if not task.done()}
+        return session_id in running or len(running) < BACKGROUND_WORKERS
 
     def _due_from_worker(self, session_id: UUID) -> None:
         # Called on a worker thread, right after a reply is saved: the task starts on the loop.

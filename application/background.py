@@ -8,7 +8,8 @@ compaction of the session starts), but no lock that appends or other requests wa
 
 1. decide (trigger `background`, the same planner as every compaction) and record the
    `CompactionThresholdHit`;
-2. write the summary, outside any store transaction, while messages keep arriving;
+2. write the summary, and read the facts the ledger takes from what it covers, outside any
+   store transaction, while messages keep arriving;
 3. read the session again and apply the summary in one transaction, if what it covers is
    unchanged; messages appended meanwhile stay in the tail. Otherwise a
    `CompactionDiscarded` records why, and the threshold compacts later if it must.
@@ -29,6 +30,7 @@ from uuid import UUID
 import attrs
 
 from abridged.application.compactor import Compactor
+from abridged.application.ledgering import LedgerSource, ledger_source
 from abridged.application.ports import CompactionReport, HookVerdict, SummarizerError
 from abridged.application.redaction import error_text
 from abridged.application.service_ports import ServicePorts
@@ -59,6 +61,9 @@ class PlannedCompaction:
     """The session's generation when decided: another compaction since changes what the
     summary covers."""
     limits: Limits
+    session_id: UUID
+    source: LedgerSource
+    """What the facts ledger reads, read while the summary is written (`Ledgers.read_ahead`)."""
 
 
 class BackgroundCompactions:
@@ -77,6 +82,14 @@ class BackgroundCompactions:
         """How many background compactions were started (for the host's metrics)."""
         self.on_due: Callable[[UUID], object] | None = self.schedule if automatic else None
         """What starts a compaction that became due after a reply (None: nothing does)."""
+        self.has_room: Callable[[UUID], bool] = self._has_room
+        """Whether a compaction of the session may be put off to the background now: one of
+        it runs already, or fewer than `WORKERS` run (a request does not add to a backlog)."""
+
+    def _has_room(self, session_id: UUID) -> bool:
+        with self._guard:
+            running = {key for key, future in self._running.items() if not future.done()}
+        return session_id in running or len(running) < WORKERS
 
     def after_reply(self, session: Session) -> None:
         """Called with the session a reply was just saved to: past its background mark, a
@@ -166,14 +179,24 @@ class BackgroundCompactions:
         if started is None:
             return None
         request, verdict = started
-        return PlannedCompaction(decision, request, verdict, session.generation, session.limits)
+        source = ledger_source(session, decision)
+        return PlannedCompaction(
+            decision, request, verdict, session.generation, session.limits, session_id, source
+        )
 
     def write(self, planned: PlannedCompaction) -> WrittenSummary:
-        """Step 2: the summary (a hook's, or the summarizer's); raises `SummarizerError`."""
+        """Step 2: the summary (a hook's, or the summarizer's; raises `SummarizerError`),
+        then the facts of what it covers, for the record to find ready: outside every lock
+        a request waits for."""
         summary = planned.verdict.summary
         if summary is not None and summary.strip():
-            return self.ports.writer.supplied(planned.request, summary)
-        return self.ports.writer.write(planned.request)
+            written = self.ports.writer.supplied(planned.request, summary)
+        else:
+            written = self.ports.writer.write(planned.request)
+        self.compactor.ledgers.read_ahead(
+            planned.session_id, planned.generation, planned.decision, planned.source
+        )
+        return written
 
     def fail(self, session_id: UUID, error: SummarizerError) -> None:
         """Records a failed background summary; the session is otherwise unchanged."""

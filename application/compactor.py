@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 import attrs
 
+from abridged.application.ledgering import Ledgers
 from abridged.application.notices import (
     Notice,
     breakdown_of,
@@ -27,18 +28,17 @@ from abridged.application.ports import (
     SentPrefix,
     SummarizerError,
 )
-from abridged.application.redaction import error_text, redact_each, redact_messages
+from abridged.application.redaction import error_text, redact_messages
 from abridged.application.service_ports import ServicePorts
 from abridged.application.summaries import SummaryRequest, WrittenSummary
 from abridged.application.unit_of_work import UnitOfWork
-from abridged.domain import ledger, planner, thinking_plan
-from abridged.domain.context import build_context, render_summary
+from abridged.domain import planner, thinking_plan
+from abridged.domain.context import build_context
 from abridged.domain.errors import (
     CompactionFailedError,
     RoleOrderError,
 )
 from abridged.domain.indexes import has_thinking
-from abridged.domain.ledger import LedgerUpdate
 from abridged.domain.messages import Message, Role, ToolResultBlock, ToolUseBlock
 from abridged.domain.model_switch import switch_reason_of, unreadable_thinking
 from abridged.domain.planner import Decision
@@ -62,10 +62,7 @@ class Compactor:
     def __init__(self, uow: UnitOfWork, ports: ServicePorts) -> None:
         self.uow = uow
         self.ports = ports
-        # The last ledger update made, by session, version and decision: a compaction that
-        # hands the prefix as sent to its summarizer needs the update before the summary is
-        # written and again when it is recorded, with nothing recorded in between.
-        self._last_ledger: tuple[tuple[object, ...], LedgerUpdate | None] | None = None
+        self.ledgers = Ledgers(ports)
 
     def prune(self, session: Session, plan: PrunePlan) -> int:
         outputs = []
@@ -268,9 +265,9 @@ class Compactor:
             # The prefix moved while the summary was written (a background compaction): the
             # block still leads, as an ordinary one, and the kept thinking goes.
             chained = None
-        update = self._ledger(session, decision)
+        update = self.ledgers.update(session, decision)
         if update is not None and written.block is None and result == "completed":
-            written = self._unrepeated(session, decision, written, update)
+            written = self.ledgers.unrepeated(session, decision, written, update)
         outcome = session.complete_compaction(
             decision,
             ledger=update,
@@ -328,65 +325,6 @@ class Compactor:
             )
         return report
 
-    def _unrepeated(
-        self, session: Session, decision: Decision, written: WrittenSummary, update: LedgerUpdate
-    ) -> WrittenSummary:
-        """The new chunk without the lines the ledger quotes verbatim (`ledger.unrepeated`):
-        both are sent with every request. Counted as `SummaryWriter` counts a chunk."""
-        text = ledger.unrepeated(written.text, update.entries)
-        if text == written.text:
-            return written
-        folded = decision.resummarize and session.summaries
-        first = session.summaries[0].first_position if folded else session.retained_from
-        rendered = render_summary(text, first, decision.retained_from - 1, session.generation + 1)
-        tokens = text_block_tokens(rendered, self.ports.counter.count)
-        return attrs.evolve(written, text=text, tokens=tokens)
-
-    def _ledger(self, session: Session, decision: Decision) -> LedgerUpdate | None:
-        """The facts ledger after this compaction: the summarized messages' facts merged
-        into the session's, as a segment appended to the earlier ones, or all consolidated
-        within the decision's room (`None` when it holds nothing and gets no room)."""
-        if decision.ledger_max_tokens <= 0:
-            # No room (or the ledger turned off) while it holds entries: they all go, named
-            # in the event, since the request was fitted without them.
-            if not session.ledger_tokens:
-                return None
-            return ledger.consolidate(session.ledger, 0, self.ports.counter.count)
-        key = (session.id, session.version, decision)
-        last = self._last_ledger
-        if last is not None and last[0] == key:
-            return last[1]
-        # Redacted before extraction: a ledger entry is re-sent with every later request,
-        # and its text is cut to a length that could leave half a secret unrecognized.
-        summarized = [
-            (e.position, redact_each(self.ports.redactor, e.message))
-            for e in session.entries
-            if e.position < decision.retained_from
-        ]
-        # What the kept tail sends verbatim is left out until a compaction folds the tail.
-        tail = [
-            (e.position, e.shown_message)
-            for e in session.entries
-            if e.position >= decision.retained_from
-        ]
-        # The first compaction folds the session's first prompt, its task: kept longer
-        # where there is room. (Later ones fold later messages only.)
-        count = self.ports.counter.count
-        task = ledger.REQUEST_CHARS
-        if session.retained_from == 0:
-            task = ledger.task_chars(summarized, decision.ledger_max_tokens, count)
-        update = ledger.advance(
-            session.ledger,
-            session.ledger_tokens,
-            len(session.ledger_segments),
-            ledger.extract(summarized, task=task),
-            decision.ledger_max_tokens,
-            count,
-            ledger.carried(tail),
-        )
-        self._last_ledger = (key, update)
-        return update
-
     def _summary_request(
         self,
         session: Session,
@@ -424,7 +362,7 @@ class Compactor:
             context = build_context(session, capabilities=self.ports.capabilities(session.model))
         except RoleOrderError:  # pragma: no cover - a compaction runs before a request
             return None
-        update = self._ledger(session, decision)
+        update = self.ledgers.update(session, decision)
         ledger: tuple[str, ...] = ()
         if update is not None:
             earlier = () if update.consolidated else tuple(session.ledger_segments)

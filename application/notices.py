@@ -25,6 +25,7 @@ NoticeKind: TypeAlias = Literal[
     "compaction_completed",
     "compaction_failed",
     "compaction_suppressed",
+    "compaction_deferred",
     "pruned",
     "overflow",
 ]

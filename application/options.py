@@ -116,6 +116,13 @@ class SessionsOptions:
     background: bool = attrs.field(default=True, validator=_flag)
     """Whether a reply past a session's `background_threshold_ratio` starts its compaction
     off the user's turn (a worker thread; an asyncio task for `AsyncSessions`)."""
+    defer_compaction: bool = attrs.field(default=False, validator=_flag)
+    """Whether a compaction due at the threshold waits for the background while the request
+    as it stands still fits the budget: the request is prepared unchanged (a
+    `compaction_deferred` notice) and the compaction starts off the user's turn, as
+    `compact_soon` starts it, for the next request to use. A compaction the request needs
+    to fit, or one asked for (`request_compaction`, `compact`), runs at once as always.
+    Needs `background` (`abridged serve` turns it on: docs/serving.md)."""
     max_message_bytes: int = attrs.field(
         default=DEFAULT_MAX_MESSAGE_BYTES, validator=_positive_bytes
     )

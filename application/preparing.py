@@ -44,13 +44,17 @@ from abridged.domain.errors import (
 )
 from abridged.domain.inputs import check_message_size
 from abridged.domain.messages import JSON, Message, Role
+from abridged.domain.planner import Decision
 from abridged.domain.preparation import (
+    PreparationPlan,
     downgrade_moment,
+    plan_preparation,
     preparation_trigger,
     prune_after,
 )
 from abridged.domain.reply_shapes import is_paused_turn
 from abridged.domain.session import Session
+from abridged.domain.vocabulary import Trigger
 
 __all__ = [
     "COUNT_TOKENS_SHARE",
@@ -116,12 +120,20 @@ class Preparer(PreparationSteps):
     """The request preparations of one service (see the module)."""
 
     def __init__(
-        self, uow: UnitOfWork, ports: ServicePorts, compactor: Compactor, appender: Appender
+        self,
+        uow: UnitOfWork,
+        ports: ServicePorts,
+        compactor: Compactor,
+        appender: Appender,
+        *,
+        defer: bool = False,
     ) -> None:
         self.uow = uow
         self.ports = ports
         self.compactor = compactor
         self.appender = appender
+        self.defer = defer
+        """`SessionsOptions.defer_compaction`."""
 
     def prepare(self, session_id: UUID, on_notice: NoticeCallback | None = None) -> PreparedRequest:
         """See `Sessions.prepare_request`."""
@@ -221,7 +233,12 @@ class Preparer(PreparationSteps):
         emit = emitter(notes, on_notice)
         extra_text, extra_tokens = extra
         trigger = preparation_trigger(bool(session.compaction_requested), session.turn_ended)
-        plan, pruned, reshown = self.planned(session, extra_tokens, trigger, emit)
+        put_off = None if locked else self.put_off(session, extra_tokens, trigger)
+        if put_off is not None:
+            # The request goes as it stands; the compaction runs while the model answers.
+            plan, pruned, reshown = PreparationPlan(trigger), 0, False
+        else:
+            plan, pruned, reshown = self.planned(session, extra_tokens, trigger, emit)
         decision, suppressed, deferred = plan.decision, plan.suppressed, plan.deferred
         if plan.overflow is not None:
             decision, more, refit = self.decide_to_fit(
@@ -272,6 +289,8 @@ class Preparer(PreparationSteps):
             extra_text, extra_tokens = None, 0
         if session.pending_events:
             self.uow.save(session)
+        if put_off is not None:
+            self._start_background(session, put_off, emit)
         if report is not None and self.ports.hooks is not None:
             self.ports.hooks.after_compaction(session.id, report)
         context = build_context(
@@ -296,6 +315,37 @@ class Preparer(PreparationSteps):
             context_status=context_status(session),
             notices=tuple(notes),
             breakdown=breakdown_of(session, extra_tokens),
+        )
+
+    def put_off(self, session: Session, extra_tokens: int, trigger: Trigger) -> Decision | None:
+        """With `defer_compaction`, the compaction due at the threshold that the request does
+        not need in order to fit (it fits as it stands, no loop guard holds it, nothing else
+        is to run first): it is put off to the background. `None` when there is none."""
+        background = self.appender.background
+        if not self.defer or background.on_due is None or trigger != "threshold":
+            return None
+        if not background.has_room(session.id):
+            return None  # as many run as may: this one runs now, not after them
+        plan = plan_preparation(session, extra_tokens, trigger=trigger)
+        decision = plan.decision
+        if decision is None or plan.prune is not None or plan.overflow or plan.suppressed:
+            return None
+        return decision if decision.estimate <= decision.budget else None
+
+    def _start_background(
+        self, session: Session, decision: Decision, emit: Callable[[Notice], None]
+    ) -> None:
+        """Starts the compaction put off (`put_off`); one running already is left to run."""
+        on_due = self.appender.background.on_due
+        assert on_due is not None  # `put_off` checked
+        on_due(session.id)
+        emit(
+            Notice(
+                "compaction_deferred",
+                "compaction due: it runs in the background, and this request goes as it "
+                "stands (it fits)",
+                decision.estimate,
+            )
         )
 
     def manual(self, session_id: UUID, instructions: str | None) -> CompactionReport:

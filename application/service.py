@@ -158,7 +158,9 @@ class Sessions(
             self.uow, self.ports, self.compactor, automatic=options.background
         )
         self.appender = Appender(self.uow, self.ports, self.background)
-        self.preparer = Preparer(self.uow, self.ports, self.compactor, self.appender)
+        self.preparer = Preparer(
+            self.uow, self.ports, self.compactor, self.appender, defer=options.defer_compaction
+        )
         self.lifecycle = Lifecycle(self.uow, self.ports, self.appender, self.compactor)
         self.overflows = Overflows(self.uow, self.ports, self.compactor, self.preparer)
 

@@ -95,7 +95,9 @@ def decide(
     is cut like any other and sent without thinking (`Context.thinking_paused`).
     `extra_tokens` are per-turn content's. Only a `threshold` trigger may decide not to
     compact because the estimate is below the threshold, and a `background` one below the
-    earlier mark (`background_threshold_ratio`; never, when it is not set).
+    earlier mark (`background_threshold_ratio`; the threshold, when it is not set: a
+    compaction started in the background on request, `compact_soon`, or one a request put
+    off while it still fits, `SessionsOptions.defer_compaction`).
     """
     limits = view.limits
     estimate = calibrated(view, raw_estimate(view) + extra_tokens)
@@ -103,8 +105,10 @@ def decide(
         return None
     if trigger in ("threshold", "background") and estimate <= limits.budget and holds_prefix(view):
         return None
-    if trigger == "background" and not background_due(view, estimate):
-        return None
+    if trigger == "background":
+        mark = limits.background_threshold
+        if estimate < (limits.threshold if mark is None else mark):
+            return None
     entries = view.entries
     considered = entries
     if trigger == "background" and entries and entries[-1].message.role is Role.ASSISTANT:

@@ -95,6 +95,15 @@ def _shown(flag: str, kind: click.ParamType[Any], default: object, help: str) ->
     metavar="TENANT=TOKEN",
     help=f"A tenant's bearer token (repeatable; or ${TOKENS_VARIABLE}=t=tok,...).",
 )
+@click.option(
+    "--defer-compaction",
+    is_flag=True,
+    default=False,
+    help="Run a compaction that is due while the request still fits in the background, "
+    "instead of before the request goes upstream: no request waits for a summary it does "
+    "not need, but the summary's work shares the worker with other requests "
+    "(docs/serving.md).",
+)
 @settings_options(
     "Compaction settings of the sessions the proxy starts.", "Override one setting (repeatable)."
 )
@@ -110,6 +119,7 @@ def serve(
     max_message_bytes: int,
     log_level: str,
     context_window: int | None,
+    defer_compaction: bool,
     tokens: tuple[str, ...],
     preset: str,
     overrides: tuple[str, ...],
@@ -137,6 +147,7 @@ def serve(
         max_message_bytes=max_message_bytes,
         tokens=token_map,
         context_window=context_window,
+        defer_compaction=defer_compaction,
         **values,
     )
     os.environ[CONFIG_VARIABLE] = config.to_env()

@@ -37,7 +37,10 @@ def create_app(config: ServeConfig, sessions: Sessions | None = None) -> FastAPI
     unless `sessions` is given (then it is used as it is, and not closed)."""
     metrics = ServeMetrics()
     service = sessions or bootstrap(
-        config.db, metrics=metrics, max_message_bytes=config.max_message_bytes
+        config.db,
+        metrics=metrics,
+        max_message_bytes=config.max_message_bytes,
+        defer_compaction=config.defer_compaction,
     )
     locks = RequestLocks(persistence_env(config.db) if sessions is None else {})
     upstream = httpx2.AsyncClient(

@@ -49,6 +49,9 @@ class ServeConfig:
     overrides: Mapping[str, Any] = attrs.field(factory=dict)
     context_window: int | None = None
     """Every proxied session's window; by default the model's."""
+    defer_compaction: bool = False
+    """The service's `defer_compaction`: a compaction due while the request still fits is
+    run in the background instead of before the request goes upstream."""
 
     @property
     def settings(self) -> CompactionSettings:

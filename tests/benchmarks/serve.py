@@ -1,8 +1,9 @@
 """Load on `abridged serve`: 1, 2 and 4 uvicorn workers over one PostgreSQL, in front of the
 local fake Messages API.
 
-Run with `python -m tests.benchmarks.serve [--real] [WORKERS ...]` (`--real`: the
-conversations send stretches of the shared transcripts instead of one log line repeated);
+Run with `python -m tests.benchmarks.serve [--real] [--defer-compaction] [WORKERS ...]`
+(`--real`: the conversations send stretches of the shared transcripts instead of one log
+line repeated; `--defer-compaction`: the workers run with that flag);
 prints, per worker count and scenario, requests per second, latency p50 / p99 through the
 proxy, the same requests sent straight to the fake API, the difference (the latency the
 proxy adds), and the requests lost, duplicated or invalid (checked against the store
@@ -236,12 +237,17 @@ class Served:
         self.process.wait(timeout=60)
 
 
+SERVE_FLAGS: list[str] = []
+"""Flags added to each `abridged serve` (`--defer-compaction` is passed on)."""
+
+
 def start_serve(db: str, upstream: str, workers: int) -> Served:
     """Starts `abridged serve`; returns once every worker has started (its log says so)."""
     port = free_port()
     command = [
         str(Path(sys.executable).parent / "abridged"), "serve", f"--db={db}",
         f"--upstream={upstream}", f"--port={port}", f"--workers={workers}", "--log-level=info",
+        *SERVE_FLAGS,
     ]  # fmt: skip
     process = subprocess.Popen(command, env={**os.environ}, stderr=subprocess.PIPE, text=True)
     served = Served(process, f"http://127.0.0.1:{port}")
@@ -387,4 +393,7 @@ if __name__ == "__main__":
     else:
         if "--real" in sys.argv:
             use_real_text()
-        main([int(a) for a in sys.argv[1:] if a != "--real"] or [1, 2, 4])
+        if "--defer-compaction" in sys.argv:
+            SERVE_FLAGS.append("--defer-compaction")
+        flags = ("--real", "--defer-compaction")
+        main([int(a) for a in sys.argv[1:] if a not in flags] or [1, 2, 4])

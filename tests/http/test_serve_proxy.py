@@ -15,7 +15,9 @@ import anthropic
 import httpx2
 import pytest
 
+from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.http import ServeConfig
+from abridged.adapters.http.app import create_app
 from abridged.adapters.http.branches import BRANCH_KEY, TENANT_KEY
 from abridged.application.service import Sessions
 from abridged.domain.events import MessageAppended
@@ -630,3 +632,31 @@ def test_role_system_messages_pass_through(proxy: str, fake_anthropic: FakeAnthr
     system = sent["messages"][3]
     assert system["role"] == "system"
     assert [b["text"] for b in system["content"]] == ["The user switched to plan mode."]
+
+
+def test_with_deferred_compaction_no_request_waits_for_a_summary_it_does_not_need(
+    fake_anthropic: FakeAnthropic,
+) -> None:
+    store = bootstrap(defer_compaction=True)
+    config = ServeConfig(db=":memory:", upstream=fake_anthropic.base_url, context_window=6_000)
+    with (
+        served(config, store) as url,
+        anthropic.Anthropic(api_key=TEST_API_KEY, base_url=url, max_retries=0) as sdk,
+    ):
+        history, _ = converse(sdk, [f"Task {n}: " + "inspect the module " * 60 for n in range(12)])
+        store.background.wait()
+
+    session_id = only_session(store)
+    triggers = [c.trigger for c in store.compactions(session_id)]
+    assert triggers
+    assert set(triggers) <= {"background", "threshold"}  # at once only where it had to fit
+    assert "background" in triggers
+    assert fake_anthropic.violations == []
+    assert len(stored_messages(store, session_id)) == len(history)
+
+
+def test_the_serve_flag_turns_deferred_compaction_on() -> None:
+    for flag in (False, True):
+        service = create_app(ServeConfig(db=":memory:", defer_compaction=flag)).state.sessions
+        assert service.preparer.defer is flag
+        service.close()

@@ -126,6 +126,7 @@ def sample_options() -> dict[str, Any]:
         "model_capabilities": {"house-model": {"system_messages": True}},
         "locks": ProcessLocks(),
         "background": False,
+        "defer_compaction": True,
         "max_message_bytes": 1_234,
         "summarizer_breaker": BreakerSettings(budget=5.0),
         "redactor": NoRedaction(),

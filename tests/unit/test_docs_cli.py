@@ -121,7 +121,9 @@ def test_the_serving_flag_table_states_each_option_and_its_default(flag: str) ->
         cell = cell.split("`, `")[1]
     default = option.default
     shown = stated_default(cell)
-    if default is None:
+    if option.is_flag:
+        assert shown == ("on" if default else "off"), (flag, cell)
+    elif default is None:
         assert shown in ("the model's", "none"), (flag, cell)
     elif isinstance(default, float | int) and not isinstance(default, bool):
         assert float(shown) == default, (flag, cell)
