@@ -35,7 +35,7 @@ from abridged.adapters.importers import (
 from abridged.adapters.openai_chat import import_openai
 from abridged.adapters.recorded import refused_as_recorded
 from abridged.domain.errors import InvalidMessageError
-from abridged.domain.inputs import first_invalid
+from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES, first_invalid
 from abridged.domain.messages import JSON, Message
 
 PERMISSIVE_SCHEMA: Mapping[str, JSON] = {"type": "object", "additionalProperties": True}
@@ -72,10 +72,13 @@ class Transcript:
     """What importing from another format changed to make a valid conversation."""
 
 
-def check_conversation(transcript: Transcript) -> None:
+def check_conversation(
+    transcript: Transcript, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+) -> None:
     """Raises `TranscriptError` naming the first message a session would refuse (by its
-    line, or its number in a generated transcript)."""
-    found = first_invalid(transcript.messages)
+    line, or its number in a generated transcript); a session taking messages of up to
+    `max_message_bytes`."""
+    found = first_invalid(transcript.messages, max_message_bytes)
     if found is None:
         return
     index, error = found

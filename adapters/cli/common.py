@@ -20,6 +20,7 @@ from abridged.adapters.bootstrap import MEMORY, bootstrap, redact_passwords
 from abridged.adapters.importers import FORMATS
 from abridged.application.service import Sessions
 from abridged.domain.errors import InvalidSettingsError, SessionError
+from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES
 from abridged.domain.settings import PRESETS, CompactionSettings, settings_from
 
 DEFAULT_DB = "abridged.sqlite3"
@@ -143,6 +144,16 @@ max_output_tokens_option = click.option(
 )
 
 
+max_message_bytes_option = click.option(
+    "--max-message-bytes",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_MESSAGE_BYTES,
+    show_default=True,
+    help="A larger message (its JSON, in UTF-8 bytes) is refused. The API takes images of up "
+    "to 5 MB and requests of up to 32 MB: raise it for transcripts holding such images.",
+)
+
+
 def transcript_format_option(help: str) -> Callable[[FC], FC]:
     """`--format` (into `transcript_format`): a transcript format, or auto."""
     return click.option(
@@ -206,7 +217,9 @@ def _check_sqlite_store(path: Path) -> None:
         raise click.ClickException(f"{path} is a SQLite database but holds no abridged sessions")
 
 
-def open_store(db: str, *, read_only: bool = False) -> Sessions:
+def open_store(
+    db: str, *, read_only: bool = False, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+) -> Sessions:
     """The service on the store `db`. A reader (`read_only`) never creates anything: a SQLite
     file must exist, and no table is created in any store."""
     if read_only and db != MEMORY and not db.startswith(("postgresql://", "postgres://")):
@@ -217,6 +230,10 @@ def open_store(db: str, *, read_only: bool = False) -> Sessions:
             raise click.ClickException(f"{db} is not a session store file")
         _check_sqlite_store(path)
     try:
-        return bootstrap(db, env={"CREATE_TABLE": "n"} if read_only else None)
+        return bootstrap(
+            db,
+            env={"CREATE_TABLE": "n"} if read_only else None,
+            max_message_bytes=max_message_bytes,
+        )
     except (OSError, ValueError, SessionError) as error:
         raise click.ClickException(one_line(error)) from None

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from pathlib import Path
 
 import click
 
-__all__ = ["private_folder", "write_private"]
+__all__ = ["dump_folder", "private_folder", "write_private"]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -52,6 +53,25 @@ def private_folder(path: Path) -> None:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as error:
         raise click.ClickException(f"cannot create {path}: {error.strerror or error}") from None
+
+
+DUMPED = re.compile(r"\d{4,}\.json")
+"""The name of a request body `--dump-requests` writes."""
+
+
+def dump_folder(path: Path) -> None:
+    """The folder request bodies are dumped to (`private_folder`), refused when it holds
+    bodies already: a shorter run would leave an earlier run's later requests among its own."""
+    private_folder(path)
+    try:
+        earlier = sorted(f.name for f in path.iterdir() if DUMPED.fullmatch(f.name))
+    except OSError as error:
+        raise click.ClickException(f"cannot read {path}: {error.strerror or error}") from None
+    if earlier:
+        raise click.ClickException(
+            f"{path} holds request bodies already ({', '.join(earlier[:2])}"
+            f"{', …' if len(earlier) > 2 else ''}): empty it or give another folder"
+        )
 
 
 def _check_target(path: Path, store: str | None) -> None:

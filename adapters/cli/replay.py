@@ -21,6 +21,7 @@ from abridged.adapters.cli.common import (
     Interrupted,
     db_option,
     main,
+    max_message_bytes_option,
     max_output_tokens_option,
     open_store,
     settings_option_values,
@@ -28,7 +29,7 @@ from abridged.adapters.cli.common import (
     stacked,
     transcript_format_option,
 )
-from abridged.adapters.cli.files import private_folder, write_private
+from abridged.adapters.cli.files import dump_folder, write_private
 from abridged.adapters.cli.progress import progress, reading
 from abridged.adapters.cli.stdin import transcript_file
 from abridged.adapters.recorded import is_reply
@@ -40,7 +41,7 @@ from abridged.adapters.transcripts import (
 )
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.errors import ContextOverflowError, InvalidSettingsError, SessionError
-from abridged.domain.inputs import check_tool_definitions
+from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES, check_tool_definitions
 from abridged.domain.settings import (
     CompactionSettings,
     Limits,
@@ -71,6 +72,7 @@ class ReplayRun:
     dump_requests: Path | None
     as_json: bool
     settings: CompactionSettings
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
 
 
 _run_options = stacked(
@@ -89,6 +91,7 @@ _run_options = stacked(
         help="Write each request body as DIR/0001.json, DIR/0002.json, …",
     ),
     click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of text."),
+    max_message_bytes_option,
     settings_options(
         "Compaction settings to start from.",
         "Change one setting (repeatable), e.g. --set keep_recent_turns=2 "
@@ -108,12 +111,15 @@ def _replay_options(command: Callable[..., None]) -> Callable[..., None]:
         db: str,
         dump_requests: Path | None,
         as_json: bool,
+        max_message_bytes: int,
         preset: str,
         overrides: tuple[str, ...],
         **rest: Any,
     ) -> None:
         settings = settings_option_values(preset, overrides)
-        run = ReplayRun(window, max_output_tokens, db, dump_requests, as_json, settings)
+        run = ReplayRun(
+            window, max_output_tokens, db, dump_requests, as_json, settings, max_message_bytes
+        )
         command(run, **rest)
 
     return _run_options(gathered)
@@ -160,7 +166,7 @@ def _run(transcript: Transcript, run: ReplayRun) -> None:
     window = run.window
     assert window is not None  # each command chose it
     reserve = run.max_output_tokens or min(8192, max(1, window // 4))
-    _check_whole(transcript)
+    _check_whole(transcript, run.max_message_bytes)
     try:
         # Checked before the store opens, so a refused start leaves no store behind either.
         check_tool_definitions(transcript.tools)
@@ -170,9 +176,9 @@ def _run(transcript: Transcript, run: ReplayRun) -> None:
     except SessionError as error:
         raise click.ClickException(f"{transcript.source}: {error}") from None
     if run.dump_requests is not None:
-        private_folder(run.dump_requests)  # refused before any store is made
+        dump_folder(run.dump_requests)  # refused before any store is made
     fresh = _new_store_file(run.db)
-    app = open_store(run.db)
+    app = open_store(run.db, max_message_bytes=run.max_message_bytes)
     try:
         session_id = app.start_session(
             model=transcript.model or DEFAULT_MODEL,
@@ -276,12 +282,13 @@ def _feed(
     )
 
 
-def _check_whole(transcript: Transcript) -> None:
+def _check_whole(transcript: Transcript, max_message_bytes: int) -> None:
     """Refuses a transcript a session would refuse part way, before any session exists."""
     try:
-        check_conversation(transcript)
+        check_conversation(transcript, max_message_bytes)
     except TranscriptError as error:
-        raise click.ClickException(f"{error}; nothing was recorded") from None
+        said = str(error).replace("(max_message_bytes)", "(--max-message-bytes)")
+        raise click.ClickException(f"{said}; nothing was recorded") from None
 
 
 def _numbered(transcript: Transcript) -> Iterator[tuple[int, Any]]:

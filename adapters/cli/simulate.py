@@ -12,6 +12,7 @@ import click
 
 from abridged.adapters.cli.common import (
     main,
+    max_message_bytes_option,
     max_output_tokens_option,
     settings_option_values,
     settings_options,
@@ -82,6 +83,7 @@ would overflow the bill to infinity, which --json cannot write."""
 @click.option(
     "--read-rate", type=click.FloatRange(min=0, max=MAX_RATE), default=0.1, show_default=True
 )
+@max_message_bytes_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead.")
 def simulate_command(
     transcripts: tuple[Path, ...],
@@ -94,6 +96,7 @@ def simulate_command(
     transcript_format: str,
     write_rate: float,
     read_rate: float,
+    max_message_bytes: int,
     as_json: bool,
 ) -> None:
     """Replay TRANSCRIPT... with abridged and reference strategies, side by side (`-` reads
@@ -121,7 +124,7 @@ def simulate_command(
     except InvalidSettingsError as error:
         raise click.UsageError(str(error)) from None
     check_one_stdin(transcripts)
-    loaded, unread = _load_all(transcripts, transcript_format)
+    loaded, unread = _load_all(transcripts, transcript_format, max_message_bytes)
     if not loaded:
         raise click.ClickException("\n".join(unread))
     unknown = [r for r in references.split(",") if r and r not in CHOICES]
@@ -146,7 +149,9 @@ def simulate_command(
     ]
     makers += [_reference(r, configurations[0][1]) for r in references.split(",") if r]
     counter = default_token_counter()
-    setup = Setup(window, reserve, counter, ExtractiveSummarizer)
+    setup = Setup(
+        window, reserve, counter, ExtractiveSummarizer, max_message_bytes=max_message_bytes
+    )
     # Counted in requests, not runs: one long transcript is most of the work, and a bar
     # that moved once per run would stand still through it.
     steps = sum(requests_to_measure(t) for t in loaded) * len(makers)
@@ -308,7 +313,7 @@ def render_kinds(outcomes: Sequence[Outcome], totals_rows: Sequence[Total]) -> l
 
 
 def _load_all(
-    transcripts: Sequence[Path], transcript_format: str
+    transcripts: Sequence[Path], transcript_format: str, max_message_bytes: int
 ) -> tuple[list[Transcript], list[str]]:
     """The transcripts read, and the errors of those that could not be (one file that cannot
     be read does not cost the figures of the others); notes on standard error."""
@@ -321,11 +326,12 @@ def _load_all(
         try:
             with transcript_file(given) as (path, name), reading(path, Path(name).name) as advance:
                 transcript = load_transcript(path, transcript_format, advance, source=name)
-            check_conversation(transcript)  # a session would refuse it part way
+            # A session would refuse it part way.
+            check_conversation(transcript, max_message_bytes)
             loaded.append(transcript)
         except TranscriptError as error:
             # One file that cannot be read does not cost the figures of the others.
-            unread.append(str(error))
+            unread.append(str(error).replace("(max_message_bytes)", "(--max-message-bytes)"))
             continue
         for note in transcript.notes:
             click.echo(f"note: {transcript.source}: {note}", err=True)

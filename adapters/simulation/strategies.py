@@ -40,6 +40,7 @@ from abridged.adapters.transcripts import Transcript, TranscriptError
 from abridged.application.ports import Summarizer, SummarizerError, Summary, TokenCounter
 from abridged.application.service import Sessions
 from abridged.domain.errors import ContextOverflowError, SessionError
+from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES
 from abridged.domain.messages import JSON, Message, Role, TextBlock
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.tokens import block_tokens as count_block
@@ -97,6 +98,8 @@ class Setup:
     counter: TokenCounter
     summarizer_factory: Callable[[TokenCounter], Summarizer]
     model: str = "claude-sonnet-4-5"
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    """abridged's limit on one message (`simulate --max-message-bytes`)."""
 
 
 class Strategy:
@@ -149,6 +152,7 @@ class AbridgedStrategy(Strategy):
             counter=CountedAsBilled(setup.counter),
             summarizer=summarizer,
             env={"PERSISTENCE_MODULE": "eventsourcing.popo"},
+            max_message_bytes=setup.max_message_bytes,
         )
         try:
             session_id = app.start_session(

@@ -272,3 +272,44 @@ def test_a_replay_refused_before_its_first_message_leaves_no_store(tmp_path: Pat
     assert code == 3
     assert "NOT SENT" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "t.jsonl", "t.meta.json"]
+
+
+def test_a_dump_folder_holding_an_earlier_runs_bodies_is_refused(tmp_path: Path) -> None:
+    """A second, shorter run into the same folder left the first run's later bodies among
+    its own, with nothing to tell them apart."""
+    transcript = write_transcript(tmp_path / "t.jsonl")
+    dumps = tmp_path / "dumps"
+    first = invoke("replay", str(transcript), "--db", ":memory:", "--dump-requests", str(dumps))
+    assert first[0] == 0, first[2]
+    written = sorted(p.name for p in dumps.iterdir())
+    assert written == ["0001.json"]
+
+    store = tmp_path / "second.sqlite3"
+    again = invoke("replay", str(transcript), "--db", str(store), "--dump-requests", str(dumps))
+
+    assert again[0] == 1
+    assert "holds request bodies already (0001.json)" in again[2]
+    assert not store.exists()  # refused before any store was made
+    assert sorted(p.name for p in dumps.iterdir()) == written
+
+
+def test_a_message_over_the_limit_names_the_flag_that_raises_it(tmp_path: Path) -> None:
+    """A transcript holding a message of 2,000 bytes, against a limit of 1,000, then 4,000."""
+    path = tmp_path / "big.jsonl"
+    messages = [{"role": "user", "content": "x" * 2_000}, {"role": "assistant", "content": "ok"}]
+    path.write_text("".join(json.dumps(m) + "\n" for m in messages), encoding="utf-8")
+    common = ("--db", ":memory:", "--json")
+
+    refused = invoke("replay", str(path), *common, "--max-message-bytes", "1000")
+    replayed = invoke("replay", str(path), *common, "--max-message-bytes", "4000")
+    simulated = invoke(
+        "simulate", str(path), "--window", "8000", "--references", "", "--json",
+        "--max-message-bytes", "1000",
+    )  # fmt: skip
+
+    assert refused[0] == 1
+    assert "over the limit of 1,000 (--max-message-bytes)" in refused[2]
+    assert replayed[0] == 0, replayed[2]
+    assert json.loads(replayed[1].splitlines()[-1])["summary"]["messages"] == 2
+    assert simulated[0] == 1
+    assert "(--max-message-bytes)" in simulated[2]
