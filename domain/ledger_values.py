@@ -41,6 +41,7 @@ VALUE = re.compile(
     + r"-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"  # email
     r"|[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2})?(?:Z|[+-][0-9:]{4,5})?)?"
     r"|[0-9]{1,2}[/.][0-9]{1,2}[/.](?:[0-9]{4}|[0-9]{2})|[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?"
+    r"|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"  # UUID
     r"|(?=[0-9a-f]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,64}"  # hash
     r"|[A-Z][A-Z0-9]{1,9}(?:-[0-9]{2,}){1,4}|[A-Z](?:-[0-9]{2,}){2,4}|#[0-9]{2,}"  # ticket
     r"|(?![0-9]+[KMGT]?B\b)(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{5,12}"  # code
@@ -61,7 +62,8 @@ VALUE = re.compile(
 """An exact value written in prose, of a shape that says what it is whatever the language
 around it: an email address, an ISO date or date-time, `21/05/2024` or `21.05.24`, a clock
 time, a version
-(`v1.2`, `3.11.4`, a package's pin `tqdm-4.65.0`), a hex hash of 7 to 64 digits holding a
+(`v1.2`, `3.11.4`, a package's pin `tqdm-4.65.0`), a UUID (a request's, a trace's, a
+resource's id), a hex hash of 7 to 64 digits holding a
 letter and a digit (a commit), a ticket or order id (`ORD-12345`, `#1234`), a code of 5 to 12
 capitals and digits holding both (`JG7FMM`, not a size like `330KB`), an environment variable
 or constant (`FOO_BAR=1`, `$HOME`), an IPv4 address or `host:port` (a file's line range
@@ -87,6 +89,7 @@ IN_WORD = re.compile(
     r"(?<![A-Za-z0-9_])(?:"
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]{1,2}[/.][0-9]{1,2}[/.](?:[0-9]{4}|[0-9]{2})"  # date
     r"|v[0-9]+(?:\.[0-9]+)+|[0-9]+\.[0-9]+\.[0-9]+"  # version
+    r"|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"  # UUID
     r"|(?=[0-9a-f]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,64}"  # hash
     r"|[A-Z][A-Z0-9]{1,9}(?:-[0-9]{2,}){1,4}|[A-Z](?:-[0-9]{2,}){2,4}"  # id
     r"|(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{5,12}"  # code

@@ -26,7 +26,7 @@ task would need again, verbatim:
   prompts and the agent's text;
 - **values**: exact values of a shape that says what they are, in user prompts and the
   agent's text: email addresses, ISO dates and date-times, `21/05/2024`, clock times,
-  versions (`v1.2`, `3.11.4`), hex hashes of 7 to 64 digits with a letter and a digit,
+  versions (`v1.2`, `3.11.4`), UUIDs, hex hashes of 7 to 64 digits with a letter and a digit,
   ticket and order ids (`ORD-12345`, `INV-2026-0042`, `#1234`), codes of 5 to 12 capitals
   and digits holding both (`JG7FMM`), environment variables and constants (`FOO_BAR=1`,
   `$HOME`), IPv4 addresses and `host:port`, money with its sign or ISO code before or after
@@ -98,7 +98,8 @@ VALUE = re.compile(
     r"(?![.:/-]?[0-9])"  # dates and times
     r"|(?<![A-Za-z0-9_.])(?:v[0-9]+(?:\.[0-9]+)+|[0-9]+\.[0-9]+\.[0-9]+)(?:-[A-Za-z0-9.]+)?"
     r"(?![.]?[A-Za-z0-9_])"  # versions
-    r"|(?<![A-Za-z0-9_-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,64}(?![A-Za-z0-9_-])"
+    r"|(?<![A-Za-z0-9_-])(?:[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"  # UUIDs
+    r"|(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,64})(?![A-Za-z0-9_-])"
     r"|(?<![A-Za-z0-9_-])(?!\d+[KMGT]?B\b)(?:[A-Z][A-Z0-9]{1,9}(?:-[0-9]{2,}){1,4}"
     r"|[A-Z](?:-[0-9]{2,}){2,4}"
     r"|(?=[A-Z0-9]*[0-9])(?=[A-Z0-9]*[A-Z])[A-Z0-9]{5,12})(?![A-Za-z0-9_-])"  # ids, codes

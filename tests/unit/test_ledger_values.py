@@ -65,6 +65,12 @@ def said(text: str) -> list[tuple[str, str]]:
             ["1.299,00 EUR", "CHF 1'250.00", "12,50 €", "15.01.26"],
         ),
         (
+            # A request's or a resource's id, whatever the case of its hex digits.
+            "Trace 3f2b8c1e-9a4d-4e2b-8f1a-2c3d4e5f6a7b failed; "
+            "retry 9F2B8C1E-0000-4E2B-8F1A-AAAA00000001.",
+            ["3f2b8c1e-9a4d-4e2b-8f1a-2c3d4e5f6a7b", "9F2B8C1E-0000-4E2B-8F1A-AAAA00000001"],
+        ),
+        (
             # A file's lines named without its folder: the range's start, as `file:line`.
             "The check is in library.py:58-59; the server stays on localhost:8080.",
             ["library.py:58", "localhost:8080"],

@@ -55,6 +55,13 @@ def test_amounts_with_the_sign_after_and_ids_of_several_parts_are_values() -> No
     ]
 
 
+def test_a_uuid_is_a_value_and_its_groups_are_not_hashes_of_their_own() -> None:
+    found = kinds(
+        (Role.ASSISTANT, "Request 3f2b8c1e-9a4d-4e2b-8f1a-2c3d4e5f6a7b timed out; see a1b2c3d."),
+    )
+    assert found["values"] == ["3f2b8c1e-9a4d-4e2b-8f1a-2c3d4e5f6a7b", "a1b2c3d"]
+
+
 def test_a_pasted_logs_line_timestamps_are_not_values() -> None:
     log = "\n".join(f"2026-11-27 10:{k:02d}:00 INFO worker {k}" for k in range(5))
     assert kinds((Role.USER, log + "\nRetry at 11:45."))["values"] == ["11:45"]
