@@ -73,11 +73,16 @@ ERROR_LINE = re.compile(
 BACKTICKED = re.compile(r"`([^`\n]{3,80})`")
 FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
 URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
-NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,64}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?")
-"""A number of two or more digits with the Latin word before it: `port 8080`, `timeout: 30`.
-The word is bounded: every word of a run like `a-a-a-…` starts a try, which would otherwise
-read the rest of the run (quadratic: 16,000 characters took 10 s)."""
-
+UNIT = (
+    r"(?:[KMGTP]i?B|[kKMG]?Hz|[mun]s|µs|secs?|seconds?|s|mins?|minutes?|hrs?|hours?|h|days?"
+    r"|px|rpm|rps|qps|req/s|tokens)(?![\w/%])"
+)
+"""A unit written after a number: sizes, frequencies, durations, rates, pixels, tokens."""
+NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,64}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?(?:[ \t]?" + UNIT + ")?")
+"""A number of two or more digits with the Latin word before it, and its unit when one
+follows: `port 8080`, `timeout: 30`, `was 245 ms`. The word is bounded: every word of a run
+like `a-a-a-…` starts a try, which would otherwise read the rest of the run (quadratic:
+16,000 characters took 10 s)."""
 
 ERROR_WORD = re.compile(r"Error|Exception|error|ERROR|FAILED|fatal:|panic:|Traceback")
 """What every line `ERROR_LINE` matches contains. Only lines holding it are searched with

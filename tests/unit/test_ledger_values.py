@@ -183,6 +183,23 @@ def test_a_latin_number_is_still_taken_with_its_word() -> None:
     assert ("number", "port 8080") in said("It listens on port 8080.")
 
 
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        ("p99 was 245 ms, then 87 ms.", ["was 245 ms", "then 87 ms"]),
+        ("The box runs 3.5 GHz with pool 512 MB and timeout 30s.", [
+            "runs 3.5 GHz", "pool 512 MB", "timeout 30s",
+        ]),
+        ("It ran 40 tokens/s, drew 1920 px, and version 2.0.1 shipped.", [
+            "ran 40", "drew 1920 px", "version 2.0.1",
+        ]),
+        ("A number with a unit alone is not one: raise it to 512 MB.", []),
+    ],
+)  # fmt: skip
+def test_a_number_with_its_unit_is_taken_with_it(text: str, numbers: list[str]) -> None:
+    assert [t for k, t in said(text) if k == "number"] == numbers
+
+
 # `VALUE` before its first character was looked at first, and before an email could start
 # only where a run of its local part's characters starts (reading a run of `+` or `%` in n²
 # steps): the reference it must match exactly.
