@@ -230,6 +230,10 @@ class _Auditor(DecisionChecks):
             self.note_request(event, state)
             self.check_binding(event, state)
             self.moment = False
+            # A background compaction ends before any message: what prunes after one is
+            # the next preparation's, which did not compact.
+            if self.background_applied:
+                self.behind, self.background_applied = True, False
 
     def check_failed(self, event: Session.CompactionFailed) -> None:
         if event.fallback == "dropped":  # a background summary: nobody waits, nothing falls back
@@ -324,6 +328,8 @@ class _Auditor(DecisionChecks):
             f"summarized, {event.tokens_before:,} -> {event.tokens_after:,} tokens",
         )
         self.compacted = event.generation
+        self.background_applied = decision.trigger == "background"
+        self.behind = False
         self.moment = True
 
     # What people read.
@@ -353,7 +359,7 @@ class _Auditor(DecisionChecks):
                 timestamp=event.timestamp,
             )
         )
-        self.pruned, self.compacted = False, None
+        self.pruned, self.compacted, self.behind = False, None, False
 
 
 def _brought_in(event: Session.MessageAppended) -> bool:

@@ -119,6 +119,11 @@ class DecisionChecks:
         self.fallback: str | None = None
         self.pruned = False
         self.compacted: int | None = None
+        self.background_applied = False
+        """Whether the last event was a background compaction's, no message since."""
+        self.behind = False
+        """Whether the last compaction ran in the background and a message came since: the
+        preparation that prunes next did not compact, whatever came before it."""
         self.produced: dict[int, int] = {}
         """The prefix revision each reply with thinking was produced under, by position."""
         self.capabilities = dict(capabilities or {})
@@ -271,6 +276,11 @@ class DecisionChecks:
             return int(following.decision.extra_tokens)
         return None
 
+    @property
+    def with_compaction(self) -> bool:
+        """Whether the preparation (or background compaction) being replayed compacted."""
+        return self.compacted is not None and not self.behind
+
     def check_pruned(self, index: int, event: Session.ToolsPruned, state: Session) -> None:
         self.pruned = self.moment = True
         extra = self.extra_after(index)
@@ -292,9 +302,9 @@ class DecisionChecks:
         else:
             # The preparation policy's prune: with a compaction of this preparation (which
             # moved the cached prefix) the retained tail's outputs, else the first step's.
-            plan = prune_after(state, self.compacted is not None, extra or 0)
+            plan = prune_after(state, self.with_compaction, extra or 0)
         if (
-            self.compacted is None
+            not self.with_compaction
             and event.reason != TO_FIT
             and extra is None
             and (plan is None or plan.reason != event.reason)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import event as note
 from hypothesis import strategies as st
 
@@ -19,7 +19,7 @@ from abridged.adapters.token_counters import TiktokenCounter
 from abridged.application.ports import Summarizer
 from abridged.application.service import Sessions
 from abridged.domain import planner
-from abridged.domain.errors import ContextOverflowError
+from abridged.domain.errors import ContextOverflowError, ContextTooSmallError
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
@@ -91,9 +91,18 @@ def replay_live(
     ):
         if message.role is Role.ASSISTANT:
             bodies.append(prepare(app, session_id))
-            app.record_reply(session_id, message)
-        else:
-            app.append_message(session_id, message)
+        before = stored_version(app, session_id)
+        try:
+            if message.role is Role.ASSISTANT:
+                app.record_reply(session_id, message)
+            else:
+                app.append_message(session_id, message)
+        except ContextTooSmallError:
+            # An exchange no request of this window could hold (its signed thinking is
+            # whole): no model could have answered it, so it is no conversation to replay.
+            # The session refused it and wrote nothing.
+            assert stored_version(app, session_id) == before
+            reject()
     body = prepare(app, session_id)
     if body:
         bodies.append(body)
