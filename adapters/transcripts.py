@@ -72,13 +72,10 @@ class Transcript:
     """What importing from another format changed to make a valid conversation."""
 
 
-def check_conversation(
-    transcript: Transcript, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-) -> None:
-    """Raises `TranscriptError` naming the first message a session would refuse (by its
-    line, or its number in a generated transcript); a session taking messages of up to
-    `max_message_bytes`."""
-    found = first_invalid(transcript.messages, max_message_bytes)
+def check_conversation(transcript: Transcript, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+    """Raises `TranscriptError` naming the first message a session taking messages of up to
+    `max_bytes` would refuse (by its line, or its number in a generated transcript)."""
+    found = first_invalid(transcript.messages, max_bytes)
     if found is None:
         return
     index, error = found

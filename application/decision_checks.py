@@ -73,10 +73,9 @@ def relabelled(recorded: Decision, derived: Decision) -> bool:
 
 
 def inferred_extra(state: Session, estimate: int) -> int | None:
-    """The per-turn content tokens that make the state's estimate equal `estimate`.
-
-    Per-turn content is sent but not stored; a suppression records only the estimate that
-    included it, so its size is recovered by inverting the (monotone) calibrated estimate."""
+    """The per-turn content tokens that make the state's estimate equal `estimate`. Per-turn
+    content is sent but not stored; a suppression records only the estimate that included
+    it, so its size is recovered by inverting the (monotone) calibrated estimate."""
     raw = raw_estimate(state)
     if calibrated(state, raw) > estimate:
         return None
@@ -90,19 +89,17 @@ def inferred_extra(state: Session, estimate: int) -> int | None:
     return low if calibrated(state, raw + low) == estimate else None
 
 
-def decided(
-    state: Session, trigger: Trigger, extra_tokens: int
-) -> tuple[Decision | None, str | None]:
+def decided(state: Session, trigger: Trigger, extra: int) -> tuple[Decision | None, str | None]:
     """The decision and the loop guard's verdict a preparation reaches on `state` (the same
     policy the service runs: `abridged.domain.preparation`), or, for a compaction started
     elsewhere (manual, overflow, background), the planner's; raises `ContextOverflowError`
     when no request fits."""
     if trigger in ("threshold", "requested"):
-        plan = plan_preparation(state, extra_tokens, trigger=trigger, pruned=True)
+        plan = plan_preparation(state, extra, trigger=trigger, pruned=True)
         if plan.overflow is None:
             return plan.decision, plan.suppressed
         # Nothing else fitted: the last resort, a cut inside an open loop (or the error).
-    decision = planner.decide(state, trigger, extra_tokens)
+    decision = planner.decide(state, trigger, extra)
     return decision, planner.suppression(state, decision) if decision is not None else None
 
 
@@ -119,11 +116,8 @@ class DecisionChecks:
         self.fallback: str | None = None
         self.pruned = False
         self.compacted: int | None = None
-        self.background_applied = False
-        """Whether the last event was a background compaction's, no message since."""
-        self.behind = False
-        """Whether the last compaction ran in the background and a message came since: the
-        preparation that prunes next did not compact, whatever came before it."""
+        # A background compaction just ended, or a message came since: the next prune is not its.
+        self.background_applied = self.behind = False
         self.produced: dict[int, int] = {}
         """The prefix revision each reply with thinking was produced under, by position."""
         self.capabilities = dict(capabilities or {})
@@ -276,11 +270,6 @@ class DecisionChecks:
             return int(following.decision.extra_tokens)
         return None
 
-    @property
-    def with_compaction(self) -> bool:
-        """Whether the preparation (or background compaction) being replayed compacted."""
-        return self.compacted is not None and not self.behind
-
     def check_pruned(self, index: int, event: Session.ToolsPruned, state: Session) -> None:
         self.pruned = self.moment = True
         extra = self.extra_after(index)
@@ -302,9 +291,9 @@ class DecisionChecks:
         else:
             # The preparation policy's prune: with a compaction of this preparation (which
             # moved the cached prefix) the retained tail's outputs, else the first step's.
-            plan = prune_after(state, self.with_compaction, extra or 0)
+            plan = prune_after(state, self.compacted is not None and not self.behind, extra or 0)
         if (
-            not self.with_compaction
+            (self.compacted is None or self.behind)
             and event.reason != TO_FIT
             and extra is None
             and (plan is None or plan.reason != event.reason)
