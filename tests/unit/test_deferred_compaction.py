@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
@@ -15,7 +14,6 @@ import pytest
 from abridged.application.async_service import AsyncSessions
 from abridged.application.auditing import audit_events
 from abridged.application.ledgering import Ledgers
-from abridged.application.ports import Summary
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.messages import Message, Role
 from abridged.domain.session import Session
@@ -24,29 +22,9 @@ from tests.support.async_fakes import AsyncFakeSummarizer
 from tests.support.builders import TOOLS, turn, words
 from tests.support.checks import check_request
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
+from tests.unit.test_background import GatedSummarizer
 
 COUNTER = FakeTokenCounter()
-
-
-class GatedSummarizer(FakeSummarizer):
-    """Answers once `gate` is set; `entered` is set when a summary is asked for."""
-
-    def __init__(self) -> None:
-        super().__init__(words(30, "fact"))
-        self.gate = threading.Event()
-        self.entered = threading.Event()
-
-    def summarize(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        instructions: str | None = None,
-        session_model: str | None = None,
-    ) -> Summary:
-        self.entered.set()
-        assert self.gate.wait(10), "the test never opened the gate"
-        return super().summarize(messages, max_tokens=max_tokens, instructions=instructions)
 
 
 def service(summarizer: FakeSummarizer, **options: object) -> Sessions:
