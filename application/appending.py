@@ -11,11 +11,14 @@ transaction of their own.
 from __future__ import annotations
 
 import functools
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from uuid import UUID
 
 from abridged.application.background import BackgroundCompactions
+from abridged.application.cancellation import CancelScope, current_scope
 from abridged.application.inputs import (
     as_message,
     as_session_id,
@@ -28,7 +31,7 @@ from abridged.application.ports import MetricNames
 from abridged.application.service_ports import ServicePorts
 from abridged.application.transcodings import encodable_json
 from abridged.application.unit_of_work import UnitOfWork
-from abridged.domain.errors import RoleOrderError, SessionError
+from abridged.domain.errors import MessageAlreadyAppendedError, RoleOrderError, SessionError
 from abridged.domain.inputs import check_message_size, check_token_count
 from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.replies import hidden_blocks
@@ -37,6 +40,18 @@ from abridged.domain.tokens import message_block_tokens
 from abridged.domain.usage import Usage
 
 __all__ = ["AppendCommands", "Appender"]
+
+
+LANDED_KEPT = 1_024
+"""Sessions whose last awaited batch is remembered (a retry follows its call closely)."""
+
+
+def _ends_with(session: Session, messages: Sequence[Message]) -> bool:
+    """Whether the session's last messages are `messages`, in order."""
+    entries = session.entries[-len(messages) :]
+    return len(entries) == len(messages) and all(
+        entry.message == message for entry, message in zip(entries, messages, strict=True)
+    )
 
 
 class Appender:
@@ -51,6 +66,10 @@ class Appender:
         self.metrics = ports.metrics
         self.save = uow.save
         self.background = background
+        self.landed: OrderedDict[UUID, tuple[tuple[Message, ...], CancelScope]] = OrderedDict()
+        """The last batch each session saved for an awaited call, with the call's scope: a
+        retry of it is refused when that call was cancelled (`append_many`)."""
+        self._landed_lock = threading.Lock()
 
     def append(
         self,
@@ -92,9 +111,33 @@ class Appender:
 
         def command() -> tuple[int, ...]:
             session = self.uow.load(session_id)
+            with self._landed_lock:
+                earlier = self.landed.get(session_id)
+            if (
+                earlier is not None
+                and earlier[1].cancelled
+                and earlier[0] == tuple(messages)
+                and _ends_with(session, messages)
+            ):
+                with self._landed_lock:
+                    self.landed.pop(session_id, None)  # refused once: sent again, it is new
+                raise MessageAlreadyAppendedError(
+                    f"these {len(messages)} messages are the session's last ones already: the "
+                    "call that saved them was cancelled after its save; nothing was appended "
+                    "again"
+                )
             positions = self.append_all(session, messages, counts)
             self.save(session)
             self.after_appending(session, messages)
+            scope = current_scope()
+            with self._landed_lock:
+                self.landed.pop(session_id, None)
+                if scope is not None:
+                    # An awaited call: cancelled during or after this save, its caller gets
+                    # a CancelledError although the batch is saved, and may send it again.
+                    self.landed[session_id] = (tuple(messages), scope)
+                    while len(self.landed) > LANDED_KEPT:
+                        self.landed.popitem(last=False)
             return positions
 
         return self.uow.run(session_id, command)
@@ -227,7 +270,9 @@ class AppendCommands:
         ones before it left it: the history and the state are those of appending them one
         by one, in one transaction instead of one each (a conversation brought in whole, a
         branch). All or nothing: when one is refused, its error (as `append_message` raises
-        it, with a note naming which message) is raised and none is written.
+        it, with a note naming which message) is raised and none is written. The batch an
+        awaited call saved although it was cancelled, sent again, raises
+        `MessageAlreadyAppendedError` (docs/embedding.md, "Cancellation and timeouts").
         """
         parsed = tuple(as_message(message) for message in messages)
         return self.appender.append_many(as_session_id(session_id), parsed)

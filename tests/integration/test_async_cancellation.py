@@ -418,6 +418,45 @@ def test_a_retry_of_an_append_that_was_saved_is_refused_not_repeated(tmp_path: P
     asyncio.run(scenario())
 
 
+def test_a_retry_of_a_batch_that_was_saved_is_refused_and_a_repeat_is_not(
+    tmp_path: Path,
+) -> None:
+    """Roles alternate within a batch, so a batch sent again can follow itself: a call of
+    `append_messages` cancelled after its save is remembered, and only its retry is refused.
+    The same batch sent again after a call that was not cancelled is a conversation that
+    repeats itself, and is appended."""
+    batch = [Message.assistant("Done."), Message.user("Again.")]
+
+    async def scenario() -> None:
+        async with service(tmp_path / "s.sqlite3", FakeSummarizer()) as app:
+            session_id = await small_session(app)
+            saved, go_on = threading.Event(), threading.Event()
+
+            def listener(events: Sequence[object]) -> None:
+                if any(isinstance(e, Session.MessageAppended) for e in events):
+                    saved.set()
+                    go_on.wait(WAIT)
+
+            app.on_saved(listener)
+            task = asyncio.create_task(app.append_messages(session_id, batch))
+            assert await asyncio.to_thread(saved.wait, WAIT)
+            task.cancel()
+            go_on.set()
+            with pytest.raises(asyncio.CancelledError):
+                await within(task)
+            count = (await app.session(session_id)).message_count
+            with pytest.raises(MessageAlreadyAppendedError, match="last ones already"):
+                await within(app.append_messages(session_id, batch))
+            assert (await app.session(session_id)).message_count == count
+
+            await within(app.append_messages(session_id, batch))  # not cancelled: appended
+            await within(app.append_messages(session_id, batch))
+            assert (await app.session(session_id)).message_count == count + 4
+            await assert_consistent(app, session_id)
+
+    asyncio.run(scenario())
+
+
 # The chat model.
 
 
