@@ -50,7 +50,7 @@ from uuid import UUID
 import attrs
 
 from abridged.application.async_ports import AsyncChatModel, AsyncSummarizer
-from abridged.application.background import WORKERS as BACKGROUND_WORKERS
+from abridged.application.background import room_for
 from abridged.application.cancellation import (
     CancelScope,
     CommandCancelled,
@@ -314,8 +314,7 @@ class AsyncSessions:
 
     def _has_room(self, session_id: UUID) -> bool:
         # Read on a worker thread: a snapshot of the tasks is enough to bound the backlog.
-        running = {key for key, task in list(self._tasks.items()) if not task.done()}
-        return session_id in running or len(running) < BACKGROUND_WORKERS
+        return room_for(session_id, self._tasks)
 
     def _due_from_worker(self, session_id: UUID) -> None:
         # Called on a worker thread, right after a reply is saved: the task starts on the loop.

@@ -21,10 +21,12 @@ truncation.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 from uuid import UUID
 
 import attrs
@@ -42,7 +44,7 @@ from abridged.domain.planner import Decision
 from abridged.domain.session import Session
 from abridged.domain.settings import Limits
 
-__all__ = ["BackgroundCompactions", "PlannedCompaction"]
+__all__ = ["BackgroundCompactions", "PlannedCompaction", "room_for"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +66,13 @@ class PlannedCompaction:
     session_id: UUID
     source: LedgerSource
     """What the facts ledger reads, read while the summary is written (`Ledgers.read_ahead`)."""
+
+
+def room_for(session_id: UUID, running: Mapping[UUID, Future[Any] | asyncio.Future[Any]]) -> bool:
+    """Whether a compaction of the session may start beside `running` (futures or tasks by
+    session): one of it runs already, or fewer than `WORKERS` do."""
+    busy = {key for key, future in list(running.items()) if not future.done()}
+    return session_id in busy or len(busy) < WORKERS
 
 
 class BackgroundCompactions:
@@ -88,8 +97,7 @@ class BackgroundCompactions:
 
     def _has_room(self, session_id: UUID) -> bool:
         with self._guard:
-            running = {key for key, future in self._running.items() if not future.done()}
-        return session_id in running or len(running) < WORKERS
+            return room_for(session_id, self._running)
 
     def after_reply(self, session: Session) -> None:
         """Called with the session a reply was just saved to: past its background mark, a
