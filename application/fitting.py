@@ -62,12 +62,14 @@ class PreparationSteps:
         extra_tokens: int,
         trigger: Trigger,
         emit: Callable[[Notice], None],
+        first: PreparationPlan | None = None,
     ) -> tuple[PreparationPlan, int, bool]:
         """Runs the preparation policy's steps before the compaction: the prune, then the
         reduction of prompts shown whole that the compaction due would summarize, planning
-        again after each. Returns the plan, the outputs pruned and whether prompts were
+        again after each (from `first`, the plan of the session as it stands, when the caller
+        made it already). Returns the plan, the outputs pruned and whether prompts were
         reduced."""
-        plan = plan_preparation(session, extra_tokens, trigger=trigger)
+        plan = first or plan_preparation(session, extra_tokens, trigger=trigger)
         pruned = self.prune(session, plan.prune, extra_tokens, emit)
         stepped = plan.prune is not None
         if stepped:

@@ -233,12 +233,9 @@ class Preparer(PreparationSteps):
         emit = emitter(notes, on_notice)
         extra_text, extra_tokens = extra
         trigger = preparation_trigger(bool(session.compaction_requested), session.turn_ended)
-        put_off = None if locked else self.put_off(session, extra_tokens, trigger)
-        if put_off is not None:
-            # The request goes as it stands; the compaction runs while the model answers.
-            plan, pruned, reshown = PreparationPlan(trigger), 0, False
-        else:
-            plan, pruned, reshown = self.planned(session, extra_tokens, trigger, emit)
+        put_off, (plan, pruned, reshown) = self.first_steps(
+            session, extra_tokens, trigger, emit, locked=locked
+        )
         decision, suppressed, deferred = plan.decision, plan.suppressed, plan.deferred
         if plan.overflow is not None:
             decision, more, refit = self.decide_to_fit(
@@ -317,16 +314,36 @@ class Preparer(PreparationSteps):
             breakdown=breakdown_of(session, extra_tokens),
         )
 
-    def put_off(self, session: Session, extra_tokens: int, trigger: Trigger) -> Decision | None:
-        """With `defer_compaction`, the compaction due at the threshold that the request does
-        not need in order to fit (it fits as it stands, no loop guard holds it, nothing else
-        is to run first): it is put off to the background. `None` when there is none."""
+    def first_steps(
+        self,
+        session: Session,
+        extra_tokens: int,
+        trigger: Trigger,
+        emit: Callable[[Notice], None],
+        *,
+        locked: bool,
+    ) -> tuple[Decision | None, tuple[PreparationPlan, int, bool]]:
+        """The compaction put off (`put_off`), if any, and the steps before a compaction
+        (`planned`): none when the compaction is put off, since the request goes as it
+        stands and the compaction runs while the model answers."""
+        first = None
+        if self.defer and not locked:
+            first = plan_preparation(session, extra_tokens, trigger=trigger)
+        put_off = self.put_off(session, first) if first is not None else None
+        if put_off is not None:
+            return put_off, (PreparationPlan(trigger), 0, False)
+        return None, self.planned(session, extra_tokens, trigger, emit, first)
+
+    def put_off(self, session: Session, plan: PreparationPlan) -> Decision | None:
+        """With `defer_compaction`, the compaction due at the threshold (`plan`, the session's
+        as it stands) that the request does not need in order to fit (it fits as it stands,
+        no loop guard holds it, nothing else is to run first): it is put off to the
+        background. `None` when there is none."""
         background = self.appender.background
-        if not self.defer or background.on_due is None or trigger != "threshold":
+        if background.on_due is None or plan.trigger != "threshold":
             return None
         if not background.has_room(session.id):
             return None  # as many run as may: this one runs now, not after them
-        plan = plan_preparation(session, extra_tokens, trigger=trigger)
         decision = plan.decision
         if decision is None or plan.prune is not None or plan.overflow or plan.suppressed:
             return None
