@@ -17,14 +17,14 @@ from __future__ import annotations
 import time
 
 from abridged.adapters.bootstrap import bootstrap
-from abridged.application import compactor, summaries
+from abridged.application import ledgering, summaries
 from abridged.domain import ledger
 from tests.benchmarks.serve import MAX_TOKENS, MODEL, text
 from tests.benchmarks.spans import print_medians, runs_from_argv, spans, timed
 
 
 def main(runs: int) -> None:
-    compactor.redact_each = timed("redacting what the ledger reads", compactor.redact_each)  # type: ignore[attr-defined]
+    ledgering.redact_each = timed("redacting what the ledger reads", ledgering.redact_each)  # type: ignore[attr-defined]
     ledger.extract = timed("the ledger's extraction", ledger.extract)
     writer = summaries.SummaryWriter
     writer.write = timed("writing the summary", writer.write)  # type: ignore[method-assign]
