@@ -214,6 +214,14 @@ def check_messages_request(body: Mapping[str, Any]) -> None:
     messages = body["messages"]
     if not isinstance(messages, list) or not messages:
         raise ApiError(400, "invalid_request_error", "messages: at least one message")
+    tools = body.get("tools")
+    if tools is not None and not isinstance(tools, list):
+        raise ApiError(400, "invalid_request_error", "tools: Input should be a valid list")
+    for index, tool in enumerate(tools or ()):
+        if not isinstance(tool, dict):
+            raise ApiError(
+                400, "invalid_request_error", f"tools.{index}: Input should be a valid dictionary"
+            )
     # Trailing system messages follow the user's turn they belong to (the API takes them
     # there); what must not end the request is a prefilled assistant turn.
     turns = [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]

@@ -116,3 +116,20 @@ def test_a_header_that_cannot_be_sent_on_is_refused_without_echoing_it(
     assert_refused(answer, store, fake_anthropic)
     assert header[0].decode() in answer.json()["error"]["message"]
     assert TEST_API_KEY not in answer.body.decode("latin-1")
+
+
+@pytest.mark.parametrize(
+    ("tools", "said"),
+    [
+        (-1, "tools: Input should be a valid list"),
+        ({"name": "Bash"}, "tools: Input should be a valid list"),
+        ([{"name": "Bash", "input_schema": {"type": "object"}}, 7], "tools.1: Input should be"),
+    ],
+)
+def test_tools_not_a_list_of_objects_are_refused_before_anything_is_stored(
+    small_proxy: str, store: Sessions, fake_anthropic: FakeAnthropic, tools: Any, said: str
+) -> None:
+    headers = [(b"x-api-key", KEY), (b"content-type", b"application/json")]
+    answer = raw_request(small_proxy, "POST", "/v1/messages", headers, encoded(body(tools=tools)))
+    assert_refused(answer, store, fake_anthropic)
+    assert said in answer.json()["error"]["message"]
