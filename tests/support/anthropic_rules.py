@@ -389,6 +389,8 @@ class _Checker:
         self.found.append(Violation(rule=rule, where=where, detail=detail))
 
     def run(self) -> None:
+        if self.check_block_types():
+            return  # the API's schema refuses the body before any rule is read
         self.check_binding()
         self.check_top_level()
         self.check_system()
@@ -1301,6 +1303,14 @@ class _Checker:
                     for k, inner_block in enumerate(inner):
                         if isinstance(inner_block, MAPPING):
                             yield f"{where}.content[{j}].content[{k}]", inner_block
+
+    def check_block_types(self) -> bool:
+        """Whether a block (of the system prompt, a message, a tool result) or a tool has a
+        `type` that is not a string: refused whole, as the API's schema refuses it."""
+        for where, site in self.cache_sites():
+            if "type" in site and not isinstance(site["type"], str | None):
+                self.add("block-invalid", where, f"'type' must be a string, got {site['type']!r}")
+        return bool(self.found)
 
     def check_cache_control(self) -> None:
         breakpoints: list[tuple[str, Mapping[str, Any]]] = []

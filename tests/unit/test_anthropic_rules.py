@@ -524,6 +524,16 @@ INVALID = [
     # blocks
     invalid("block-invalid", body(user("Hi"), assistant("a"), {"role": "user", "content": ["b"]})),
     invalid("block-invalid", body(user({"type": "text", "text": 5})), name="text-not-str"),
+    invalid(
+        "block-invalid",
+        body(user("Hi"), system=[{"type": {}, "text": "Rules", "cache_control": {"type": "x"}}]),
+        name="type-not-str-system",
+    ),
+    invalid(
+        "block-invalid",
+        body(user(tool_result("t1", [{"type": ["text"], "text": "4°C"}]))),
+        name="type-not-str-in-result",
+    ),
     invalid("block-type-unknown", body(user({"type": "video", "url": "https://x/y.mp4"}))),
     # documents, search results, server tools
     invalid(
