@@ -549,6 +549,20 @@ def test_count_tokens_is_forwarded_and_stores_nothing(
     assert store.list_sessions().sessions == ()
 
 
+def test_a_count_the_upstream_must_judge_is_answered_by_the_upstream(
+    proxy: str, fake_anthropic: FakeAnthropic, store: Sessions
+) -> None:
+    # The proxy forwards a count as it came; a body the API reads as malformed (a model that
+    # is not a string) gets the API's own answer, not a 502 for a dropped connection.
+    body = {"model": {}, "messages": [{"role": "user", "content": "Hi"}]}
+    answer = httpx2.post(
+        f"{proxy}{fake.COUNT_TOKENS_PATH}", json=body, headers={"x-api-key": TEST_API_KEY}
+    )
+    assert answer.status_code < 500, answer.text
+    assert fake_anthropic.requests_to(fake.COUNT_TOKENS_PATH)[0].body == body
+    assert store.list_sessions().sessions == ()
+
+
 CLAUDE_CODE_SYSTEM = [
     {"type": "text", "text": "You are Claude Code, Anthropic's official CLI for Claude."},
     {"type": "text", "text": "Be concise.", "cache_control": {"type": "ephemeral"}},

@@ -465,7 +465,8 @@ class FakeAnthropic:
             body = None
         found: tuple[Violation, ...] = ()
         checked = body
-        if isinstance(body, Mapping) and body.get("model") in self.models_like:
+        model = body.get("model") if isinstance(body, Mapping) else None
+        if isinstance(model, str) and model in self.models_like:
             checked = {**body, "model": self.models_like[body["model"]]}
         if path == MESSAGES_PATH and isinstance(checked, Mapping):
             found = tuple(violations(checked))
@@ -546,7 +547,8 @@ class FakeAnthropic:
             # The real API refuses a request that breaks a rule: answering it would hide the
             # break from every test that does not look at `violations`.
             return invalid_request(f"{found[0].where}: {found[0].detail}")
-        if path == MESSAGES_PATH and body.get("model") in self._model_rules:
+        model = body.get("model")
+        if path == MESSAGES_PATH and isinstance(model, str) and model in self._model_rules:
             return self._model_rules[body["model"]]
         queue = self._queues.get(path)
         if queue:
