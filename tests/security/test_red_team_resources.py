@@ -12,6 +12,7 @@ import pytest
 from abridged.adapters.anthropic.prompts import escape_delimiters
 from abridged.adapters.simulation.facts import extract_facts
 from abridged.adapters.summarizers.earlier import read_summary
+from abridged.adapters.summarizers.errors import error_snippets
 from abridged.application.redaction import DefaultRedactor
 from abridged.domain.framing import escape_framing
 from abridged.domain.ledger_extraction import extract, stated_rules
@@ -260,3 +261,18 @@ def test_the_results_of_a_batch_of_parallel_calls_are_matched_in_linear_time() -
     """Each result was looked for among the calls in a list: 16,000 parallel calls took
     4.7 s to answer."""
     assert growth(_batch_answered, str, 2_000) < LINEAR
+
+
+ERROR_LINES = {
+    # make's `*** ... Error 2` was `\*\*\*.*\bError \d+`: from each `***` of a line, read
+    # to its end and back: 20,000 asterisks before an `error` took 5 s, a megabyte hours.
+    "asterisks": lambda n: "*" * n + " error",
+    "make markers": lambda n: "*** " * (n // 4) + "error",
+    "a bundle's module markers": lambda n: "/***/ function(){throw error}" * (n // 29),
+}
+
+
+@pytest.mark.parametrize("make", ERROR_LINES.values(), ids=ERROR_LINES.keys())
+def test_a_tool_outputs_error_lines_are_found_in_linear_time(make: Callable[[int], str]) -> None:
+    """The extractive summary quotes a failed tool's error lines, read line by line."""
+    assert growth(error_snippets, make, 1_000) < LINEAR
