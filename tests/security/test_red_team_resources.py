@@ -269,6 +269,8 @@ ERROR_LINES = {
     "asterisks": lambda n: "*" * n + " error",
     "make markers": lambda n: "*** " * (n // 4) + "error",
     "a bundle's module markers": lambda n: "/***/ function(){throw error}" * (n // 29),
+    # `exit code` then `\s*[:=]?\s*` before the number: a run of spaces split every way.
+    "spaces after an exit code": lambda n: "exit code" + " " * n,
 }
 
 
