@@ -524,6 +524,7 @@ INVALID = [
     # blocks
     invalid("block-invalid", body(user("Hi"), assistant("a"), {"role": "user", "content": ["b"]})),
     invalid("block-invalid", body(user({"type": "text", "text": 5})), name="text-not-str"),
+    invalid("body-invalid", body(user("Hi"), thinking={"type": {}}), name="thinking-type-object"),
     invalid(
         "block-invalid",
         body(user("Hi"), system=[{"type": {}, "text": "Rules", "cache_control": {"type": "x"}}]),
