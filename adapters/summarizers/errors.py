@@ -31,7 +31,7 @@ _ERROR_HINTS = (
 _TRACEBACK = re.compile(r"^\s*Traceback \(most recent call last\):")
 _ERROR_LINE = re.compile(
     r"^\s*(?:[\w.]*(?:Error|Exception)\b|(?i:error|fatal|panic)\b|FAIL(?:ED)?\b)"
-    r"|^E\s+.*(?:Error|Exception)\b"
+    r"|^E\s.*(?:Error|Exception)\b"
     r"|(?i:\berror(?:\[\w+\])?:)"
     r"|(?i:\bexception\b)"
     r"|\bFAILED\b|\bERROR\b"
@@ -48,10 +48,12 @@ _EXIT_CODE = re.compile(
 r"""`exit code 2`, `returncode=1`: the spaces around a `:` or `=` read one way only (as
 `\s*[:=]?\s*`, a long run of spaces after `exit code` was split every way: 16,000 took 3 s)."""
 # Source code that merely mentions errors (file listings, diffs, grep hits) is not an error.
+# Each run of spaces is read by one quantifier: as `\s*[:|]?\s*[-+]?\s*`, a line number and
+# 1,000 spaces before an `error` were split every way (11 s; 2,000 took 89 s).
 _CODE_LINE = re.compile(
     r"^\s*\d+\t"
     # Optionally behind a listing's line number ("1480:", "12 +"), a line of source code.
-    r"|^\s*(?:\d+\s*[:|]?\s*[-+]?\s*)?(?:raise|except|catch|throw|throws|class|def|fn|func|"
+    r"|^\s*(?:\d+\s*(?:[:|]\s*)?(?:[-+]\s*)?)?(?:raise|except|catch|throw|throws|class|def|fn|func|"
     r"import|from|return|if|elif|assert|try|new|let|const|var|pub|#|//|/\*|\*)(?:\b|\s|$)"
     r"|^\s*\d+\s*[-+]\s"
     r"|(?:Error|Exception)\("
