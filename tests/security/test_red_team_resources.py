@@ -10,6 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from abridged.adapters.anthropic.prompts import escape_delimiters
+from abridged.adapters.bootstrap import redact_passwords
 from abridged.adapters.simulation.facts import extract_facts
 from abridged.adapters.summarizers.earlier import read_summary
 from abridged.adapters.summarizers.errors import error_snippets
@@ -287,3 +288,16 @@ def test_spaces_after_a_line_number_are_read_in_linear_time() -> None:
     1,000 spaces after a `1` took 11 s and 2,000 took 89 s, split every way among the three
     runs. Measured from 100 characters: a cubic reading of 8,000 would take hours."""
     assert growth(error_snippets, lambda n: "1" + " " * n + " error", 100) < LINEAR
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda n: "a." * (n // 2), lambda n: "a-" * (n // 2) + "://u:p"],
+    ids=["dots", "a scheme's run"],
+)
+def test_passwords_in_an_error_message_are_found_in_linear_time(
+    make: Callable[[int], str],
+) -> None:
+    """The command line redacts store passwords from every error it prints, whatever the
+    error quotes."""
+    assert growth(redact_passwords, make, 2_000) < LINEAR
