@@ -24,7 +24,7 @@ from typing import Literal
 
 import attrs
 
-from abridged.adapters.recorded import from_first_prompt, is_result, unique_call_ids
+from abridged.adapters.recorded import from_first_prompt, is_result, located, unique_call_ids
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.messages import JSON, Message
 
@@ -367,7 +367,7 @@ def _join(role: str, first: list[JSON], second: list[JSON], notes: list[str], nu
         started = started or not _is_thinking(block)
     if dropped:
         notes.append(
-            f"line {number}: {dropped} thinking block(s) of a reply that follows another "
+            f"{located(number)}: {dropped} thinking block(s) of a reply that follows another "
             "dropped (the two are one turn, and the API takes thinking after other blocks "
             "only right before a tool call)"
         )
@@ -402,16 +402,16 @@ def _paired(blocks: list[JSON], calls: list[str], notes: list[str], number: int)
             again.append(call_id)
     if again:
         notes.append(
-            f"line {number}: more than one result recorded for {', '.join(again)}; "
+            f"{located(number)}: more than one result recorded for {', '.join(again)}; "
             "joined in one tool_result, in the order recorded"
         )
     orphans = [i for i in results if i not in calls]
     if orphans:
-        notes.append(f"line {number}: results for {', '.join(orphans)} answer no call")
+        notes.append(f"{located(number)}: results for {', '.join(orphans)} answer no call")
     answered = [results[i] for i in calls if i in results]
     missing = [i for i in calls if i not in results]
     if missing:
-        notes.append(f"line {number}: calls {', '.join(missing)} had no recorded result")
+        notes.append(f"{located(number)}: calls {', '.join(missing)} had no recorded result")
     filled = [
         {"type": "tool_result", "tool_use_id": i, "content": UNANSWERED, "is_error": True}
         for i in missing

@@ -36,7 +36,10 @@ def import_openai(records: Iterable[tuple[int, JSON]], notes: Iterable[str] = ()
         else:
             flat.append((number, record))
     reader = _Reader(list(notes))
-    for number, message in flat:
+    for index, (number, message) in enumerate(flat):
+        # A line's messages are named by the line; a document's (a JSON list, a request
+        # body) by their index in it.
+        reader.where = f"line {number}" if number else f"messages[{index}]"
         reader.read(number, message)
     return normalize(
         reader.raw, system="\n\n".join(reader.system), model=reader.model, notes=reader.notes
@@ -56,10 +59,12 @@ class _Reader:
         self.ids: dict[str, str] = {}
         """Each recorded tool call id, and the id in the API's pattern it is given."""
         self.taken: set[str] = set()
+        self.where = ""
+        """Where the message being read is, for notes and errors."""
 
     def read(self, number: int, message: JSON) -> None:
         if not isinstance(message, Mapping):
-            raise FormatError(number or None, "an OpenAI message must be a JSON object")
+            raise self._error(number, "an OpenAI message must be a JSON object")
         role = message.get("role")
         if isinstance(message.get("model"), str) and self.model is None:
             self.model = message["model"]
@@ -74,19 +79,27 @@ class _Reader:
         elif role == "tool":
             tool_call_id = message.get("tool_call_id")
             if not isinstance(tool_call_id, str):
-                raise FormatError(number or None, "a tool message needs its 'tool_call_id'")
+                raise self._error(number, "a tool message needs its 'tool_call_id'")
             self._result(number, self._call_id(tool_call_id), message.get("content"))
         elif role == "function":
             if self.function_call is None:
                 self.notes.append(
-                    f"a legacy 'function' message (line {number}) answers no "
+                    f"a legacy 'function' message ({self.where}) answers no "
                     "'function_call' and was skipped"
                 )
             else:
                 self._result(number, self.function_call, message.get("content"))
                 self.function_call = None
         else:
-            raise FormatError(number or None, f"unknown role {role!r}")
+            raise self._error(number, f"unknown role {role!r}")
+
+    def _error(self, number: int, problem: str) -> FormatError:
+        """`problem` at the message being read: its line, else its index (`where`)."""
+        return (
+            FormatError(number, problem)
+            if number
+            else FormatError(None, f"{self.where}: {problem}")
+        )
 
     def _result(self, number: int, call_id: str, content: JSON) -> None:
         result: dict[str, JSON] = {
@@ -102,7 +115,7 @@ class _Reader:
         if isinstance(content, str):
             return content
         if not isinstance(content, list):
-            raise FormatError(number or None, "message content must be a string or a list of parts")
+            raise self._error(number, "message content must be a string or a list of parts")
         texts = []
         for part in content:
             kind = part.get("type") if isinstance(part, Mapping) else None
@@ -118,7 +131,7 @@ class _Reader:
         if content is None or isinstance(content, str):
             return [{"type": "text", "text": content or ""}]
         if not isinstance(content, list):
-            raise FormatError(number or None, "message content must be a string or a list of parts")
+            raise self._error(number, "message content must be a string or a list of parts")
         blocks: list[JSON] = []
         for part in content:
             kind = part.get("type") if isinstance(part, Mapping) else None
@@ -137,7 +150,7 @@ class _Reader:
 
     def _skipped(self, number: int, kind: object) -> None:
         # Never silently: a conversation missing a part is not the one recorded.
-        self.notes.append(f"line {number}: a content part of type {kind!r} was skipped")
+        self.notes.append(f"{self.where}: a content part of type {kind!r} was skipped")
 
     def _assistant(self, message: Mapping[str, Any], number: int) -> list[JSON]:
         blocks: list[JSON] = []
@@ -149,7 +162,7 @@ class _Reader:
             blocks.append({"type": "text", "text": text})
         calls = message.get("tool_calls") or []
         if not isinstance(calls, list):
-            raise FormatError(number or None, "'tool_calls' must be a list")
+            raise self._error(number, "'tool_calls' must be a list")
         for call in calls:
             function = call.get("function") if isinstance(call, Mapping) else None
             custom = call.get("custom") if isinstance(call, Mapping) else None
@@ -158,8 +171,8 @@ class _Reader:
                 # under `input`.
                 function = {"name": custom.get("name"), "arguments": {"input": custom.get("input")}}
             if not isinstance(function, Mapping) or not isinstance(call.get("id"), str):
-                raise FormatError(
-                    number or None, "a tool call needs an 'id' and a 'function' (or 'custom')"
+                raise self._error(
+                    number, "a tool call needs an 'id' and a 'function' (or 'custom')"
                 )
             blocks.append(self._tool_use(self._call_id(call["id"], number), function, number))
         legacy = message.get("function_call")
@@ -183,7 +196,7 @@ class _Reader:
             new, suffix = f"{candidate}_{suffix}", suffix + 1
         if new != candidate:
             self.notes.append(
-                f"line {number}: tool call id {recorded!r} is {new} (another id reads "
+                f"{self.where}: tool call id {recorded!r} is {new} (another id reads "
                 f"{candidate} in the API's characters)"
             )
         self.ids[recorded] = new
@@ -202,7 +215,7 @@ class _Reader:
         except ValueError:  # a JSONDecodeError, or NaN / Infinity, which JSON does not have
             tool_input = {"arguments": arguments}
             self.notes.append(
-                f"line {number}: the arguments of call {call_id} are not JSON; kept as text "
+                f"{self.where}: the arguments of call {call_id} are not JSON; kept as text "
                 "under 'arguments'"
             )
         if tool_input is None:

@@ -21,6 +21,12 @@ Records = list[tuple[int, str, list[JSON]]]
 """(line, role, blocks), as `normalize` reads them."""
 
 
+def located(number: int) -> str:
+    """Where a note's message is: its line, or the document it is part of (a file that is
+    one JSON object, such as a request body, whose messages share its position)."""
+    return f"line {number}" if number else "the document"
+
+
 def from_first_prompt(joined: Records, notes: list[str]) -> Records:
     """`joined` from its first user message that holds more than tool results: a record cut
     from a longer one can start with replies, or with results whose calls it does not hold."""
@@ -73,7 +79,7 @@ def unique_call_ids(joined: Records, notes: list[str]) -> Records:
                 fresh.append({**block, "id": new} if new != old else block)
             if renamed:
                 notes.append(
-                    f"line {number}: tool_use id(s) used before renamed: "
+                    f"{located(number)}: tool_use id(s) used before renamed: "
                     + ", ".join(f"{o} -> {n}" for o, n in renamed.items())
                 )
             out.append((number, role, fresh))

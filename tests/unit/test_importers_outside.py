@@ -152,6 +152,32 @@ def test_what_an_openai_import_cannot_carry_over_is_noted(tmp_path: Path) -> Non
     assert "arguments of call c1 are not JSON" in notes
 
 
+def test_a_json_list_of_openai_messages_names_each_by_its_index(tmp_path: Path) -> None:
+    # Before: every note about a message of a JSON list said "line 0", and an error named
+    # no message at all.
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Listen"},
+                {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}},
+            ],
+        },
+        {"role": "assistant", "content": "Heard."},
+    ]
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(messages, indent=2), encoding="utf-8")
+
+    assert load_transcript(path).notes == (
+        "messages[1]: a content part of type 'input_audio' was skipped",
+    )
+
+    path.write_text(json.dumps([*messages, {"role": "bot", "content": "?"}]), encoding="utf-8")
+    with pytest.raises(TranscriptError, match=r"messages\[3\]: unknown role 'bot'"):
+        load_transcript(path)
+
+
 def test_a_result_answering_no_call_does_not_leave_two_replies_in_a_row(tmp_path: Path) -> None:
     # Before: the orphan result was dropped, then the two replies either side of it were
     # refused as "two assistant messages in a row".
