@@ -206,7 +206,7 @@ def redacted(db: str | Path | None) -> str:
 
 
 _URL_PASSWORD = re.compile(r"(?i)((?<![\w+.-])[a-z][a-z0-9+.-]*://[^\s/@:]*:)[^\s/@]*@")
-"""A URL's password. Its scheme starts where a run of a scheme's characters does: started at
+r"""A URL's password. Its scheme starts where a run of a scheme's characters does: started at
 each word of `a.a.a…` (`\b`), it read the rest of the run from each."""
 _CONNINFO_PASSWORD = re.compile(r"(?i)(\bpassword\s*=\s*)('[^']*'|\S+)")
 
