@@ -138,18 +138,21 @@ def serve(
     if workers > 1 and not db.startswith(("postgresql://", "postgres://")):
         raise click.UsageError("several workers need a PostgreSQL store (--db postgresql://...)")
     values: dict[str, Any] = {"preset": preset, "overrides": _overrides(overrides)}
-    config = ServeConfig(
-        db=db,
-        upstream=upstream,
-        upstream_timeout=upstream_timeout,
-        client_timeout=client_timeout,
-        max_body_bytes=max_body_bytes,
-        max_message_bytes=max_message_bytes,
-        tokens=token_map,
-        context_window=context_window,
-        defer_compaction=defer_compaction,
-        **values,
-    )
+    try:
+        config = ServeConfig(
+            db=db,
+            upstream=upstream,
+            upstream_timeout=upstream_timeout,
+            client_timeout=client_timeout,
+            max_body_bytes=max_body_bytes,
+            max_message_bytes=max_message_bytes,
+            tokens=token_map,
+            context_window=context_window,
+            defer_compaction=defer_compaction,
+            **values,
+        )
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--upstream") from None
     os.environ[CONFIG_VARIABLE] = config.to_env()
     click.echo(
         f"abridged serve on http://{host}:{port} -> {_shown_url(upstream)} ({workers} worker(s))",

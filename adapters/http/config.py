@@ -8,6 +8,7 @@ import json
 import os
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -37,7 +38,7 @@ class ServeConfig:
     `default`) and the sessions API refuses every request."""
 
     db: str = "abridged.sqlite3"
-    upstream: str = DEFAULT_UPSTREAM
+    upstream: str = attrs.field(default=DEFAULT_UPSTREAM)
     upstream_timeout: float = DEFAULT_UPSTREAM_TIMEOUT
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
@@ -52,6 +53,21 @@ class ServeConfig:
     defer_compaction: bool = False
     """The service's `defer_compaction`: a compaction due while the request still fits is
     run in the background instead of before the request goes upstream."""
+
+    @upstream.validator
+    def _check_upstream(self, attribute: attrs.Attribute[str], value: str) -> None:
+        # Refused here, not at each request: any other URL would fail every request (502).
+        # The URL itself is not repeated: it may carry a gateway's credentials.
+        try:
+            parts = urlsplit(value)
+            host = parts.hostname
+        except ValueError:
+            host = None
+        else:
+            if parts.scheme not in ("http", "https"):
+                host = None
+        if not host:
+            raise ValueError("the upstream must be an http:// or https:// URL with a host")
 
     @property
     def settings(self) -> CompactionSettings:

@@ -87,6 +87,31 @@ def test_the_startup_line_hides_the_upstreams_credentials(monkeypatch: pytest.Mo
     assert "SECRET" not in result.output
 
 
+@pytest.mark.parametrize(
+    "upstream",
+    ["ftp://SECRET@files.internal/", "api.anthropic.com", "https://", "http://[::1"],
+)
+def test_an_upstream_that_is_not_an_http_url_is_refused_at_start(
+    monkeypatch: pytest.MonkeyPatch, upstream: str
+) -> None:
+    # Before: the proxy started, and every request failed with 502.
+    import uvicorn
+
+    from abridged.adapters.http.config import CONFIG_VARIABLE
+
+    started: list[object] = []
+    monkeypatch.setenv(CONFIG_VARIABLE, "")
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: started.append(args))
+    result = CliRunner().invoke(main, ["serve", "--db", ":memory:", "--upstream", upstream])
+    assert result.exit_code == 2, result.output
+    assert "--upstream" in result.output
+    assert "http:// or https:// URL with a host" in result.output
+    assert "SECRET" not in result.output
+    assert started == []
+    with pytest.raises(ValueError, match="URL with a host"):
+        ServeConfig(upstream=upstream)
+
+
 def test_a_failing_store_is_logged_not_described_to_clients(
     secured: str, store: Sessions, monkeypatch: pytest.MonkeyPatch
 ) -> None:
