@@ -197,10 +197,18 @@ def carried(messages: Sequence[tuple[int, Message]]) -> dict[tuple[str, str], Le
         near = (*texts.get(entry.first_position, ()), *texts.get(entry.last_position, ()))
         return any(entry.text in text for text in near) or entry.text in everywhere
 
-    # A call's entry is read from a tool call the tail sends whole.
+    # A call's entry is read from a tool call the tail sends whole; a name from the prose
+    # of a text block it sends, as written (looking each up took seconds for a reply
+    # naming 30,000).
     return {
-        entry.key: entry.kind for entry in extract(shown) if entry.kind == "call" or sent(entry)
+        entry.key: entry.kind for entry in extract(shown) if entry.kind in AS_WRITTEN or sent(entry)
     }
+
+
+AS_WRITTEN = frozenset({"call", "identifier"})
+"""Kinds `carried` knows the tail sends as they are: a call's entry is read from a call the
+tail sends whole, and a name (in backticks, a flag) is a part of a text block's text,
+unchanged."""
 
 
 class _Texts:

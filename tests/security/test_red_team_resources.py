@@ -16,7 +16,7 @@ from abridged.adapters.summarizers.earlier import read_summary
 from abridged.adapters.summarizers.errors import error_snippets
 from abridged.application.redaction import DefaultRedactor
 from abridged.domain.framing import escape_framing
-from abridged.domain.ledger_extraction import extract, stated_rules
+from abridged.domain.ledger_extraction import carried, extract, stated_rules
 from abridged.domain.ledger_values import values
 from abridged.domain.messages import Message
 from abridged.domain.salience import LATEST_RULES, salient_lines
@@ -301,3 +301,14 @@ def test_passwords_in_an_error_message_are_found_in_linear_time(
     """The command line redacts store passwords from every error it prints, whatever the
     error quotes."""
     assert growth(redact_passwords, make, 2_000) < LINEAR
+
+
+def _reply(text: str) -> list[tuple[int, Message]]:
+    return [(0, Message.user("go on")), (1, Message.assistant(text))]
+
+
+def test_a_reply_naming_thousands_of_functions_is_read_in_linear_time() -> None:
+    """Each name of a recent reply was looked for in the whole reply to learn whether the
+    tail sends it (`carried`): a reply naming 30,000 functions took 5 s a compaction."""
+    names = lambda n: " ".join(f"`helper_{k}`" for k in range(n // 14))  # noqa: E731
+    assert growth(lambda text: carried(_reply(text)), names, 50_000) < LINEAR
