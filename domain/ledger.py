@@ -5,12 +5,13 @@ verbatim from the messages a compaction summarizes: the user's requests (each pr
 up to `REQUEST_CHARS`), the constraints and decisions a longer prompt states past that, files
 read, modified or created, commands run (failures marked), the calls of other tools with
 the values given to them (ids, queries, dates), distinct error lines, and the names, flags,
-URLs and numbers the agent or the user wrote, each with the range of messages
-it came from. It is deterministic (the same messages
-give the same ledger), carried from one compaction to the next (entries are merged, never
-re-summarized) and bounded by its own token budget.
+URLs and numbers the agent or the user wrote (and the names of code the agent wrote without
+backticks, `mention`), each with the range of messages it came from. It is deterministic
+(the same messages give the same ledger), carried from one compaction to the next (entries
+are merged, never re-summarized) and bounded by its own token budget.
 
-When the budget is short, entries are weighed by priority, lowest first:
+When the budget is short, the mentions go first (`DROPPED_FIRST`), then entries are weighed
+by priority, lowest first:
 
 1. files read, and the calls of other tools with their arguments,
 2. commands that succeeded, and the names (in backticks, flags) and numbers written in prose,
@@ -68,6 +69,7 @@ from abridged.domain.ledger_extraction import (
     task_chars,
     uncarried,
 )
+from abridged.domain.ledger_mentions import unquoted_mentions
 from abridged.domain.tokens import BLOCK_OVERHEAD, CountText, text_block_tokens
 
 __all__ = [
@@ -147,7 +149,7 @@ SECTIONS: tuple[tuple[str, tuple[LedgerKind, ...]], ...] = (
     ("Commands run (✗ failed)", ("command-failed", "command")),
     ("Other tool calls, with their arguments", ("call",)),
     ("Error lines, quoted from tool outputs", ("error",)),
-    ("Names and values", ("identifier", "number", "value")),
+    ("Names and values", ("identifier", "mention", "number", "value")),
     ("Links", ("url",)),
 )
 
@@ -256,6 +258,7 @@ def advance(
     if carried:
         keys = {e.key for e in held}
         found = [e for e in found if e.key in keys or e in uncarried((e,), carried)]
+    found = unquoted_mentions(list(found), held)
     merged = merge(held, found)
     changed = changed_entries(held, merged)
     if segments and not changed and held_tokens <= room:

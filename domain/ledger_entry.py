@@ -11,7 +11,7 @@ import attrs
 
 LedgerKind = str
 """`request`, `constraint`, `file-read`, `file-modified`, `file-created`, `command`,
-`command-failed`, `call`, `error`, `identifier`, `url`, `number` or `value`."""
+`command-failed`, `call`, `error`, `identifier`, `mention`, `url`, `number` or `value`."""
 
 KINDS: tuple[LedgerKind, ...] = (
     "request",
@@ -24,6 +24,7 @@ KINDS: tuple[LedgerKind, ...] = (
     "call",
     "error",
     "identifier",
+    "mention",
     "url",
     "number",
     "value",
@@ -32,6 +33,7 @@ PRIORITY: Mapping[LedgerKind, int] = {
     "number": 1,
     "file-read": 0,
     "identifier": 1,
+    "mention": 0,
     "command": 1,
     "call": 0,
     "error": 3,
@@ -54,6 +56,12 @@ KEPT_SHARE_PER_KIND = 0.3
 """And at least this share of each kind's entries, the latest first, goes last too: a kind
 of many short facts (files, commands) is never left with only its last few because another
 kind's long entries (prompts, pasted plans) took the room."""
+
+DROPPED_FIRST: frozenset[LedgerKind] = frozenset({"mention"})
+"""Kinds a short ledger drops before every other kind, whatever their worth, keeping only
+their latest `RECENT_PER_KIND` (not `KEPT_SHARE_PER_KIND`) to the end: names the agent wrote
+in prose without backticks are many and short, and weighed by the room they take, hundreds
+of them would outlast a long error line. They take only the room the other facts leave."""
 
 VALUE_BASE = 2.0
 """What one step of `PRIORITY` is worth when a short ledger weighs entries against the
@@ -111,12 +119,13 @@ def _rank(kind: LedgerKind) -> tuple[int, int]:
 
 def drop_order(
     entries: Sequence[LedgerEntry], sizes: Mapping[int, int] | None = None
-) -> Callable[[int], tuple[bool, float, int, bool, int, int]]:
+) -> Callable[[int], tuple[bool, bool, float, int, bool, int, int]]:
     """The key that orders `entries` (by index) from the first a short ledger drops to the
     last (`abridged.domain.ledger.bounded`); `sizes` are the entries' rendered tokens.
 
     Two groups: the protected (the task, the most recent `RECENT_PER_KIND` of each kind and
-    at least `KEPT_SHARE_PER_KIND` of each kind, latest first) go last. Within each group an
+    at least `KEPT_SHARE_PER_KIND` of each kind but `DROPPED_FIRST`, latest first) go last.
+    Within each group the kinds `DROPPED_FIRST` go first, and an
     entry's worth is `VALUE_BASE ** PRIORITY` over its tokens: the facts that say most for
     the room they take stay longest, so one long old prompt goes before a dozen short paths,
     and a kind of higher priority is worth `VALUE_BASE` times a kind below it."""
@@ -128,15 +137,17 @@ def drop_order(
     families: dict[str, list[int]] = {}
     for i in sorted(range(len(entries)), key=lambda i: -entries[i].last_position):
         families.setdefault(entries[i].key[0], []).append(i)
-    for latest in families.values():
-        keep = max(RECENT_PER_KIND, math.ceil(len(latest) * KEPT_SHARE_PER_KIND))
+    for family, latest in families.items():
+        share = 0.0 if family in DROPPED_FIRST else KEPT_SHARE_PER_KIND
+        keep = max(RECENT_PER_KIND, math.ceil(len(latest) * share))
         recent.update(latest[:keep])
 
-    def key(i: int) -> tuple[bool, float, int, bool, int, int]:
+    def key(i: int) -> tuple[bool, bool, float, int, bool, int, int]:
         entry = entries[i]
         # A rule the user stated stands until it is revoked; an ask is done with sooner.
         rule = entry.kind == "constraint"
         worth = VALUE_BASE ** PRIORITY[entry.kind] / max(sizes[i], 1) if sizes else 0.0
-        return (i in recent, worth, PRIORITY[entry.kind], rule, entry.last_position, i)
+        last = entry.kind not in DROPPED_FIRST
+        return (i in recent, last, worth, PRIORITY[entry.kind], rule, entry.last_position, i)
 
     return key

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from abridged.domain.command_lines import command_lines
 from abridged.domain.ledger_entry import LedgerEntry, LedgerKind, merge, outranks
+from abridged.domain.ledger_mentions import mentions
 from abridged.domain.ledger_values import VALUE_CHARS, script_numbers, values
 from abridged.domain.messages import (
     JSON,
@@ -146,8 +147,10 @@ def extract(
             for block in message.content:
                 if isinstance(block, TextBlock):
                     found.extend(_named(block.text, position, backticks=True))
+                    found.extend(mentions(_prose(block.text), position))
                 elif isinstance(block, ThinkingBlock):
                     found.extend(_backticked(block.thinking, position))
+                    found.extend(mentions(_prose(block.thinking), position))
                 elif (summary := compaction_summary(block)) is not None:
                     found.extend(_named(summary, position, backticks=True))
         for call in message.tool_uses:
@@ -205,10 +208,10 @@ def carried(messages: Sequence[tuple[int, Message]]) -> dict[tuple[str, str], Le
     }
 
 
-AS_WRITTEN = frozenset({"call", "identifier"})
+AS_WRITTEN = frozenset({"call", "identifier", "mention"})
 """Kinds `carried` knows the tail sends as they are: a call's entry is read from a call the
-tail sends whole, and a name (in backticks, a flag) is a part of a text block's text,
-unchanged."""
+tail sends whole, and a name (in backticks, a flag, a mention) is a part of a text block's
+text, unchanged."""
 
 
 class _Texts:
@@ -293,6 +296,11 @@ def _backticked(text: str, position: int) -> Iterable[LedgerEntry]:
     for name in BACKTICKED.findall(text):
         if len(name.strip()) >= 3:
             yield LedgerEntry("identifier", name.strip(), position, position)
+
+
+def _prose(text: str) -> str:
+    """`text` without its backticked names (`identifier` entries) and its links."""
+    return URL.sub(" ", BACKTICKED.sub(" ", text))
 
 
 def _urls(text: str) -> Iterable[str]:

@@ -247,6 +247,7 @@ KIND_LABELS = {
     "requests": "req",
     "constraints": "rule",
     "identifiers": "name",
+    "mentions": "ment",
     "urls": "url",
     "numbers": "num",
     "arguments": "arg",

@@ -20,6 +20,11 @@ task would need again, verbatim:
   sentence ends at `.!?` and a space, at `。！？`, or at a line end), at most 300 characters;
 - **identifiers**: names and values the agent wrote in backticks in its text or thinking
   (3 to 80 characters), and command-line flags (`--name`) in its text or the user's prompts;
+- **mentions**: names the agent wrote in its text or thinking outside backticks, of a shape
+  that says they are code (4 to 80 characters): `snake_case` words holding a lowercase
+  letter, `camelCase` and `PascalCase` words (`useEffect`, `ConfigParser`), and the dotted name
+  of a call (`session.commit` in `session.commit()`); not a word that is part of a path, a
+  file name or a URL;
 - **urls**: `http(s)://` addresses in user prompts, the agent's text and tool inputs;
 - **numbers**: a number of two or more digits with the word before it (`port 8080`,
   `timeout: 30`, and after a word of another script: `списали 2469`, `金額3480`), in user
@@ -85,6 +90,14 @@ SENTENCE_END = re.compile(r"(?<=[.!?؟।])\s+|(?<=[。！？])|\n+")
 BACKTICKED = re.compile(r"`([^`\n]{3,80})`")
 FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
 URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
+MENTIONED = re.compile(
+    r"(?<![\w./\\@$:#-])(?:[A-Za-z_]\w{0,63}(?:\.[A-Za-z_]\w{0,63}){1,4}(?=\()"
+    r"|(?=\w*[a-z])[A-Za-z][A-Za-z0-9]{0,63}(?:_[A-Za-z0-9]{1,64}){1,8}"
+    r"|[a-z]{1,32}[A-Z][A-Za-z0-9]{0,63}|[A-Z][a-z0-9]{1,32}[A-Z][A-Za-z0-9]{0,63})"
+    r"(?![\w/\\@-]|\.\w)"
+)
+"""A name written in prose that reads as code: a dotted call's name, `snake_case`,
+`camelCase`, `PascalCase`; not inside a path, a file name or a URL."""
 NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,64}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?")
 OTHER_SCRIPT_NUMBER = re.compile(r"[^\W\d_A-Za-z]{2,64}[ \t]?[:=]?[ \t]?[0-9][0-9.,]*[0-9]%?")
 LOG_TIME = re.compile(
@@ -114,6 +127,7 @@ VALUE = re.compile(
 )
 MIN_FACT_CHARS = 4
 ARGUMENT_CHARS = 80
+MENTION_CHARS = 80
 CONTENT_INPUTS = frozenset(
     {"content", "old_string", "new_string", "file_text", "text", "old_str", "new_str"}
 )
@@ -176,10 +190,19 @@ def extract_facts(messages: Sequence[Message]) -> tuple[Fact, ...]:
             for block in message.content:
                 if isinstance(block, TextBlock):
                     _named(block.text, position, add, backticks=True)
+                    _mentioned(block.text, position, add)
                 elif isinstance(block, ThinkingBlock):
                     for name in BACKTICKED.findall(block.thinking):
                         add("identifiers", name, position)
+                    _mentioned(block.thinking, position, add)
     return tuple(seen.values())
+
+
+def _mentioned(text: str, position: int, add: Callable[[str, str, int], None]) -> None:
+    """The names `MENTIONED` finds in prose outside backticks and links."""
+    for name in MENTIONED.findall(URL.sub(" ", BACKTICKED.sub(" ", text))):
+        if len(name) <= MENTION_CHARS:
+            add("mentions", name, position)
 
 
 def _named(
