@@ -11,21 +11,24 @@ from collections.abc import Iterable, Sequence
 from abridged.domain.ledger_entry import LedgerEntry
 
 MENTIONED = re.compile(
-    r"(?<![\w./\\@$:#-])(?:[A-Za-z_]\w{0,63}(?:\.[A-Za-z_]\w{0,63}){1,4}(?=\()"
-    r"|(?=\w*[a-z])[A-Za-z][A-Za-z0-9]{0,63}(?:_[A-Za-z0-9]{1,64}){1,8}"
+    r"(?<![A-Za-z0-9_\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f./\\@$:#-])"
+    r"(?:[A-Za-z_][A-Za-z0-9_]{0,63}(?:\.[A-Za-z_][A-Za-z0-9_]{0,63}){1,4}(?=\()"
+    r"|(?=[A-Za-z0-9_]*[a-z])[A-Za-z][A-Za-z0-9]{0,63}(?:_[A-Za-z0-9]{1,64}){1,8}"
     r"|[a-z]{1,32}[A-Z][A-Za-z0-9]{0,63}|[A-Z][a-z0-9]{1,32}[A-Z][A-Za-z0-9]{0,63})"
-    r"(?![\w/\\@-]|\.\w)"
+    r"(?![A-Za-z0-9_\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f/\\@-]|\.[A-Za-z0-9_])"
 )
 """A name the agent wrote in prose, of a shape that says it is code: the dotted name of a
 call (`session.commit` in `session.commit()`), `snake_case` (with a lowercase letter:
 `MAX_SIZE` is a `value`), `camelCase`, `PascalCase`; not a word inside a path, a file name
-(`parse_config.py`) or an address. Each try starts at a word's start only (the look-behind),
-and every run is bounded."""
+(`parse_config.py`) or an address. Its edges are Latin letters, digits and `_`: a name glued
+to the words of a script without spaces (`parse_config関数を`) is found, a part of a Latin
+word (`naïveBayes`) is not. Each try starts at a word's start only (the look-behind), and
+every run is bounded."""
 MENTION_CHARS = (4, 80)
 """A mention is kept when it is this many characters long, inclusive."""
 MAX_DOTTED = 5
 """The most parts a dotted name `MENTIONED` finds has: a call's name and four more."""
-DOTTED_RUN = re.compile(r"\w+(?:\.\w+)*")
+DOTTED_RUN = re.compile(r"[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*")
 
 
 def mentions(prose: str, position: int) -> Iterable[LedgerEntry]:
@@ -52,9 +55,9 @@ def unquoted_mentions(
 
 
 def _words(texts: Iterable[str]) -> set[str]:
-    """Every name `MENTIONED` could find in `texts`: each run of word characters and dots
-    between other characters, and each run of its dot-separated parts (`session.commit` in
-    `self.session.commit()`; the parts of a long run up to `MAX_DOTTED` at a time)."""
+    """Every name `MENTIONED` could find in `texts`: each run of ASCII letters, digits,
+    underscores and dots between other characters, and each run of its dot-separated parts
+    (`session.commit` in `self.session.commit()`; up to `MAX_DOTTED` parts at a time)."""
     words: set[str] = set()
     for text in texts:
         for run in DOTTED_RUN.findall(text):

@@ -91,10 +91,11 @@ BACKTICKED = re.compile(r"`([^`\n]{3,80})`")
 FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
 URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
 MENTIONED = re.compile(
-    r"(?<![\w./\\@$:#-])(?:[A-Za-z_]\w{0,63}(?:\.[A-Za-z_]\w{0,63}){1,4}(?=\()"
-    r"|(?=\w*[a-z])[A-Za-z][A-Za-z0-9]{0,63}(?:_[A-Za-z0-9]{1,64}){1,8}"
+    r"(?<![A-Za-z0-9_\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f./\\@$:#-])"
+    r"(?:[A-Za-z_][A-Za-z0-9_]{0,63}(?:\.[A-Za-z_][A-Za-z0-9_]{0,63}){1,4}(?=\()"
+    r"|(?=[A-Za-z0-9_]*[a-z])[A-Za-z][A-Za-z0-9]{0,63}(?:_[A-Za-z0-9]{1,64}){1,8}"
     r"|[a-z]{1,32}[A-Z][A-Za-z0-9]{0,63}|[A-Z][a-z0-9]{1,32}[A-Z][A-Za-z0-9]{0,63})"
-    r"(?![\w/\\@-]|\.\w)"
+    r"(?![A-Za-z0-9_\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f/\\@-]|\.[A-Za-z0-9_])"
 )
 """A name written in prose that reads as code: a dotted call's name, `snake_case`,
 `camelCase`, `PascalCase`; not inside a path, a file name or a URL."""

@@ -42,6 +42,18 @@ def test_names_of_code_in_the_agents_prose_are_mentions() -> None:
     assert ("value", "MAX_UPLOAD_MB") in {(e.kind, e.text) for e in found}
 
 
+def test_a_name_glued_to_a_script_without_spaces_is_a_mention_and_part_of_a_latin_word_not() -> (
+    None
+):
+    prose = "parse_config関数を直し、Исправил useEffect; naïveBayes and café_au_lait stay."
+
+    assert mentions(extract([(0, Message.assistant(prose))])) == ["parse_config", "useEffect"]
+    assert [f.text for f in extract_facts([Message.assistant(prose)]) if f.kind == "mentions"] == [
+        "parse_config",
+        "useEffect",
+    ]
+
+
 def test_names_in_thinking_are_mentions_and_the_users_words_are_not() -> None:
     found = extract(
         [
