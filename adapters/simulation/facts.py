@@ -98,7 +98,9 @@ MENTIONED = re.compile(
     r"(?![A-Za-z0-9_\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f/\\@-]|\.[A-Za-z0-9_])"
 )
 """A name written in prose that reads as code: a dotted call's name, `snake_case`,
-`camelCase`, `PascalCase`; not inside a path, a file name or a URL."""
+`camelCase`, `PascalCase`; not inside a path, a file name or a URL. The same shapes as the
+ledger's `abridged.domain.ledger_mentions.MENTIONED`, written out here as every pattern of
+this module is: the measure does not change when the ledger's reading does."""
 NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,64}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?")
 OTHER_SCRIPT_NUMBER = re.compile(r"[^\W\d_A-Za-z]{2,64}[ \t]?[:=]?[ \t]?[0-9][0-9.,]*[0-9]%?")
 LOG_TIME = re.compile(
