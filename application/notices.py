@@ -7,6 +7,7 @@ happened to it (compacting…, compacted, pruned), with where the tokens go.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import Literal, TypeAlias
 
@@ -108,6 +109,9 @@ NoticeCallback: TypeAlias = Callable[[Notice], None]
 """Called with each notice as it happens (before `prepare_request` returns)."""
 
 
+_REPLACEMENTS = operator.attrgetter("replacements")
+
+
 def breakdown_of(session: Session, extra_tokens: int = 0) -> TokenBreakdown:
     """The breakdown of the session's next request, with `extra_tokens` of per-turn content
     (and the per-turn content recorded for a model that binds thinking)."""
@@ -139,7 +143,9 @@ def breakdown_of(session: Session, extra_tokens: int = 0) -> TokenBreakdown:
         summary_chunks=len(session.summaries),
         kept_messages=len(entries),
         kept_from=session.retained_from,
-        pruned_blocks=sum(len(e.replacements) for e in entries),
+        # Counted in C (`map`): a generator over the entries of a long session took half a
+        # millisecond a request.
+        pruned_blocks=sum(map(len, map(_REPLACEMENTS, entries))),
         message_count=session.message_count,
         generation=session.generation,
     )

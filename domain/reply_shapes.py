@@ -294,11 +294,17 @@ def loop_opener(messages: Sequence[Message]) -> Message | None:
     """The assistant message that opens the active tool loop (the first reply after the last
     plain user prompt), or `None` when the messages do not end in tool results. System
     messages are passed over: they sit between turns, not inside a loop."""
-    messages = [m for m in messages if m.role is not Role.SYSTEM]
-    if not messages or not messages[-1].tool_results:
-        return None
+    # Read from the end only as far as the loop goes: a request of a long session holds
+    # thousands of messages, and copying them all took a millisecond a request.
     opener = None
+    ends_in_results = None
     for message in reversed(messages):
+        if message.role is Role.SYSTEM:
+            continue
+        if ends_in_results is None:
+            ends_in_results = bool(message.tool_results)
+            if not ends_in_results:
+                return None
         if message.role is Role.ASSISTANT:
             opener = message
         elif not message.tool_results:
