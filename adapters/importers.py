@@ -388,7 +388,7 @@ def _before_call(blocks: list[JSON], index: int) -> bool:
 
 def _paired(blocks: list[JSON], calls: list[str], notes: list[str], number: int) -> list[JSON]:
     results: dict[str, Mapping[str, JSON]] = {}
-    again: list[str] = []
+    again: dict[str, None] = {}
     for block in blocks:
         if not (is_result(block) and isinstance(block, Mapping)):
             continue
@@ -398,14 +398,16 @@ def _paired(blocks: list[JSON], calls: list[str], notes: list[str], number: int)
             results[call_id] = block
             continue
         results[call_id] = _both_results(results[call_id], block)
-        if call_id not in again:
-            again.append(call_id)
+        again[call_id] = None
     if again:
         notes.append(
             f"{located(number)}: more than one result recorded for {', '.join(again)}; "
             "joined in one tool_result, in the order recorded"
         )
-    orphans = [i for i in results if i not in calls]
+    # Looked up in a set: a reply streamed as thousands of entries makes as many calls,
+    # and a look in the list for each result took seconds.
+    called = set(calls)
+    orphans = [i for i in results if i not in called]
     if orphans:
         notes.append(f"{located(number)}: results for {', '.join(orphans)} answer no call")
     answered = [results[i] for i in calls if i in results]
