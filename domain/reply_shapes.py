@@ -296,15 +296,12 @@ def loop_opener(messages: Sequence[Message]) -> Message | None:
     messages are passed over: they sit between turns, not inside a loop."""
     # Read from the end only as far as the loop goes: a request of a long session holds
     # thousands of messages, and copying them all took a millisecond a request.
+    earlier = (m for m in reversed(messages) if m.role is not Role.SYSTEM)
+    last = next(earlier, None)
+    if last is None or not last.tool_results:
+        return None
     opener = None
-    ends_in_results = None
-    for message in reversed(messages):
-        if message.role is Role.SYSTEM:
-            continue
-        if ends_in_results is None:
-            ends_in_results = bool(message.tool_results)
-            if not ends_in_results:
-                return None
+    for message in earlier:
         if message.role is Role.ASSISTANT:
             opener = message
         elif not message.tool_results:
