@@ -7,7 +7,6 @@ happened to it (compacting…, compacted, pruned), with where the tokens go.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from typing import Literal, TypeAlias
 
@@ -109,9 +108,6 @@ NoticeCallback: TypeAlias = Callable[[Notice], None]
 """Called with each notice as it happens (before `prepare_request` returns)."""
 
 
-_REPLACEMENTS = operator.attrgetter("replacements")
-
-
 def breakdown_of(session: Session, extra_tokens: int = 0) -> TokenBreakdown:
     """The breakdown of the session's next request, with `extra_tokens` of per-turn content
     (and the per-turn content recorded for a model that binds thinking)."""
@@ -143,9 +139,9 @@ def breakdown_of(session: Session, extra_tokens: int = 0) -> TokenBreakdown:
         summary_chunks=len(session.summaries),
         kept_messages=len(entries),
         kept_from=session.retained_from,
-        # Counted in C (`map`): a generator over the entries of a long session took half a
-        # millisecond a request.
-        pruned_blocks=sum(map(len, map(_REPLACEMENTS, entries))),
+        # Kept by the session's mutators: counting the tail took 0.4 ms a request at 10,000
+        # retained messages, twice (the prepare and its notice).
+        pruned_blocks=session.shown_otherwise(),
         message_count=session.message_count,
         generation=session.generation,
     )

@@ -17,7 +17,7 @@ Every index is a list or a dict of plain values, so snapshots store them as they
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Collection, MutableSequence, Sequence
+from collections.abc import Collection, Iterable, MutableSequence, Sequence
 from itertools import accumulate
 from typing import Any, Protocol
 
@@ -84,6 +84,12 @@ def thinking_tokens(entry: Entry) -> int:
         for i, b in enumerate(entry.message.content)
         if isinstance(b, ThinkingBlock | RedactedThinkingBlock) and i not in replaced
     )
+
+
+def replaced_count(entries: Iterable[Entry]) -> int:
+    """Blocks of `entries` shown otherwise than stored (pruned, truncated to text, dropped):
+    the definition of `SessionState.replaced_blocks`."""
+    return sum(len(entry.replacements) for entry in entries)
 
 
 def saving_of(entries: Sequence[Entry], k: int, settings: CompactionSettings) -> int:

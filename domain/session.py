@@ -26,6 +26,7 @@ from eventsourcing.domain import Aggregate
 from abridged.domain import events
 from abridged.domain.context import Entry, SummaryChunk, raw_estimate
 from abridged.domain.degradation import shaped
+from abridged.domain.errors import InvalidMessageError
 from abridged.domain.ledger import LedgerUpdate, changes, check_update
 from abridged.domain.messages import Message, Role, WireBlock
 from abridged.domain.planner import CompactionOutcome, Decision
@@ -34,6 +35,7 @@ from abridged.domain.reconfiguration import Reconfiguring
 from abridged.domain.reply_shapes import leads_with_compaction
 from abridged.domain.reshowing import ReshownMessage
 from abridged.domain.settings import CompactionSettings
+from abridged.domain.state import SessionState
 from abridged.domain.tokens import MESSAGE_OVERHEAD, CountText, message_block_tokens
 from abridged.domain.turn_context import TurnContexts
 from abridged.domain.usage import Usage
@@ -167,7 +169,7 @@ class Session(Reconfiguring, TurnContexts, Withdrawals, Aggregate):
     ) -> CompactionOutcome:
         """Replaces the messages before `decision.retained_from` by a summary chunk; with
         `ledger`, the facts ledger is updated first (`LedgerUpdated`)."""
-        chunk, replaced = self.next_chunk(decision, text, tokens, model, block, chained_revision)
+        chunk, replaced = next_chunk(self, decision, text, tokens, model, block, chained_revision)
         # The ledger first: the event's before and after (re-derived by an audit from the
         # state before each event) both count it as this compaction leaves it.
         if ledger is not None:
@@ -342,3 +344,29 @@ class Session(Reconfiguring, TurnContexts, Withdrawals, Aggregate):
     def delete(self, reason: str) -> None:
         """Marks the session deleted; the service refuses every later command."""
         self.trigger_event(self.Deleted, reason=reason)
+
+
+def next_chunk(
+    state: SessionState,
+    decision: Decision,
+    text: str,
+    tokens: int,
+    model: str,
+    block: str | None = None,
+    chained_revision: int | None = None,
+) -> tuple[SummaryChunk, int]:
+    """The summary chunk a compaction to `decision` with `text` makes, and how many
+    earlier chunks it folds in; `InvalidMessageError` when it would summarize nothing."""
+    if not state.entries or decision.retained_from <= state.retained_from:
+        raise InvalidMessageError("this compaction would summarize nothing")
+    if not text.strip() and block is None:
+        raise InvalidMessageError("a summary cannot be empty")
+    # A chained block stands for everything before the kept turns, earlier chunks too.
+    folds = decision.resummarize or chained_revision is not None
+    replaced = len(state.summaries) if folds else 0
+    first = state.summaries[0].first_position if replaced else state.retained_from
+    last = decision.retained_from - 1
+    chunk = SummaryChunk(
+        text, first, last, tokens, model, state.generation + 1, block, chained_revision
+    )
+    return chunk, replaced

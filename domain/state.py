@@ -21,19 +21,18 @@ import attrs
 
 from abridged.domain import state_upcasts as upcasts
 from abridged.domain.context import Entry, SummaryChunk, calibrated, raw_estimate
-from abridged.domain.errors import InvalidMessageError
 from abridged.domain.indexes import (
     TailIndexes,
     has_thinking,
     rebuilt_sums,
     recompute,
+    replaced_count,
     saving_of,
     thinking_tokens,
 )
 from abridged.domain.instructions import superseded_instructions
 from abridged.domain.ledger import LedgerEntry
 from abridged.domain.messages import Message, RedactedThinkingBlock, Role, ThinkingBlock
-from abridged.domain.planner import Decision
 from abridged.domain.pruning import output_tokens, prunable_tokens
 from abridged.domain.replies import shown_reply
 from abridged.domain.reshowing import ReshownMessage
@@ -45,12 +44,15 @@ from abridged.domain.validation import check_blocks, check_next
 class SessionState(TailIndexes):
     """A session's state: the attributes the `Started` mutator sets and later events change."""
 
-    class_version = 7
+    class_version = 8
     """2: the state holds the incremental indexes of `abridged.domain.indexes`;
     3: and the host's metadata, tags and deletion mark;
     4: and the facts ledger (`ledger`, `ledger_text`, `ledger_tokens`) and `compacted_to`,
     the estimate the last compaction left;
-    5: the ledger's text as segments (`ledger_segments`) instead of one `ledger_text`."""
+    5: the ledger's text as segments (`ledger_segments`) instead of one `ledger_text`;
+    6: whether the model binds thinking to its prefix, and the prefix's revision;
+    7: the calibration's starting ratio for the model's tokenizer (`tokenizer_ratio`);
+    8: the count of retained blocks shown otherwise (`replaced_blocks`)."""
 
     model: str
     context_window: int
@@ -76,6 +78,10 @@ class SessionState(TailIndexes):
     """Whether the model binds each thinking block to the prefix it was produced under
     (preserved thinking): the planners then change earlier content only at a compaction,
     and every thinking block produced before such a change leaves the view with it."""
+    replaced_blocks: int | None
+    """How many blocks of the retained tail are shown otherwise than stored (pruned,
+    truncated to text, dropped), kept by the mutators; None after a load from a snapshot
+    taken before it was kept, until `shown_otherwise` counts it."""
     prefix_revision: int
     """Counts the changes to what requests show before their last message (a compaction, a
     prune, a downgrade, a ledger update, a new system prompt or tools): a reply recorded at
@@ -151,6 +157,7 @@ class SessionState(TailIndexes):
         self.entries = []
         self.summaries = [summary] if summary else []
         self.message_count = self.generation = self.tail_tokens = self.prune_boundary = 0
+        self.replaced_blocks = 0
         self.calibration = 1.0
         self.thinking_seen = False
         self.prefix_revision = 0
@@ -169,6 +176,15 @@ class SessionState(TailIndexes):
     upcast_v4_v5 = staticmethod(upcasts.v4_v5)
     upcast_v5_v6 = staticmethod(upcasts.v5_v6)
     upcast_v6_v7 = staticmethod(upcasts.v6_v7)
+    upcast_v7_v8 = staticmethod(upcasts.v7_v8)
+
+    def shown_otherwise(self) -> int:
+        """How many blocks of the retained tail are shown otherwise than stored (pruned,
+        truncated to text, dropped): `replaced_blocks`, counted once from the tail when a
+        snapshot taken before it was kept left it unknown."""
+        if self.replaced_blocks is None:
+            self.replaced_blocks = replaced_count(self.entries)
+        return self.replaced_blocks
 
     def defer_tail(self, source: TailSource) -> None:
         """The retained tail's messages (and the shown messages made of them) are read from
@@ -289,31 +305,6 @@ class SessionState(TailIndexes):
         at = len(self.entries)
         check_next(lambda k: self.entries[k].message, at, message, lambda: self.tool_ids)
 
-    def next_chunk(
-        self,
-        decision: Decision,
-        text: str,
-        tokens: int,
-        model: str,
-        block: str | None = None,
-        chained_revision: int | None = None,
-    ) -> tuple[SummaryChunk, int]:
-        """The summary chunk a compaction to `decision` with `text` makes, and how many
-        earlier chunks it folds in; `InvalidMessageError` when it would summarize nothing."""
-        if not self.entries or decision.retained_from <= self.retained_from:
-            raise InvalidMessageError("this compaction would summarize nothing")
-        if not text.strip() and block is None:
-            raise InvalidMessageError("a summary cannot be empty")
-        # A chained block stands for everything before the kept turns, earlier chunks too.
-        folds = decision.resummarize or chained_revision is not None
-        replaced = len(self.summaries) if folds else 0
-        first = self.summaries[0].first_position if replaced else self.retained_from
-        last = decision.retained_from - 1
-        chunk = SummaryChunk(
-            text, first, last, tokens, model, self.generation + 1, block, chained_revision
-        )
-        return chunk, replaced
-
     # Index maintenance, called by the mutators.
 
     def saving_of_next(self, entry: Entry) -> int:
@@ -335,6 +326,8 @@ class SessionState(TailIndexes):
         self.entry_versions.append(version)
         self.message_count += 1
         self.tail_tokens += entry.shown_tokens
+        if self.replaced_blocks is not None:
+            self.replaced_blocks += len(entry.replacements)
         message = entry.message
         uses = message.tool_uses
         for use in uses:
@@ -362,6 +355,8 @@ class SessionState(TailIndexes):
             before = self.entries[k]
             self.entries[k] = before.replaced(block_index, text, tokens)
             self.tail_tokens += self.entries[k].shown_tokens - before.shown_tokens
+            if self.replaced_blocks is not None:
+                self.replaced_blocks += len(self.entries[k].replacements) - len(before.replacements)
             self.shown_messages[k] = self.entries[k].shown_message
             changed.add(k)
         self._entries_changed(changed)
@@ -428,6 +423,8 @@ class SessionState(TailIndexes):
             self.carried_system = (*self.carried_system, *carried)
         del self.entry_versions[:drop]
         self.tail_tokens -= sum(e.shown_tokens for e in dropped)
+        if self.replaced_blocks is not None:
+            self.replaced_blocks -= replaced_count(dropped)
         for entry in dropped:
             for use in entry.message.tool_uses:
                 self.tool_ids.pop(use.id, None)

@@ -50,3 +50,10 @@ def v6_v7(state: dict[str, Any]) -> None:
     """A snapshot taken before the calibration started at the model's tokenizer ratio: it
     started at 1.0."""
     state["tokenizer_ratio"] = 1.0
+
+
+def v7_v8(state: dict[str, Any]) -> None:
+    """A snapshot taken before the count of blocks shown otherwise was kept: it is counted
+    from the retained tail when first needed (`SessionState.shown_otherwise`), once its
+    messages are read."""
+    state["replaced_blocks"] = None

@@ -31,7 +31,7 @@ from eventsourcing.domain import CanMutateAggregate
 
 from abridged.domain.errors import TurnNotWithdrawableError
 from abridged.domain.events import SessionEvent
-from abridged.domain.indexes import recompute
+from abridged.domain.indexes import recompute, replaced_count
 from abridged.domain.reply_shapes import leads_with_compaction
 from abridged.domain.state import SessionState
 
@@ -113,6 +113,8 @@ def withdraw_from(session: SessionState, position: int) -> None:
     del session.entry_versions[keep:]
     session.message_count = position
     session.tail_tokens -= sum(e.shown_tokens for e in withdrawn)
+    if session.replaced_blocks is not None:
+        session.replaced_blocks -= replaced_count(withdrawn)
     instructions = tuple(e.message for e in withdrawn if e.message.is_system)
     if instructions:
         session.queued_system = (*instructions, *session.queued_system)

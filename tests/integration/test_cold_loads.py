@@ -12,9 +12,11 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+from eventsourcing.persistence import StoredEvent
 
 from abridged.adapters.bootstrap import bootstrap
 from abridged.adapters.erasure import erase_stored_events
+from abridged.application.notices import breakdown_of
 from abridged.application.service import Sessions
 from abridged.application.snapshot_columns import EntryTable, LedgerTable
 from abridged.application.snapshots import (
@@ -274,10 +276,9 @@ def test_a_compacting_session_is_snapshotted_after_each_event_that_reads_its_tai
     assert comparable(loaded) == comparable(app.session(session_id))
 
 
-def test_pruned_outputs_are_read_from_their_events_not_the_snapshot(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    app = bootstrap(tmp_path / "s.sqlite3")
+def pruned_session(path: Path) -> tuple[Sessions, UUID]:
+    """A session whose older tool outputs were pruned, with nothing compacted yet."""
+    app = bootstrap(path)
     session_id = app.start_session(
         model="claude-test",
         context_window=100_000,
@@ -296,6 +297,13 @@ def test_pruned_outputs_are_read_from_their_events_not_the_snapshot(
                 app.append_message(session_id, message)
     app.append_message(session_id, {"role": "user", "content": "And now?"})
     app.prepare_request(session_id)
+    return app, session_id
+
+
+def test_pruned_outputs_are_read_from_their_events_not_the_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app, session_id = pruned_session(tmp_path / "s.sqlite3")
     eager = app.session(session_id)
     history = app.history(session_id)
     assert any(isinstance(e, Session.ToolsPruned) for e in history)
@@ -352,3 +360,42 @@ def test_the_tails_messages_are_read_from_their_rows_without_building_their_even
     assert len(messages) > 100
     assert "MessageAppended" not in built
     assert messages == [e.message for e in app.session(session_id).entries]
+
+
+def test_a_snapshot_from_before_the_count_of_blocks_shown_otherwise_counts_them_on_load(
+    tmp_path: Path,
+) -> None:
+    app, session_id = pruned_session(tmp_path / "s.sqlite3")
+    live = app.session(session_id)
+    assert live.replaced_blocks == sum(len(e.replacements) for e in live.entries) > 0
+    assert app.snapshots is not None
+    app.take_snapshot(session_id)
+    # The same snapshot as version 7 of the state wrote it: without the count.
+    row = app.snapshots.recorder.select_events(session_id, desc=True, limit=1)[0]
+    state = row.state.decode()
+    assert f'"replaced_blocks":{live.replaced_blocks},' in state
+    state = state.replace(f'"replaced_blocks":{live.replaced_blocks},', "")
+    state = state.replace('"class_version":8}', '"class_version":7}')
+    old = bootstrap(tmp_path / "old.sqlite3")
+    old.recorder.insert_events(app.recorder.select_events(session_id))
+    assert old.snapshots is not None
+    old.snapshots.recorder.insert_events(
+        [StoredEvent(session_id, row.originator_version, row.topic, state.encode())]
+    )
+
+    loaded = old.session(session_id)
+    assert loaded.replaced_blocks is None
+    assert breakdown_of(loaded).pruned_blocks == live.replaced_blocks
+    assert loaded.replaced_blocks == live.replaced_blocks
+    # A session loaded so keeps the count from then on, through prunes and compactions.
+    old.record_reply(session_id, Message.assistant("Noted."))
+    for i in range(6):
+        for message in turn(f"More {i}", [f"later{i} " + words(700, "output")]):
+            if message.role is Role.ASSISTANT:
+                old.prepare_request(session_id)
+                old.record_reply(session_id, message)
+            else:
+                old.append_message(session_id, message)
+    after = old.session(session_id)
+    assert after.replaced_blocks == sum(len(e.replacements) for e in after.entries)
+    assert after.replaced_blocks > live.replaced_blocks

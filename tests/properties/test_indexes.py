@@ -22,7 +22,13 @@ from abridged.adapters.summarizers import ExtractiveSummarizer
 from abridged.application.service import Sessions
 from abridged.application.snapshot_columns import bodiless
 from abridged.domain import planner, thinking_plan
-from abridged.domain.indexes import INDEX_NAMES, has_thinking, protected_index, recompute
+from abridged.domain.indexes import (
+    INDEX_NAMES,
+    has_thinking,
+    protected_index,
+    recompute,
+    replaced_count,
+)
 from abridged.domain.messages import Message, Role
 from abridged.domain.pruning import downgrades_of, plan_pruning, plan_reasoning, protected_from
 from abridged.domain.session import Session
@@ -48,6 +54,7 @@ def assert_indexes_hold(session: Session) -> None:
     for name in INDEX_NAMES:
         assert getattr(session, name) == getattr(expected, name), name
     assert session.tail_tokens == sum(e.shown_tokens for e in entries)
+    assert session.shown_otherwise() == replaced_count(entries)
     assert set(session.tool_ids) == {u.id for e in entries for u in e.message.tool_uses}
     assert len(session.entry_versions) == len(entries)
 
