@@ -19,9 +19,17 @@ A log has one entry a line. What the model saw, and how the log writes it:
   note), but for a log that starts with it: there it is all that is known of what came before.
 - A sub-agent's own log (`<session>/subagents/agent-*.jsonl`) is all `isSidechain` entries:
   read as its conversation. In a main log, sidechain entries are another agent's and skipped.
+- A local command's lines (`/mcp`, `/model` and what they printed: `system` entries of
+  subtype `local_command`, their text in `content`) are sent to the model as user text, so
+  that it can refer to them later: they are read so, joined to the user message around them.
+- A prompt the user typed while the agent worked reaches the model beside the next tool
+  results: a `queued_command` attachment entry, read as text (and images) of that user
+  message. Claude Code wraps it in a reminder the log does not hold; the user's words are
+  read as written. Older logs record such a prompt only as queue operations, which do not
+  say whether the model got it: each queued prompt found in no user entry is named in a note.
 - API-error placeholders (`isApiErrorMessage`, model `<synthetic>`) and bookkeeping entries
-  (`progress`, `attachment`, `summary`, snapshots, queue operations, system notices with no
-  message) are skipped; `role: "system"` messages are kept.
+  (`progress`, other `attachment`s, `summary`, snapshots, queue operations, system notices with
+  no message) are skipped; `role: "system"` messages are kept.
 
 Then `abridged.adapters.importers.normalize` makes a valid conversation of it.
 """
@@ -31,6 +39,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 
+import attrs
+
 from abridged.adapters.importers import FormatError, Imported, normalize
 from abridged.adapters.recorded import is_result
 from abridged.domain.messages import JSON
@@ -38,62 +48,101 @@ from abridged.domain.messages import JSON
 Record = tuple[int, str, list[JSON], "str | None"]
 """A log entry kept: its line, role, blocks and (for a reply) the `message.id`."""
 
+READ_AS_USER_TEXT = "abridgedReadAsUserText"
+"""The key marking an entry read as user text that is not a prompt (a local command's lines,
+a prompt queued mid-turn): a rewind is never read from it."""
+
 
 def import_claude_code(records: Iterable[tuple[int, JSON]], notes: Iterable[str] = ()) -> Imported:
     """A Claude Code session log's main conversation (a sub-agent's, for a sub-agent's own
     log); raises `FormatError`."""
     notes = list(notes)
-    main: list[tuple[int, Mapping[str, JSON]]] = []
-    sidechain: list[tuple[int, Mapping[str, JSON]]] = []
-    model = None
-    synthetic = 0
-    seen: set[str] = set()
-    again = 0
-    lines: dict[str, int] = {}
-    """The line of each entry with a uuid, bookkeeping too: what a `parentUuid` names."""
-    boundaries: list[int] = []
+    log = _Entries()
     for number, entry in records:
         if not isinstance(entry, Mapping):
             raise FormatError(number, "a Claude Code log entry must be a JSON object")
+        log.read(number, entry)
+    entries = _conversation(log.main, log.sidechain, notes)
+    notes.extend(_read_as_text_notes(log.read_as_text))
+    notes.extend(_queued_only(log.queued, entries))
+    if log.synthetic:
+        notes.append(f"{log.synthetic} synthetic API-error entries skipped")
+    if log.again:
+        notes.append(f"{log.again} entries written again (a uuid already read) skipped")
+    raw = _regrouped(_rewound(entries, log.lines, log.boundaries, notes), notes)
+    return normalize(
+        [(n, role, blocks) for n, role, blocks, _ in raw], model=log.model, notes=notes
+    )
+
+
+@attrs.define
+class _Entries:
+    """A log's entries, sorted as they are read: the conversation's (main or sidechain) and
+    what the notes and the rewinds need."""
+
+    main: list[tuple[int, Mapping[str, JSON]]] = attrs.field(factory=list)
+    sidechain: list[tuple[int, Mapping[str, JSON]]] = attrs.field(factory=list)
+    model: str | None = None
+    synthetic: int = 0
+    again: int = 0
+    seen: set[str] = attrs.field(factory=set)
+    lines: dict[str, int] = attrs.field(factory=dict)
+    """The line of each entry with a uuid, bookkeeping too: what a `parentUuid` names."""
+    boundaries: list[int] = attrs.field(factory=list)
+    queued: list[tuple[int, str]] = attrs.field(factory=list)
+    """The prompts queue operations hold (`enqueue`), with their lines."""
+    read_as_text: dict[str, int] = attrs.field(
+        factory=lambda: {"local_command": 0, "queued_command": 0}
+    )
+
+    def read(self, number: int, entry: Mapping[str, JSON]) -> None:
         uuid = entry.get("uuid")
-        if isinstance(uuid, str):
-            lines.setdefault(uuid, number)
-        if entry.get("subtype") == "compact_boundary":
-            boundaries.append(number)
-        if isinstance(uuid, str) and entry.get("type") in ("user", "assistant", "system"):
-            # An entry is one record of the conversation, whatever its blocks: one written
-            # again (its uuid read already) is the same record, not another turn.
-            if uuid in seen:
-                again += 1
-                continue
-            seen.add(uuid)
         kind = entry.get("type")
+        if isinstance(uuid, str):
+            self.lines.setdefault(uuid, number)
+            if kind in ("user", "assistant", "system", "attachment"):
+                # An entry is one record of the conversation, whatever its blocks: one written
+                # again (its uuid read already) is the same record, not another turn.
+                if uuid in self.seen:
+                    self.again += 1
+                    return
+                self.seen.add(uuid)
+        if entry.get("subtype") == "compact_boundary":
+            self.boundaries.append(number)
+        if kind == "queue-operation" and entry.get("operation") == "enqueue":
+            content = entry.get("content")
+            if isinstance(content, str) and content.strip():
+                self.queued.append((number, content))
+            return
         message = entry.get("message")
-        if kind == "system" and _is_system_message(message):
+        text_entry = _user_text_entry(entry)
+        if text_entry is not None:
+            self.read_as_text[str(text_entry[READ_AS_USER_TEXT])] += 1
+            self._keep(number, text_entry)
+        elif kind == "system" and _is_system_message(message):
             # An instruction the host sent mid-conversation (`role: "system"`), not one of
             # the log's own notices, which have no message.
-            main.append((number, entry))
-            continue
-        if kind not in ("user", "assistant"):
-            continue
+            self.main.append((number, entry))
+        elif kind in ("user", "assistant"):
+            self._conversation_entry(number, entry, str(kind), message)
+
+    def _conversation_entry(
+        self, number: int, entry: Mapping[str, JSON], kind: str, message: JSON
+    ) -> None:
         if entry.get("isApiErrorMessage"):
-            synthetic += 1
-            continue
+            self.synthetic += 1
+            return
         if not isinstance(message, Mapping):
             raise FormatError(number, f"a {kind} entry needs its 'message' object")
         if message.get("model") == "<synthetic>":
-            synthetic += 1
-            continue
-        if kind == "assistant" and model is None and isinstance(message.get("model"), str):
-            model = message["model"]
-        (sidechain if entry.get("isSidechain") else main).append((number, entry))
-    entries = _conversation(main, sidechain, notes)
-    if synthetic:
-        notes.append(f"{synthetic} synthetic API-error entries skipped")
-    if again:
-        notes.append(f"{again} entries written again (a uuid already read) skipped")
-    raw = _regrouped(_rewound(entries, lines, boundaries, notes), notes)
-    return normalize([(n, role, blocks) for n, role, blocks, _ in raw], model=model, notes=notes)
+            self.synthetic += 1
+            return
+        if kind == "assistant" and self.model is None and isinstance(message.get("model"), str):
+            self.model = str(message["model"])
+        self._keep(number, entry)
+
+    def _keep(self, number: int, entry: Mapping[str, JSON]) -> None:
+        (self.sidechain if entry.get("isSidechain") else self.main).append((number, entry))
 
 
 def _conversation(
@@ -142,8 +191,88 @@ def _rewound(
     return kept
 
 
+def _user_text_entry(entry: Mapping[str, JSON]) -> dict[str, JSON] | None:
+    """A local command's line or a queued prompt's attachment as a user entry of its text
+    (marked `READ_AS_USER_TEXT`), or None for any other entry, or one with nothing to read."""
+    content: JSON = None
+    if entry.get("type") == "system" and entry.get("subtype") == "local_command":
+        source, content = "local_command", entry.get("content")
+    elif entry.get("type") == "attachment":
+        attachment = entry.get("attachment")
+        if not isinstance(attachment, Mapping) or attachment.get("type") != "queued_command":
+            return None
+        source, content = "queued_command", attachment.get("prompt")
+        if isinstance(content, list):
+            content = [
+                b for b in content if isinstance(b, Mapping) and b.get("type") in ("text", "image")
+            ]
+    else:
+        return None
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}] if content.strip() else []
+    if not isinstance(content, list) or not content:
+        return None
+    return {
+        **entry,
+        "type": "user",
+        "message": {"role": "user", "content": content},
+        READ_AS_USER_TEXT: source,
+    }
+
+
+def _read_as_text_notes(counts: Mapping[str, int]) -> list[str]:
+    notes = []
+    if counts["local_command"]:
+        notes.append(
+            f"{counts['local_command']} lines of local commands (`/mcp`, `/model` and their "
+            "output) read as user text, as Claude Code sends them"
+        )
+    if counts["queued_command"]:
+        notes.append(
+            f"{counts['queued_command']} prompts typed while the agent worked (queued "
+            "commands) read as user text beside the results they came with"
+        )
+    return notes
+
+
+def _queued_only(
+    queued: list[tuple[int, str]], entries: list[tuple[int, Mapping[str, JSON]]]
+) -> list[str]:
+    """A note for each prompt a queue operation holds that no user entry read holds as its
+    text (sent as the next prompt, or as a queued command): the log does not say whether the
+    model got it (delivered mid-turn, or taken back)."""
+    if not queued:
+        return []
+    read: set[str] = set()
+    for _, entry in entries:
+        message = entry.get("message")
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if entry.get("type") != "user" or entry.get("isCompactSummary"):
+            continue
+        if isinstance(content, str):
+            read.add(content.strip())
+        elif isinstance(content, list):
+            texts = [b.get("text") for b in content if isinstance(b, Mapping)]
+            read.add("\n".join(t for t in texts if isinstance(t, str)).strip())
+    return [
+        f"line {number}: a prompt queued while the agent worked ({_quoted(text)}) is in the "
+        "log only as a queue operation, which does not say whether the model got it; left out"
+        for number, text in queued
+        # A slash command queued is run as one: its lines are read as a local command's.
+        if text.strip() not in read and not text.lstrip().startswith("/")
+    ]
+
+
+def _quoted(text: str, limit: int = 60) -> str:
+    line = " ".join(text.split())
+    return repr(line if len(line) <= limit else line[: limit - 1] + "…")
+
+
 def _prompt(entry: Mapping[str, JSON]) -> bool:
-    """Whether a user entry holds more than tool results (which answer calls, not prompts)."""
+    """Whether a user entry holds more than tool results (which answer calls, not prompts),
+    and is not text read from a local command or a queued prompt."""
+    if entry.get(READ_AS_USER_TEXT):
+        return False
     message = entry.get("message")
     content = message.get("content") if isinstance(message, Mapping) else None
     return not isinstance(content, list) or not content or not all(is_result(b) for b in content)

@@ -271,14 +271,18 @@ def normalize(
     user message that is more than results (of calls made before the record starts)."""
     notes = list(notes)
     joined: list[tuple[int, str, list[JSON]]] = []
+    blank = 0
     for number, role, blocks in _systems_before_replies(raw):
         kept = [b for b in blocks if not _blank_text(b)]
+        blank += len(blocks) - len(kept)
         if not kept:
             continue
         if joined and joined[-1][1] == role:
             _join(role, joined[-1][2], kept, notes, number)
             continue
         joined.append((number, role, kept))
+    if blank:
+        notes.append(f"{blank} text blocks of only white space left out (the API refuses them)")
     joined = [(n, role, _results_first(b) if role == "user" else b) for n, role, b in joined]
     joined = unique_call_ids(from_first_prompt(joined, notes), notes)
     paired: list[tuple[int, str, list[JSON]]] = []
@@ -304,7 +308,7 @@ def normalize(
             raise FormatError(number or None, str(error)) from None
     numbers = [number for number, _, _ in paired]
     if not messages:
-        raise FormatError(None, "holds no conversation (no user message)")
+        raise FormatError(None, "holds no conversation (no user prompt, only tool results)")
     return Imported(tuple(messages), tuple(numbers), system, model, tuple(notes))
 
 

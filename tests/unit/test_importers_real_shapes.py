@@ -331,7 +331,9 @@ def test_a_blank_text_block_before_thinking_leaves_the_thinking_first(tmp_path: 
 
 
 def test_bookkeeping_entries_of_a_real_log_are_skipped_without_a_note(tmp_path: Path) -> None:
-    # file-history-snapshot, queue-operation, progress and system entries with no message.
+    # file-history-snapshot, a queue operation that holds no prompt, progress and system
+    # notices with no message (a local command's lines are not bookkeeping: see
+    # test_importers_claude_code_text.py).
     log = RealLog()
     log.entries.append(
         {
@@ -351,9 +353,6 @@ def test_bookkeeping_entries_of_a_real_log_are_skipped_without_a_note(tmp_path: 
     )
     log.progress()
     log.user("start phoenix in background")
-    log.add(
-        "system", subtype="local_command", level="info", content="<command-name>/mcp</command-name>"
-    )
     log.add("system", subtype="stop_hook_summary", level="suggestion", hookCount=1)
     log.add("system", subtype="turn_duration", durationMs=24576)
     log.block("msg_01K7hVSg", text("Started."))
