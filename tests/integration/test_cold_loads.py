@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import gc
 import pickle
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -56,14 +56,19 @@ class Reads:
         return sum(1 for n in self.calls if n > 1)
 
 
+def play(app: Sessions, session_id: UUID, messages: Iterable[Message]) -> None:
+    """Each reply after a prepared request, as a host sends them."""
+    for message in messages:
+        if message.role is Role.ASSISTANT:
+            app.prepare_request(session_id)
+            app.record_reply(session_id, message)
+        else:
+            app.append_message(session_id, message)
+
+
 def feed(app: Sessions, session_id: UUID, turns: int) -> None:
     for i in range(turns):
-        for message in turn(f"Request {i}", [words(60, "output"), words(40, "log")]):
-            if message.role is Role.ASSISTANT:
-                app.prepare_request(session_id)
-                app.record_reply(session_id, message)
-            else:
-                app.append_message(session_id, message)
+        play(app, session_id, turn(f"Request {i}", [words(60, "output"), words(40, "log")]))
 
 
 def stored_session(path: Path, turns: int = 20) -> tuple[Sessions, UUID]:
@@ -289,12 +294,7 @@ def pruned_session(path: Path) -> tuple[Sessions, UUID]:
         ),
     )
     for i in range(30):
-        for message in turn(f"Request {i}", [f"pruned{i} " + words(700, "output")]):
-            if message.role is Role.ASSISTANT:
-                app.prepare_request(session_id)
-                app.record_reply(session_id, message)
-            else:
-                app.append_message(session_id, message)
+        play(app, session_id, turn(f"Request {i}", [f"pruned{i} " + words(700, "output")]))
     app.append_message(session_id, {"role": "user", "content": "And now?"})
     app.prepare_request(session_id)
     return app, session_id
@@ -390,12 +390,7 @@ def test_a_snapshot_from_before_the_count_of_blocks_shown_otherwise_counts_them_
     # A session loaded so keeps the count from then on, through prunes and compactions.
     old.record_reply(session_id, Message.assistant("Noted."))
     for i in range(6):
-        for message in turn(f"More {i}", [f"later{i} " + words(700, "output")]):
-            if message.role is Role.ASSISTANT:
-                old.prepare_request(session_id)
-                old.record_reply(session_id, message)
-            else:
-                old.append_message(session_id, message)
+        play(old, session_id, turn(f"More {i}", [f"later{i} " + words(700, "output")]))
     after = old.session(session_id)
     assert after.replaced_blocks == sum(len(e.replacements) for e in after.entries)
     assert after.replaced_blocks > live.replaced_blocks
