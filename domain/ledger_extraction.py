@@ -39,6 +39,10 @@ NAME_CHARS = 120
 COMMAND_CHARS = 240
 ERROR_CHARS = 200
 PATH_CHARS = 300
+URL_CHARS = 2_048
+"""A link is kept whole up to the length browsers and servers commonly take: cut short, it
+leads elsewhere (a search's or a booking's query string runs to several hundred characters).
+A short ledger weighs an entry by the room it takes, so long links go before short facts."""
 CALL_CHARS = 300
 """A call's entry, its tool's name and arguments, is at most this long (whole arguments)."""
 CALL_VALUE_CHARS = 120
@@ -305,7 +309,7 @@ def _prose(text: str) -> str:
 
 def _urls(text: str) -> Iterable[str]:
     for url in URL.findall(text):
-        yield url.rstrip(".,;:!?")[:PATH_CHARS]
+        yield url.rstrip(".,;:!?")[:URL_CHARS]
 
 
 def _strings(value: JSON) -> Iterable[str]:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from abridged.domain.ledger import extract
 from abridged.domain.ledger_values import _FIRST, _LATIN, GLUED_CHARS, VALUE, script_numbers
-from abridged.domain.messages import Message, Role, TextBlock
+from abridged.domain.messages import Message, Role, TextBlock, ToolUseBlock
 
 
 def said(text: str) -> list[tuple[str, str]]:
@@ -218,3 +218,19 @@ def test_values_are_those_of_the_reference_expression(text: str) -> None:
     assert [m.group(0) for m in VALUE.finditer(text)] == [
         m.group(0) for m in _REFERENCE.finditer(text)
     ]
+
+
+def test_a_long_link_is_kept_whole() -> None:
+    # A booking search's link runs to several hundred characters; cut, it leads elsewhere.
+    query = "&".join(f"param{k}=value{k}" for k in range(40))
+    link = f"https://www.booking.example/searchresults.en-gb.html?{query}"
+    assert 600 < len(link) < 2_048
+    call = ToolUseBlock(id="toolu_1", name="browser_navigate", input={"url": link})
+    messages = [
+        Message.user("Find a hotel in Faro."),
+        Message(Role.ASSISTANT, (TextBlock(f"Opening {link} now."), call)),
+    ]
+
+    urls = [e.text for e in extract(list(enumerate(messages))) if e.kind == "url"]
+
+    assert urls == [link]
