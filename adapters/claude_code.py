@@ -168,8 +168,13 @@ def _rewound(
     """`entries` without the branches the log left: a prompt whose `parentUuid` names an
     earlier entry than the last (the user rewound, or edited a prompt: null, for the first)
     goes on from that entry, and the entries written after it are a branch the model no
-    longer sees in that conversation. The log goes on from the last branch, so it is kept."""
+    longer sees in that conversation. The log goes on from the last branch, so it is kept.
+
+    A log whose entries name no parent at all (written by another tool, or by hand, with
+    every `parentUuid` null) says nothing of branches: it is read in order."""
     kept: list[tuple[int, Mapping[str, JSON]]] = []
+    if not any(isinstance(entry.get("parentUuid"), str) for _, entry in entries):
+        return list(entries)
     for number, entry in entries:
         parent = entry.get("parentUuid", "")
         if entry.get("type") == "user" and _prompt(entry) and kept:

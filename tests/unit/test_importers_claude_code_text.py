@@ -148,3 +148,22 @@ def test_blank_text_blocks_are_left_out_with_a_note(tmp_path: Path) -> None:
 
     assert wires(transcript)[1]["content"] == [text("Hi.")]
     assert any("1 text blocks of only white space" in n for n in transcript.notes)
+
+
+def test_a_log_whose_entries_name_no_parent_is_read_in_order(tmp_path: Path) -> None:
+    # Every parentUuid null: no entry says it goes on from another, so none is a rewind.
+    log = RealLog()
+    for k in range(3):
+        log.user(f"question {k}")
+        log.block(f"msg_{k}", text(f"answer {k}"))
+    for entry in log.entries:
+        entry["parentUuid"] = None
+
+    transcript = load_transcript(log.write(tmp_path / "s.jsonl"))
+
+    assert [m["content"][0]["text"] for m in wires(transcript)][::2] == [
+        "question 0",
+        "question 1",
+        "question 2",
+    ]
+    assert not any("rewind" in note for note in transcript.notes)
