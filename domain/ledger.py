@@ -149,6 +149,7 @@ SECTIONS: tuple[tuple[str, tuple[LedgerKind, ...]], ...] = (
     ("Commands run (✗ failed)", ("command-failed", "command")),
     ("Other tool calls, with their arguments", ("call",)),
     ("Error lines, quoted from tool outputs", ("error",)),
+    ("Test runs, quoted from tool outputs", ("test-result",)),
     ("Names and values", ("identifier", "mention", "number", "value")),
     ("Links", ("url",)),
 )

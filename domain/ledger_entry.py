@@ -11,7 +11,8 @@ import attrs
 
 LedgerKind = str
 """`request`, `constraint`, `file-read`, `file-modified`, `file-created`, `command`,
-`command-failed`, `call`, `error`, `identifier`, `mention`, `url`, `number` or `value`."""
+`command-failed`, `call`, `error`, `test-result`, `identifier`, `mention`, `url`, `number` or
+`value`."""
 
 KINDS: tuple[LedgerKind, ...] = (
     "request",
@@ -23,6 +24,7 @@ KINDS: tuple[LedgerKind, ...] = (
     "command",
     "call",
     "error",
+    "test-result",
     "identifier",
     "mention",
     "url",
@@ -37,6 +39,7 @@ PRIORITY: Mapping[LedgerKind, int] = {
     "command": 1,
     "call": 0,
     "error": 3,
+    "test-result": 2,
     "command-failed": 3,
     "url": 2,
     "value": 2,

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from abridged.domain.command_lines import command_lines
 from abridged.domain.ledger_entry import LedgerEntry, LedgerKind, merge, outranks
 from abridged.domain.ledger_mentions import mentions
+from abridged.domain.ledger_runs import run_counts
 from abridged.domain.ledger_values import VALUE_CHARS, script_numbers, values
 from abridged.domain.messages import (
     JSON,
@@ -171,6 +172,10 @@ def extract(
                 found.extend(
                     LedgerEntry("error", line, position, position, source)
                     for line in error_lines(block.text, block.is_error)
+                )
+                found.extend(
+                    LedgerEntry("test-result", line, position, position, source)
+                    for line in run_counts(block.text)
                 )
     return merge((), found)
 

@@ -244,6 +244,7 @@ KIND_LABELS = {
     "paths": "path",
     "commands": "cmd",
     "errors": "err",
+    "tests": "test",
     "requests": "req",
     "constraints": "rule",
     "identifiers": "name",

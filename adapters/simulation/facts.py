@@ -11,6 +11,9 @@ task would need again, verbatim:
 - **errors**: distinct error lines of tool outputs (a line reporting an `…Error:`/`…Exception:`,
   `error:`/`error[E…]:`, `FAILED`, `fatal:`, `panic:`, `Traceback`, or the first line of an
   output the tool marked as an error), stripped, at most 160 characters;
+- **tests**: the counts of a test run a tool output reports, without its duration (`117
+  passed, 2 failed`, `Ran 42 tests`, `Tests run: 42, Failures: 1`, `test result: ok. 42
+  passed; 0 failed`, `42 passing`, `43 tests, 0 failures`);
 - **requests**: each user prompt, whole (stripped; its first 1,000 characters when longer).
   Only a real prompt counts: a user message that answers tool calls is not one, even with a
   text block beside its results (a page or a note a host attached);
@@ -32,7 +35,7 @@ task would need again, verbatim:
 - **values**: exact values of a shape that says what they are, in user prompts and the
   agent's text: email addresses, ISO dates and date-times, `21/05/2024`, clock times,
   versions (`v1.2`, `3.11.4`), UUIDs, hex hashes of 7 to 64 digits with a letter and a digit,
-  ticket and order ids (`ORD-12345`, `INV-2026-0042`, `#1234`), codes of 5 to 12 capitals
+  ticket and order ids (`ORD-12345`, `INV-2026-0042`; not `#1234`), codes of 5 to 12 capitals
   and digits holding both (`JG7FMM`), environment variables and constants (`FOO_BAR=1`,
   `$HOME`), IPv4 addresses and `host:port`, money with its sign or ISO code before or after
   it (`$1,299.00`, `12,50 €`, `21 907,44 €`, `120 USD`, `CHF 1'250.00`); not
@@ -128,6 +131,19 @@ VALUE = re.compile(
     r"|(?<![A-Za-z0-9_.])(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?::[0-9]{2,5})?"
     r"|[A-Za-z][A-Za-z0-9-]{0,62}(?:\.[A-Za-z0-9-]+)*:[0-9]{2,5})(?![A-Za-z0-9_.])"  # hosts
 )
+TEST_COUNTS = re.compile(
+    r"(?<![\w.-])\d+ (?:passed|failed|passing|failing|errors?|skipped|xfailed|xpassed"
+    r"|deselected|warnings?)(?:[,;] \d+ (?:passed|failed|passing|failing|errors?|skipped"
+    r"|xfailed|xpassed|deselected|warnings?|total))*"
+    r"|\bRan \d+ tests?"
+    r"|\bTests run: \d+, Failures: \d+(?:, Errors: \d+)?(?:, Skipped: \d+)?"
+    r"|\btest result: (?:ok|FAILED)\. \d+ passed; \d+ failed"
+    r"|\b(?:OK|FAILED) \((?:failures|errors|skipped)=\d+(?:, \w+=\d+)*\)"
+    r"|\b\d+ (?:tests?|examples?), \d+ failures?"
+)
+"""A test run's counts, as the runners print them, without the run's duration; a count of
+errors, warnings or skipped tests alone is not one (`TEST_OUTCOME`)."""
+TEST_OUTCOME = re.compile(r"passed|failed|passing|failing|Ran |Tests run|failure|OK \(")
 MIN_FACT_CHARS = 4
 ARGUMENT_CHARS = 80
 MENTION_CHARS = 80
@@ -175,6 +191,9 @@ def extract_facts(messages: Sequence[Message]) -> tuple[Fact, ...]:
             if isinstance(block, ToolResultBlock):
                 for line in _error_lines(block.text, block.is_error):
                     add("errors", line, position)
+                for counts in TEST_COUNTS.findall(block.text):
+                    if TEST_OUTCOME.search(counts):
+                        add("tests", counts, position)
         for call in message.tool_uses:
             for value in _strings(call.input):
                 for url in URL.findall(value):

@@ -18,8 +18,9 @@ from abridged.application.redaction import DefaultRedactor
 from abridged.domain.framing import escape_framing
 from abridged.domain.ledger import LedgerEntry, advance
 from abridged.domain.ledger_extraction import carried, extract, stated_rules
+from abridged.domain.ledger_runs import run_counts
 from abridged.domain.ledger_values import values
-from abridged.domain.messages import Message
+from abridged.domain.messages import Message, Role, ToolResultBlock
 from abridged.domain.salience import LATEST_RULES, salient_lines
 from abridged.domain.validation import check_sequence
 from tests.support.red_team import LINEAR, growth
@@ -335,3 +336,23 @@ def test_new_mentions_are_looked_up_among_the_ledgers_words_in_linear_time() -> 
 
     names = lambda n: " ".join(f"helper_{k}" for k in range(n // 12))  # noqa: E731
     assert growth(compact, names, 20_000) < LINEAR
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n: "1 passed, " * (n // 10),
+        lambda n: "1" * (n - 7) + " passed",
+        lambda n: "passed " * (n // 7),
+        lambda n: "Ran 1 tests, " * (n // 13),
+    ],
+    ids=["counts", "digits", "words", "runs"],
+)
+def test_a_test_runs_counts_are_read_in_linear_time(make: Callable[[int], str]) -> None:
+    """The ledger and `simulate` read a test run's counts from every tool output."""
+    assert growth(run_counts, make, 1_000) < LINEAR
+    assert growth(lambda text: extract_facts([_output(text)]), make, 1_000) < LINEAR
+
+
+def _output(text: str) -> Message:
+    return Message(Role.USER, (ToolResultBlock("toolu_1", text),))
