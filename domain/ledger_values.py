@@ -73,6 +73,34 @@ invoice's id may have several parts (`INV-2026-0042`, `F-2026-118`). Its edges a
 value inside a sentence of a script without spaces (`注文ORD-12345を`) is found, one glued to
 Latin letters or digits is part of a longer word and is not. A number alone (`2 files`, a
 year) is not a value."""
+_MONTHS_CAPITAL = (
+    "January|February|March|April|May|June|July|August|September|October|November|December"
+    "|Januar|Februar|März|Juni|Juli|Oktober|Dezember"
+    "|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec"
+)
+"""The months English and German write before the day (`April 19, 2026`, `März 3`)."""
+_MONTHS_ANY = (
+    _MONTHS_CAPITAL
+    + "|janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre"
+    "|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre"
+    "|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|dezembro"
+    "|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre"
+    "|januari|februari|maart|mei|augustus"
+)
+"""The months the languages of `abridged.domain.rule_words` with a Latin alphabet write
+after the day (`19 April 2026`, `19. April 2026`, `19 avril 2026`, `19 de abril de 2026`)."""
+WRITTEN_DATE = re.compile(
+    r"(?=[0-9JFMASOND])(?:(?<![\w.])[0-3]?[0-9](?:st|nd|rd|th|er|º|\.)? (?:de )?(?i:"
+    + _MONTHS_ANY
+    + r")\.?"
+    r"(?:,? (?:de )?[12][0-9]{3})?(?!\w)"
+    r"|(?<![\w.])(?:" + _MONTHS_CAPITAL + r")\.? (?:[0-3]?[0-9](?:st|nd|rd|th)?(?:,? [12][0-9]{3})?"
+    r"|[12][0-9]{3})(?![\w.,]?[0-9]))"
+)
+"""A date written with its month's name, with its year when it has one (`April 19, 2026`,
+`Apr 19`, `March 2026`, `19 April 2026`, `3. März 2026`, `19 de abril de 2026`): the year
+is what the `number` entry (`April 19`) leaves out."""
+CLOCK_AFTER = re.compile(r" [0-9]{1,2}:[0-9]{2}")
 VALUE_CHARS = 120
 TIMESTAMP = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}.*|[0-9]{1,2}[/.][0-9]{1,2}[/.][0-9]{2,4}|[0-9]{1,2}:[0-9]{2}.*"
@@ -148,6 +176,14 @@ def values(text: str) -> Iterable[str]:
         ):
             continue
         yield value
+    for match in WRITTEN_DATE.finditer(text):
+        # A log's lines may start with one and a time (syslog's `Apr 19 10:22:01`).
+        start, end = match.start(), match.end()
+        if not (
+            CLOCK_AFTER.match(text, end)
+            and LINE_HEAD.fullmatch(text, _line_start(text, start), start)
+        ):
+            yield match.group(0)
     yield from glued(text, starts)
 
 

@@ -38,7 +38,8 @@ task would need again, verbatim:
   ticket and order ids (`ORD-12345`, `INV-2026-0042`; not `#1234`), codes of 5 to 12 capitals
   and digits holding both (`JG7FMM`), environment variables and constants (`FOO_BAR=1`,
   `$HOME`), IPv4 addresses and `host:port`, money with its sign or ISO code before or after
-  it (`$1,299.00`, `12,50 €`, `21 907,44 €`, `120 USD`, `CHF 1'250.00`); not
+  it (`$1,299.00`, `12,50 €`, `21 907,44 €`, `120 USD`, `CHF 1'250.00`), dates written with
+  their month's name (`April 19, 2026`, `19 avril 2026`, `March 2026`, since 2026-11-29); not
   the date or time that starts a line (a pasted log's timestamps);
 - **arguments**: the values the agent passed to tools other than shells: each string of a
   tool call's input (nested ones too), stripped, on one line, 4 to 80 characters, that is not
@@ -144,6 +145,29 @@ TEST_COUNTS = re.compile(
 """A test run's counts, as the runners print them, without the run's duration; a count of
 errors, warnings or skipped tests alone is not one (`TEST_OUTCOME`)."""
 TEST_OUTCOME = re.compile(r"passed|failed|passing|failing|Ran |Tests run|failure|OK \(")
+MONTHS_BEFORE_DAY = (
+    "January|February|March|April|May|June|July|August|September|October|November|December"
+    "|Januar|Februar|März|Juni|Juli|Oktober|Dezember|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep"
+    "|Oct|Nov|Dec"
+)
+MONTHS_AFTER_DAY = (
+    MONTHS_BEFORE_DAY + "|janvier|février|mars|avril|mai|juin|juillet|août|septembre"
+    "|octobre|novembre|décembre|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre"
+    "|setiembre|octubre|noviembre|diciembre|janeiro|fevereiro|março|maio|junho|julho|setembro"
+    "|outubro|dezembro|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre"
+    "|dicembre|januari|februari|maart|mei|augustus"
+)
+WRITTEN_DATE = re.compile(
+    r"(?=[0-9JFMASOND])(?:(?<![\w.])[0-3]?[0-9](?:st|nd|rd|th|er|º|\.)? (?:de )?(?i:"
+    + MONTHS_AFTER_DAY
+    + r")\.?"
+    r"(?:,? (?:de )?[12][0-9]{3})?(?!\w)"
+    r"|(?<![\w.])(?:" + MONTHS_BEFORE_DAY + r")\.? (?:[0-3]?[0-9](?:st|nd|rd|th)?"
+    r"(?:,? [12][0-9]{3})?|[12][0-9]{3})(?![\w.,]?[0-9]))"
+)
+"""A date written with its month's name (`April 19, 2026`, `19 avril 2026`, `March 2026`):
+a value, but one that starts a line and is followed by a time (a syslog line's)."""
+SYSLOG_CLOCK = re.compile(r" [0-9]{1,2}:[0-9]{2}")
 MIN_FACT_CHARS = 4
 ARGUMENT_CHARS = 80
 MENTION_CHARS = 80
@@ -244,6 +268,10 @@ def _named(
         # A date or time that starts a line is a log's timestamp, not a value anyone stated.
         head = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
         if not (LOG_TIME.fullmatch(match.group(0)) and not head.strip(" \t[(")):
+            add("values", match.group(0), position)
+    for match in WRITTEN_DATE.finditer(text):
+        head = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
+        if not (SYSLOG_CLOCK.match(text, match.end()) and not head.strip(" \t[(")):
             add("values", match.group(0), position)
 
 

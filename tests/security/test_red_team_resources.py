@@ -356,3 +356,21 @@ def test_a_test_runs_counts_are_read_in_linear_time(make: Callable[[int], str]) 
 
 def _output(text: str) -> Message:
     return Message(Role.USER, (ToolResultBlock("toolu_1", text),))
+
+
+DATE_RUNS = {
+    "days": lambda n: "1 " * (n // 2),
+    "months": lambda n: "April " * (n // 6),
+    "days and months": lambda n: "19 de " * (n // 6) + "abril",
+    "dotted days": lambda n: "3. " * (n // 3),
+}
+
+
+@pytest.mark.parametrize("make", DATE_RUNS.values(), ids=DATE_RUNS.keys())
+def test_dates_written_with_their_months_name_are_read_in_linear_time(
+    make: Callable[[int], str],
+) -> None:
+    """The ledger's values and `simulate`'s read dates written with a month's name
+    (2026-11-29) from every prompt and reply."""
+    assert growth(lambda text: list(values(text)), make, 4_000) < LINEAR
+    assert growth(lambda text: extract_facts([Message.user(text)]), make, 4_000) < LINEAR

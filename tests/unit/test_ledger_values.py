@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from abridged.adapters.simulation.facts import extract_facts
 from abridged.domain.ledger import extract
 from abridged.domain.ledger_values import _FIRST, _LATIN, GLUED_CHARS, VALUE, script_numbers
 from abridged.domain.messages import Message, Role, TextBlock, ToolUseBlock
@@ -234,3 +235,30 @@ def test_a_long_link_is_kept_whole() -> None:
     urls = [e.text for e in extract(list(enumerate(messages))) if e.kind == "url"]
 
     assert urls == [link]
+
+
+@pytest.mark.parametrize(
+    ("text", "date"),
+    [
+        ("Your refund arrives by April 19, 2026.", "April 19, 2026"),
+        ("Ship it before Dec. 5, 2025 please", "Dec. 5, 2025"),
+        ("The audit is due March 2026.", "March 2026"),
+        ("We met on 19 April 2026 at noon.", "19 April 2026"),
+        ("Die Lieferung kommt am 3. März 2026.", "3. März 2026"),
+        ("Le colis arrive le 19 avril 2026.", "19 avril 2026"),
+        ("La cita es el 19 de abril de 2026.", "19 de abril de 2026"),
+        ("Consegna il 2 giugno 2026.", "2 giugno 2026"),
+    ],
+)
+def test_a_date_written_with_its_months_name_is_a_value_with_its_year(text: str, date: str) -> None:
+    # Kept whole: a value, or a number when that is what it reads as (`March 2026`).
+    assert date in [entry for kind, entry in said(text) if kind in {"value", "number"}]
+    facts = extract_facts([Message(Role.ASSISTANT, (TextBlock(text),))])
+    assert date in [f.text for f in facts if f.kind == "values"]
+
+
+def test_a_syslog_lines_date_is_not_a_value() -> None:
+    log = "Apr 19 10:22:01 web-1 sshd[812]: Accepted key\nApr 19 10:22:02 web-1 cron[9]: run"
+    assert not [text for kind, text in said(log) if kind == "value" and "Apr" in text]
+    facts = extract_facts([Message(Role.ASSISTANT, (TextBlock(log),))])
+    assert not [f for f in facts if f.kind == "values" and "Apr" in f.text]
