@@ -12,7 +12,7 @@ TEST_WORD = re.compile(r"pass|fail|Ran |Tests run|test result", re.IGNORECASE)
 """What every count of a run holds: a cheap look before the text is searched."""
 _OUTCOMES = r"passed|failed|passing|failing|errors?|skipped|xfailed|xpassed|deselected|warnings?"
 TEST_COUNTS = re.compile(
-    rf"(?<![\w.-])\d+ (?:{_OUTCOMES})(?:[,;] \d+ (?:{_OUTCOMES}|total))*\b"
+    rf"(?<![\w.-])\d+ (?:{_OUTCOMES})(?:(?:[,;]| \|) \d+ (?:{_OUTCOMES}|total))*\b"
     r"|\bRan \d+ tests?\b"
     r"|\bTests run: \d+, Failures: \d+(?:, Errors: \d+)?(?:, Skipped: \d+)?"
     r"|\btest result: (?:ok|FAILED)\. \d+ passed; \d+ failed"

@@ -134,7 +134,7 @@ VALUE = re.compile(
 )
 TEST_COUNTS = re.compile(
     r"(?<![\w.-])\d+ (?:passed|failed|passing|failing|errors?|skipped|xfailed|xpassed"
-    r"|deselected|warnings?)(?:[,;] \d+ (?:passed|failed|passing|failing|errors?|skipped"
+    r"|deselected|warnings?)(?:(?:[,;]| \|) \d+ (?:passed|failed|passing|failing|errors?|skipped"
     r"|xfailed|xpassed|deselected|warnings?|total))*"
     r"|\bRan \d+ tests?"
     r"|\bTests run: \d+, Failures: \d+(?:, Errors: \d+)?(?:, Skipped: \d+)?"

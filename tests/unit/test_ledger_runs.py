@@ -20,6 +20,7 @@ RUNS = [
     ("Tests:       2 failed, 40 passed, 42 total", "2 failed, 40 passed, 42 total"),
     ("test result: ok. 42 passed; 0 failed; 0 ignored", "test result: ok. 42 passed; 0 failed"),
     ("  12 passing (30ms)", "12 passing"),
+    ("      Tests  2 failed | 40 passed (42)", "2 failed | 40 passed"),
     (
         "Tests run: 42, Failures: 1, Errors: 0, Skipped: 2",
         "Tests run: 42, Failures: 1, Errors: 0, Skipped: 2",
