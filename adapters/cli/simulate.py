@@ -107,7 +107,8 @@ def simulate_command(
     prompt caching (cache write WRITE_RATE x, read READ_RATE x) and the share of the
     transcript's facts (paths, commands, error lines, user requests) the final request and
     the average request still hold verbatim (and, below, by kind: paths, commands, errors,
-    requests, constraints, names, URLs, numbers, arguments, values), and the recent-context
+    test runs' counts, requests, constraints, names in backticks, names mentioned, URLs,
+    numbers, arguments, values), and the recent-context
     depth: how many of the last messages a compacted request sends whole. See
     docs/evaluation.md.
     """
