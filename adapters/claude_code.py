@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
+from abridged.adapters.claude_code_attachments import QUEUED, attachment_blocks
 from abridged.adapters.importers import FormatError, Imported, normalize
 from abridged.adapters.recorded import is_result
 from abridged.domain.messages import JSON
@@ -91,9 +92,7 @@ class _Entries:
     boundaries: list[int] = attrs.field(factory=list)
     queued: list[tuple[int, str]] = attrs.field(factory=list)
     """The prompts queue operations hold (`enqueue`), with their lines."""
-    read_as_text: dict[str, int] = attrs.field(
-        factory=lambda: {"local_command": 0, "queued_command": 0}
-    )
+    read_as_text: dict[str, int] = attrs.field(factory=dict)
 
     def read(self, number: int, entry: Mapping[str, JSON]) -> None:
         uuid = entry.get("uuid")
@@ -117,7 +116,8 @@ class _Entries:
         message = entry.get("message")
         text_entry = _user_text_entry(entry)
         if text_entry is not None:
-            self.read_as_text[str(text_entry[READ_AS_USER_TEXT])] += 1
+            source = str(text_entry[READ_AS_USER_TEXT])
+            self.read_as_text[source] = self.read_as_text.get(source, 0) + 1
             self._keep(number, text_entry)
         elif kind == "system" and _is_system_message(message):
             # An instruction the host sent mid-conversation (`role: "system"`), not one of
@@ -197,24 +197,21 @@ def _rewound(
 
 
 def _user_text_entry(entry: Mapping[str, JSON]) -> dict[str, JSON] | None:
-    """A local command's line or a queued prompt's attachment as a user entry of its text
-    (marked `READ_AS_USER_TEXT`), or None for any other entry, or one with nothing to read."""
+    """A local command's line, or an attachment Claude Code sends the model
+    (`abridged.adapters.claude_code_attachments`), as a user entry of its text (marked
+    `READ_AS_USER_TEXT`); None for any other entry, or one with nothing to read."""
     content: JSON = None
     if entry.get("type") == "system" and entry.get("subtype") == "local_command":
         source, content = "local_command", entry.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}] if content.strip() else []
     elif entry.get("type") == "attachment":
-        attachment = entry.get("attachment")
-        if not isinstance(attachment, Mapping) or attachment.get("type") != "queued_command":
+        read = attachment_blocks(entry.get("attachment"))
+        if read is None:
             return None
-        source, content = "queued_command", attachment.get("prompt")
-        if isinstance(content, list):
-            content = [
-                b for b in content if isinstance(b, Mapping) and b.get("type") in ("text", "image")
-            ]
+        source, content = read
     else:
         return None
-    if isinstance(content, str):
-        content = [{"type": "text", "text": content}] if content.strip() else []
     if not isinstance(content, list) or not content:
         return None
     return {
@@ -227,15 +224,23 @@ def _user_text_entry(entry: Mapping[str, JSON]) -> dict[str, JSON] | None:
 
 def _read_as_text_notes(counts: Mapping[str, int]) -> list[str]:
     notes = []
-    if counts["local_command"]:
+    if counts.get("local_command"):
         notes.append(
             f"{counts['local_command']} lines of local commands (`/mcp`, `/model` and their "
             "output) read as user text, as Claude Code sends them"
         )
-    if counts["queued_command"]:
+    if counts.get(QUEUED):
         notes.append(
-            f"{counts['queued_command']} prompts typed while the agent worked (queued "
-            "commands) read as user text beside the results they came with"
+            f"{counts[QUEUED]} prompts typed while the agent worked (queued commands) read "
+            "as user text beside the results they came with"
+        )
+    others = {k: n for k, n in counts.items() if k not in ("local_command", QUEUED) and n}
+    if others:
+        listed = ", ".join(f"{kind} {n}" for kind, n in sorted(others.items()))
+        notes.append(
+            f"{sum(others.values())} attachments Claude Code sends the model read as user "
+            f"text after a line naming them ({listed}); the reminder it wraps them in is not "
+            "in the log"
         )
     return notes
 

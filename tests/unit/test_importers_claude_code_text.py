@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from abridged.adapters.transcripts import load_transcript
 from tests.unit.test_importers_real_shapes import RealLog, text, wires
 
@@ -167,3 +169,77 @@ def test_a_log_whose_entries_name_no_parent_is_read_in_order(tmp_path: Path) -> 
         "question 2",
     ]
     assert not any("rewind" in note for note in transcript.notes)
+
+
+ATTACHMENTS: list[tuple[dict[str, Any], str]] = [
+    (
+        {
+            "type": "file",
+            "filename": "/w/backlog.md",
+            "displayPath": "backlog.md",
+            "content": {
+                "type": "text",
+                "file": {"filePath": "/w/backlog.md", "content": "# Backlog"},
+            },
+        },
+        "[file: /w/backlog.md]\n# Backlog",
+    ),
+    (
+        {"type": "edited_text_file", "filename": "/w/main.go", "snippet": "1\tpackage main"},
+        "[edited_text_file: /w/main.go]\n1\tpackage main",
+    ),
+    (
+        {"type": "nested_memory", "path": "/w/api/CLAUDE.md", "content": "Use tabs."},
+        "[nested_memory: /w/api/CLAUDE.md]\nUse tabs.",
+    ),
+    (
+        {"type": "plan_file_reference", "planFilePath": "/p/plan.md", "planContent": "1. a"},
+        "[plan_file_reference: /p/plan.md]\n1. a",
+    ),
+    (
+        {"type": "hook_additional_context", "hookName": "PostToolUse", "content": ["lint ok"]},
+        "[hook_additional_context: PostToolUse]\nlint ok",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("attachment", "read"), ATTACHMENTS, ids=[a["type"] for a, _ in ATTACHMENTS]
+)
+def test_an_attachments_content_is_read_as_user_text_after_a_line_naming_it(
+    tmp_path: Path, attachment: dict[str, Any], read: str
+) -> None:
+    log = RealLog()
+    log.user("look at @backlog.md")
+    log.add("attachment", attachment=attachment)
+    log.block("msg_01", text("Read it."))
+
+    transcript = load_transcript(log.write(tmp_path / "s.jsonl"))
+
+    first = wires(transcript)[0]["content"]
+    assert [b["text"] for b in first] == ["look at @backlog.md", read]
+    assert any(f"{attachment['type']} 1" in note for note in transcript.notes)
+
+
+@pytest.mark.parametrize(
+    "attachment",
+    [
+        {"type": "todo_reminder", "content": []},
+        {"type": "skill_listing", "content": "skills"},
+        {"type": "file", "filename": "/w/a.png", "content": {"type": "image"}},
+        {"type": "edited_text_file", "filename": "/w/a.go", "snippet": ""},
+        {"type": "compact_file_reference", "filename": "/w/lib.rs"},
+    ],
+    ids=["todo reminder", "skill listing", "image file", "empty snippet", "file reference"],
+)
+def test_an_attachment_with_no_content_to_read_is_left_out(
+    tmp_path: Path, attachment: dict[str, Any]
+) -> None:
+    log = RealLog()
+    log.user("go on")
+    log.add("attachment", attachment=attachment)
+    log.block("msg_01", text("Done."))
+
+    transcript = load_transcript(log.write(tmp_path / "s.jsonl"))
+
+    assert wires(transcript)[0]["content"] == [text("go on")]
