@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import gc
 import pickle
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -27,12 +27,13 @@ from abridged.application.snapshots import (
     StoredTail,
 )
 from abridged.domain.context import build_context
-from abridged.domain.messages import Message, Role
+from abridged.domain.messages import Message
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.tail import DeferredTail
 from tests.integration.test_stores import long_session
 from tests.support.builders import TOOLS, turn, words
+from tests.support.checks import play
 
 
 class Reads:
@@ -54,16 +55,6 @@ class Reads:
     def whole(self) -> int:
         """Reads of more than one message (the whole tail)."""
         return sum(1 for n in self.calls if n > 1)
-
-
-def play(app: Sessions, session_id: UUID, messages: Iterable[Message]) -> None:
-    """Each reply after a prepared request, as a host sends them."""
-    for message in messages:
-        if message.role is Role.ASSISTANT:
-            app.prepare_request(session_id)
-            app.record_reply(session_id, message)
-        else:
-            app.append_message(session_id, message)
 
 
 def feed(app: Sessions, session_id: UUID, turns: int) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Sequence
 from pathlib import Path
 from uuid import UUID
 
@@ -20,6 +19,7 @@ from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from tests.integration.test_stores import db, state, store_app
 from tests.support.builders import TOOLS, turn, words
+from tests.support.checks import play
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 
 __all__ = ["db"]  # the store fixture, used by name
@@ -36,15 +36,6 @@ def started(app: Sessions, window: int = 3_000, **knobs: object) -> UUID:
     )
 
 
-def feed(app: Sessions, session_id: UUID, messages: Sequence[Message]) -> None:
-    for message in messages:
-        if message.role is Role.ASSISTANT:
-            app.prepare_request(session_id)
-            app.record_reply(session_id, message)
-        else:
-            app.append_message(session_id, message)
-
-
 def fresh(app: Sessions, session_id: UUID) -> Session:
     """The session rebuilt from the store alone, as a new process would load it."""
     return Sessions(counter=app.counter, summarizer=app.summarizer, env=app.env).session(session_id)
@@ -55,7 +46,7 @@ def test_two_services_on_one_store_each_see_the_others_writes(db: str) -> None:
     session_id = started(first)
     for i in range(25):
         writer, reader = (first, second) if i % 2 else (second, first)
-        feed(writer, session_id, list(turn(f"Request {i}", [words(90), words(60)])))
+        play(writer, session_id, list(turn(f"Request {i}", [words(90), words(60)])))
         # The reader's cached session is behind by a whole turn; it catches up on load.
         assert reader.session(session_id).message_count == writer.session(session_id).message_count
     assert first.session(session_id).generation >= 3

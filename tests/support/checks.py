@@ -92,6 +92,16 @@ def check_request(
     return body
 
 
+def play(app: Sessions, session_id: UUID, messages: Iterable[Message]) -> None:
+    """Each message as a host app sends it: a reply after a prepared request (unchecked)."""
+    for message in messages:
+        if message.role is Role.ASSISTANT:
+            app.prepare_request(session_id)
+            app.record_reply(session_id, message)
+        else:
+            app.append_message(session_id, message)
+
+
 def feed(app: Sessions, session_id: UUID, messages: list[Message], counter: TokenCounter) -> None:
     """Feeds messages as a host app would: before each assistant message, the request is
     prepared and checked; the reply is then recorded."""
