@@ -83,17 +83,37 @@ class Interrupted(click.ClickException):
         click.echo(self.format_message(), err=True)
 
 
+PIPE_CLOSED = 141
+"""The exit status when the output's reader closed the pipe: 128 + SIGPIPE."""
+
+
+def _stdout_to_devnull() -> None:
+    """Points standard output at the null device, so that the interpreter's last flush of
+    what was buffered for a closed pipe fails no more."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 class _Commands(click.Group):
     """Runs every command so that a failure is one line on stderr and a non-zero exit; the
     traceback is for `--debug`."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # a closed pipe fails here, not in the interpreter's exit
+            return result
         except (click.exceptions.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except KeyboardInterrupt:
             raise Interrupted("interrupted; nothing more was done") from None
+        except BrokenPipeError:
+            # The reader stopped reading (`| head`): stop quietly with 141 (128 + SIGPIPE),
+            # as a Unix tool killed by the signal does, and let nothing more reach the pipe.
+            _stdout_to_devnull()
+            raise click.exceptions.Exit(PIPE_CLOSED) from None
         except Exception as error:
             if ctx.params.get("debug"):
                 raise

@@ -313,3 +313,46 @@ def test_a_message_over_the_limit_names_the_flag_that_raises_it(tmp_path: Path) 
     assert json.loads(replayed[1].splitlines()[-1])["summary"]["messages"] == 2
     assert simulated[0] == 1
     assert "(--max-message-bytes)" in simulated[2]
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly_with_141(tmp_path: Path) -> None:
+    # Before: "Error: [Errno 32] Broken pipe" and status 1, as if the command had failed.
+    process = subprocess.Popen(
+        [sys.executable, "-c", AS_AT_A_TERMINAL, "demo", "--db", str(tmp_path / "d.db")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    first = process.stdout.readline()  # what `| head -1` reads, then it closes the pipe
+    process.stdout.close()
+    err = process.stderr.read()
+    process.wait(timeout=120)
+
+    assert first.startswith("request    1")
+    assert process.returncode == 141
+    assert err == ""
+
+
+def test_output_buffered_until_the_end_for_a_closed_pipe_ends_quietly_too(
+    tmp_path: Path,
+) -> None:
+    # A short output is written when the command ends: the pipe is found closed there.
+    transcript = write_transcript(tmp_path / "t.jsonl")
+    read, write = os.pipe()
+    os.close(read)
+    with os.fdopen(write, "w") as closed:
+        done = subprocess.run(
+            [sys.executable, "-c", AS_AT_A_TERMINAL, "replay", str(transcript), "--db", ":memory:"],
+            check=False,
+            stdout=closed,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=tmp_path,
+            timeout=60,
+        )
+
+    assert done.returncode == 141
+    assert done.stderr == ""
