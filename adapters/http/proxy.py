@@ -367,10 +367,11 @@ class MessagesProxy:
         self, answer: httpx2.Response, ready: Prepared, relayed: Relayed
     ) -> AsyncIterator[bytes]:
         accumulator = ReplyAccumulator()
-        pending = b""
+        pending = bytearray()
         try:
             async for chunk in answer.aiter_bytes():
                 accumulator.feed(chunk)
+                searched = max(len(pending) - 3, 0)  # the end of an event may span chunks
                 pending += chunk
                 if accumulator.ended and not relayed.ended:
                     # Recorded before `message_stop` is passed on: a client may close the
@@ -378,9 +379,9 @@ class MessagesProxy:
                     relayed.ended = True
                     if (reply := accumulator.message) is not None:
                         await anyio.to_thread.run_sync(self._record, ready, reply)
-                if whole := complete_events(pending):
-                    yield pending[:whole]
-                    pending = pending[whole:]
+                if whole := complete_events(pending, searched):
+                    yield bytes(pending[:whole])
+                    del pending[:whole]
         except httpx2.HTTPError:
             self.metrics.add("abridged.serve.upstream_errors", attributes={"type": "stream"})
         if not accumulator.ended:
@@ -391,7 +392,7 @@ class MessagesProxy:
             yield BROKEN_OFF
             return
         if pending:
-            yield pending
+            yield bytes(pending)
 
     def _learn(self, ready: Prepared, status: int, answer: Any) -> None:
         """Records a reply, or what an error teaches (an overflow compacts the session)."""

@@ -14,10 +14,11 @@ BROKEN_OFF = (
 `error` event, where a stream that merely stops would be taken as a whole, shorter reply."""
 
 
-def complete_events(data: bytes) -> int:
-    """How many bytes of `data` are whole events (up to the last blank line): the proxy
-    passes events on whole, so that an `error` event it adds never follows half of one."""
-    ends = [(data.rfind(b"\n\n"), 2), (data.rfind(b"\r\n\r\n"), 4)]
+def complete_events(data: bytes | bytearray, start: int = 0) -> int:
+    """How many bytes of `data` are whole events (up to the last blank line), 0 when none
+    ends after `start` (where an earlier call found none): the proxy passes events on
+    whole, so that an `error` event it adds never follows half of one."""
+    ends = [(data.rfind(b"\n\n", start), 2), (data.rfind(b"\r\n\r\n", start), 4)]
     return max((at + size for at, size in ends if at >= 0), default=0)
 
 
@@ -27,10 +28,12 @@ class ReplyAccumulator:
     (a stream cut short, an `error` event, an event it cannot read)."""
 
     def __init__(self) -> None:
-        self._buffer = b""
+        self._buffer = bytearray()
+        self._searched = 0
         self._carried_cr = b""
         self._message: dict[str, Any] | None = None
         self._partial: dict[int, str] = {}
+        self._pieces: dict[tuple[int, str], list[str]] = {}
         self._done = False
         self._broken = False
         self._errored = False
@@ -38,7 +41,11 @@ class ReplyAccumulator:
 
     @property
     def message(self) -> dict[str, Any] | None:
-        return self._message if self._done and not self._broken else None
+        if not self._done or self._broken:
+            return None
+        for index, key in list(self._pieces):  # a block the stream never said stopped
+            self._join(index, key)
+        return self._message
 
     @property
     def ended(self) -> bool:
@@ -48,20 +55,29 @@ class ReplyAccumulator:
     def feed(self, chunk: bytes) -> None:
         """Reads the complete events in `chunk` (with what earlier chunks left over). Once
         the reply cannot be built, the events are still read for how the stream ends."""
+        # Each byte is searched once and copied once, however the events fall into chunks:
+        # a long reply is tens of thousands of events, a single event may span many chunks.
         self._buffer += self._line_feeds(chunk)
-        while b"\n\n" in self._buffer:
-            raw, self._buffer = self._buffer.split(b"\n\n", 1)
-            lines = raw.split(b"\n")
-            name = next((line[6:].strip() for line in lines if line.startswith(b"event:")), b"")
-            self._stopped = self._stopped or name == b"message_stop"
-            self._errored = self._errored or name == b"error"
-            data = b"\n".join(line[5:].lstrip(b" ") for line in lines if line.startswith(b"data:"))
-            if self._broken or not data:
-                continue
-            try:
-                self._event(json.loads(data))
-            except (ValueError, KeyError, TypeError, IndexError):
-                self._broken = True
+        start = 0
+        while (end := self._buffer.find(b"\n\n", max(start, self._searched))) >= 0:
+            raw, start = bytes(self._buffer[start:end]), end + 2
+            self._read(raw)
+        del self._buffer[:start]
+        self._searched = max(len(self._buffer) - 1, 0)
+
+    def _read(self, raw: bytes) -> None:
+        """One event, its lines without their ends."""
+        lines = raw.split(b"\n")
+        name = next((line[6:].strip() for line in lines if line.startswith(b"event:")), b"")
+        self._stopped = self._stopped or name == b"message_stop"
+        self._errored = self._errored or name == b"error"
+        data = b"\n".join(line[5:].lstrip(b" ") for line in lines if line.startswith(b"data:"))
+        if self._broken or not data:
+            return
+        try:
+            self._event(json.loads(data))
+        except (ValueError, KeyError, TypeError, IndexError):
+            self._broken = True
 
     def _line_feeds(self, chunk: bytes) -> bytes:
         """`chunk` with its line ends as `\n` (SSE ends a line with CRLF, LF or CR). A CR
@@ -92,6 +108,8 @@ class ReplyAccumulator:
             self._delta(event["index"], event["delta"])
         elif kind == "content_block_stop":
             index = event["index"]
+            for key in ("text", "thinking", "partial_json"):
+                self._join(index, key)
             if index in self._partial:
                 # As the SDKs build it: the input `content_block_start` carried, replaced by
                 # the deltas' JSON when any came (a gateway may send a call's input whole).
@@ -121,21 +139,46 @@ class ReplyAccumulator:
         block = self._content()[index]
         kind = delta["type"]
         if kind == "text_delta":
-            block["text"] = block.get("text", "") + delta["text"]
+            self._add(index, "text", block.get("text", ""), delta["text"])
         elif kind == "input_json_delta":
-            self._partial[index] = self._partial.get(index, "") + delta["partial_json"]
+            self._add(index, "partial_json", self._partial.get(index, ""), delta["partial_json"])
         elif kind == "thinking_delta":
-            block["thinking"] = block.get("thinking", "") + delta["thinking"]
+            self._add(index, "thinking", block.get("thinking", ""), delta["thinking"])
         elif kind == "signature_delta":
             block["signature"] = delta["signature"]
         elif kind == "citations_delta":
-            block["citations"] = [*(block.get("citations") or []), delta["citation"]]
+            citations = block.get("citations")
+            if not isinstance(citations, list):
+                citations = block["citations"] = []
+            citations.append(delta["citation"])
         elif kind == "compaction_delta":
             block["content"] = delta["content"]
             block["encrypted_content"] = delta.get("encrypted_content")
         else:
             # A delta this version cannot apply: the reply is passed on, not recorded.
             self._broken = True
+
+    def _add(self, index: int, key: str, before: str, piece: str) -> None:
+        """Adds a delta's `piece` to the block's `key`: kept in a list and joined once, when
+        the block stops (a text joined at each delta was copied whole each time: a reply of
+        100,000 deltas took seconds of the event loop)."""
+        if not isinstance(piece, str):
+            raise TypeError("a delta's text is not a string")
+        pieces = self._pieces.get((index, key))
+        if pieces is None:
+            if not isinstance(before, str):
+                raise TypeError("a block's text is not a string")
+            pieces = self._pieces[index, key] = [before]
+        pieces.append(piece)
+
+    def _join(self, index: int, key: str) -> None:
+        pieces = self._pieces.pop((index, key), None)
+        if pieces is None:
+            return
+        if key == "partial_json":
+            self._partial[index] = "".join(pieces)
+        else:
+            self._content()[index][key] = "".join(pieces)
 
     def _whole(self) -> dict[str, Any]:
         if self._message is None:

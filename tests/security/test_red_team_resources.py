@@ -5,12 +5,14 @@ Each is measured at two sizes, eight times apart (`growth`): a ratio, never a du
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
 
 from abridged.adapters.anthropic.prompts import escape_delimiters
 from abridged.adapters.bootstrap import redact_passwords
+from abridged.adapters.http.sse import ReplyAccumulator
 from abridged.adapters.simulation.facts import extract_facts
 from abridged.adapters.summarizers.earlier import read_summary
 from abridged.adapters.summarizers.errors import error_snippets
@@ -374,3 +376,41 @@ def test_dates_written_with_their_months_name_are_read_in_linear_time(
     (2026-11-29) from every prompt and reply."""
     assert growth(lambda text: list(values(text)), make, 4_000) < LINEAR
     assert growth(lambda text: extract_facts([Message.user(text)]), make, 4_000) < LINEAR
+
+
+def _stream(text: str, chunk: int) -> None:
+    accumulator = ReplyAccumulator()
+    data = text.encode()
+    for at in range(0, len(data), chunk):
+        accumulator.feed(data[at : at + chunk])
+    assert accumulator.message is not None
+
+
+def _reply_of_deltas(n: int) -> str:
+    delta = {"type": "content_block_delta", "index": 0,
+             "delta": {"type": "text_delta", "text": "a few words " * 16}}  # fmt: skip
+    items = [
+        {"type": "message_start", "message": {"id": "msg_1", "type": "message",
+            "role": "assistant", "model": "m", "content": [], "usage": {}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        *[delta] * (n // 300),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in items)
+
+
+@pytest.mark.parametrize(
+    ("make", "chunk"),
+    [
+        (_reply_of_deltas, 1 << 20),  # many events in one chunk
+        (_reply_of_deltas, 100),  # an event a chunk, about
+        (lambda n: _reply_of_deltas(800)[:-40] + " " * n + _reply_of_deltas(800)[-40:], 64),
+    ],
+    ids=["deltas, one chunk", "deltas, small chunks", "one long event, small chunks"],
+)
+def test_a_streamed_reply_is_read_in_linear_time(make: Callable[[int], str], chunk: int) -> None:
+    """The proxy reads every reply it relays on its event loop. Each delta was added to the
+    text received so far (a copy of it), and each event cut from the front of the buffer:
+    100,000 deltas took 5 s."""
+    assert growth(lambda text: _stream(text, chunk), make, 200_000) < LINEAR

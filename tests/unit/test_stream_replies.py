@@ -7,6 +7,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from abridged.adapters.http.sse import ReplyAccumulator
 
@@ -55,3 +57,67 @@ def test_a_call_whose_start_names_no_input_gets_an_empty_one() -> None:
     accumulator.feed(streamed((start, [])))
     assert accumulator.message is not None
     assert accumulator.message["content"] == [{**start, "input": {}}]
+
+
+def events(*items: dict[str, Any], line_end: str = "\n") -> bytes:
+    return b"".join(
+        f"event: {e['type']}{line_end}data: {json.dumps(e)}{line_end}{line_end}".encode()
+        for e in items
+    )
+
+
+def long_reply(pieces: list[str]) -> list[dict[str, Any]]:
+    """A thinking block, a cited text and a call, each streamed in `pieces`."""
+    start = streamed()  # message_start … message_stop, no blocks
+    first = json.loads(start.split(b"\n")[1][6:])
+    blocks: list[tuple[dict[str, Any], str, str]] = [
+        ({"type": "thinking", "thinking": "", "signature": ""}, "thinking_delta", "thinking"),
+        ({"type": "text", "text": "Note: ", "citations": None}, "text_delta", "text"),
+        ({"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}, "input_json_delta",
+         "partial_json"),
+    ]  # fmt: skip
+    items: list[dict[str, Any]] = [first]
+    for index, (block, kind, key) in enumerate(blocks):
+        items.append({"type": "content_block_start", "index": index, "content_block": block})
+        texts = [json.dumps({"said": "".join(pieces)})] if kind == "input_json_delta" else pieces
+        items.extend(
+            {"type": "content_block_delta", "index": index, "delta": {"type": kind, key: text}}
+            for text in texts
+        )
+        if kind == "text_delta":
+            items.extend(
+                {"type": "content_block_delta", "index": index,
+                 "delta": {"type": "citations_delta", "citation": {"n": n}}}
+                for n in range(3)
+            )  # fmt: skip
+        if kind == "thinking_delta":
+            items.append({"type": "content_block_delta", "index": index,
+                          "delta": {"type": "signature_delta", "signature": "sig"}})  # fmt: skip
+        items.append({"type": "content_block_stop", "index": index})
+    items.append({"type": "message_stop"})
+    return items
+
+
+@given(
+    pieces=st.lists(st.text(max_size=20), min_size=1, max_size=30),
+    cuts=st.lists(st.integers(min_value=0), max_size=40),
+    line_end=st.sampled_from(["\n", "\r\n"]),
+)
+def test_a_reply_fed_in_any_pieces_is_the_reply_fed_whole(
+    pieces: list[str], cuts: list[int], line_end: str
+) -> None:
+    data = events(*long_reply(pieces), line_end=line_end)
+    at = sorted({cut % (len(data) + 1) for cut in cuts})
+    accumulator = ReplyAccumulator()
+    for start, end in zip([0, *at], [*at, len(data)], strict=True):
+        accumulator.feed(data[start:end])
+
+    assert accumulator.message is not None
+    content = accumulator.message["content"]
+    assert content[0] == {"type": "thinking", "thinking": "".join(pieces), "signature": "sig"}
+    assert content[1] == {
+        "type": "text",
+        "text": "Note: " + "".join(pieces),
+        "citations": [{"n": 0}, {"n": 1}, {"n": 2}],
+    }
+    assert content[2]["input"] == {"said": "".join(pieces)}
