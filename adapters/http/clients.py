@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import anyio
+import httpx2
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -51,6 +52,41 @@ async def unless_gone(request: Request, work: Callable[[], Awaitable[T]]) -> T:
     if not done:
         raise ClientGoneError
     return done[0]
+
+
+ERROR_BYTES = 1 << 20
+"""The most of an upstream's error answer the proxy reads (the API's are a few hundred
+bytes): a gateway's page of hundreds of megabytes would otherwise be held whole."""
+
+
+async def whole_answer(
+    request: Request, answer: httpx2.Response, reply_bytes: int, *, read: bool = True
+) -> bytes | Response:
+    """The upstream's answer, not streamed, read whole (`b""` when not `read`) and closed;
+    or what the client gets instead: a 502 when it broke off, or when a reply (200) is over
+    `reply_bytes`. An error's answer over `ERROR_BYTES` is read as none: the client gets
+    its status, without the rest."""
+    limit = reply_bytes if answer.status_code == 200 else ERROR_BYTES
+
+    async def body() -> bytes | None:
+        data = bytearray()
+        async for chunk in answer.aiter_bytes():
+            data += chunk
+            if len(data) > limit:
+                return None
+        return bytes(data)
+
+    try:
+        payload = await unless_gone(request, body) if read else b""
+    except httpx2.HTTPError:
+        return error_response(502, "api_error", "abridged: the upstream's answer broke off")
+    finally:
+        await answer.aclose()
+    if payload is None and answer.status_code == 200:
+        return error_response(
+            502, "api_error", f"abridged: the upstream's reply is over {limit:,} bytes"
+        )
+    return payload or b""
 
 
 class BodyTimeoutError(HTTPException):

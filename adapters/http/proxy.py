@@ -32,6 +32,7 @@ from abridged.adapters.http.clients import (
     TimelyStreamingResponse,
     late_body,
     unless_gone,
+    whole_answer,
 )
 from abridged.adapters.http.config import ServeConfig, tenant_of
 from abridged.adapters.http.errors import (
@@ -331,14 +332,12 @@ class MessagesProxy:
             # A reply streamed or not against what the client asked: its SDK cannot read it
             # (or would take a stream's text for a message's); not read, never recorded.
             unasked = answer.status_code == 200 and streamed != asked
-            try:
-                payload = b"" if unasked else await unless_gone(request, answer.aread)
-            except httpx2.HTTPError:
-                return error_response(502, "api_error", "abridged: the upstream's answer broke off")
-            finally:
-                await answer.aclose()
+            # A reply may be as large as a request it is sent back in; an error is small.
+            read = await whole_answer(request, answer, self.config.max_body_bytes, read=not unasked)
+            if isinstance(read, Response):
+                return read
             status, payload, parsed = upstream_answer(
-                answer.status_code, payload, request_id=answer.headers.get("request-id")
+                answer.status_code, read, request_id=answer.headers.get("request-id")
             )
             reply_headers["content-type"] = "application/json"
             await anyio.to_thread.run_sync(self._learn, ready, status, parsed)

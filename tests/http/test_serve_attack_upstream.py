@@ -43,6 +43,7 @@ def recorded_roles(store: Sessions) -> list[str]:
         (fake.truncated_json(), 502, "api_error"),
         (fake.empty_body(), 502, "api_error"),
         (fake.malformed(b'{"type": "error"}', "application/json", 200), 502, "api_error"),
+        (fake.malformed(b"<html>" + b"busy " * 400_000, "text/html", 529), 529, "overloaded_error"),
     ],
     ids=[
         "html 502",
@@ -53,6 +54,7 @@ def recorded_roles(store: Sessions) -> list[str]:
         "cut 200",
         "empty 200",
         "not a message",
+        "2 MB html 529",
     ],
 )
 def test_an_answer_not_in_the_apis_shape_reaches_the_client_in_it(
