@@ -155,11 +155,29 @@ def replay(run: ReplayRun, transcript: Path, transcript_format: str) -> None:
 @main.command()
 @_replay_options
 @click.option("--seed", default=7, show_default=True, help="Varies the generated session.")
-def demo(run: ReplayRun, seed: int) -> None:
+@click.option(
+    "--save-transcript",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the generated session as a transcript `replay` reads: FILE (one message "
+    "per line) and, beside it, its .meta.json (system prompt, model, tools).",
+)
+def demo(run: ReplayRun, seed: int, save_transcript: Path | None) -> None:
     """Replay a realistic coding-agent session generated here (no data or API key needed)."""
     from abridged.adapters.demo import demo_transcript
 
-    _run(demo_transcript(seed=seed), attrs.evolve(run, window=run.window or 32_000))
+    transcript = demo_transcript(seed=seed)
+    if save_transcript is not None:
+        _save(transcript, save_transcript, run.db)
+    _run(transcript, attrs.evolve(run, window=run.window or 32_000))
+
+
+def _save(transcript: Transcript, path: Path, store: str) -> None:
+    """`transcript` as `path` and its `.meta.json`, each written whole or not at all."""
+    lines = "".join(json.dumps(m.to_wire(), ensure_ascii=False) + "\n" for m in transcript.messages)
+    meta = {"system": transcript.system, "model": transcript.model, "tools": list(transcript.tools)}
+    write_private(path.with_name(f"{path.stem}.meta.json"), json.dumps(meta, indent=1), store=store)
+    write_private(path, lines, store=store)
 
 
 def _run(transcript: Transcript, run: ReplayRun) -> None:

@@ -289,3 +289,25 @@ def test_the_demo_and_history_on_postgresql(postgres_server: str) -> None:
     names = [json.loads(line)["event"] for line in result.output.splitlines()]
     assert names[0] == "Started"
     assert "CompactionCompleted" in names
+
+
+def test_the_demos_saved_transcript_replays_as_the_demo_ran(tmp_path: Path) -> None:
+    # The docs' `abridged replay session.jsonl ...` examples need a transcript at hand.
+    saved = tmp_path / "session.jsonl"
+    demo = CliRunner().invoke(
+        main, ["demo", "--db", ":memory:", "--json", "--save-transcript", str(saved)]
+    )
+    replay = CliRunner().invoke(
+        main, ["replay", str(saved), "--db", ":memory:", "--json", "--window", "32000"]
+    )
+
+    assert demo.exit_code == 0, demo.output
+    assert replay.exit_code == 0, replay.output
+    assert (tmp_path / "session.meta.json").is_file()
+
+    def requests(output: str) -> list[dict[str, object]]:
+        # The transcript's line number is the one thing a generated session has not.
+        return [{**json.loads(line), "line": None} for line in output.splitlines()[:-1]]
+
+    assert len(requests(demo.stdout)) > 100
+    assert requests(replay.stdout) == requests(demo.stdout)
