@@ -259,12 +259,13 @@ def _being_cancelled() -> bool:
 
 def _method(method: F, loop: Callable[..., Steps]) -> F:
     # `functools.wraps` leaves the loop's signature, which has no `self`: introspection of a
-    # bound method would then drop `session_id` in its place.
+    # bound method would then drop `session_id` in its place. It also leaves the loop's
+    # annotations, whose return is the generator (`Steps`): the method returns its reply.
     parameters = inspect.signature(loop).parameters.values()
     itself = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
-    returns = method.__annotations__.get("return", inspect.Signature.empty)
+    method.__annotations__ = {**loop.__annotations__, "return": "ModelReply"}
     method.__dict__["__signature__"] = inspect.Signature(
-        [itself, *parameters], return_annotation=returns
+        [itself, *parameters], return_annotation="ModelReply"
     )
     return method
 

@@ -138,9 +138,9 @@ class CompactionSettings:
     """A threshold compaction fewer than this many messages after the last one is suppressed
     (a request follows at least two new messages, so 4 holds off one exchange)."""
     target_ratio: float = attrs.field(default=0.12, validator=_float)
-    """A compaction brings the next request to at most this fraction of the window (the
-    retained tail shrinks to fit), so that the next one is far off: each compaction moves the
-    cached prefix, which is rewritten at the cache-write price."""
+    """Only with `keep_recent_share=None` (the earlier rule): a compaction brings the next
+    request to at most this fraction of the window (the retained tail shrinks to fit), so
+    that the next one is far off. The default rule keeps the recent tail instead."""
     min_growth_share: float = attrs.field(default=0.2, validator=_float_at_least_zero)
     """A threshold compaction waits until the context has grown by this share of the budget
     since the last compaction left it: a compaction rewrites the cached context, so one that

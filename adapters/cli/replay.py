@@ -129,8 +129,8 @@ def _replay_options(command: Callable[..., None]) -> Callable[..., None]:
 @click.argument("transcript", type=click.Path(dir_okay=False, path_type=Path))
 @_replay_options
 @transcript_format_option(
-    "The transcript's format: abridged's JSONL, a Claude Code session log, or OpenAI "
-    "chat-completions messages; auto detects it from the content."
+    "The transcript's format: abridged's JSONL, a Claude Code session log, OpenAI "
+    "chat-completions messages, or an Anthropic request body; auto detects it from the content."
 )
 def replay(run: ReplayRun, transcript: Path, transcript_format: str) -> None:
     """Feed a recorded TRANSCRIPT through a session as if live: abridged's JSONL (one message

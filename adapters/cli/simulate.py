@@ -74,8 +74,8 @@ would overflow the bill to infinity, which --json cannot write."""
     "api-compaction (the API's on-demand compaction, with abridged's settings) on request.",
 )
 @transcript_format_option(
-    "The transcripts' format: abridged's JSONL, a Claude Code session log, or OpenAI "
-    "chat messages; auto detects it from each file."
+    "The transcripts' format: abridged's JSONL, a Claude Code session log, OpenAI chat "
+    "messages, or an Anthropic request body; auto detects it from each file."
 )
 @click.option(
     "--write-rate", type=click.FloatRange(min=0, max=MAX_RATE), default=1.25, show_default=True

@@ -187,3 +187,10 @@ def test_every_option_reaches_the_service(tmp_path: Path, kind: str, name: str, 
 def test_an_unknown_option_is_refused(tmp_path: Path, kind: str) -> None:
     with pytest.raises(InvalidArgumentError, match="max_mesage_bytes"):
         build(kind, tmp_path / "s.sqlite3", max_mesage_bytes=10)
+
+
+def test_complete_says_it_returns_the_reply_not_the_loop_behind_it() -> None:
+    # `help(Sessions.complete)` showed `-> Steps`, the generator it is built on.
+    for service in (Sessions, AsyncSessions):
+        assert inspect.signature(service.complete).return_annotation == "ModelReply"
+        assert service.complete.__annotations__["return"] == "ModelReply"

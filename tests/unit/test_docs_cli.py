@@ -11,7 +11,7 @@ import click
 import pytest
 
 from abridged.adapters.cli import main
-from tests.support.docs import ROOT, blocks
+from tests.support.docs import ROOT, blocks, pages
 from tests.unit.test_docs_settings import tables
 
 README = ROOT / "README.md"
@@ -134,3 +134,26 @@ def test_the_serving_flag_table_states_each_option_and_its_default(flag: str) ->
 def test_the_serving_flag_table_lists_no_other_option() -> None:
     unknown = set(serve_flag_table()) - set(options(main.commands["serve"]))
     assert not unknown, unknown
+
+
+HISTORY_LINE = re.compile(r" *(?P<version>\d+)  \d{4}-\d\d-\d\d \d\d:\d\d:\d\d  (?P<event>\w+) *")
+
+
+def test_the_history_lines_the_docs_show_are_in_the_format_history_prints() -> None:
+    # Every example had lost the time column `abridged history` prints.
+    from abridged.domain.session import Session
+
+    events = {name for name in dir(Session) if isinstance(getattr(Session, name), type)}
+    shown = [
+        (block.label, line)
+        for page in pages()
+        for block in blocks(page)
+        if block.info.startswith("text output") and "abridged history" in block.info
+        for line in block.code.splitlines()
+        if line.strip() and not line.startswith(" " * 8)  # a summary's text is indented
+    ]
+    assert shown
+    for label, line in shown:
+        match = HISTORY_LINE.match(line)
+        assert match, f"{label}: {line!r} is not a line `abridged history` prints"
+        assert match["event"] in events, f"{label}: no event {match['event']}"
