@@ -264,7 +264,8 @@ def render_table(outcomes: Sequence[Outcome], window: int) -> str:
     for o in outcomes:
         name = Path(o.transcript).stem[:34]
         if not o.applicable:
-            lines.append(f"{name:<34} {o.strategy:<15} {'(does not fit: not applicable)':>40}")
+            why = f"({o.not_applicable or 'does not fit'}: not applicable)"
+            lines.append(f"{name:<34} {o.strategy:<15} {why:>40}")
             continue
         ref = reference.get(o.transcript)
         ratio = f"{o.billed / ref:6.2f}" if ref else f"{'':>6}"

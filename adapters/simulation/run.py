@@ -34,6 +34,10 @@ AVERAGE_SAMPLES = 40
 request of a long session costs more than the rest of the run."""
 
 
+DOES_NOT_FIT = "does not fit"
+NO_REQUEST = "no request to make"
+
+
 @attrs.frozen
 class Outcome:
     """One strategy on one transcript."""
@@ -73,6 +77,10 @@ class Outcome:
     refused: str | None = None
     """The message the session refused (its transcript and line, and why): the run stopped
     there, and the requests after it count as not sent."""
+    not_applicable: str | None = None
+    """Why the strategy was not run (`applicable` false): the transcript does not fit whole
+    (`none`), or it holds no request to make (no reply after a prompt). Such a row counts
+    in no total: a transcript with nothing to keep would read as one that keeps it all."""
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -104,9 +112,11 @@ def measure(
     if strategy.fits_only(transcript):
         whole = request_tokens(transcript.system, transcript.tools, transcript.messages, count)
         if whole > setup.window - setup.reserved_output:
-            return Outcome(transcript.source, name, applicable=False)
-    facts = extract_facts(transcript.messages)
+            return Outcome(transcript.source, name, applicable=False, not_applicable=DOES_NOT_FIT)
     positions = [k for k, m in enumerate(transcript.messages) if is_reply(k, m)]
+    if not positions:
+        return Outcome(transcript.source, name, applicable=False, not_applicable=NO_REQUEST)
+    facts = extract_facts(transcript.messages)
     step = max(1, len(positions) // AVERAGE_SAMPLES)
     cache = PromptCache(rates)
     sizes: list[int] = []

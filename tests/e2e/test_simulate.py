@@ -318,3 +318,33 @@ def test_a_system_message_of_its_own_fields_only_is_simulated_for_every_strategy
     outcomes = json.loads(result.stdout)["outcomes"]
     assert {o["strategy"] for o in outcomes} >= {"abridged", "langchain", "none"}
     assert all(o["requests"] == 2 and o["not_sent"] == 0 for o in outcomes)
+
+
+def test_a_transcript_with_no_request_to_make_counts_in_no_total(tmp_path: Path) -> None:
+    # A log of only its first prompt read as keeping every fact, whole tails and all,
+    # and lifted the totals of the transcripts run with it.
+    prompt_only = tmp_path / "prompt-only.jsonl"
+    write_records([{"role": "user", "content": "Fix the parser: see `lexer.py`."}], prompt_only)
+    turn = tmp_path / "turn.jsonl"
+    write_records(
+        [
+            {"role": "user", "content": "Fix the parser: see `lexer.py`."},
+            {"role": "assistant", "content": "Fixed in `lexer.py`."},
+        ],
+        turn,
+    )
+
+    document = simulate(
+        str(prompt_only), str(turn), "--window", "4000", "--references", "langchain"
+    )
+
+    for o in document["outcomes"]:
+        if Path(o["transcript"]).name == "prompt-only.jsonl":
+            assert o["applicable"] is False
+            assert o["not_applicable"] == "no request to make"
+    assert {t["strategy"]: t["transcripts"] for t in document["totals"]} == {
+        "abridged": 1,
+        "langchain": 1,
+    }
+    table = CliRunner().invoke(main, ["simulate", str(prompt_only), "--window", "4000"])
+    assert "(no request to make: not applicable)" in table.stdout
