@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from abridged.adapters.simulation.cache import CacheRates, PromptCache
 from abridged.adapters.simulation.facts import Fact, extract_facts
-from abridged.adapters.simulation.run import Outcome, Total, simulate, totals
+from abridged.adapters.simulation.outcomes import Outcome, Total, totals
+from abridged.adapters.simulation.run import simulate
 from abridged.adapters.simulation.strategies import REFERENCES, AbridgedStrategy, Setup
 
 __all__ = [

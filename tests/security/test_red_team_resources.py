@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -387,9 +388,9 @@ def _stream(text: str, chunk: int) -> None:
 
 
 def _reply_of_deltas(n: int) -> str:
-    delta = {"type": "content_block_delta", "index": 0,
+    delta: dict[str, Any] = {"type": "content_block_delta", "index": 0,
              "delta": {"type": "text_delta", "text": "a few words " * 16}}  # fmt: skip
-    items = [
+    items: list[dict[str, Any]] = [
         {"type": "message_start", "message": {"id": "msg_1", "type": "message",
             "role": "assistant", "model": "m", "content": [], "usage": {}}},
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
