@@ -48,6 +48,7 @@ from abridged.domain.framing import escape_framing, fenced
 from abridged.domain.ledger_entry import (
     KEPT_SHARE_PER_KIND,
     KINDS,
+    MARKS,
     PRIORITY,
     RECENT_PER_KIND,
     VALUE_BASE,
@@ -150,6 +151,10 @@ SECTIONS: tuple[tuple[str, tuple[LedgerKind, ...]], ...] = (
     ("Other tool calls, with their arguments", ("call",)),
     ("Error lines, quoted from tool outputs", ("error",)),
     ("Test runs, quoted from tool outputs", ("test-result",)),
+    (
+        "The agent's plan ([x] done, [>] in progress, [ ] to do)",
+        ("plan-done", "plan-doing", "plan-todo"),
+    ),
     ("Names and values", ("identifier", "mention", "number", "value")),
     ("Links", ("url",)),
 )
@@ -163,7 +168,7 @@ def render_line(entry: LedgerEntry) -> str:
     title or another entry."""
     first, last = entry.first_position + 1, entry.last_position + 1
     where = f"m{first}" if first == last else f"m{first}-{last}"
-    mark = {"command-failed": "✗ ", "file-created": "(new) "}.get(entry.kind, "")
+    mark = MARKS.get(entry.kind, "")
     source = f"[{_tool_name(entry.source)}] " if entry.source else ""
     text = escape_framing(entry.text)
     if text.splitlines() != [text]:

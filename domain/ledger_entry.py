@@ -11,8 +11,8 @@ import attrs
 
 LedgerKind = str
 """`request`, `constraint`, `file-read`, `file-modified`, `file-created`, `command`,
-`command-failed`, `call`, `error`, `test-result`, `identifier`, `mention`, `url`, `number` or
-`value`."""
+`command-failed`, `call`, `error`, `test-result`, `plan-todo`, `plan-doing`, `plan-done`,
+`identifier`, `mention`, `url`, `number` or `value`."""
 
 KINDS: tuple[LedgerKind, ...] = (
     "request",
@@ -25,6 +25,9 @@ KINDS: tuple[LedgerKind, ...] = (
     "call",
     "error",
     "test-result",
+    "plan-todo",
+    "plan-doing",
+    "plan-done",
     "identifier",
     "mention",
     "url",
@@ -40,6 +43,9 @@ PRIORITY: Mapping[LedgerKind, int] = {
     "call": 0,
     "error": 3,
     "test-result": 2,
+    "plan-todo": 2,
+    "plan-doing": 2,
+    "plan-done": 2,
     "command-failed": 3,
     "url": 2,
     "value": 2,
@@ -49,6 +55,15 @@ PRIORITY: Mapping[LedgerKind, int] = {
     "constraint": 4,
 }
 """Higher stays longer when the ledger's budget is short."""
+
+MARKS: Mapping[LedgerKind, str] = {
+    "command-failed": "✗ ",
+    "file-created": "(new) ",
+    "plan-done": "[x] ",
+    "plan-doing": "[>] ",
+    "plan-todo": "[ ] ",
+}
+"""What a ledger line shows before an entry's text to say its kind within its section."""
 
 RECENT_PER_KIND = 6
 """When the ledger must drop entries, the most recent this many of each kind (requests,
@@ -117,7 +132,12 @@ def outranks(kind: LedgerKind, other: LedgerKind) -> bool:
 
 
 def _rank(kind: LedgerKind) -> tuple[int, int]:
-    return (PRIORITY[kind], 1 if kind in {"command-failed", "file-created"} else 0)
+    return (PRIORITY[kind], _FURTHER.get(kind, 0))
+
+
+_FURTHER = {"command-failed": 1, "file-created": 1, "plan-doing": 1, "plan-done": 2}
+"""Between kinds of one fact and one priority, the one that says more: a plan's item done
+says more than one in progress, which says more than one to do."""
 
 
 def drop_order(

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from abridged.domain.command_lines import command_lines
 from abridged.domain.ledger_entry import LedgerEntry, LedgerKind, merge, outranks
 from abridged.domain.ledger_mentions import mentions
+from abridged.domain.ledger_plans import PLAN_TOOL, plan_entries
 from abridged.domain.ledger_runs import run_counts
 from abridged.domain.ledger_values import VALUE_CHARS, script_numbers, values
 from abridged.domain.messages import (
@@ -64,9 +65,6 @@ issue comment), read as an argument: its ids, dates, links and labels are facts.
 WRITES = ("edit", "write", "replace", "patch", "insert", "delete", "move", "rename", "str_replace")
 CREATES = ("create", "new_file", "mkdir", "touch")
 SHELL_TOOL = re.compile(r"bash|shell|terminal|exec|run|cmd|command", re.IGNORECASE)
-PLAN_TOOL = re.compile(r"todo|plan", re.IGNORECASE)
-"""A tool that writes down the agent's own plan (`TodoWrite`, `ExitPlanMode`): each call
-restates the whole list, so its calls are not kept as facts (the latest is in the tail)."""
 PATH_WORD = re.compile(r"(?<![\w:/.@+-])(?:~|\.{1,2})?/?(?:[\w.@+-]{1,255}/)+[\w.@+-]*\w")
 """A path of folders, each named in at most 255 characters (as file systems allow), starting
 where a run of the characters a path holds starts: a try that started at each word or slash
@@ -369,7 +367,11 @@ def _call_entries(
         yield LedgerEntry(kind, path, position, position)
     for path in dict.fromkeys(p for p in later if p not in paths):
         yield LedgerEntry("file-read", path, position, position)
-    if not shell and not PLAN_TOOL.search(name):
+    if shell:
+        return
+    if PLAN_TOOL.search(name):
+        yield from plan_entries(call.input, position)
+    else:
         yield from _call_entry(call, position)
 
 
