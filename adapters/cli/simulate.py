@@ -173,7 +173,8 @@ def simulate_command(
             outcomes = simulate(loaded, setup, makers, rates, follow)
         except TranscriptError as error:
             raise click.ClickException(str(error)) from None
-    _report(outcomes, window, reserve, rates, as_json, unread)
+    notes = {t.source: list(t.notes) for t in loaded if t.notes}
+    _report(outcomes, window, reserve, rates, as_json, unread, notes)
 
 
 def _report(
@@ -183,9 +184,12 @@ def _report(
     rates: CacheRates,
     as_json: bool,
     unread: list[str],
+    notes: dict[str, list[str]],
 ) -> None:
     """The figures (a table, or one JSON document), then each transcript that could not be
-    read and each run a refusal stopped, on standard error, with exit status 1."""
+    read and each run a refusal stopped, on standard error, with exit status 1. The JSON
+    holds the import's notes and the transcripts not read too: what was changed or left out
+    on the way in is part of what the figures measure."""
     if as_json:
         document = {
             "window": window,
@@ -193,6 +197,8 @@ def _report(
             "rates": {"write": rates.write_rate, "read": rates.read_rate},
             "outcomes": [o.to_dict() for o in outcomes],
             "totals": [t.to_dict() for t in totals(outcomes)],
+            "notes": notes,
+            "unread": unread,
         }
         click.echo(json.dumps(document, indent=1))
     else:

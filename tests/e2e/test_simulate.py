@@ -348,3 +348,29 @@ def test_a_transcript_with_no_request_to_make_counts_in_no_total(tmp_path: Path)
     }
     table = CliRunner().invoke(main, ["simulate", str(prompt_only), "--window", "4000"])
     assert "(no request to make: not applicable)" in table.stdout
+
+
+def test_the_json_holds_what_the_import_noted_and_what_it_could_not_read(tmp_path: Path) -> None:
+    # The notes went to standard error only: a report kept as JSON lost what was left out.
+    skipped = tmp_path / "skipped.jsonl"
+    write_records(
+        [
+            {"role": "assistant", "content": "Picking up where we left off."},
+            {"role": "user", "content": "Fix the parser."},
+            {"role": "assistant", "content": "Fixed."},
+        ],
+        skipped,
+    )
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"role": "user"\n', encoding="utf-8")
+
+    result = CliRunner().invoke(
+        main, ["simulate", str(skipped), str(broken), "--window", "4000", "--json"]
+    )
+
+    document = json.loads(result.stdout)
+    assert result.exit_code == 1  # one transcript was not read
+    assert [str(skipped)] == list(document["notes"])
+    assert "assistant message before the first user message" in document["notes"][str(skipped)][0]
+    assert len(document["unread"]) == 1
+    assert str(broken) in document["unread"][0]
