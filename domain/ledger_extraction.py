@@ -13,7 +13,7 @@ from abridged.domain.ledger_entry import LedgerEntry, LedgerKind, merge, outrank
 from abridged.domain.ledger_mentions import mentions
 from abridged.domain.ledger_plans import PLAN_TOOL, plan_entries
 from abridged.domain.ledger_runs import run_counts
-from abridged.domain.ledger_values import VALUE_CHARS, script_numbers, values
+from abridged.domain.ledger_values import VALUE_CHARS, counted_numbers, script_numbers, values
 from abridged.domain.messages import (
     JSON,
     Message,
@@ -77,16 +77,6 @@ ERROR_LINE = re.compile(
 BACKTICKED = re.compile(r"`([^`\n]{3,80})`")
 FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
 URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
-UNIT = (
-    r"(?:[KMGTP]i?B|[kKMG]?Hz|[mun]s|µs|secs?|seconds?|s|mins?|minutes?|hrs?|hours?|h|days?"
-    r"|px|rpm|rps|qps|req/s|tokens)(?![\w/%])"
-)
-"""A unit written after a number: sizes, frequencies, durations, rates, pixels, tokens."""
-NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,64}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?(?:[ \t]?" + UNIT + ")?")
-"""A number of two or more digits with the Latin word before it, and its unit when one
-follows: `port 8080`, `timeout: 30`, `was 245 ms`. The word is bounded: every word of a run
-like `a-a-a-…` starts a try, which would otherwise read the rest of the run (quadratic:
-16,000 characters took 10 s)."""
 
 ERROR_WORD = re.compile(r"Error|Exception|error|ERROR|FAILED|fatal:|panic:|Traceback")
 """What every line `ERROR_LINE` matches contains. Only lines holding it are searched with
@@ -289,7 +279,7 @@ def _named(text: str, position: int, *, backticks: bool) -> Iterable[LedgerEntry
         LedgerEntry("identifier", f[:NAME_CHARS], position, position) for f in FLAG.findall(text)
     ]
     named += [LedgerEntry("url", url, position, position) for url in _urls(text)]
-    numbers = NUMBER.findall(text) + script_numbers(text)
+    numbers = [*counted_numbers(text), *script_numbers(text)]
     named += [LedgerEntry("number", n[:NAME_CHARS], position, position) for n in numbers]
     yield from named
     # A value already in backticks, or the whole of a name, is not listed twice.

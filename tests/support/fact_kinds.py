@@ -19,7 +19,9 @@ keeps verbatim (`*` marks a kind abridged keeps below the reference):
 - **host**: IPv4 addresses (with a port) and `host:port` (`localhost:8080`, `db.internal:5432`);
 - **ident**: CamelCase and snake_case names written in prose (`RenameIndex`, `max_retries`);
 - **num-intl**: a number of two or more digits after a word of any script that the
-  simulation's `num` kind misses (it wants a Latin word before: `порт 8080`, `ポート 8080`).
+  simulation's `num` kind misses (it wants a Latin word before: `порт 8080`, `ポート 8080`);
+- **count**: a number and the lowercase word after it, what it counts (`7455 rows`,
+  `3 failures`), but a word of the sentence (`of`, `and`, `times`, `more`, a unit of time).
 
 It is separate code from both the ledger and the simulation's measure: its patterns were
 written from the kinds' shapes, not from the ledger's. It reuses the simulation's replay by
@@ -78,6 +80,11 @@ KIND_PATTERNS: dict[str, re.Pattern[str]] = {
         re.ASCII,
     ),
     "num-intl": re.compile(r"[^\W\d_][\w-]*[ \t]?[:=]?[ \t]\d[\d.,]*\d%?"),
+    "count": re.compile(
+        r"(?<![\w.,$€£-])\d[\d,]*(?:\.\d+)? (?!(?:and|or|to|of|in|on|at|the|is|are|was|were"
+        r"|for|by|with|from|minutes?|seconds?|hours?|days?|ms|mb|kb|gb|times|more|less)\b)"
+        r"[a-z][a-z-]{2,}"
+    ),
 }
 LATIN_NUMBER = facts_module.NUMBER
 MIN_CHARS = 4

@@ -698,7 +698,7 @@ def test_the_ledger_keeps_the_users_constraints_and_the_names_numbers_and_links_
     assert ("url", "https://example.org/spec") in entries
     assert ("identifier", "load_config") in entries
     assert ("identifier", "--dry-run") in entries
-    assert ("number", "port 8080") in entries
+    assert ("number", "port 8080 stays") in entries
     assert not any(kind == "constraint" and "tabs" in text for kind, text in entries)
 
 

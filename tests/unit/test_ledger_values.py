@@ -192,12 +192,29 @@ def test_a_latin_number_is_still_taken_with_its_word() -> None:
             "runs 3.5 GHz", "pool 512 MB", "timeout 30s",
         ]),
         ("It ran 40 tokens/s, drew 1920 px, and version 2.0.1 shipped.", [
-            "ran 40", "drew 1920 px", "version 2.0.1",
+            "ran 40", "drew 1920 px", "version 2.0.1 shipped",
         ]),
         ("A number with a unit alone is not one: raise it to 512 MB.", []),
     ],
 )  # fmt: skip
 def test_a_number_with_its_unit_is_taken_with_it(text: str, numbers: list[str]) -> None:
+    assert [t for k, t in said(text) if k == "number"] == numbers
+
+
+@pytest.mark.parametrize(
+    ("text", "numbers"),
+    [
+        ("The job deleted 7455 rows from the table.", ["deleted 7455 rows"]),
+        ("12 tests failed and 3 passed.", ["12 tests", "3 passed"]),
+        ("- 3 files changed, 42 insertions(+)", ["3 files", "42 insertions"]),
+        ("After 2 retries the import took 1,250 records.", ["2 retries", "took 1,250 records"]),
+        # What follows is not what the number counts: a word of the sentence, a rate.
+        ("I tried 3 times, 2 of them at 40 tokens/s.", []),
+    ],
+)  # fmt: skip
+def test_a_number_is_taken_with_what_it_counts(text: str, numbers: list[str]) -> None:
+    # An outside measure of numbers followed by what they count (`7455 rows`) found abridged
+    # below the reference on 13 of 38 sessions: the ledger kept the word before alone.
     assert [t for k, t in said(text) if k == "number"] == numbers
 
 
