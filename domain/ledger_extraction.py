@@ -13,7 +13,7 @@ from abridged.domain.ledger_entry import LedgerEntry, LedgerKind, merge, outrank
 from abridged.domain.ledger_mentions import mentions
 from abridged.domain.ledger_plans import PLAN_TOOL, plan_entries
 from abridged.domain.ledger_runs import run_counts
-from abridged.domain.ledger_values import VALUE_CHARS, counted_numbers, script_numbers, values
+from abridged.domain.ledger_values import NUMBER, VALUE_CHARS, script_numbers, values
 from abridged.domain.messages import (
     JSON,
     Message,
@@ -279,7 +279,7 @@ def _named(text: str, position: int, *, backticks: bool) -> Iterable[LedgerEntry
         LedgerEntry("identifier", f[:NAME_CHARS], position, position) for f in FLAG.findall(text)
     ]
     named += [LedgerEntry("url", url, position, position) for url in _urls(text)]
-    numbers = [*counted_numbers(text), *script_numbers(text)]
+    numbers = NUMBER.findall(text) + script_numbers(text)
     named += [LedgerEntry("number", n[:NAME_CHARS], position, position) for n in numbers]
     yield from named
     # A value already in backticks, or the whole of a name, is not listed twice.

@@ -31,12 +31,6 @@ word is bounded: every word of a run like `a-a-a-…` starts a try, which would 
 the rest of the run (quadratic: 16,000 characters took 10 s)."""
 
 
-def counted_numbers(text: str) -> list[str]:
-    """The numbers of `text` with their context, in order (`NUMBER`): the word before, and
-    the unit or what it counts after."""
-    return NUMBER.findall(text)
-
-
 SCRIPT_NUMBER = re.compile(
     r"([^\x00-\x7f])[ \t]?[:=\uff1a]?[ \t]?[0-9][0-9.,]*[0-9]%?(?![-/:.,]?[0-9])"
 )
