@@ -1,7 +1,8 @@
 """The exact values a piece of prose gives whatever its language (issue 21): ids, dates and
-times, versions, hashes, money, environment variables, hosts, emails (`values`), and the
-numbers written after a word of a script other than Latin (`script_numbers`). The facts
-ledger (`abridged.domain.ledger_extraction`) keeps them as `value` and `number` entries."""
+times, versions, hashes, money, environment variables, hosts, emails (`values`); numbers with
+the Latin word before them and their unit or what they count (`NUMBER`), and the numbers
+written after a word of a script other than Latin (`script_numbers`). The facts ledger
+(`abridged.domain.ledger_extraction`) keeps them as `value` and `number` entries."""
 
 from __future__ import annotations
 
