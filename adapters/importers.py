@@ -24,7 +24,15 @@ from typing import Literal
 
 import attrs
 
-from abridged.adapters.recorded import from_first_prompt, is_result, located, unique_call_ids
+from abridged.adapters.recorded import (
+    from_first_prompt,
+    is_result,
+    located,
+    null_flags_note,
+    paired_results,
+    unique_call_ids,
+    without_null_flags,
+)
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.messages import JSON, Message
 
@@ -54,7 +62,6 @@ _MESSAGES_API_PARTS = (
 )
 _ID_CHARACTERS = re.compile(r"[^a-zA-Z0-9_-]")
 _NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-UNANSWERED = "[no result was recorded for this tool call]"
 
 
 class FormatError(ValueError):
@@ -224,7 +231,10 @@ def import_anthropic(records: Iterable[tuple[int, JSON]], notes: Iterable[str] =
         else:
             wires.append((number, record))
     raw: list[tuple[int, str, list[JSON]]] = []
-    for index, (number, wire) in enumerate(wires):
+    nulls = 0
+    for index, (number, recorded) in enumerate(wires):
+        wire, cleared = without_null_flags(recorded)
+        nulls += cleared
         try:
             message = Message.from_wire(wire)
         except InvalidMessageError as error:
@@ -233,7 +243,8 @@ def import_anthropic(records: Iterable[tuple[int, JSON]], notes: Iterable[str] =
         content = wire["content"] if isinstance(wire, Mapping) else None
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         raw.append((number, message.role.value, list(blocks or [])))
-    imported = normalize(raw, system=system, model=model, notes=list(notes))
+    notes = [*notes, *null_flags_note(nulls)]
+    imported = normalize(raw, system=system, model=model, notes=notes)
     return attrs.evolve(imported, tools=tools)
 
 
@@ -271,9 +282,12 @@ def normalize(
     user message that is more than results (of calls made before the record starts)."""
     notes = list(notes)
     joined: list[tuple[int, str, list[JSON]]] = []
-    blank = 0
+    blank = nulls = 0
     for number, role, blocks in _systems_before_replies(raw):
         kept = [b for b in blocks if not _blank_text(b)]
+        for index, block in enumerate(kept):
+            kept[index], cleared = without_null_flags(block)
+            nulls += cleared
         blank += len(blocks) - len(kept)
         if not kept:
             continue
@@ -283,12 +297,15 @@ def normalize(
         joined.append((number, role, kept))
     if blank:
         notes.append(f"{blank} text blocks of only white space left out (the API refuses them)")
+    notes.extend(null_flags_note(nulls))
     joined = [(n, role, _results_first(b) if role == "user" else b) for n, role, b in joined]
     joined = unique_call_ids(from_first_prompt(joined, notes), notes)
     paired: list[tuple[int, str, list[JSON]]] = []
     previous_calls: list[str] = []
     for number, role, recorded in joined:
-        blocks = _paired(recorded, previous_calls, notes, number) if role == "user" else recorded
+        blocks = (
+            paired_results(recorded, previous_calls, notes, number) if role == "user" else recorded
+        )
         if not blocks:
             continue
         if paired and paired[-1][1] == role:
@@ -388,62 +405,3 @@ def _before_call(blocks: list[JSON], index: int) -> bool:
         (blocks[k] for k in range(index, len(blocks)) if not _is_thinking(blocks[k])), None
     )
     return isinstance(following, Mapping) and following.get("type") == "tool_use"
-
-
-def _paired(blocks: list[JSON], calls: list[str], notes: list[str], number: int) -> list[JSON]:
-    results: dict[str, Mapping[str, JSON]] = {}
-    again: dict[str, None] = {}
-    for block in blocks:
-        if not (is_result(block) and isinstance(block, Mapping)):
-            continue
-        recorded = block.get("tool_use_id")
-        call_id = recorded if isinstance(recorded, str) else repr(recorded)
-        if call_id not in results:
-            results[call_id] = block
-            continue
-        results[call_id] = _both_results(results[call_id], block)
-        again[call_id] = None
-    if again:
-        notes.append(
-            f"{located(number)}: more than one result recorded for {', '.join(again)}; "
-            "joined in one tool_result, in the order recorded"
-        )
-    # Looked up in a set: a reply streamed as thousands of entries makes as many calls,
-    # and a look in the list for each result took seconds.
-    called = set(calls)
-    orphans = [i for i in results if i not in called]
-    if orphans:
-        notes.append(f"{located(number)}: results for {', '.join(orphans)} answer no call")
-    answered = [results[i] for i in calls if i in results]
-    missing = [i for i in calls if i not in results]
-    if missing:
-        notes.append(f"{located(number)}: calls {', '.join(missing)} had no recorded result")
-    filled = [
-        {"type": "tool_result", "tool_use_id": i, "content": UNANSWERED, "is_error": True}
-        for i in missing
-    ]
-    others = [b for b in blocks if not is_result(b)]
-    ordered = answered + filled
-    by_call = {b["tool_use_id"]: b for b in ordered}
-    return [by_call[i] for i in calls] + others
-
-
-def _both_results(first: Mapping[str, JSON], second: Mapping[str, JSON]) -> Mapping[str, JSON]:
-    """One `tool_result` holding both results recorded for a call: its content the first's
-    then the second's, an error if either was."""
-    contents = [first.get("content"), second.get("content")]
-    content: JSON
-    if all(isinstance(c, str) or c is None for c in contents):
-        content = "\n\n".join(c for c in contents if isinstance(c, str) and c)
-    else:
-        content = _content_blocks(contents[0]) + _content_blocks(contents[1])
-    joined = {**first, "content": content}
-    if first.get("is_error") or second.get("is_error"):
-        joined["is_error"] = True
-    return joined
-
-
-def _content_blocks(content: JSON) -> list[JSON]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    return list(content) if isinstance(content, list) else []

@@ -17,6 +17,7 @@ from abridged.domain.messages import JSON, Message, Role
 from abridged.domain.reply_shapes import leads_with_compaction
 from abridged.domain.validation import check_sequence
 
+UNANSWERED = "[no result was recorded for this tool call]"
 Records = list[tuple[int, str, list[JSON]]]
 """(line, role, blocks), as `normalize` reads them."""
 
@@ -132,3 +133,88 @@ def is_reply(index: int, message: Message) -> bool:
     history the client compacted with the API, sent back first in place of what it summarizes:
     build-with-claude/compaction-on-demand), which nothing came before."""
     return message.role is Role.ASSISTANT and not (index == 0 and leads_with_compaction(message))
+
+
+def without_null_flags(item: JSON) -> tuple[JSON, int]:
+    """`item` (a message or a block) without a tool result's `is_error: null`, which some
+    SDKs write for an unset flag and the domain refuses, and how many it cleared."""
+    if not isinstance(item, Mapping):
+        return item, 0
+    if item.get("type") == "tool_result" and "is_error" in item and item["is_error"] is None:
+        return {k: v for k, v in item.items() if k != "is_error"}, 1
+    content = item.get("content")
+    if "role" not in item or not isinstance(content, list):
+        return item, 0
+    cleared = [without_null_flags(block) for block in content]
+    count = sum(n for _, n in cleared)
+    return ({**item, "content": [block for block, _ in cleared]}, count) if count else (item, 0)
+
+
+def null_flags_note(count: int) -> list[str]:
+    if not count:
+        return []
+    return [f"{count} tool results' `is_error: null` read as not an error"]
+
+
+def paired_results(
+    blocks: list[JSON], calls: list[str], notes: list[str], number: int
+) -> list[JSON]:
+    """A user message's blocks with one `tool_result` for each of `calls` (the reply
+    before's), in their order: results recorded twice joined, missing ones filled in as
+    errors, results answering no call left out; each change noted."""
+    results: dict[str, Mapping[str, JSON]] = {}
+    again: dict[str, None] = {}
+    for block in blocks:
+        if not (is_result(block) and isinstance(block, Mapping)):
+            continue
+        recorded = block.get("tool_use_id")
+        call_id = recorded if isinstance(recorded, str) else repr(recorded)
+        if call_id not in results:
+            results[call_id] = block
+            continue
+        results[call_id] = _both_results(results[call_id], block)
+        again[call_id] = None
+    if again:
+        notes.append(
+            f"{located(number)}: more than one result recorded for {', '.join(again)}; "
+            "joined in one tool_result, in the order recorded"
+        )
+    # Looked up in a set: a reply streamed as thousands of entries makes as many calls,
+    # and a look in the list for each result took seconds.
+    called = set(calls)
+    orphans = [i for i in results if i not in called]
+    if orphans:
+        notes.append(f"{located(number)}: results for {', '.join(orphans)} answer no call")
+    answered = [results[i] for i in calls if i in results]
+    missing = [i for i in calls if i not in results]
+    if missing:
+        notes.append(f"{located(number)}: calls {', '.join(missing)} had no recorded result")
+    filled = [
+        {"type": "tool_result", "tool_use_id": i, "content": UNANSWERED, "is_error": True}
+        for i in missing
+    ]
+    others = [b for b in blocks if not is_result(b)]
+    ordered = answered + filled
+    by_call = {b["tool_use_id"]: b for b in ordered}
+    return [by_call[i] for i in calls] + others
+
+
+def _both_results(first: Mapping[str, JSON], second: Mapping[str, JSON]) -> Mapping[str, JSON]:
+    """One `tool_result` holding both results recorded for a call: its content the first's
+    then the second's, an error if either was."""
+    contents = [first.get("content"), second.get("content")]
+    content: JSON
+    if all(isinstance(c, str) or c is None for c in contents):
+        content = "\n\n".join(c for c in contents if isinstance(c, str) and c)
+    else:
+        content = _content_blocks(contents[0]) + _content_blocks(contents[1])
+    joined = {**first, "content": content}
+    if first.get("is_error") or second.get("is_error"):
+        joined["is_error"] = True
+    return joined
+
+
+def _content_blocks(content: JSON) -> list[JSON]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return list(content) if isinstance(content, list) else []

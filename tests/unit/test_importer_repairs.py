@@ -354,3 +354,56 @@ def test_a_name_field_holding_another_json_value_is_a_transcript_error_or_read(
     except TranscriptError:
         return
     assert_valid_conversation(transcript.messages)
+
+
+def test_a_tool_results_null_error_flag_is_read_as_unset_with_a_note(tmp_path: Path) -> None:
+    log = Log().user("list the files").assistant(tool_use("toolu_01", "Bash", command="ls"))
+    log.user(
+        [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "a.txt", "is_error": None}]
+    ).assistant(text("One file: a.txt"))
+    body = tmp_path / "request.jsonl"
+    body.write_text(
+        json.dumps(
+            {
+                "model": "claude-sonnet-4-5",
+                "max_tokens": 1024,
+                "messages": [
+                    {"role": "user", "content": "list the files"},
+                    {"role": "assistant", "content": [tool_use("toolu_01", "Bash", command="ls")]},
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": "toolu_01",
+                                "content": "a.txt",
+                                "is_error": None,
+                            },
+                            {"type": "text", "text": "and then?"},
+                        ],
+                    },
+                ],
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+
+    for path in (log.write(tmp_path / "session.jsonl"), body):
+        transcript = load_transcript(path)
+
+        assert_valid_conversation(transcript.messages)
+        result = transcript.messages[2].content[0]
+        assert result == ToolResultBlock("toolu_01", "a.txt", False)
+        assert "is_error" not in result.to_wire()
+        assert "1 tool results' `is_error: null` read as not an error" in transcript.notes
+
+
+def test_a_tool_results_error_flag_of_another_type_is_still_refused(tmp_path: Path) -> None:
+    log = Log().user("list the files").assistant(tool_use("toolu_01", "Bash", command="ls"))
+    log.user(
+        [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "a.txt", "is_error": "no"}]
+    ).assistant(text("One file: a.txt"))
+
+    with pytest.raises(TranscriptError, match="'is_error' must be true or false"):
+        load_transcript(log.write(tmp_path / "session.jsonl"))

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from abridged.adapters.importers import UNANSWERED
+from abridged.adapters.recorded import UNANSWERED
 from abridged.adapters.transcripts import Transcript, TranscriptError, load_transcript
 
 SESSION = "258c7280-0000-4000-8000-000000000000"
