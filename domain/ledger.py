@@ -57,14 +57,13 @@ from abridged.domain.ledger_entry import (
     drop_order,
     merge,
 )
+from abridged.domain.ledger_errors import ERROR_LINE, error_lines
 from abridged.domain.ledger_extraction import (
-    ERROR_LINE,
     PATH_WORD,
     REQUEST_CHARS,
     TASK_CHARS,
     TASK_SHARE,
     carried,
-    error_lines,
     extract,
     stated_rules,
     task_chars,

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from abridged.domain.command_lines import command_lines
 from abridged.domain.ledger_entry import LedgerEntry, LedgerKind, merge, outranks
+from abridged.domain.ledger_errors import PROSE_OR_HEADER, error_lines
 from abridged.domain.ledger_mentions import mentions
 from abridged.domain.ledger_plans import PLAN_TOOL, plan_entries
 from abridged.domain.ledger_runs import run_counts
@@ -33,13 +34,12 @@ TASK_CHARS = 6_000
 """The session's first prompt, the task (an issue to fix, a spec, a ticket), is kept whole up
 to this many characters where the ledger has room (`task_chars`): its details (the commit, the
 names, the numbers it gives) are what an agent works from to the end. A pasted log longer than
-that keeps its head, with the constraints, names, links and numbers of the rest."""
+that keeps its head, with the constraints, error lines, names, links and numbers of the rest."""
 TASK_SHARE = 0.15
 """The share of the ledger's room the task may take before its head is cut shorter."""
 CONSTRAINT_CHARS = 300
 NAME_CHARS = 120
 COMMAND_CHARS = 240
-ERROR_CHARS = 200
 PATH_CHARS = 300
 URL_CHARS = 2_048
 """A link is kept whole up to the length browsers and servers commonly take: cut short, it
@@ -69,34 +69,9 @@ PATH_WORD = re.compile(r"(?<![\w:/.@+-])(?:~|\.{1,2})?/?(?:[\w.@+-]{1,255}/)+[\w
 """A path of folders, each named in at most 255 characters (as file systems allow), starting
 where a run of the characters a path holds starts: a try that started at each word or slash
 of a run like `a-a-a-…` or `/+/+/+…` read the rest of it (quadratic time)."""
-ERROR_LINE = re.compile(
-    r"\b[A-Z]\w*(?:Error|Exception)\b:|(?:^|\s)(?:error|Error|ERROR)(?:\[\w+\])?:"
-    r"|\bFAILED\b|\bfatal:|\bpanic:|^Traceback \(most recent call last\)"
-)
-"""A line that reports a failure: an exception, a compiler or tool `error:`, a failed test."""
 BACKTICKED = re.compile(r"`([^`\n]{3,80})`")
 FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
 URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
-
-ERROR_WORD = re.compile(r"Error|Exception|error|ERROR|FAILED|fatal:|panic:|Traceback")
-"""What every line `ERROR_LINE` matches contains. Only lines holding it are searched with
-the whole pattern, which, tried at every position of a long output, costs six to twenty
-times more (up to a second for a 750 KB log)."""
-
-
-def error_lines(text: str, is_error: bool = False) -> list[str]:
-    """The distinct lines of a tool output that report a failure, stripped and capped."""
-    found: dict[str, None] = {}
-    if is_error:
-        first = next((line.strip() for line in text.splitlines() if line.strip()), None)
-        if first is not None:
-            found[first[:ERROR_CHARS]] = None
-    if ERROR_WORD.search(text) is None:
-        return list(found)
-    for line in text.splitlines():
-        if ERROR_WORD.search(line) and ERROR_LINE.search(stripped := line.strip()):
-            found[stripped[:ERROR_CHARS]] = None
-    return list(found)
 
 
 def task_chars(messages: Sequence[tuple[int, Message]], room: int, count: CountText) -> int:
@@ -241,7 +216,7 @@ def uncarried(
 
 def _prompt_entries(message: Message, position: int, cap: int) -> Iterable[LedgerEntry]:
     """A user prompt: whole when it fits `cap` characters; else its head, and what the rest
-    states that an agent must not lose (constraints, names, links, numbers)."""
+    states that an agent must not lose (constraints, error lines, names, links, numbers)."""
     text = _prompt_text(message)
     if not text:
         return
@@ -252,6 +227,12 @@ def _prompt_entries(message: Message, position: int, cap: int) -> Iterable[Ledge
     for sentence in stated_rules(text):
         if sentence not in head:
             yield LedgerEntry("constraint", sentence, position, position)
+    # A pasted traceback or build log ends with what failed, past any head. A line written
+    # in markdown (`code`, **bold**) is the user's prose about an error, not its output; a
+    # traceback's first line says nothing its last does not.
+    for line in error_lines(text):
+        if line not in head and not PROSE_OR_HEADER.search(line):
+            yield LedgerEntry("error", line, position, position)
     yield from (e for e in _named(text, position, backticks=False) if e.text not in head)
 
 

@@ -15,7 +15,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from abridged import bootstrap
+from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.cli import main
+from abridged.adapters.transcripts import load_transcript
+from abridged.domain.messages import Role
 
 pytestmark = pytest.mark.xdist_group("simulate")
 
@@ -83,3 +87,32 @@ def test_the_rules_a_support_chat_states_once_outlast_its_old_tickets(
     ours = outcomes(at_16k)["cjk-support-501", "abridged"]["facts_final_by_kind"]
     assert ours["constraints"] == 1.0
     assert ours["numbers"] == 1.0
+
+
+def test_the_exception_a_pasted_log_ends_with_is_in_every_request_at_16k() -> None:
+    # The 54 KB log of the session's first prompt ends with a traceback whose exception is
+    # not called an error (`psycopg.errors.SerializationFailure`). Once the prompt is
+    # summarized, only the ledger can still say what failed.
+    transcript = load_transcript(FIXTURES / "pasted-log-504.jsonl")
+    failure = "psycopg.errors.SerializationFailure: could not serialize access"
+    assert failure in transcript.messages[0].content[0].to_wire()["text"]
+    sessions = bootstrap(None, background=False)
+    session_id = sessions.start_session(
+        model="claude-sonnet-4-5",
+        max_output_tokens=4_000,
+        context_window=16_000,
+        system=transcript.system,
+    )
+    held: list[bool] = []
+    compacted = False
+    for message in transcript.messages:
+        if message.role is Role.ASSISTANT:
+            prepared = sessions.prepare_request(session_id)
+            body = render_request(prepared.context, model=prepared.model, max_tokens=4_000)
+            held.append(failure in json.dumps(body, ensure_ascii=False))
+            compacted = compacted or prepared.context.summaries != ()
+        sessions.append_message(session_id, message.to_wire())
+    sessions.close()
+
+    assert compacted
+    assert all(held), f"{held.count(False)} of {len(held)} requests lost it"
