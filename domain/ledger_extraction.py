@@ -14,7 +14,7 @@ from abridged.domain.ledger_errors import PROSE_OR_HEADER, error_lines
 from abridged.domain.ledger_mentions import mentions
 from abridged.domain.ledger_plans import PLAN_TOOL, plan_entries
 from abridged.domain.ledger_runs import run_counts
-from abridged.domain.ledger_values import NUMBER, VALUE_CHARS, script_numbers, values
+from abridged.domain.ledger_values import DOTTED, NUMBER, VALUE_CHARS, script_numbers, values
 from abridged.domain.messages import (
     JSON,
     Message,
@@ -261,13 +261,29 @@ def _named(text: str, position: int, *, backticks: bool) -> Iterable[LedgerEntry
     ]
     named += [LedgerEntry("url", url, position, position) for url in _urls(text)]
     numbers = NUMBER.findall(text) + script_numbers(text)
-    named += [LedgerEntry("number", n[:NAME_CHARS], position, position) for n in numbers]
+    found = [v[:VALUE_CHARS] for v in dict.fromkeys(values(text))]
+    # A number whose digits are a value found on its own (`clause 19.2.3`, `Python 3.11.4`,
+    # `host 10.0.0.12`) is that value with the word before it.
+    on_their_own = set(found)
+    worded = {t for n in numbers if (t := _dotted(n)) is not None and t in on_their_own}
+    for number in numbers:
+        kind: LedgerKind = "value" if _dotted(number) in worded else "number"
+        named.append(LedgerEntry(kind, number[:NAME_CHARS], position, position))
     yield from named
-    # A value already in backticks, or the whole of a name, is not listed twice.
-    shown = {e.text for e in named}
-    for value in dict.fromkeys(values(text)):
-        if value[:VALUE_CHARS] not in shown:
-            yield LedgerEntry("value", value[:VALUE_CHARS], position, position)
+    # A value already in backticks, or the whole of a name, is not listed twice; nor one a
+    # number's entry gives with the word before it.
+    shown = {e.text for e in named} | worded
+    for value in found:
+        if value not in shown:
+            yield LedgerEntry("value", value, position, position)
+
+
+def _dotted(number: str) -> str | None:
+    """The digits of a number's entry when they have three parts or more (a section, a
+    version, an address, a date: `DOTTED`): said alone they say less, and a `number` is
+    dropped before a `value`."""
+    match = DOTTED.search(number)
+    return match.group(0) if match is not None else None
 
 
 def _backticked(text: str, position: int) -> Iterable[LedgerEntry]:

@@ -30,6 +30,8 @@ NUMBER = re.compile(
 counts when one follows: `port 8080`, `timeout: 30`, `was 245 ms`, `deleted 7455 rows`. The
 word is bounded: every word of a run like `a-a-a-…` starts a try, which would otherwise read
 the rest of the run (quadratic: 16,000 characters took 10 s)."""
+DOTTED = re.compile(r"\d+(?:\.\d+){2,}")
+"""Digits of three parts or more: a section (`19.2.3`), a version, an address, a date."""
 
 
 SCRIPT_NUMBER = re.compile(

@@ -120,8 +120,9 @@ def test_prose_numbers_and_parts_of_longer_words_are_not_values(text: str) -> No
         ),
         (
             "Failover: postgres://svc@pg-replica-2.prod.internal:6432/orders, due 14.03.25.",
-            # Longer than `GLUED_CHARS`: its values alone, the user at the host too.
-            ["14.03.25", "svc@pg-replica-2.prod.internal", "pg-replica-2.prod.internal:6432"],
+            # Longer than `GLUED_CHARS`: its values alone, the user at the host too (and
+            # the date with the word before it, a number's entry of three parts).
+            ["due 14.03.25", "svc@pg-replica-2.prod.internal", "pg-replica-2.prod.internal:6432"],
         ),
     ],
 )
@@ -191,8 +192,8 @@ def test_a_latin_number_is_still_taken_with_its_word() -> None:
         ("The box runs 3.5 GHz with pool 512 MB and timeout 30s.", [
             "runs 3.5 GHz", "pool 512 MB", "timeout 30s",
         ]),
-        ("It ran 40 tokens/s, drew 1920 px, and version 2.0.1 shipped.", [
-            "ran 40", "drew 1920 px", "version 2.0.1 shipped",
+        ("It ran 40 tokens/s, drew 1920 px, and build 2.0 shipped.", [
+            "ran 40", "drew 1920 px", "build 2.0 shipped",
         ]),
         ("A number with a unit alone is not one: raise it to 512 MB.", []),
     ],
@@ -280,3 +281,26 @@ def test_a_syslog_lines_date_is_not_a_value() -> None:
     assert not [text for kind, text in said(log) if kind == "value" and "Apr" in text]
     facts = extract_facts([Message(Role.ASSISTANT, (TextBlock(log),))])
     assert not [f for f in facts if f.kind == "values" and "Apr" in f.text]
+
+
+@pytest.mark.parametrize(
+    ("text", "worded"),
+    [
+        ("Per clause 19.2.3 the notice is 30 days.", ["clause 19.2.3"]),
+        ("Pinned Python 3.11.4 and the host 10.0.0.12.", ["Python 3.11.4", "host 10.0.0.12"]),
+        ("Release version 2.0.1 shipped.", ["version 2.0.1 shipped"]),
+    ],
+)
+def test_a_value_of_three_parts_after_a_word_is_kept_with_it(text: str, worded: list[str]) -> None:
+    """A section, a version or an address is a `value` with the word before it (the bare
+    one no longer listed): alone it says less, and a `number` is dropped first."""
+    entries = said(text)
+    assert [t for k, t in entries if k == "value"] == worded
+    assert not [t for k, t in entries if k == "number" and any(t in w for w in worded)]
+
+
+def test_a_number_whose_digits_run_into_a_longer_value_stays_a_number() -> None:
+    entries = said("It was built with 3.11.4-rc1 and timeout 30.")
+    assert ("value", "3.11.4-rc1") in entries
+    assert ("number", "with 3.11.4") in entries
+    assert ("number", "timeout 30") in entries
