@@ -14,7 +14,14 @@ from abridged.domain.ledger_errors import PROSE_OR_HEADER, error_lines
 from abridged.domain.ledger_mentions import mentions
 from abridged.domain.ledger_plans import PLAN_TOOL, plan_entries
 from abridged.domain.ledger_runs import run_counts
-from abridged.domain.ledger_values import DOTTED, NUMBER, VALUE_CHARS, script_numbers, values
+from abridged.domain.ledger_values import (
+    DOTTED,
+    FILE_LINE_END,
+    NUMBER,
+    VALUE_CHARS,
+    script_numbers,
+    values,
+)
 from abridged.domain.messages import (
     JSON,
     Message,
@@ -275,7 +282,9 @@ def _named(text: str, position: int, *, backticks: bool) -> Iterable[LedgerEntry
     shown = {e.text for e in named} | worded
     for value in found:
         if value not in shown:
-            yield LedgerEntry("value", value, position, position)
+            # A file's line is where the agent looked: a name, kept after the values.
+            kind = "identifier" if FILE_LINE_END.search(value) else "value"
+            yield LedgerEntry(kind, value, position, position)
 
 
 def _dotted(number: str) -> str | None:

@@ -72,7 +72,7 @@ def said(text: str) -> list[tuple[str, str]]:
             ["3f2b8c1e-9a4d-4e2b-8f1a-2c3d4e5f6a7b", "9F2B8C1E-0000-4E2B-8F1A-AAAA00000001"],
         ),
         (
-            # A file's lines named without its folder: the range's start, as `file:line`.
+            # A host's port (a file's line is read the same way, but is a name: below).
             "The check is in library.py:58-59; the server stays on localhost:8080.",
             ["library.py:58", "localhost:8080"],
         ),
@@ -80,7 +80,7 @@ def said(text: str) -> list[tuple[str, str]]:
 )
 def test_values_are_found_whatever_the_script_around_them(text: str, values: list[str]) -> None:
     assert VALUE.findall(text) == values
-    assert [t for k, t in said(text) if k == "value"] == values
+    assert [t for k, t in said(text) if k in ("value", "identifier")] == values
 
 
 @pytest.mark.parametrize(
@@ -115,8 +115,8 @@ def test_prose_numbers_and_parts_of_longer_words_are_not_values(text: str) -> No
             ["db.dev.internal:5432/app", "kafka-2.internal:9092/payments"],
         ),
         (
-            "Tested on Node 20.17.0/20.18.0 with settings.MAX_UPLOAD_MB=25 (see src/app.py:214).",
-            ["20.17.0/20.18.0", "settings.MAX_UPLOAD_MB=25", "src/app.py:214"],
+            "Tested on Node 20.17.0/20.18.0 with settings.MAX_UPLOAD_MB=25 (see src/a.py:214).",
+            ["20.17.0/20.18.0", "settings.MAX_UPLOAD_MB=25"],
         ),
         (
             "Failover: postgres://svc@pg-replica-2.prod.internal:6432/orders, due 14.03.25.",
@@ -304,3 +304,25 @@ def test_a_number_whose_digits_run_into_a_longer_value_stays_a_number() -> None:
     assert ("value", "3.11.4-rc1") in entries
     assert ("number", "with 3.11.4") in entries
     assert ("number", "timeout 30") in entries
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        (
+            "Findings: web/storefront/views/order_2.py:632 and invoice_21.py:869.",
+            ["web/storefront/views/order_2.py:632", "invoice_21.py:869"],
+        ),
+        ("See test_api.py:7, app_main.py:12:5 and src/app.py:214.", [
+            "test_api.py:7", "app_main.py:12", "src/app.py:214",
+        ]),
+        ("The range is in my_lib.py:58-59.", ["my_lib.py:58"]),
+    ],
+)  # fmt: skip
+def test_a_files_line_the_agent_names_is_kept_as_a_name(text: str, lines: list[str]) -> None:
+    """`file:line`, a folder before it or not, its name holding underscores and its line
+    any number of digits: where the agent looked, kept as a name (priority 1), not a
+    value; a host's port stays a value."""
+    entries = said(text + " The database is db.internal:5432, the cache kafka-2.internal:9092.")
+    assert sorted(t for k, t in entries if k == "identifier") == sorted(lines)
+    assert [t for k, t in entries if k == "value"] == ["db.internal:5432", "kafka-2.internal:9092"]
