@@ -148,7 +148,7 @@ SECTIONS: tuple[tuple[str, tuple[LedgerKind, ...]], ...] = (
     ("Files read", ("file-read",)),
     ("Commands run (✗ failed)", ("command-failed", "command")),
     ("Other tool calls, with their arguments", ("call",)),
-    ("Error lines, quoted from tool outputs", ("error",)),
+    ("Error lines, quoted from tool outputs and pasted logs", ("error",)),
     ("Test runs, quoted from tool outputs", ("test-result",)),
     (
         "The agent's plan ([x] done, [>] in progress, [ ] to do)",
