@@ -154,6 +154,7 @@ SECTIONS: tuple[tuple[str, tuple[LedgerKind, ...]], ...] = (
         "The agent's plan ([x] done, [>] in progress, [ ] to do)",
         ("plan-done", "plan-doing", "plan-todo"),
     ),
+    ("The agent's decisions", ("decision",)),
     ("Names and values", ("identifier", "mention", "number", "value")),
     ("Links", ("url",)),
 )

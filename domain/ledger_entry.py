@@ -12,7 +12,7 @@ import attrs
 LedgerKind = str
 """`request`, `constraint`, `file-read`, `file-modified`, `file-created`, `command`,
 `command-failed`, `call`, `error`, `test-result`, `plan-todo`, `plan-doing`, `plan-done`,
-`identifier`, `mention`, `url`, `number` or `value`."""
+`decision`, `identifier`, `mention`, `url`, `number` or `value`."""
 
 KINDS: tuple[LedgerKind, ...] = (
     "request",
@@ -28,6 +28,7 @@ KINDS: tuple[LedgerKind, ...] = (
     "plan-todo",
     "plan-doing",
     "plan-done",
+    "decision",
     "identifier",
     "mention",
     "url",
@@ -46,6 +47,7 @@ PRIORITY: Mapping[LedgerKind, int] = {
     "plan-todo": 2,
     "plan-doing": 2,
     "plan-done": 2,
+    "decision": 1,
     "command-failed": 3,
     "url": 2,
     "value": 2,

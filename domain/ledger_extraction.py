@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from abridged.domain.command_lines import command_lines
+from abridged.domain.ledger_decisions import decisions
 from abridged.domain.ledger_entry import LedgerEntry, LedgerKind, merge, outranks
 from abridged.domain.ledger_errors import PROSE_OR_HEADER, error_lines
 from abridged.domain.ledger_mentions import mentions
@@ -123,6 +124,10 @@ def extract(
                 if isinstance(block, TextBlock):
                     found.extend(_named(block.text, position, backticks=True))
                     found.extend(mentions(_prose(block.text), position))
+                    found.extend(
+                        LedgerEntry("decision", d, position, position)
+                        for d in decisions(block.text)
+                    )
                 elif isinstance(block, ThinkingBlock):
                     found.extend(_backticked(block.thinking, position))
                     found.extend(mentions(_prose(block.thinking), position))

@@ -1,0 +1,56 @@
+"""The agent's decisions: the sentences of its replies that say which way it went and what it
+set aside ("Use pathlib.Path instead of os.path", "switch the hooks to ruff rather than black
+and flake8"), the ledger's `decision` entries. A later turn that no longer sees the reply
+undoes the choice, or makes it again another way; the user's own rules are `constraint`
+entries (`abridged.domain.rule_words`).
+
+Only the agent's text is read, not its thinking (which weighs options it does not take), and
+not what a code block or an inline code span holds."""
+
+from __future__ import annotations
+
+import re
+
+from abridged.domain.rule_words import SENTENCE_END
+
+DECISION = re.compile(
+    r"\b(?:instead of|rather than|decided|decide to|chose|chosen|opted|opt for|going with"
+    r"|switch(?:ed|ing)? (?:\w+ )?to|(?:we|I)(?:'ll| will) use|let's use|settled on)\b",
+    re.IGNORECASE,
+)
+"""Words that say a choice was made between ways: `instead of`, `rather than`, `decided`,
+`chose`, `opted`, `going with`, `switched to`, `we'll use`, `settled on`."""
+DECISION_CHARS = 240
+"""A longer sentence is not kept: it is an explanation, not the decision."""
+LEAD_IN_CHARS = 40
+"""A sentence this short ending with `:` leads in to what follows it, and says nothing alone."""
+_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)
+
+
+def decisions(text: str) -> list[str]:
+    """The sentences of the agent's `text` that state a decision, each once, in order, each
+    at least 12 and at most `DECISION_CHARS` characters; not a question, nor a short lead-in
+    (`Rather than:`); fenced code left out, and a sentence whose decision words are only
+    inside backticks is not one."""
+    found: dict[str, None] = {}
+    if DECISION.search(text) is None:
+        return []
+    prose = _CODE.sub(_blank, text)
+    cursor = 0
+    for part in SENTENCE_END.split(prose):
+        start = prose.find(part, cursor)
+        cursor = start + len(part)
+        if not DECISION.search(part):
+            continue
+        sentence = text[start : start + len(part)].strip().lstrip("-*• ").strip()
+        if not 12 <= len(sentence) <= DECISION_CHARS or sentence.endswith("?"):
+            continue  # an explanation, or a question the user has yet to answer
+        if sentence.endswith(":") and len(sentence) <= LEAD_IN_CHARS:
+            continue  # "Rather than:", the lead-in of a list or code that follows
+        found[sentence] = None
+    return list(found)
+
+
+def _blank(match: re.Match[str]) -> str:
+    """A code span or block as as many characters that hold no word, a fence's lines kept."""
+    return "".join("\n" if c == "\n" else "\x00" for c in match.group(0))

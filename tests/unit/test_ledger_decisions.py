@@ -1,0 +1,47 @@
+"""The agent's decisions: the sentences of its replies that say which way it went."""
+
+from __future__ import annotations
+
+from abridged.domain.ledger import render_ledger
+from abridged.domain.ledger_decisions import DECISION_CHARS, decisions
+from abridged.domain.ledger_extraction import extract
+from abridged.domain.messages import Message, Role, TextBlock, ThinkingBlock
+
+REPLY = """I looked at both options. Use pathlib.Path instead of os.path - it is clearer.
+
+- Switched the hooks to ruff rather than black and flake8.
+- We decided to keep the v1 endpoint until March.
+
+Rather than:
+```python
+# use requests instead of httpx
+os.path.join(a, b)
+```
+The `instead of` flag is documented. Should I use uv instead of pip? I ran the tests."""
+
+
+def test_the_sentences_stating_a_choice_are_the_agents_decisions() -> None:
+    assert decisions(REPLY) == [
+        "Use pathlib.Path instead of os.path - it is clearer.",
+        "Switched the hooks to ruff rather than black and flake8.",
+        "We decided to keep the v1 endpoint until March.",
+    ]
+
+
+def test_an_explanation_longer_than_a_decision_is_not_one() -> None:
+    long = "We chose Postgres " + "because of its many strengths " * 10 + "."
+    assert len(long) > DECISION_CHARS
+    assert decisions(long) == []
+
+
+def test_decisions_are_ledger_entries_of_the_agents_text_not_of_its_thinking() -> None:
+    thinking = ThinkingBlock("Maybe use SQLite instead of Postgres here.", "sig")
+    reply = Message(Role.ASSISTANT, (thinking, TextBlock(REPLY)))
+
+    entries = extract([(4, reply)])
+
+    found = [(e.text, e.first_position) for e in entries if e.kind == "decision"]
+    assert [text for text, _ in found] == decisions(REPLY)
+    assert {position for _, position in found} == {4}
+    assert "The agent's decisions:" in render_ledger(entries)
+    assert "SQLite" not in render_ledger(entries)
