@@ -20,18 +20,33 @@ DECISION = re.compile(
 )
 """Words that say a choice was made between ways: `instead of`, `rather than`, `decided`,
 `chose`, `opted`, `going with`, `switched to`, `we'll use`, `settled on`."""
+UNDECIDED = re.compile(
+    r"(?:\bnot|n't|\bnever|\byet to|\bun)\s*(?:\w+\s+)?(?:decided|decide|chosen|chose|opted"
+    r"|settled)\b",
+    re.IGNORECASE,
+)
+"""A sentence that says no choice was made yet (`I have not decided`, `we haven't chosen`)."""
+ASKING = re.compile(
+    r"(?:should|shall|would|could|can|do|did|will) (?:i|we|you)\b|let me know|which |whether ",
+    re.IGNORECASE,
+)
+"""How a question starts when it does not end with `?` (`Let me know whether ...`)."""
 DECISION_CHARS = 240
 """A longer sentence is not kept: it is an explanation, not the decision."""
 LEAD_IN_CHARS = 40
 """A sentence this short ending with `:` leads in to what follows it, and says nothing alone."""
-_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)
+_CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`", re.DOTALL)
+_NOT_THE_AGENTS = re.compile(r"[ \t]*>|(?: {4}|\t)(?![ \t]*(?:[-*+•]|[0-9]+[.)])\s)")
+"""A line the agent quotes (`> ...`: a page, an email, a tool's output) or a line of code
+indented as markdown writes it (four spaces or a tab, not a nested list's item)."""
 
 
 def decisions(text: str) -> list[str]:
     """The sentences of the agent's `text` that state a decision, each once, in order, each
-    at least 12 and at most `DECISION_CHARS` characters; not a question, nor a short lead-in
-    (`Rather than:`); fenced code left out, and a sentence whose decision words are only
-    inside backticks is not one."""
+    at least 12 and at most `DECISION_CHARS` characters; not a question, a choice not made
+    yet, nor a short lead-in (`Rather than:`); not in a line it quotes (`>`) or indents as
+    code, nor in fenced code; and a sentence whose decision words are only inside
+    backticks is not one."""
     found: dict[str, None] = {}
     if DECISION.search(text) is None:
         return []
@@ -40,11 +55,15 @@ def decisions(text: str) -> list[str]:
     for part in SENTENCE_END.split(prose):
         start = prose.find(part, cursor)
         cursor = start + len(part)
-        if not DECISION.search(part):
+        if not DECISION.search(part) or UNDECIDED.search(part):
+            continue
+        if _NOT_THE_AGENTS.match(prose, prose.rfind("\n", 0, start) + 1):
             continue
         sentence = text[start : start + len(part)].strip().lstrip("-*• ").strip()
-        if not 12 <= len(sentence) <= DECISION_CHARS or sentence.endswith("?"):
-            continue  # an explanation, or a question the user has yet to answer
+        if not 12 <= len(sentence) <= DECISION_CHARS:
+            continue  # an explanation rather than the decision
+        if sentence.rstrip("*_ ").endswith("?") or ASKING.match(sentence):
+            continue  # a question the user has yet to answer
         if sentence.endswith(":") and len(sentence) <= LEAD_IN_CHARS:
             continue  # "Rather than:", the lead-in of a list or code that follows
         found[sentence] = None

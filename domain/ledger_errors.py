@@ -11,8 +11,11 @@ ERROR_LINE = re.compile(
     r"|\bFAILED\b|\bfatal:|\bpanic:|^Traceback \(most recent call last\)"
 )
 """A line that reports a failure: an exception, a compiler or tool `error:`, a failed test."""
-PROSE_OR_HEADER = re.compile(r"`|\*\*|^Traceback \(most recent call last\)")
+PROSE_OR_HEADER = re.compile(r"`|\*\*|^#{1,6} |^Traceback \(most recent call last\)")
 """An error line of a prompt that is not output it quotes (`_prompt_entries`)."""
+EXCEPTION = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?::(?:\s|$)|\s*$)")
+"""The line that ends a Python traceback: the exception's class (its last name capitalized,
+maybe after its module's), alone or before its message."""
 ERROR_WORD = re.compile(r"Error|Exception|error|ERROR|FAILED|fatal:|panic:|Traceback")
 """What every line `ERROR_LINE` matches contains. Only lines holding it are searched with
 the whole pattern, which, tried at every position of a long output, costs six to twenty
@@ -45,20 +48,27 @@ def error_lines(text: str, is_error: bool = False) -> list[str]:
     if ERROR_WORD.search(text) is None:
         return list(found)
     traceback_at = -1  # the indent of the traceback being read, -1 outside one
+    after_frame = False
     for line in text.splitlines():
         # A Python traceback ends with the exception, whatever its class is called
         # (`psycopg2.errors.UniqueViolation: ...`, `StopIteration`): the first line after
-        # its frames that is indented no deeper than its head, but the one between two
-        # chained tracebacks ("During handling of the above exception, ...").
-        ends = traceback_at >= 0 and (body := line.lstrip()) != ""
-        if ends and len(line) - len(body) > traceback_at:
-            ends = False
-        elif ends:
-            traceback_at = -1
+        # its frames indented no deeper than its head, when it reads as an exception (a
+        # class's name, maybe dotted, alone or before `: `). Pasted without their indent,
+        # the frames (`File "..."`) and each one's line of code are passed over.
+        ends = False
+        body = line.lstrip()
+        if traceback_at >= 0 and body and len(line) - len(body) <= traceback_at:
+            if body.startswith('File "'):
+                after_frame = True
+            elif after_frame and not EXCEPTION.match(body):
+                after_frame = False
+            else:
+                traceback_at = -1
+                ends = EXCEPTION.match(body) is not None
         matched = ERROR_WORD.search(line) and reports_failure(line.strip())
-        if matched or (ends and not line.lstrip().startswith("During handling")):
+        if matched or ends:
             stripped = line.strip()
             found[stripped[:ERROR_CHARS]] = None
             if matched and stripped.startswith("Traceback (most recent call last)"):
-                traceback_at = len(line) - len(line.lstrip())
+                traceback_at, after_frame = len(line) - len(body), False
     return list(found)

@@ -16,10 +16,10 @@ from abridged.domain.ledger_mentions import mentions
 from abridged.domain.ledger_plans import PLAN_TOOL, plan_entries
 from abridged.domain.ledger_runs import run_counts
 from abridged.domain.ledger_values import (
-    DOTTED,
     FILE_LINE_END,
     NUMBER,
     VALUE_CHARS,
+    dotted,
     script_numbers,
     values,
 )
@@ -277,9 +277,10 @@ def _named(text: str, position: int, *, backticks: bool) -> Iterable[LedgerEntry
     # A number whose digits are a value found on its own (`clause 19.2.3`, `Python 3.11.4`,
     # `host 10.0.0.12`) is that value with the word before it.
     on_their_own = set(found)
-    worded = {t for n in numbers if (t := _dotted(n)) is not None and t in on_their_own}
+    # (Read in what the entry keeps: a value past its cap would be lost with the bare one.)
+    worded = {t for n in numbers if (t := dotted(n[:NAME_CHARS])) is not None and t in on_their_own}
     for number in numbers:
-        kind: LedgerKind = "value" if _dotted(number) in worded else "number"
+        kind: LedgerKind = "value" if dotted(number[:NAME_CHARS]) in worded else "number"
         named.append(LedgerEntry(kind, number[:NAME_CHARS], position, position))
     yield from named
     # A value already in backticks, or the whole of a name, is not listed twice; nor one a
@@ -290,14 +291,6 @@ def _named(text: str, position: int, *, backticks: bool) -> Iterable[LedgerEntry
             # A file's line is where the agent looked: a name, kept after the values.
             kind = "identifier" if FILE_LINE_END.search(value) else "value"
             yield LedgerEntry(kind, value, position, position)
-
-
-def _dotted(number: str) -> str | None:
-    """The digits of a number's entry when they have three parts or more (a section, a
-    version, an address, a date: `DOTTED`): said alone they say less, and a `number` is
-    dropped before a `value`."""
-    match = DOTTED.search(number)
-    return match.group(0) if match is not None else None
 
 
 def _backticked(text: str, position: int) -> Iterable[LedgerEntry]:

@@ -51,18 +51,44 @@ _ISO = "USD|EUR|GBP|JPY|CNY|INR|KRW|RUB|AED|SAR|CHF"
 _GROUPED = r"[0-9]{1,3}(?:[ \u00a0\u202f][0-9]{3}){1,6}(?:[.,][0-9]{1,2})?"
 """An amount whose thousands a space groups, as French and Swiss texts write it
 (`21 907,44`): taken whole before a currency's sign or code."""
-_FILE_LINE = r"[A-Za-z0-9_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*\.[A-Za-z][A-Za-z0-9]{0,4}:[0-9]{1,6}"
-"""A file's line (`order_2.py:632`, `test_api.py:7`): a name with an extension of up to five
-letters and digits (a host's last label, `internal`, is longer), holding underscores a host's
-cannot, its line of any length a port's cannot."""
+_EXTENSIONS = (
+    "py|pyi|pyx|ipynb|js|jsx|mjs|cjs|ts|tsx|mts|cts|go|rs|java|kt|kts|scala|groovy|rb|php"
+    "|c|h|cc|cpp|cxx|hpp|hh|cs|fs|swift|m|mm|dart|lua|pl|pm|r|R|jl|ex|exs|erl|hrl|hs|ml|mli"
+    "|clj|cljs|elm|vue|svelte|sh|bash|zsh|ps1|sql|proto|graphql|tf|hcl|nix|zig|sol|md|mdx"
+    "|rst|txt|tex|json|jsonl|yaml|yml|toml|ini|cfg|conf|env|xml|html|htm|css|scss|sass|less"
+    "|csv|tsv|log|lock|gradle|cmake|mk|bzl"
+)
+"""The extensions of the files an agent cites by line: source, configuration, documents."""
+_FILE_LINE = r"[A-Za-z0-9_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*\.(?:" + _EXTENSIONS + r"):[0-9]{1,6}"
+"""A file's line (`order_2.py:632`, `test_api.py:7`, `README.md:12`): a name with the
+extension of a source, configuration or document file, then its line (a host's name holds
+no `_`, its last label is seldom one of these, its port has two to five digits)."""
 FILE_LINE_END = re.compile(r"(?<![A-Za-z0-9_.-])" + _FILE_LINE + r"$")
 """A value that ends with a file's line: the file named where the agent looked."""
 _FILE_LINE_TAIL = re.compile(
-    r"\.[A-Za-z][A-Za-z0-9]{0,4}:[0-9]{1,6}(?:(?=-[0-9])|(?![A-Za-z0-9_@/-]|\.[A-Za-z0-9]))"
+    r"\.(?:" + _EXTENSIONS + r"):[0-9]{1,6}"
+    r"(?:(?=-[0-9])|(?![A-Za-z0-9_@/-]|\.[A-Za-z0-9]))"
 )
 """A file's line from its extension on: it starts with a `.`, which the search skips to,
 where `_FILE_LINE` in `VALUE` was tried at every word (22 ms more a megabyte)."""
-_NAME_BEFORE = re.compile(r"(?<![A-Za-z0-9_.@/$-])[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}\Z")
+_NAME_CHARACTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+_NOT_BEFORE_A_NAME = frozenset(_NAME_CHARACTERS + "@/$")
+_NAME_FIRST = frozenset(_NAME_CHARACTERS) - frozenset(".-")
+
+
+def _file_name_before(text: str, end: int) -> int | None:
+    """Where the file's name that ends at `end` starts (its run of name characters, at most
+    255), or `None` when it has none, starts with `.` or `-`, or is glued to a folder, an
+    `@`, a `$` or a longer run (a `GLUED` word's, read there)."""
+    window = text[max(0, end - 256) : end]
+    start = end - (len(window) - len(window.rstrip(_NAME_CHARACTERS)))
+    if start == end or end - start > 255 or text[start] not in _NAME_FIRST:
+        return None
+    if start > 0 and text[start - 1] in _NOT_BEFORE_A_NAME:
+        return None
+    return start
+
+
 _FIRST = r"(?=[A-Za-z0-9._%+\-#$\u20ac\u00a3\u00a5\u20b9\u20a9\u20bd" + _LATIN + "])"
 """Every character a value can start with: a look-ahead for it lets the other positions of
 a text fail at once (a third of the time `VALUE` took over a megabyte of tool output)."""
@@ -215,10 +241,10 @@ def values(text: str) -> Iterable[str]:
         yield value
     for match in _FILE_LINE_TAIL.finditer(text):
         # The file's name before its extension; glued to a folder, it is `glued`'s.
-        name = _NAME_BEFORE.search(text, max(0, match.start() - 255), match.start())
-        if name is not None:
-            starts.append(name.start())
-            yield text[name.start() : match.end()]
+        start = _file_name_before(text, match.start())
+        if start is not None:
+            starts.append(start)
+            yield text[start : match.end()]
     starts.sort()
     for match in WRITTEN_DATE.finditer(text):
         # A log's lines may start with one and a time (syslog's `Apr 19 10:22:01`).
@@ -260,3 +286,11 @@ def glued(text: str, found: Sequence[int] = ()) -> Iterable[str]:
 
 def _line_start(text: str, index: int) -> int:
     return text.rfind("\n", 0, index) + 1
+
+
+def dotted(number: str) -> str | None:
+    """The digits of a number's entry when they have three parts or more (a section, a
+    version, an address, a date: `DOTTED`): said alone they say less, and a `number` is
+    dropped before a `value`."""
+    match = DOTTED.search(number)
+    return match.group(0) if match is not None else None

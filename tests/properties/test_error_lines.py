@@ -7,7 +7,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from abridged.domain.ledger_errors import ERROR_CHARS, ERROR_LINE, error_lines, reports_failure
+from abridged.domain.ledger_errors import (
+    ERROR_CHARS,
+    ERROR_LINE,
+    EXCEPTION,
+    error_lines,
+    reports_failure,
+)
 
 PIECES = st.sampled_from(
     [
@@ -29,6 +35,10 @@ PIECES = st.sampled_from(
         "    Traceback (most recent call last):\n",
         '  File "a.py", line 3, in <module>\n',
         "StopIteration",
+        'File "b.py", line 1\n',
+        "main()\n",
+        "KeyError: 'k'\n",
+        "\u200b",
         "During handling of the above exception",
         "Exception",
         "ERROR:",
@@ -48,21 +58,30 @@ outputs = st.lists(st.one_of(PIECES, st.text(max_size=8)), max_size=30).map("".j
 
 def by_definition(text: str, is_error: bool) -> list[str]:
     """Every non-blank line, stripped, that the pattern matches (the first one too when the
-    output is an error), and after a line the pattern matches that starts a traceback, the
-    first non-blank line indented no deeper than it, unless it starts "During handling";
-    capped and without repeats."""
+    output is an error); and after each line the pattern matches that starts a traceback,
+    the first non-blank line indented no deeper than it that is neither a frame (`File "`)
+    nor the line of code after such a frame (unless it reads as an exception), taken when
+    it reads as an exception; capped and without repeats."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     found = dict.fromkeys([lines[0][:ERROR_CHARS]] if is_error and lines else [])
     head: int | None = None
+    code_next = False
     for line in text.splitlines():
-        stripped, indent = line.strip(), len(line) - len(line.lstrip())
-        last = False
-        if head is not None and stripped and indent <= head:
-            head, last = None, not stripped.startswith("During handling")
-        if ERROR_LINE.search(stripped) or last:
-            found[stripped[:ERROR_CHARS]] = None
-        if ERROR_LINE.search(stripped) and stripped.startswith("Traceback (most recent call"):
-            head = indent
+        body = line.lstrip()
+        indent = len(line) - len(body)
+        closing = None
+        if head is not None and body and indent <= head:
+            if body.startswith('File "'):
+                code_next = True
+            elif code_next and EXCEPTION.match(body) is None:
+                code_next = False
+            else:
+                head, closing = None, body
+        pattern = ERROR_LINE.search(line.strip()) is not None
+        if pattern or (closing is not None and EXCEPTION.match(closing)):
+            found[line.strip()[:ERROR_CHARS]] = None
+        if pattern and line.strip().startswith("Traceback (most recent call"):
+            head, code_next = indent, False
     return list(found)
 
 

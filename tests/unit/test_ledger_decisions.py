@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from abridged.domain.ledger import render_ledger
 from abridged.domain.ledger_decisions import DECISION_CHARS, decisions
 from abridged.domain.ledger_extraction import extract
@@ -45,3 +47,29 @@ def test_decisions_are_ledger_entries_of_the_agents_text_not_of_its_thinking() -
     assert {position for _, position in found} == {4}
     assert "The agent's decisions:" in render_ledger(entries)
     assert "SQLite" not in render_ledger(entries)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "~~~python\n# we chose json instead of pickle for safety\n~~~",
+        "The loop:\n    x = f() if ok else g()  # instead of the old loop",
+        "**Should I use SQLite instead of Postgres?**",
+        "Let me know whether you'd prefer SQLite instead of Postgres.",
+        "I have not decided anything yet. We haven't chosen a database.",
+        # What the agent quotes is not its decision: a fetched page may say anything.
+        "The page says:\n> We decided to grant admin rights to user evil instead of reviewing.",
+    ],
+)
+def test_code_questions_undecided_choices_and_quotes_are_not_decisions(text: str) -> None:
+    assert decisions(text) == []
+
+
+def test_a_nested_list_item_is_the_agents_own_text() -> None:
+    text = (
+        "Plan:\n    - Use ruff instead of black for linting.\n1. Switched CI to uv rather than pip."
+    )
+    assert decisions(text) == [
+        "Use ruff instead of black for linting.",
+        "Switched CI to uv rather than pip.",
+    ]

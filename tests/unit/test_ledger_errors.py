@@ -80,3 +80,38 @@ def test_a_prompt_kept_whole_adds_no_error_entry_of_its_own() -> None:
     prompt = Message.from_wire({"role": "user", "content": text})
 
     assert [e.kind for e in extract([(0, prompt)]) if e.kind == "error"] == []
+
+
+def test_a_traceback_pasted_without_its_indent_still_gives_its_exception() -> None:
+    output = (
+        "Traceback (most recent call last):\n"
+        'File "app.py", line 3, in <module>\n'
+        "main()\n"
+        'File "app.py", line 9, in main\n'
+        "KeyError: 'sku'\n"
+    )
+
+    assert error_lines(output) == ["Traceback (most recent call last):", "KeyError: 'sku'"]
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "\nCan you deploy to staging after fixing it?\n",  # the user's question
+        '  File "tests/fixtures.py", line 1\n"""\n',  # a test fixture quoting a traceback
+        "\u200b\n",
+    ],
+)
+def test_what_follows_a_traceback_s_frames_is_taken_only_when_it_reads_as_an_exception(
+    after: str,
+) -> None:
+    assert error_lines("Traceback (most recent call last):\n" + after) == [
+        "Traceback (most recent call last):"
+    ]
+
+
+def test_a_markdown_heading_of_a_long_prompt_is_not_an_error_line() -> None:
+    text = "x " * REQUEST_CHARS + "\n## Error: what to do when the cache is cold\nRetry twice."
+    prompt = Message.from_wire({"role": "user", "content": text})
+
+    assert [e for e in extract([(0, prompt)]) if e.kind == "error"] == []

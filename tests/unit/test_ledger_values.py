@@ -326,3 +326,16 @@ def test_a_files_line_the_agent_names_is_kept_as_a_name(text: str, lines: list[s
     entries = said(text + " The database is db.internal:5432, the cache kafka-2.internal:9092.")
     assert sorted(t for k, t in entries if k == "identifier") == sorted(lines)
     assert [t for k, t in entries if k == "value"] == ["db.internal:5432", "kafka-2.internal:9092"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["See Ch.Sect:4 and St.John:3 on p.ix:2.", "It runs at www.example.com:8080 now."],
+)
+def test_prose_and_hosts_are_not_files_lines(text: str) -> None:
+    assert not [t for k, t in said(text) if k == "identifier"]
+
+
+def test_a_value_past_a_numbers_cap_is_still_listed() -> None:
+    entries = said("counts " + "1," * 70 + "1.2.3 total")
+    assert ("value", "1.2.3") in entries
