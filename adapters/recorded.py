@@ -151,6 +151,7 @@ def without_null_flags(item: JSON) -> tuple[JSON, int]:
 
 
 def null_flags_note(count: int) -> list[str]:
+    """The import's note for `count` flags `without_null_flags` cleared (none for none)."""
     if not count:
         return []
     return [f"{count} tool results' `is_error: null` read as not an error"]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-from abridged.domain.ledger import ERROR_LINE
+from abridged.domain.ledger_errors import ERROR_WORD, reports_failure
 
 LINE_CHARS = 240
 FAILING_TEST = re.compile(
@@ -77,7 +77,7 @@ def salient_lines(text: str, max_chars: int, rules: int = 1) -> list[str]:
     # hold none), and not at all when the whole text holds none: the same lines are chosen,
     # for a fraction of the regex searches.
     may_frame = 'File "' in text
-    may_error = _may_report_error(text)
+    may_error = ERROR_WORD.search(text) is not None
     may_test = _may_name_a_test(text)
     may_path = "/" in text
     later = rules >= 2
@@ -96,7 +96,7 @@ def salient_lines(text: str, max_chars: int, rules: int = 1) -> list[str]:
             for frame in frames[-2:]:
                 add(frame, PRIORITY_FRAME)
             frames = []
-        if (may_error and _may_report_error(line) and ERROR_LINE.search(line)) or (
+        if (may_error and reports_failure(line)) or (
             may_log and _may_log_error(line) and LOG_ERROR.search(line)
         ):
             add(index, PRIORITY_ERROR)
@@ -123,21 +123,6 @@ def names_a_path(line: str) -> bool:
     time linear in its length: searched forwards, it started at each slash of a run like
     `/+/+/+…` and read the rest of it (a megabyte of such output took hours to truncate)."""
     return PATH_REVERSED.search(line[::-1]) is not None
-
-
-def _may_report_error(line: str) -> bool:
-    """False only for a line `ERROR_LINE` cannot match: each of its branches needs one of
-    "…Error:" or "…Exception:", "error"/"Error"/"ERROR", "FAILED", "fatal:", "panic:" or
-    "Traceback" (log lines, full of colons, mostly hold none)."""
-    return (
-        "rror" in line
-        or "ERROR" in line
-        or "Exception:" in line
-        or "FAILED" in line
-        or "fatal:" in line
-        or "panic:" in line
-        or "Traceback" in line
-    )
 
 
 def _may_log_error(text: str) -> bool:
