@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from abridged.domain.rule_words import SENTENCE_END
+from abridged.domain.rule_words import sentences
 
 DECISION = re.compile(
     r"\b(?:instead of|rather than|decided|decide to|chose|chosen|opted|opt for|going with"
@@ -36,6 +36,8 @@ DECISION_CHARS = 240
 LEAD_IN_CHARS = 40
 """A sentence this short ending with `:` leads in to what follows it, and says nothing alone."""
 _CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`", re.DOTALL)
+_BULLET = re.compile(r"\A(?:[-*+•][ \t]+)+")
+"""A list item's marker (`- `, `* `), not the sentence; a bold `**Decision:**` is kept whole."""
 _NOT_THE_AGENTS = re.compile(r"[ \t]*>|(?: {4}|\t)(?![ \t]*(?:[-*+•]|[0-9]+[.)])\s)")
 """A line the agent quotes (`> ...`: a page, an email, a tool's output) or a line of code
 indented as markdown writes it (four spaces or a tab, not a nested list's item)."""
@@ -52,14 +54,14 @@ def decisions(text: str) -> list[str]:
         return []
     prose = _CODE.sub(_blank, text)
     cursor = 0
-    for part in SENTENCE_END.split(prose):
+    for part in sentences(prose):
         start = prose.find(part, cursor)
         cursor = start + len(part)
         if not DECISION.search(part) or UNDECIDED.search(part):
             continue
         if _NOT_THE_AGENTS.match(prose, prose.rfind("\n", 0, start) + 1):
             continue
-        sentence = text[start : start + len(part)].strip().lstrip("-*• ").strip()
+        sentence = _BULLET.sub("", text[start : start + len(part)].strip())
         if not 12 <= len(sentence) <= DECISION_CHARS:
             continue  # an explanation rather than the decision
         if sentence.rstrip("*_ ").endswith("?") or ASKING.match(sentence):

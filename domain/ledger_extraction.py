@@ -33,7 +33,7 @@ from abridged.domain.messages import (
     ToolUseBlock,
 )
 from abridged.domain.reply_shapes import compaction_summary
-from abridged.domain.rule_words import SENTENCE_END, states_rule
+from abridged.domain.rule_words import sentences, states_rule
 from abridged.domain.tokens import CountText
 
 REQUEST_CHARS = 1_500
@@ -258,7 +258,7 @@ def stated_rules(text: str) -> list[str]:
     order, each once."""
     # A dict, not a list: a prompt of 40,000 distinct rules took seconds to deduplicate.
     rules: dict[str, None] = {}
-    for part in SENTENCE_END.split(text):
+    for part in sentences(text):
         sentence = part.strip()[:CONSTRAINT_CHARS]
         if len(sentence) > 3 and sentence not in rules and states_rule(sentence):
             rules[sentence] = None

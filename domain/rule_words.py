@@ -86,3 +86,43 @@ def states_rule(sentence: str) -> bool:
 SENTENCE_END = re.compile(r"(?<=[.!?؟।])\s+|(?<=[。！？])|\n+")
 """Where a prompt's sentences end: after `.`, `!`, `?` (and the Arabic and Devanagari
 marks) and a space, after `。！？` (no space follows them), and at a line end."""
+
+_ABBREVIATED = re.compile(
+    r"(?:\b(?P<always>e\.g|i\.e|cf|vs|viz|approx|incl|esp|resp|a\.k\.a|w\.r\.t|mr|mrs|ms|dr"
+    r"|prof)|\b(?P<numbered>no|nr|fig|figs|eq|sec|ch|vol|pp?|art|para)|\b(?P<listed>etc))\.\Z",
+    re.IGNORECASE,
+)
+"""A word written short with a dot, that a sentence goes on after: always (`e.g.`, `i.e.`,
+`vs.`, `Dr.`), before a number (`no. 5`, `sec. 19.2`, `pp. 4`), before a word in lower case
+(`etc. and`)."""
+_WORD_BEHIND = 12
+"""How far back an abbreviation is looked for (`a.k.a.`, `approx.`, `w.r.t.` are shorter)."""
+
+
+def sentences(text: str) -> list[str]:
+    """`text` cut where `SENTENCE_END` ends a sentence, but not after a word written short that
+    the sentence goes on after on the same line (`Use a cache, e.g. Redis, instead of ...`
+    is one sentence). The parts are as `SENTENCE_END.split` gives them: what joins two parts
+    is the space between them, kept."""
+    parts: list[str] = []
+    start = 0
+    for end in SENTENCE_END.finditer(text):
+        if end.start() == end.end() or not _goes_on(text, end):
+            parts.append(text[start : end.start()])
+            start = end.end()
+    parts.append(text[start:])
+    return parts
+
+
+def _goes_on(text: str, end: re.Match[str]) -> bool:
+    if "\n" in end.group(0) or end.end() >= len(text):
+        return False
+    word = _ABBREVIATED.search(text, max(0, end.start() - _WORD_BEHIND), end.start())
+    if word is None:
+        return False
+    following = text[end.end()]
+    if word.group("always"):
+        return True
+    if word.group("numbered"):
+        return following.isdigit()
+    return following.islower()

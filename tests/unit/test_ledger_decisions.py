@@ -73,3 +73,24 @@ def test_a_nested_list_item_is_the_agents_own_text() -> None:
         "Use ruff instead of black for linting.",
         "Switched CI to uv rather than pip.",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "decision"),
+    [
+        (
+            "I decided to use a cache, e.g. Redis, instead of memcached for speed. Done.",
+            "I decided to use a cache, e.g. Redis, instead of memcached for speed.",
+        ),
+        (
+            "Use ruff instead of black, i.e. one tool for both. Then run it.",
+            "Use ruff instead of black, i.e. one tool for both.",
+        ),
+        ("**Decision:** use ruff instead of black.", "**Decision:** use ruff instead of black."),
+        ("* **Use uv** rather than pip for installs.", "**Use uv** rather than pip for installs."),
+    ],
+)
+def test_a_decision_is_kept_whole_past_abbreviations_and_bold_labels(
+    text: str, decision: str
+) -> None:
+    assert decisions(text) == [decision]

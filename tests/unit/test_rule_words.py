@@ -9,7 +9,7 @@ from abridged.adapters.simulation.facts import extract_facts
 from abridged.domain.ledger import RECENT_PER_KIND, LedgerEntry, consolidate, render_ledger
 from abridged.domain.ledger_extraction import stated_rules
 from abridged.domain.messages import Message
-from abridged.domain.rule_words import states_rule
+from abridged.domain.rule_words import sentences, states_rule
 from tests.support.builders import words
 from tests.support.fakes import FakeTokenCounter
 
@@ -97,3 +97,32 @@ def test_simulate_counts_a_rule_in_the_users_language_as_a_constraint() -> None:
     )
     constraints = {f.text for f in facts if f.kind == "constraints"}
     assert constraints == {RULES["fr"]}
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        (
+            "Never cache tokens, e.g. in Redis. Use the vault.",
+            ["Never cache tokens, e.g. in Redis.", "Use the vault."],
+        ),
+        (
+            "Cite sec. 19.2 always. No. It is fine.",
+            ["Cite sec. 19.2 always.", "No.", "It is fine."],
+        ),
+        (
+            "Keep logs, traces etc. for a week. Etc. Done.",
+            ["Keep logs, traces etc. for a week.", "Etc.", "Done."],
+        ),
+        ("Use tabs, e.g.\nNever spaces.", ["Use tabs, e.g.", "Never spaces."]),
+        ("必ずタブを使う。スペースは禁止！", ["必ずタブを使う。", "スペースは禁止！", ""]),
+    ],
+)
+def test_a_sentence_goes_on_after_a_word_written_short(text: str, parts: list[str]) -> None:
+    assert sentences(text) == parts
+
+
+def test_a_rule_with_an_example_in_it_is_kept_whole() -> None:
+    assert stated_rules("Never log secrets, e.g. API keys or tokens. Thanks!") == [
+        "Never log secrets, e.g. API keys or tokens."
+    ]
