@@ -14,10 +14,11 @@ When the budget is short, the mentions go first (`DROPPED_FIRST`), then entries 
 by priority, lowest first:
 
 1. files read, and the calls of other tools with their arguments,
-2. commands that succeeded, and the names (in backticks, flags) and numbers written in prose,
-3. error lines, failed commands and URLs,
-4. files modified or created,
-5. the user's requests, constraints and decisions,
+2. commands that succeeded, the names (in backticks, flags) and numbers written in prose,
+   and the agent's decisions,
+3. URLs, values, test runs' counts and the agent's plan,
+4. error lines, failed commands, files modified or created,
+5. the user's requests and constraints (the rules and decisions a prompt states),
 
 each class worth `VALUE_BASE` (2) times the one below, against the tokens an entry takes: the
 entry that says least for its room goes first, so one long old prompt goes before a dozen
