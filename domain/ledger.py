@@ -11,14 +11,14 @@ backticks, `mention`), each with the range of messages it came from. It is deter
 are merged, never re-summarized) and bounded by its own token budget.
 
 When the budget is short, the mentions go first (`DROPPED_FIRST`), then entries are weighed
-by priority, lowest first:
+by priority (`PRIORITY`), lowest first:
 
-1. files read, and the calls of other tools with their arguments,
-2. commands that succeeded, the names (in backticks, flags) and numbers written in prose,
-   and the agent's decisions,
-3. URLs, values, test runs' counts and the agent's plan,
-4. error lines, failed commands, files modified or created,
-5. the user's requests and constraints (the rules and decisions a prompt states),
+- 0: files read, and the calls of other tools with their arguments,
+- 1: commands that succeeded, the names (in backticks, flags) and numbers written in prose,
+  and the agent's decisions,
+- 2: URLs, values, test runs' counts and the agent's plan,
+- 3: error lines, failed commands, files modified or created,
+- 4: the user's requests and constraints (the rules and decisions a prompt states),
 
 each class worth `VALUE_BASE` (2) times the one below, against the tokens an entry takes: the
 entry that says least for its room goes first, so one long old prompt goes before a dozen

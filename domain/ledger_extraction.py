@@ -1,6 +1,7 @@
 """Reading the facts ledger's entries from messages (`extract`): the user's requests and
-constraints, files, commands, the calls of other tools with their arguments, error lines, and
-the names, URLs and numbers written in prose."""
+constraints, files, commands, the calls of other tools with their arguments, error lines, test
+runs' counts, the agent's plan and decisions, and the names, URLs, numbers and values written
+in prose."""
 
 from __future__ import annotations
 

@@ -53,7 +53,8 @@ def _shown(flag: str, kind: click.ParamType[Any], default: object, help: str) ->
     "--upstream-timeout",
     click.FloatRange(min=0, min_open=True),
     DEFAULT_UPSTREAM_TIMEOUT,
-    "Seconds one upstream request may take, its streamed reply included.",
+    "Seconds the upstream may take to answer, and then to send each part of its answer (a "
+    "stream that keeps coming may last longer).",
 )
 @_shown(
     "--client-timeout",

@@ -105,8 +105,8 @@ def simulate_command(
     Touches no store. For each transcript and in total: requests, prunes, compactions,
     summarizer calls and tokens, peak and mean context, billed input token-equivalents under
     prompt caching (cache write WRITE_RATE x, read READ_RATE x) and the share of the
-    transcript's facts (paths, commands, error lines, user requests) the final request and
-    the average request still hold verbatim (and, below, by kind: paths, commands, errors,
+    transcript's facts (of every kind below) the final request and the average request
+    still hold verbatim (and, below, by kind: paths, commands, errors,
     test runs' counts, requests, constraints, names in backticks, names mentioned, URLs,
     numbers, arguments, values), and the recent-context
     depth: how many of the last messages a compacted request sends whole. See

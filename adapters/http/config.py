@@ -19,7 +19,8 @@ DEFAULT_UPSTREAM = "https://api.anthropic.com"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8787
 DEFAULT_UPSTREAM_TIMEOUT = 600.0
-"""Seconds one upstream request may take, its streamed reply included."""
+"""Seconds the upstream may take to answer, and then to send each part of its answer: a
+per-read bound, not a deadline for the whole reply."""
 DEFAULT_CLIENT_TIMEOUT = 120.0
 """Seconds a client may take to send a request's body, and to take each part of a stream."""
 DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024

@@ -5,7 +5,7 @@ task would need again, verbatim:
 
 - **paths**: file or folder paths given to a tool: a `path`, `file_path`, … input, or a
   path-like word (one with a `/`, not a URL) in another string input that is not file content
-  (`content`, `old_string`, `new_string`, `file_text`, `text`);
+  (`content`, `old_string`, `new_string`, `old_str`, `new_str`, `file_text`, `text`);
 - **commands**: shell commands run (the first line of a `command`/`cmd` input of a tool whose
   name says it runs commands: bash, shell, terminal, exec, run), at most 200 characters;
 - **errors**: distinct error lines of tool outputs (a line reporting an `…Error:`/`…Exception:`,
