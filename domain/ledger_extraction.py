@@ -20,6 +20,7 @@ from abridged.domain.ledger_values import (
     FILE_LINE_END,
     NUMBER,
     VALUE_CHARS,
+    WRITTEN_DATE,
     dotted,
     script_numbers,
     values,
@@ -280,7 +281,11 @@ def _named(text: str, position: int, *, backticks: bool) -> Iterable[LedgerEntry
     on_their_own = set(found)
     # (Read in what the entry keeps: a value past its cap would be lost with the bare one.)
     worded = {t for n in numbers if (t := dotted(n[:NAME_CHARS])) is not None and t in on_their_own}
+    # A date's number (`April 19` of `April 19, 2026`) is in the date's value already.
+    in_dates = {n for v in found if WRITTEN_DATE.fullmatch(v) for n in NUMBER.findall(v)}
     for number in numbers:
+        if number in in_dates:
+            continue
         kind: LedgerKind = "value" if dotted(number[:NAME_CHARS]) in worded else "number"
         named.append(LedgerEntry(kind, number[:NAME_CHARS], position, position))
     yield from named

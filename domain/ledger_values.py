@@ -162,7 +162,7 @@ WRITTEN_DATE = re.compile(
 )
 """A date written with its month's name, with its year when it has one (`April 19, 2026`,
 `Apr 19`, `March 2026`, `19 April 2026`, `3. März 2026`, `19 de abril de 2026`): the year
-is what the `number` entry (`April 19`) leaves out."""
+is what a `number` entry (`April 19`) leaves out, so the ledger lists the date instead."""
 CLOCK_AFTER = re.compile(r" [0-9]{1,2}:[0-9]{2}")
 VALUE_CHARS = 120
 TIMESTAMP = re.compile(

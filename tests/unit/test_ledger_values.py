@@ -339,3 +339,15 @@ def test_prose_and_hosts_are_not_files_lines(text: str) -> None:
 def test_a_value_past_a_numbers_cap_is_still_listed() -> None:
     entries = said("counts " + "1," * 70 + "1.2.3 total")
     assert ("value", "1.2.3") in entries
+
+
+@pytest.mark.parametrize(
+    "text", ["The renewal is due April 19, 2026.", "Released on 19 March 2025, then patched."]
+)
+def test_a_dates_value_is_not_repeated_by_a_number(text: str) -> None:
+    """`April 19` of `April 19, 2026` would take a line of its own for nothing: the date's
+    value, kept longer, holds it."""
+    entries = said(text)
+    dates = [t for k, t in entries if k == "value"]
+    assert len(dates) == 1
+    assert not [t for k, t in entries if k == "number" and t in dates[0]]
