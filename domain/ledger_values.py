@@ -18,9 +18,13 @@ UNIT = (
 """A unit written after a number: sizes, frequencies, durations, rates, pixels, tokens."""
 _NOT_COUNTED = (
     r"(?:and|or|nor|but|to|of|in|on|at|by|for|with|from|into|than|then|as|so|if|is|are|was"
-    r"|were|be|the|this|that|these|those|it|its|per|via|vs|times|more|less|out)(?![\w-])"
+    r"|were|be|the|this|that|these|those|it|its|per|via|vs|times|more|less|out|still|instead"
+    r"|again|already|now|also|too|only|just|yet|not|all|both|each|when|where|which|while"
+    r"|after|before|because|since|until|has|have|had|will|would|should|can|could|may|might"
+    r"|must|does|did|seems|looks|you|they|there|here)(?![\w-])"
 )
-"""Words after a number that are not what it counts: `2 of them`, `3 times`, `10 more`."""
+"""Words after a number that are not what it counts: `2 of them`, `3 times`, `10 more`,
+`line 163 still`, `line 25 instead`."""
 _COUNTED = r"[ \t](?!" + _NOT_COUNTED + r")[a-z][a-z-]{2,30}(?![\w/-])"
 """What a number counts, written after it: a lowercase word (`rows`, `failures`, `files`)."""
 NUMBER = re.compile(

@@ -351,3 +351,16 @@ def test_a_dates_value_is_not_repeated_by_a_number(text: str) -> None:
     dates = [t for k, t in entries if k == "value"]
     assert len(dates) == 1
     assert not [t for k, t in entries if k == "number" and t in dates[0]]
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        ("Line 163 still raises it.", "Line 163"),
+        ("Patch line 25 instead of the import.", "line 25"),
+        ("Coverage went from 95 already.", "from 95"),
+        ("It deleted 7455 rows overnight.", "deleted 7455 rows"),
+    ],
+)
+def test_a_number_takes_what_it_counts_not_the_word_that_goes_on(text: str, number: str) -> None:
+    assert [t for k, t in said(text) if k == "number"] == [number]
