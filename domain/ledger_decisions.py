@@ -13,9 +13,16 @@ import re
 
 from abridged.domain.rule_words import sentences
 
+_SWITCHED = (
+    r"(?<!\bthe )(?<!\ba )(?<!\ban )(?<!another )(?<!\bwas )(?<!\bwere )(?<!\bbeen )"
+    r"(?<!\bis )(?<!\bare )(?<!\bbe )(?<!first )(?<!\bmodel )"
+    r"switch(?:ed|ing)? (?:(?:over|back|it|them|this|that|everything|all|us) )?to"
+)
+"""The agent switching (`switch to`, `switched it over to`), not the noun (`the switch to
+Flash`, `another switch to`) nor what was done to something (`was switched to Opus`)."""
 DECISION = re.compile(
     r"\b(?:instead of|rather than|decided|decide to|chose|chosen|opted|opt for|going with"
-    r"|switch(?:ed|ing)? (?:\w+ )?to|(?:we|I)(?:'ll| will) use|let's use|settled on)\b",
+    r"|" + _SWITCHED + r"|(?:we|I)(?:'ll| will) use|let's use|settled on)\b",
     re.IGNORECASE,
 )
 """Words that say a choice was made between ways: `instead of`, `rather than`, `decided`,

@@ -94,3 +94,24 @@ def test_a_decision_is_kept_whole_past_abbreviations_and_bold_labels(
     text: str, decision: str
 ) -> None:
     assert decisions(text) == [decision]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Let me look for the exact timing of the model switch relative to fixture operations:",
+        "Line 1256: Another switch to Flash (rate limiting).",
+        "So the fixture was created while using Pro, before the switch to Flash.",
+        "The model was switched to Opus at line 21, very early in the session.",
+    ],
+)
+def test_a_switch_the_agent_reports_is_not_its_decision(text: str) -> None:
+    assert decisions(text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I switched to pathlib for the paths.", "Switching over to uv for the installs."],
+)
+def test_the_agent_switching_is_its_decision(text: str) -> None:
+    assert decisions(text) == [text]
