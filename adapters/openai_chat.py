@@ -4,8 +4,10 @@ A JSON list, an object with `messages` (a request body), or one message per line
 `system` / `developer` messages become the system prompt; an assistant's `tool_calls`, and
 the legacy `function_call`, become `tool_use` blocks (their JSON `arguments` the input); a
 `refusal` is the reply's text; `tool` messages, and legacy `function` messages, become the
-`tool_result` blocks of one user message. What could not be carried over (arguments that
-are not JSON, parts of a kind the Messages API has no block for) is listed in the notes.
+`tool_result` blocks of one user message. A part of another type that holds a string
+`text` (`tool_output`, `output_text`, `input_text`, as other tools' exports write them) is
+read as text. What could not be carried over (arguments that are not JSON, parts of a kind
+the Messages API has no block for) is listed in the notes.
 """
 
 from __future__ import annotations
@@ -41,6 +43,10 @@ def import_openai(records: Iterable[tuple[int, JSON]], notes: Iterable[str] = ()
         # body) by their index in it.
         reader.where = f"line {number}" if number else f"messages[{index}]"
         reader.read(number, message)
+    for kind, (count, first) in reader.read_as_text.items():
+        reader.notes.append(
+            f"{count} content part(s) of type {kind!r} (the first at {first}) were read as text"
+        )
     return normalize(
         reader.raw, system="\n\n".join(reader.system), model=reader.model, notes=reader.notes
     )
@@ -61,6 +67,8 @@ class _Reader:
         self.taken: set[str] = set()
         self.where = ""
         """Where the message being read is, for notes and errors."""
+        self.read_as_text: dict[str, tuple[int, str]] = {}
+        """Parts of a type other than `text` read for their `text`: how many, the first where."""
 
     def read(self, number: int, message: JSON) -> None:
         if not isinstance(message, Mapping):
@@ -123,6 +131,8 @@ class _Reader:
             if kind in _TEXT_PARTS and isinstance(part, Mapping):
                 if isinstance(part.get(key), str):
                     texts.append(part[key])
+            elif (text := self._other_text(part)) is not None:
+                texts.append(text)
             else:
                 self._skipped(number, kind)
         return "\n".join(texts)
@@ -144,9 +154,21 @@ class _Reader:
                     blocks.append(_image(url))
                 else:
                     self._skipped(number, kind)
+            elif (text := self._other_text(part)) is not None:
+                blocks.append({"type": "text", "text": text})
             else:
                 self._skipped(number, kind)
         return blocks
+
+    def _other_text(self, part: JSON) -> str | None:
+        """The `text` of a part of another type that holds one as a string (`tool_output`,
+        `output_text`), counted for the notes; None for a part that holds none."""
+        if not isinstance(part, Mapping) or not isinstance(part.get("text"), str):
+            return None
+        kind = str(part.get("type"))
+        count, first = self.read_as_text.get(kind, (0, self.where))
+        self.read_as_text[kind] = (count + 1, first)
+        return str(part["text"])
 
     def _skipped(self, number: int, kind: object) -> None:
         # Never silently: a conversation missing a part is not the one recorded.

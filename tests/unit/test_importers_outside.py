@@ -316,3 +316,38 @@ def test_a_custom_tool_call_keeps_its_free_text_input(tmp_path: Path) -> None:
     [use] = messages[1]["content"]
     assert (use["type"], use["name"], use["input"]) == ("tool_use", "apply_patch", {"input": patch})
     assert messages[2]["content"][0]["tool_use_id"] == use["id"]
+
+
+def test_parts_of_other_types_that_hold_text_are_read_as_text(tmp_path: Path) -> None:
+    # Exports of other agents write a tool's output as a `tool_output` part: before, each
+    # was skipped, and every result of the session reached the model empty.
+    messages = [
+        {"role": "user", "content": [{"type": "input_text", "text": "List the folder."}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Listing it."}],
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": [{"type": "tool_output", "text": "a.py"}],
+        },
+        {"role": "assistant", "content": "One file: a.py."},
+    ]
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+
+    transcript = load_transcript(path)
+    sent = wires(transcript)
+
+    assert sent[0]["content"] == [{"type": "text", "text": "List the folder."}]
+    assert sent[1]["content"][0] == {"type": "text", "text": "Listing it."}
+    assert sent[2]["content"][0]["content"] == "a.py"
+    assert sorted(transcript.notes) == [
+        "1 content part(s) of type 'input_text' (the first at messages[0]) were read as text",
+        "1 content part(s) of type 'output_text' (the first at messages[1]) were read as text",
+        "1 content part(s) of type 'tool_output' (the first at messages[2]) were read as text",
+    ]
