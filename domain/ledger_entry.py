@@ -144,21 +144,25 @@ says more than one in progress, which says more than one to do."""
 
 def drop_order(
     entries: Sequence[LedgerEntry], sizes: Mapping[int, int] | None = None
-) -> Callable[[int], tuple[bool, bool, float, int, bool, int, int]]:
+) -> Callable[[int], tuple[bool, bool, bool, float, int, bool, int, int]]:
     """The key that orders `entries` (by index) from the first a short ledger drops to the
     last (`abridged.domain.ledger.bounded`); `sizes` are the entries' rendered tokens.
 
     Two groups: the protected (the task, the most recent `RECENT_PER_KIND` of each kind and
-    at least `KEPT_SHARE_PER_KIND` of each kind but `DROPPED_FIRST`, latest first) go last.
+    at least `KEPT_SHARE_PER_KIND` of each kind but `DROPPED_FIRST`, latest first) go last,
+    and of them the task and the user's rules last of all (the task is at most `TASK_SHARE`
+    of the ledger's room): a short ledger full of the latest commands and files still says
+    what the session is for.
     Within each group the kinds `DROPPED_FIRST` go first, and an
     entry's worth is `VALUE_BASE ** PRIORITY` over its tokens: the facts that say most for
     the room they take stay longest, so one long old prompt goes before a dozen short paths,
     and a kind of higher priority is worth `VALUE_BASE` times a kind below it."""
     recent: set[int] = set()
-    # The oldest request is the task: it goes with the latest facts, last.
+    # The oldest request is the task: it goes after the latest facts, last of all.
     requests = [i for i, e in enumerate(entries) if e.kind == "request"]
-    if requests:
-        recent.add(min(requests, key=lambda i: entries[i].first_position))
+    task = min(requests, key=lambda i: entries[i].first_position) if requests else None
+    if task is not None:
+        recent.add(task)
     families: dict[str, list[int]] = {}
     for i in sorted(range(len(entries)), key=lambda i: -entries[i].last_position):
         families.setdefault(entries[i].key[0], []).append(i)
@@ -167,12 +171,21 @@ def drop_order(
         keep = max(RECENT_PER_KIND, math.ceil(len(latest) * share))
         recent.update(latest[:keep])
 
-    def key(i: int) -> tuple[bool, bool, float, int, bool, int, int]:
+    def key(i: int) -> tuple[bool, bool, bool, float, int, bool, int, int]:
         entry = entries[i]
         # A rule the user stated stands until it is revoked; an ask is done with sooner.
         rule = entry.kind == "constraint"
         worth = VALUE_BASE ** PRIORITY[entry.kind] / max(sizes[i], 1) if sizes else 0.0
         last = entry.kind not in DROPPED_FIRST
-        return (i in recent, last, worth, PRIORITY[entry.kind], rule, entry.last_position, i)
+        return (
+            i in recent,
+            i == task or rule,
+            last,
+            worth,
+            PRIORITY[entry.kind],
+            rule,
+            entry.last_position,
+            i,
+        )
 
     return key

@@ -219,19 +219,29 @@ def test_bounding_fits_loses_nothing_unsaid_keeps_priority_and_is_deterministic(
     assert not kept or COUNTER.count(render_ledger(kept)) <= budget
     assert sorted(map(repr, kept + dropped)) == sorted(map(repr, entries))
     assert (kept, dropped) == bounded(entries, budget, COUNTER.count)
-    # The protected go last; before them and among them, what says least for its tokens
-    # first, then the lower priority, a request before a rule, and the older first.
+    # The protected go last, and of them the task and the rules last of all; before them and
+    # among them, what says least for its tokens first, then the lower priority, a request
+    # before a rule, and the older first.
     last = protected(entries)
+    task = min(
+        (e for e in entries if e.kind == "request"), key=lambda e: e.first_position, default=None
+    )
+
+    def final(entry: LedgerEntry) -> bool:
+        return entry in last and (entry is task or entry.kind == "constraint")
+
     for gone in dropped:
         for stays in kept:
             assert (
                 gone in last,
+                final(gone),
                 worth(gone),
                 PRIORITY[gone.kind],
                 gone.kind == "constraint",
                 gone.last_position,
             ) <= (
                 stays in last,
+                final(stays),
                 worth(stays),
                 PRIORITY[stays.kind],
                 stays.kind == "constraint",
@@ -721,3 +731,22 @@ def test_text_beside_tool_results_is_not_taken_for_a_request() -> None:
         "Summarise the page."
     }
     assert ("url", "https://example.org/a") in entries
+
+
+def test_a_long_task_outlasts_the_latest_commands_and_files() -> None:
+    # A real session's first prompt (a 2,500-character spec) left the ledger at a
+    # consolidation that kept the latest third of its hundreds of short commands: among the
+    # protected, a long entry said least for its room.
+    task = LedgerEntry("request", "Build the appointment system. " + words(400), 0, 0)
+    commands = tuple(
+        LedgerEntry("command", f"Get-Content 'api/src/Module{k}.java'", k, k) for k in range(1, 90)
+    )
+    files = tuple(LedgerEntry("file-read", f"api/src/Module{k}.java", k, k) for k in range(1, 90))
+    entries = (task, *commands, *files)
+    room = COUNTER.count(render_ledger((task, *commands[-20:])))
+
+    kept, dropped = bounded(entries, room, COUNTER.count)
+
+    assert task in kept
+    assert dropped
+    assert COUNTER.count(render_ledger(kept)) <= room
