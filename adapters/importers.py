@@ -32,6 +32,7 @@ from abridged.adapters.recorded import (
     paired_results,
     unique_call_ids,
     without_null_flags,
+    written_results,
 )
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.messages import JSON, Message
@@ -302,10 +303,13 @@ def normalize(
     joined = unique_call_ids(from_first_prompt(joined, notes), notes)
     paired: list[tuple[int, str, list[JSON]]] = []
     previous_calls: list[str] = []
+    written = 0
     for number, role, recorded in joined:
-        blocks = (
-            paired_results(recorded, previous_calls, notes, number) if role == "user" else recorded
-        )
+        blocks = recorded
+        if role == "user":
+            blocks, read = written_results(recorded, previous_calls)
+            written += read
+            blocks = paired_results(blocks, previous_calls, notes, number)
         if not blocks:
             continue
         if paired and paired[-1][1] == role:
@@ -317,6 +321,11 @@ def normalize(
         else:
             paired.append((number, role, blocks))
         previous_calls = _call_ids(paired[-1][2]) if role == "assistant" else []
+    if written:
+        notes.append(
+            f"{written} tool results written as text ('[tool] Result:', as Cline records "
+            "them) read as the results of their calls"
+        )
     messages: list[Message] = []
     for number, role, blocks in paired:
         try:

@@ -9,6 +9,7 @@ its first user prompt and renames the ids used again, noting each change;
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TypeGuard
 
@@ -20,6 +21,41 @@ from abridged.domain.validation import check_sequence
 UNANSWERED = "[no result was recorded for this tool call]"
 Records = list[tuple[int, str, list[JSON]]]
 """(line, role, blocks), as `normalize` reads them."""
+
+
+WRITTEN_RESULT = re.compile(r"[ \t\n]*\[[A-Za-z0-9_-]{1,64}(?: for [\s\S]*?)?\] Result:[ \t]*\n?")
+"""How Cline (and the agents built on it) records a tool's result in its task history: a
+text block `[read_file for 'src/app.ts'] Result:` then the output, in the user message after
+the calls, where the API takes a `tool_result`. What follows `for` may take lines (the
+question an `ask_followup_question` asked)."""
+
+
+def written_results(blocks: list[JSON], calls: Sequence[str]) -> tuple[list[JSON], int]:
+    """`blocks` (a user message after a reply making `calls`) with the results written as
+    text (`WRITTEN_RESULT`) read as the calls' `tool_result`s, in order, and how many: only
+    where the message holds no `tool_result` and one such text for each call."""
+    if not calls or any(is_result(b) for b in blocks):
+        return blocks, 0
+    written = [
+        (i, match)
+        for i, b in enumerate(blocks)
+        if isinstance(b, Mapping)
+        and b.get("type") == "text"
+        and isinstance(b.get("text"), str)
+        and (match := WRITTEN_RESULT.match(b["text"])) is not None
+    ]
+    if len(written) != len(calls):
+        return blocks, 0
+    results: list[JSON] = [
+        {
+            "type": "tool_result",
+            "tool_use_id": call,
+            "content": str(blocks[i]["text"])[match.end() :],
+        }
+        for call, (i, match) in zip(calls, written, strict=True)
+    ]
+    taken = {i for i, _ in written}
+    return results + [b for i, b in enumerate(blocks) if i not in taken], len(results)
 
 
 def located(number: int) -> str:

@@ -351,3 +351,63 @@ def test_parts_of_other_types_that_hold_text_are_read_as_text(tmp_path: Path) ->
         "1 content part(s) of type 'output_text' (the first at messages[1]) were read as text",
         "1 content part(s) of type 'tool_output' (the first at messages[2]) were read as text",
     ]
+
+
+def cline_history(results: list[str]) -> list[dict[str, Any]]:
+    """A Cline task history (`api_conversation_history.json`): the calls' results written as
+    text in the user message after them, with Cline's environment details."""
+    calls = [
+        {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.ts"}},
+        {"type": "tool_use", "id": "toolu_2", "name": "ask_followup_question", "input": {}},
+    ]
+    return [
+        {"role": "user", "content": [{"type": "text", "text": "<task>\nFix a.ts\n</task>"}]},
+        {"role": "assistant", "content": calls},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": r} for r in results]
+            + [
+                {
+                    "type": "text",
+                    "text": "<environment_details>\n# Current Time\n</environment_details>",
+                }
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "Fixed."}]},
+    ]
+
+
+def test_a_cline_historys_results_written_as_text_are_the_calls_results(tmp_path: Path) -> None:
+    path = tmp_path / "api_conversation_history.json"
+    written = [
+        "[read_file for 'a.ts'] Result:\n1 | export const a = 1;",
+        "[ask_followup_question for 'Which one?\nA or B'] Result:\n<answer>A</answer>",
+    ]
+    path.write_text(json.dumps(cline_history(written)), encoding="utf-8")
+
+    transcript = load_transcript(path)
+    sent = wires(transcript)
+
+    assert sent[2]["content"][:2] == [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": "1 | export const a = 1;"},
+        {"type": "tool_result", "tool_use_id": "toolu_2", "content": "<answer>A</answer>"},
+    ]
+    assert sent[2]["content"][2]["text"].startswith("<environment_details>")
+    assert transcript.notes == (
+        "2 tool results written as text ('[tool] Result:', as Cline records them) read as "
+        "the results of their calls",
+    )
+
+
+def test_results_written_as_text_that_do_not_answer_every_call_are_left_as_text(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(
+        json.dumps(cline_history(["[read_file for 'a.ts'] Result:\n1 | x"])), encoding="utf-8"
+    )
+
+    sent = wires(load_transcript(path))
+
+    assert [b.get("is_error") for b in sent[2]["content"][:2]] == [True, True]
+    assert sent[2]["content"][2]["text"].startswith("[read_file for 'a.ts'] Result:")
