@@ -30,6 +30,7 @@ from abridged.adapters.recorded import (
     located,
     null_flags_note,
     paired_results,
+    regrouped,
     unique_call_ids,
     without_null_flags,
     written_results,
@@ -284,7 +285,7 @@ def normalize(
     notes = list(notes)
     joined: list[tuple[int, str, list[JSON]]] = []
     blank = nulls = 0
-    for number, role, blocks in _systems_before_replies(raw):
+    for number, role, blocks in _systems_before_replies(regrouped(list(raw), notes)):
         kept = [b for b in blocks if not _blank_text(b)]
         for index, block in enumerate(kept):
             kept[index], cleared = without_null_flags(block)

@@ -58,6 +58,59 @@ def written_results(blocks: list[JSON], calls: Sequence[str]) -> tuple[list[JSON
     return results + [b for i, b in enumerate(blocks) if i not in taken], len(results)
 
 
+def regrouped(raw: Records, notes: list[str]) -> Records:
+    """`raw` with a reply's calls together again where a record wrote results between them:
+    an agent that runs each call as it streams writes `call 1, call 2, result 1, call 3,
+    result 2, ...`, and no reply comes while calls of the one before are unanswered, so a
+    record of bare calls (no text, no thinking) that follows results, while calls before
+    them are still unanswered, goes on the reply; the results follow it."""
+    out: Records = []
+    calls: set[str] = set()
+    held: Records = []
+    moved = 0
+    for record in raw:
+        _, role, blocks = record
+        if role == "assistant":
+            answered = {
+                b.get("tool_use_id") for _, _, bs in held for b in bs if isinstance(b, Mapping)
+            }
+            going_on = held and answered < calls and _bare_calls(blocks)
+            if going_on:
+                moved += 1
+            else:
+                out.extend(held)
+                held = []
+                calls = calls if out and out[-1][1] == "assistant" else set()
+            calls |= {str(b.get("id")) for b in blocks if _is_call(b)}
+            out.append(record)
+        elif role == "user" and calls and blocks and all(is_result(b) for b in blocks):
+            held.append(record)
+        else:
+            out.extend(held)
+            held, calls = [], set()
+            out.append(record)
+    out.extend(held)
+    if moved:
+        notes.append(
+            f"{moved} records of tool calls written after results of their reply's earlier "
+            "calls read as part of that reply, the results after it"
+        )
+    return out
+
+
+def _bare_calls(blocks: list[JSON]) -> bool:
+    """Whether a record holds tool calls and nothing else (but blank text)."""
+    return any(_is_call(b) for b in blocks) and all(
+        _is_call(b)
+        or (
+            isinstance(b, Mapping)
+            and b.get("type") == "text"
+            and not str(b.get("text", "")).strip()
+        )
+        for b in blocks
+    )
+
+
 def located(number: int) -> str:
     """Where a note's message is: its line, or the document it is part of (a file that is
     one JSON object, such as a request body, whose messages share its position)."""

@@ -411,3 +411,62 @@ def test_results_written_as_text_that_do_not_answer_every_call_are_left_as_text(
 
     assert [b.get("is_error") for b in sent[2]["content"][:2]] == [True, True]
     assert sent[2]["content"][2]["text"].startswith("[read_file for 'a.ts'] Result:")
+
+
+def call(call_id: str) -> dict[str, Any]:
+    """An OpenAI assistant message holding one tool call and nothing else."""
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": "Read", "arguments": "{}"}}
+        ],
+    }
+
+
+def answer(call_id: str) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "content": f"out {call_id}"}
+
+
+def test_a_replys_calls_written_around_a_result_are_one_reply(tmp_path: Path) -> None:
+    # An agent that runs each call as it streams wrote the first result before the third
+    # call: read as written, the first reply's second call was unanswered and the third
+    # call's reply followed results.
+    messages = [
+        {"role": "user", "content": "Read the three files."},
+        call("c1"),
+        call("c2"),
+        answer("c1"),
+        call("c3"),
+        answer("c2"),
+        answer("c3"),
+        {"role": "assistant", "content": "Read."},
+    ]
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+
+    transcript = load_transcript(path)
+    sent = wires(transcript)
+
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant"]
+    assert [b["id"] for b in sent[1]["content"]] == ["c1", "c2", "c3"]
+    assert [b["tool_use_id"] for b in sent[2]["content"]] == ["c1", "c2", "c3"]
+    assert not any("no recorded result" in n for n in transcript.notes)
+
+
+def test_replies_whose_calls_were_answered_stay_apart(tmp_path: Path) -> None:
+    messages = [
+        {"role": "user", "content": "Read two files."},
+        call("c1"),
+        answer("c1"),
+        call("c2"),
+        answer("c2"),
+        {"role": "assistant", "content": "Read."},
+    ]
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+
+    transcript = load_transcript(path)
+
+    assert [m["role"] for m in wires(transcript)] == ["user", "assistant"] * 3
+    assert not transcript.notes
