@@ -67,27 +67,30 @@ def regrouped(raw: Records, notes: list[str]) -> Records:
     out: Records = []
     calls: set[str] = set()
     held: Records = []
+    answered: set[object] = set()
+    stray = False  # a held result answers no call of the reply (yet)
     moved = 0
     for record in raw:
         _, role, blocks = record
         if role == "assistant":
-            answered = {
-                b.get("tool_use_id") for _, _, bs in held for b in bs if isinstance(b, Mapping)
-            }
-            going_on = held and answered < calls and _bare_calls(blocks)
+            # Counted, not compared as sets: thousands of calls streamed one a record.
+            going_on = held and not stray and len(answered) < len(calls) and _bare_calls(blocks)
             if going_on:
                 moved += 1
             else:
                 out.extend(held)
-                held = []
+                held, answered, stray = [], set(), False
                 calls = calls if out and out[-1][1] == "assistant" else set()
             calls |= {str(b.get("id")) for b in blocks if _is_call(b)}
             out.append(record)
         elif role == "user" and calls and blocks and all(is_result(b) for b in blocks):
             held.append(record)
+            ids = {b.get("tool_use_id") for b in blocks if isinstance(b, Mapping)}
+            stray = stray or not ids <= calls
+            answered |= ids
         else:
             out.extend(held)
-            held, calls = [], set()
+            held, answered, stray, calls = [], set(), False, set()
             out.append(record)
     out.extend(held)
     if moved:

@@ -237,6 +237,21 @@ def _one_reply_streamed_in_many_entries(n: int) -> str:
     return _jsonl(log.assistant(text("done")).entries)
 
 
+def _calls_streamed_around_a_result(n: int) -> str:
+    """One reply's `n` calls, one a record, the first call's result written after the
+    second: every later record goes on the reply (`recorded.regrouped`)."""
+    calls = [
+        {"role": "assistant", "content": None, "tool_calls": [openai_call(f"c{i}")]}
+        for i in range(n)
+    ]
+    results = [{"role": "tool", "tool_call_id": f"c{i}", "content": "r"} for i in range(1, n)]
+    first = {"role": "tool", "tool_call_id": "c0", "content": "r"}
+    done = {"role": "assistant", "content": "done"}
+    return _jsonl(
+        [{"role": "user", "content": "go"}, *calls[:2], first, *calls[2:], *results, done]
+    )
+
+
 READERS = {
     "user lines in a row": (
         lambda text: parse_transcript(text.splitlines()),
@@ -250,6 +265,11 @@ READERS = {
     ),
     # From 2,000 entries: at 400 the linear work hid a look-up of each result in the list
     # of calls (a growth of 16 where the quadratic term shows 53 from 2,000).
+    "calls streamed around a result": (
+        lambda text: import_openai(read_records(text)),
+        _calls_streamed_around_a_result,
+        400,
+    ),
     "one reply streamed": (
         lambda text: import_claude_code(read_records(text)),
         _one_reply_streamed_in_many_entries,
