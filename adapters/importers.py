@@ -24,6 +24,7 @@ from typing import Literal
 
 import attrs
 
+from abridged.adapters.cline import written_results
 from abridged.adapters.recorded import (
     from_first_prompt,
     is_result,
@@ -33,7 +34,6 @@ from abridged.adapters.recorded import (
     regrouped,
     unique_call_ids,
     without_null_flags,
-    written_results,
 )
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.messages import JSON, Message
@@ -303,14 +303,14 @@ def normalize(
     joined = [(n, role, _results_first(b) if role == "user" else b) for n, role, b in joined]
     joined = unique_call_ids(from_first_prompt(joined, notes), notes)
     paired: list[tuple[int, str, list[JSON]]] = []
-    previous_calls: list[str] = []
+    previous_calls: list[tuple[str, str]] = []
     written = 0
     for number, role, recorded in joined:
         blocks = recorded
         if role == "user":
             blocks, read = written_results(recorded, previous_calls)
             written += read
-            blocks = paired_results(blocks, previous_calls, notes, number)
+            blocks = paired_results(blocks, [i for i, _ in previous_calls], notes, number)
         if not blocks:
             continue
         if paired and paired[-1][1] == role:
@@ -321,7 +321,7 @@ def normalize(
                 paired[-1] = (paired[-1][0], role, _results_first(paired[-1][2]))
         else:
             paired.append((number, role, blocks))
-        previous_calls = _call_ids(paired[-1][2]) if role == "assistant" else []
+        previous_calls = _named_calls(paired[-1][2]) if role == "assistant" else []
     if written:
         notes.append(
             f"{written} tool results written as text ('[tool] Result:', as Cline records "
@@ -367,9 +367,10 @@ def _blank_text(block: JSON) -> bool:
     )
 
 
-def _call_ids(blocks: list[JSON]) -> list[str]:
+def _named_calls(blocks: list[JSON]) -> list[tuple[str, str]]:
+    """The tool calls of a reply: each its id and its tool's name."""
     return [
-        b["id"]
+        (b["id"], str(b.get("name")))
         for b in blocks
         if isinstance(b, Mapping) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)
     ]

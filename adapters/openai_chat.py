@@ -27,6 +27,9 @@ from abridged.adapters.importers import (
 from abridged.domain.messages import JSON
 
 _TEXT_PARTS = ("text", "refusal")
+_HIDDEN = re.compile(r"reason|think|summary", re.IGNORECASE)
+"""Parts holding the model's reasoning (`reasoning`, `thinking`, a reasoning's
+`summary_text`): skipped with a note, not read as what the model said."""
 
 
 def import_openai(records: Iterable[tuple[int, JSON]], notes: Iterable[str] = ()) -> Imported:
@@ -165,7 +168,9 @@ class _Reader:
         `output_text`), counted for the notes; None for a part that holds none."""
         if not isinstance(part, Mapping) or not isinstance(part.get("text"), str):
             return None
-        kind = str(part.get("type"))
+        kind = str(part.get("type", "(no type)"))
+        if _HIDDEN.search(kind):
+            return None  # the model's reasoning, which the API never shows as its reply
         count, first = self.read_as_text.get(kind, (0, self.where))
         self.read_as_text[kind] = (count + 1, first)
         return str(part["text"])

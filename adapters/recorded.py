@@ -9,7 +9,6 @@ its first user prompt and renames the ids used again, noting each change;
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import TypeGuard
 
@@ -23,74 +22,57 @@ Records = list[tuple[int, str, list[JSON]]]
 """(line, role, blocks), as `normalize` reads them."""
 
 
-WRITTEN_RESULT = re.compile(r"[ \t\n]*\[[A-Za-z0-9_-]{1,64}(?: for [\s\S]*?)?\] Result:[ \t]*\n?")
-"""How Cline (and the agents built on it) records a tool's result in its task history: a
-text block `[read_file for 'src/app.ts'] Result:` then the output, in the user message after
-the calls, where the API takes a `tool_result`. What follows `for` may take lines (the
-question an `ask_followup_question` asked)."""
-
-
-def written_results(blocks: list[JSON], calls: Sequence[str]) -> tuple[list[JSON], int]:
-    """`blocks` (a user message after a reply making `calls`) with the results written as
-    text (`WRITTEN_RESULT`) read as the calls' `tool_result`s, in order, and how many: only
-    where the message holds no `tool_result` and one such text for each call."""
-    if not calls or any(is_result(b) for b in blocks):
-        return blocks, 0
-    written = [
-        (i, match)
-        for i, b in enumerate(blocks)
-        if isinstance(b, Mapping)
-        and b.get("type") == "text"
-        and isinstance(b.get("text"), str)
-        and (match := WRITTEN_RESULT.match(b["text"])) is not None
-    ]
-    if len(written) != len(calls):
-        return blocks, 0
-    results: list[JSON] = [
-        {
-            "type": "tool_result",
-            "tool_use_id": call,
-            "content": str(blocks[i]["text"])[match.end() :],
-        }
-        for call, (i, match) in zip(calls, written, strict=True)
-    ]
-    taken = {i for i, _ in written}
-    return results + [b for i, b in enumerate(blocks) if i not in taken], len(results)
-
-
 def regrouped(raw: Records, notes: list[str]) -> Records:
     """`raw` with a reply's calls together again where a record wrote results between them:
     an agent that runs each call as it streams writes `call 1, call 2, result 1, call 3,
-    result 2, ...`, and no reply comes while calls of the one before are unanswered, so a
-    record of bare calls (no text, no thinking) that follows results, while calls before
-    them are still unanswered, goes on the reply; the results follow it."""
+    result 2, ...`, and no reply comes while calls of the one before are unanswered. So a
+    record of bare calls (no text, no thinking, no id the reply has already) that follows
+    results goes on the reply while a call made since the last such record is unanswered;
+    the results follow it. A call still unanswered when every call made after it has been
+    (a result lost on the way) does not carry the reply on."""
     out: Records = []
-    calls: set[str] = set()
+    pending: dict[str, int] = {}  # the reply's unanswered calls, by the merge they came after
+    called: set[str] = set()
     held: Records = []
-    answered: set[object] = set()
-    stray = False  # a held result answers no call of the reply (yet)
+    merges = fresh = 0  # fresh: the unanswered calls made since the last merge
+    stray = False  # a held result answers no call of the reply
     moved = 0
     for record in raw:
         _, role, blocks = record
         if role == "assistant":
-            # Counted, not compared as sets: thousands of calls streamed one a record.
-            going_on = held and not stray and len(answered) < len(calls) and _bare_calls(blocks)
+            ids = [str(b.get("id")) for b in blocks if _is_call(b)]
+            going_on = (
+                held
+                and not stray
+                and fresh > 0
+                and _bare_calls(blocks)
+                and not any(i in called for i in ids)
+            )
             if going_on:
                 moved += 1
+                merges += 1
+                fresh = 0
             else:
                 out.extend(held)
-                held, answered, stray = [], set(), False
-                calls = calls if out and out[-1][1] == "assistant" else set()
-            calls |= {str(b.get("id")) for b in blocks if _is_call(b)}
+                held, stray = [], False
+                if not (out and out[-1][1] == "assistant"):
+                    pending, called, fresh = {}, set(), 0
+            for i in ids:
+                pending[i] = merges
+            fresh += len(ids)
+            called.update(ids)
             out.append(record)
-        elif role == "user" and calls and blocks and all(is_result(b) for b in blocks):
+        elif role == "user" and called and blocks and all(is_result(b) for b in blocks):
             held.append(record)
-            ids = {b.get("tool_use_id") for b in blocks if isinstance(b, Mapping)}
-            stray = stray or not ids <= calls
-            answered |= ids
+            for block in blocks:
+                answered = block.get("tool_use_id") if isinstance(block, Mapping) else None
+                if not isinstance(answered, str) or answered not in pending:
+                    stray = True
+                elif pending.pop(answered) == merges:
+                    fresh -= 1
         else:
             out.extend(held)
-            held, answered, stray, calls = [], set(), False, set()
+            held, stray, pending, called, fresh = [], False, {}, set(), 0
             out.append(record)
     out.extend(held)
     if moved:

@@ -470,3 +470,137 @@ def test_replies_whose_calls_were_answered_stay_apart(tmp_path: Path) -> None:
 
     assert [m["role"] for m in wires(transcript)] == ["user", "assistant"] * 3
     assert not transcript.notes
+
+
+def test_a_result_lost_on_the_way_does_not_carry_the_reply_on(tmp_path: Path) -> None:
+    # The first reply's second call was never answered; every later reply is a bare call
+    # answered at once. The first of them may be the reply going on (a call still running
+    # reads the same); the rest are replies of their own, not calls of the first.
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "Go."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("a")["tool_calls"][0], call("b")["tool_calls"][0]],
+        },
+        answer("a"),
+    ]
+    for i in range(5):
+        messages += [call(f"c{i}"), answer(f"c{i}")]
+    messages.append({"role": "assistant", "content": "Done."})
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+
+    sent = wires(load_transcript(path))
+
+    assert [b["id"] for b in sent[1]["content"]] == ["a", "b", "c0"]
+    assert [b["id"] for b in sent[3]["content"]] == ["c1"]
+    assert len(sent) == 2 + 2 * 5
+
+
+def test_a_call_id_used_again_starts_a_reply_of_its_own(tmp_path: Path) -> None:
+    messages = [
+        {"role": "user", "content": "Go."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("call_0")["tool_calls"][0], call("call_1")["tool_calls"][0]],
+        },
+        answer("call_0"),
+        call("call_0"),
+        {"role": "tool", "tool_call_id": "call_0", "content": "OUTPUT OF rm"},
+        {"role": "assistant", "content": "Done."},
+    ]
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+
+    sent = wires(load_transcript(path))
+
+    assert [b["id"] for b in sent[1]["content"]] == ["call_0", "call_1"]
+    assert sent[2]["content"][0]["content"] == "out call_0"
+    assert sent[4]["content"][0]["content"] == "OUTPUT OF rm"
+
+
+def test_a_cline_header_and_its_output_in_two_blocks_are_one_result(tmp_path: Path) -> None:
+    # Cline writes the header and the output as blocks of their own; and a second call of
+    # the reply it did not run.
+    history = cline_history(["[read_file for 'a.ts'] Result:", "1 | export const a = 1;"])
+    history[2]["content"].insert(
+        2,
+        {
+            "type": "text",
+            "text": "Tool [ask_followup_question] was not executed because a tool has already "
+            "been used in this message.",
+        },
+    )
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(history), encoding="utf-8")
+
+    sent = wires(load_transcript(path))
+
+    first, second, *rest = sent[2]["content"]
+    assert first == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_1",
+        "content": "1 | export const a = 1;",
+    }
+    assert second["is_error"] is True
+    assert "was not executed" in second["content"]
+    assert [b["text"][:21] for b in rest] == ["<environment_details>"]
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "[WIP for the team] Use Postgres; never touch prod.\n[pytest] Result: 3 failed",
+        "[CI] Result: 3 failed. Never push to main; fix them.",
+    ],
+)
+def test_a_users_text_that_reads_like_a_written_result_stays_the_users(
+    tmp_path: Path, prompt: str
+) -> None:
+    messages = [
+        {"role": "user", "content": "Run the tests."},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}],
+        },
+        {"role": "user", "content": [{"type": "text", "text": prompt}]},
+        {"role": "assistant", "content": "On it."},
+    ]
+    path = tmp_path / "messages.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+
+    sent = wires(load_transcript(path))
+
+    assert sent[2]["content"][0]["is_error"] is True  # the call's result was not recorded
+    assert sent[2]["content"][1] == {"type": "text", "text": prompt}
+
+
+def test_written_results_are_matched_to_their_calls_by_the_tools_name(tmp_path: Path) -> None:
+    written = [
+        "[ask_followup_question for 'Which?'] Result:\n<answer>A</answer>",
+        "[read_file for 'a.ts'] Result:\n1 | x",
+    ]
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(cline_history(written)), encoding="utf-8")
+
+    sent = wires(load_transcript(path))
+
+    assert [b["content"] for b in sent[2]["content"][:2]] == ["1 | x", "<answer>A</answer>"]
+
+
+def test_a_reasoning_part_is_not_read_as_the_reply(tmp_path: Path) -> None:
+    reply = call("c1")
+    reply["content"] = [
+        {"type": "reasoning", "text": "SECRET CHAIN OF THOUGHT"},
+        {"type": "text", "text": "Reading it."},
+    ]
+    messages = [{"role": "user", "content": "Hi."}, reply, answer("c1")]
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+
+    transcript = load_transcript(path)
+
+    assert wires(transcript)[1]["content"][0] == {"type": "text", "text": "Reading it."}
+    assert "messages[1]: a content part of type 'reasoning' was skipped" in transcript.notes
