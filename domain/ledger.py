@@ -24,7 +24,7 @@ each class worth `VALUE_BASE` (2) times the one below, against the tokens an ent
 entry that says least for its room goes first, so one long old prompt goes before a dozen
 short paths. The task (the first request) and, of each kind, the latest `RECENT_PER_KIND`
 entries and at least `KEPT_SHARE_PER_KIND` (30%) of them go last, weighed the same way among
-themselves but for the task and the user's rules, which go last of all. Every dropped entry
+themselves but for the task, which goes last of all. Every dropped entry
 is named in the `Session.LedgerUpdated` event that drops it.
 
 A request shows the ledger as *segments*, one text block each, before the summary chunks.

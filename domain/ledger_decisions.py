@@ -13,20 +13,25 @@ import re
 
 from abridged.domain.rule_words import sentences
 
+_WORDS = (
+    r"instead of|rather than|decided|decide to|chose|chosen|opted|opt for|going with"
+    r"|(?:we|I)(?:'ll| will) use|let's use|settled on"
+)
 _SWITCHED = (
-    r"(?<!\bthe )(?<!\ba )(?<!\ban )(?<!another )(?<!\bwas )(?<!\bwere )(?<!\bbeen )"
-    r"(?<!\bis )(?<!\bare )(?<!\bbe )(?<!first )(?<!\bmodel )"
-    r"switch(?:ed|ing)? (?:(?:over|back|it|them|this|that|everything|all|us) )?to"
+    r"(?:(?:^[\s>*_#-]*|(?<=\bi )|(?<=\bwe )|(?<='ll )|(?<='ve )|(?<=\blet's )|(?<=\band )"
+    r"|(?<=\bthen )|(?<=\bwill )|(?<=\bshould ))switch(?:ed|ing)?"
+    r"|(?:(?<='m )|(?<='re )|(?<=\bam )|(?<=\bare ))switching) (?:\w+ )?to\b"
 )
-"""The agent switching (`switch to`, `switched it over to`), not the noun (`the switch to
-Flash`, `another switch to`) nor what was done to something (`was switched to Opus`)."""
-DECISION = re.compile(
-    r"\b(?:instead of|rather than|decided|decide to|chose|chosen|opted|opt for|going with"
-    r"|" + _SWITCHED + r"|(?:we|I)(?:'ll| will) use|let's use|settled on)\b",
-    re.IGNORECASE,
-)
+"""The agent switching, as its sentence's verb (`Switching CI to GitHub Actions`, `I switched
+Jest to Vitest`, `we'll switch auth to JWT`, `I'm switching to uv`), not the noun (`the
+switch to Flash`, `our switch to pnpm`), what was done to something (`was switched to
+Opus`) nor what someone can do (`users can switch to dark mode`)."""
+DECISION = re.compile(r"\b(?:" + _WORDS + r")\b|" + _SWITCHED, re.IGNORECASE)
 """Words that say a choice was made between ways: `instead of`, `rather than`, `decided`,
-`chose`, `opted`, `going with`, `switched to`, `we'll use`, `settled on`."""
+`chose`, `opted`, `going with`, `switched to`, `we'll use`, `settled on`; read in one
+sentence (`_SWITCHED` reads the sentence's start)."""
+_MAYBE = re.compile(r"\b(?:" + _WORDS + r"|switch(?:ed|ing)?\b)", re.IGNORECASE)
+"""Whether a text may hold a decision at all: read before it is cut into sentences."""
 UNDECIDED = re.compile(
     r"(?:\bnot|n't|\bnever|\byet to|\bun)\s*(?:\w+\s+)?(?:decided|decide|chosen|chose|opted"
     r"|settled)\b",
@@ -57,7 +62,7 @@ def decisions(text: str) -> list[str]:
     code, nor in fenced code; and a sentence whose decision words are only inside
     backticks is not one."""
     found: dict[str, None] = {}
-    if DECISION.search(text) is None:
+    if _MAYBE.search(text) is None:
         return []
     prose = _CODE.sub(_blank, text)
     cursor = 0

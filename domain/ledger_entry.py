@@ -150,9 +150,8 @@ def drop_order(
 
     Two groups: the protected (the task, the most recent `RECENT_PER_KIND` of each kind and
     at least `KEPT_SHARE_PER_KIND` of each kind but `DROPPED_FIRST`, latest first) go last,
-    and of them the task and the user's rules last of all (the task is at most `TASK_SHARE`
-    of the ledger's room): a short ledger full of the latest commands and files still says
-    what the session is for.
+    and of them the task last of all (it is at most `TASK_SHARE` of the ledger's room): a
+    short ledger full of the latest commands and files still says what the session is for.
     Within each group the kinds `DROPPED_FIRST` go first, and an
     entry's worth is `VALUE_BASE ** PRIORITY` over its tokens: the facts that say most for
     the room they take stay longest, so one long old prompt goes before a dozen short paths,
@@ -179,7 +178,7 @@ def drop_order(
         last = entry.kind not in DROPPED_FIRST
         return (
             i in recent,
-            i == task or rule,
+            i == task,
             last,
             worth,
             PRIORITY[entry.kind],

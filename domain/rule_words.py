@@ -88,13 +88,13 @@ SENTENCE_END = re.compile(r"(?<=[.!?؟।])\s+|(?<=[。！？])|\n+")
 marks) and a space, after `。！？` (no space follows them), and at a line end."""
 
 _ABBREVIATED = re.compile(
-    r"(?:\b(?P<always>e\.g|i\.e|cf|vs|viz|approx|incl|esp|resp|a\.k\.a|w\.r\.t|mr|mrs|ms|dr"
+    r"(?:\b(?P<always>e\.g|i\.e|cf|vs|viz|approx|incl|esp|resp|a\.k\.a|w\.r\.t|mr|mrs|dr"
     r"|prof)|\b(?P<numbered>no|nr|fig|figs|eq|sec|ch|vol|pp?|art|para)|\b(?P<listed>etc))\.\Z",
     re.IGNORECASE,
 )
 """A word written short with a dot, that a sentence goes on after: always (`e.g.`, `i.e.`,
-`vs.`, `Dr.`), before a number (`no. 5`, `sec. 19.2`, `pp. 4`), before a word in lower case
-(`etc. and`)."""
+`vs.`, `Dr.`; not `Ms.`, far more often milliseconds ending a sentence: `940 ms.`), before a
+number (`no. 5`, `sec. 19.2`, `pp. 4`), before a word in lower case (`etc. and`)."""
 _WORD_BEHIND = 12
 """How far back an abbreviation is looked for (`a.k.a.`, `approx.`, `w.r.t.` are shorter)."""
 

@@ -219,7 +219,7 @@ def test_bounding_fits_loses_nothing_unsaid_keeps_priority_and_is_deterministic(
     assert not kept or COUNTER.count(render_ledger(kept)) <= budget
     assert sorted(map(repr, kept + dropped)) == sorted(map(repr, entries))
     assert (kept, dropped) == bounded(entries, budget, COUNTER.count)
-    # The protected go last, and of them the task and the rules last of all; before them and
+    # The protected go last, and of them the task last of all; before them and
     # among them, what says least for its tokens first, then the lower priority, a request
     # before a rule, and the older first.
     last = protected(entries)
@@ -228,7 +228,7 @@ def test_bounding_fits_loses_nothing_unsaid_keeps_priority_and_is_deterministic(
     )
 
     def final(entry: LedgerEntry) -> bool:
-        return entry in last and (entry is task or entry.kind == "constraint")
+        return entry in last and entry is task
 
     for gone in dropped:
         for stays in kept:
@@ -317,17 +317,18 @@ def test_a_short_ledger_keeps_error_lines_before_values_of_their_size() -> None:
     assert {e.kind for e in dropped} == {"value"}
 
 
-def test_a_rule_outlasts_the_requests_of_its_priority() -> None:
-    rule = LedgerEntry("constraint", "Never touch db/migrations.", 0, 0)
+def test_a_rule_outlasts_the_requests_of_its_priority_but_the_task() -> None:
+    task = LedgerEntry("request", "Raise the proxy's limits.", 0, 0)
+    rule = LedgerEntry("constraint", "Never touch db/migrations.", 1, 1)
     asks = tuple(
         LedgerEntry("request", f"Task {k}: raise the limit in internal/proxy.go.", k, k)
-        for k in range(1, 3)
+        for k in range(2, 4)
     )
-    entries = (rule, *asks)
+    entries = (task, rule, *asks)
 
-    kept, dropped = bounded(entries, COUNTER.count(render_ledger((rule,))), COUNTER.count)
+    kept, dropped = bounded(entries, COUNTER.count(render_ledger((task, rule))), COUNTER.count)
 
-    assert kept == (rule,)
+    assert kept == (task, rule)
     assert dropped == asks
 
 

@@ -115,3 +115,28 @@ def test_a_switch_the_agent_reports_is_not_its_decision(text: str) -> None:
 )
 def test_the_agent_switching_is_its_decision(text: str) -> None:
     assert decisions(text) == [text]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I switched Jest to Vitest for speed.",
+        "Switching CI to GitHub Actions now.",
+        "I'll switch auth to JWT tokens.",
+    ],
+)
+def test_the_agent_switching_one_thing_to_another_is_its_decision(text: str) -> None:
+    assert decisions(text) == [text]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The recent switch to Flash caused the errors.",
+        "Our switch to pnpm broke the lockfile.",
+        "It was automatically switched to Haiku.",
+        "Users can switch to dark mode in settings.",
+    ],
+)
+def test_a_switch_someone_else_made_or_may_make_is_not_the_agents_decision(text: str) -> None:
+    assert decisions(text) == []

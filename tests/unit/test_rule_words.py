@@ -126,3 +126,10 @@ def test_a_rule_with_an_example_in_it_is_kept_whole() -> None:
     assert stated_rules("Never log secrets, e.g. API keys or tokens. Thanks!") == [
         "Never log secrets, e.g. API keys or tokens."
     ]
+
+
+def test_milliseconds_end_a_sentence() -> None:
+    assert sentences("Search takes 340 ms. Never add a call to the pricing service.") == [
+        "Search takes 340 ms.",
+        "Never add a call to the pricing service.",
+    ]
