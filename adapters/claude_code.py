@@ -5,8 +5,9 @@ A log has one entry a line. What the model saw, and how the log writes it:
 
 - A reply is streamed as one `assistant` entry per content block, all with the reply's
   `message.id`. A reply of parallel calls runs each call as its block streams, so a call's
-  result (a `user` entry of one `tool_result`) can be written before the reply's next block:
-  the blocks are regrouped into one reply across the results written between them, and the
+  result (a `user` entry of one `tool_result`) can be written before the reply's next block,
+  and so can what Claude Code adds beside it (a hook's context, a prompt queued mid-turn):
+  the blocks are regrouped into one reply across what is written between them, and the
   results follow it as one user message. Each entry's blocks are kept, two equal ones too;
   an entry written again (a `uuid` read already) is read once, with a note.
 - A rewind, or an edited prompt, writes the new prompt with the `parentUuid` of the entry it
@@ -25,8 +26,9 @@ A log has one entry a line. What the model saw, and how the log writes it:
 - A prompt the user typed while the agent worked reaches the model beside the next tool
   results: a `queued_command` attachment entry, read as text (and images) of that user
   message. Claude Code wraps it in a reminder the log does not hold; the user's words are
-  read as written. Older logs record such a prompt only as queue operations, which do not
-  say whether the model got it: each queued prompt found in no user entry is named in a note.
+  read as written. Older logs record such a prompt only as queue operations (`enqueue`, then
+  `remove`), which do not say whether the model got it: each queued prompt found in no user
+  entry is named in a note, once.
 - API-error placeholders (`isApiErrorMessage`, model `<synthetic>`) and bookkeeping entries
   (`progress`, other `attachment`s, `summary`, snapshots, queue operations, system notices with
   no message) are skipped; `role: "system"` messages are kept.
@@ -108,7 +110,9 @@ class _Entries:
                 self.seen.add(uuid)
         if entry.get("subtype") == "compact_boundary":
             self.boundaries.append(number)
-        if kind == "queue-operation" and entry.get("operation") == "enqueue":
+        if kind == "queue-operation":
+            # `enqueue`, and `remove` when the prompt is taken (sent, or taken back): a log
+            # cut short can hold the one without the other.
             content = entry.get("content")
             if isinstance(content, str) and content.strip():
                 self.queued.append((number, content))
@@ -264,12 +268,15 @@ def _queued_only(
         elif isinstance(content, list):
             texts = [b.get("text") for b in content if isinstance(b, Mapping)]
             read.add("\n".join(t for t in texts if isinstance(t, str)).strip())
+    first = {text.strip(): number for number, text in reversed(queued)}
     return [
         f"line {number}: a prompt queued while the agent worked ({_quoted(text)}) is in the "
         "log only as a queue operation, which does not say whether the model got it; left out"
         for number, text in queued
         # A slash command queued is run as one: its lines are read as a local command's.
-        if text.strip() not in read and not text.lstrip().startswith("/")
+        if text.strip() not in read
+        and not text.lstrip().startswith("/")
+        and first[text.strip()] == number  # enqueued, then removed: one prompt
     ]
 
 
@@ -325,6 +332,10 @@ def _regrouped(entries: list[tuple[int, Mapping[str, JSON]]], notes: list[str]) 
         conversation = True
         if kind == "assistant":
             open_reply = len(raw) - 1
+        elif entry.get(READ_AS_USER_TEXT):
+            # What Claude Code adds beside the results (a hook's context, a prompt queued
+            # mid-turn) does not end the reply: its next block may still stream.
+            pass
         elif not content or not all(is_result(b) for b in content):
             open_reply = None
     return raw

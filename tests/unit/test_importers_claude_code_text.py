@@ -243,3 +243,47 @@ def test_an_attachment_with_no_content_to_read_is_left_out(
     transcript = load_transcript(log.write(tmp_path / "s.jsonl"))
 
     assert wires(transcript)[0]["content"] == [text("go on")]
+
+
+def test_a_hooks_context_between_parallel_calls_does_not_end_the_reply(tmp_path: Path) -> None:
+    # A PostToolUse hook adds context after the first call's result, while the reply's
+    # second call is still streaming: the model got one reply, then both results and it.
+    log = RealLog()
+    log.user("edit both files")
+    first = log.block("msg_01", {"type": "tool_use", "id": "toolu_1", "name": "Edit", "input": {}})
+    log.result("toolu_1", "edited a", parent=first)
+    log.add(
+        "attachment",
+        attachment={
+            "type": "hook_additional_context",
+            "hookName": "PostToolUse:Edit",
+            "content": ["formatted a"],
+        },
+    )
+    second = log.block("msg_01", {"type": "tool_use", "id": "toolu_2", "name": "Edit", "input": {}})
+    log.result("toolu_2", "edited b", parent=second)
+    log.block("msg_02", text("Both edited."))
+
+    sent = wires(load_transcript(log.write(tmp_path / "s.jsonl")))
+
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant"]
+    assert [b["id"] for b in sent[1]["content"]] == ["toolu_1", "toolu_2"]
+    assert [b["type"] for b in sent[2]["content"]] == ["tool_result", "tool_result", "text"]
+    assert "formatted a" in sent[2]["content"][2]["text"]
+
+
+def test_a_prompt_only_a_remove_operation_holds_is_named_once(tmp_path: Path) -> None:
+    # A log cut short can hold the `remove` of a prompt without its `enqueue`; a whole one
+    # holds both, and the prompt is named once.
+    log = RealLog()
+    log.user("wait for the build")
+    log.entries.append(queue("remove", "actually, focus on the parser first"))
+    log.entries.append(queue("enqueue", "and the lexer"))
+    log.entries.append(queue("remove", "and the lexer"))
+    log.block("msg_01", text("Parser first, done."))
+
+    notes = [n for n in load_transcript(log.write(tmp_path / "s.jsonl")).notes if "queue" in n]
+
+    assert len(notes) == 2
+    assert "'actually, focus on the parser first'" in notes[0]
+    assert "'and the lexer'" in notes[1]
