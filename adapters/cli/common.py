@@ -17,10 +17,12 @@ import structlog
 from click.decorators import FC
 
 from abridged.adapters.bootstrap import MEMORY, bootstrap, redact_passwords
+from abridged.adapters.http.config import DEFAULT_MAX_BODY_BYTES as API_REQUEST_BYTES
 from abridged.adapters.importers import FORMATS
+from abridged.adapters.transcripts import Transcript, check_conversation
 from abridged.application.service import Sessions
-from abridged.domain.errors import InvalidSettingsError, SessionError
-from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES
+from abridged.domain.errors import InvalidSettingsError, MessageTooLargeError, SessionError
+from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES, first_invalid
 from abridged.domain.settings import PRESETS, CompactionSettings, settings_from
 
 DEFAULT_DB = "abridged.sqlite3"
@@ -167,11 +169,32 @@ max_output_tokens_option = click.option(
 max_message_bytes_option = click.option(
     "--max-message-bytes",
     type=click.IntRange(min=1),
-    default=DEFAULT_MAX_MESSAGE_BYTES,
-    show_default=True,
-    help="A larger message (its JSON, in UTF-8 bytes) is refused. The API takes images of up "
-    "to 5 MB and requests of up to 32 MB: raise it for transcripts holding such images.",
+    default=None,
+    help="A larger message (its JSON, in UTF-8 bytes) is refused (default: the service's "
+    f"{DEFAULT_MAX_MESSAGE_BYTES:,}, or the API's request limit of {API_REQUEST_BYTES:,} for "
+    "a transcript holding a larger message, which the API took: a turn of many images).",
 )
+
+
+def recorded_limit(transcript: Transcript, given: int | None) -> tuple[int, str | None]:
+    """The largest message a run over a recorded `transcript` takes, checked
+    (`check_conversation`, which raises `TranscriptError`), and a note when it is not the
+    service's default: `given`, else that default, or the API's request limit when the
+    transcript holds a larger message (the API took it: the results of a turn of many
+    screenshots, joined in one message)."""
+    if given is not None:
+        check_conversation(transcript, given)
+        return given, None
+    found = first_invalid(transcript.messages, DEFAULT_MAX_MESSAGE_BYTES)
+    if found is None or not isinstance(found[1], MessageTooLargeError):
+        check_conversation(transcript, DEFAULT_MAX_MESSAGE_BYTES)
+        return DEFAULT_MAX_MESSAGE_BYTES, None
+    check_conversation(transcript, API_REQUEST_BYTES)
+    return API_REQUEST_BYTES, (
+        f"a message of {found[1].size:,} bytes is over the service's default of "
+        f"{DEFAULT_MAX_MESSAGE_BYTES:,}: this run takes messages of up to {API_REQUEST_BYTES:,} "
+        "bytes, the API's request limit (--max-message-bytes chooses another)"
+    )
 
 
 def transcript_format_option(help: str) -> Callable[[FC], FC]:

@@ -24,6 +24,7 @@ from abridged.adapters.cli.common import (
     max_message_bytes_option,
     max_output_tokens_option,
     open_store,
+    recorded_limit,
     settings_option_values,
     settings_options,
     stacked,
@@ -36,12 +37,11 @@ from abridged.adapters.recorded import is_reply
 from abridged.adapters.transcripts import (
     Transcript,
     TranscriptError,
-    check_conversation,
     load_transcript,
 )
 from abridged.application.service import PreparedRequest, Sessions
 from abridged.domain.errors import ContextOverflowError, InvalidSettingsError, SessionError
-from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES, check_tool_definitions
+from abridged.domain.inputs import check_tool_definitions
 from abridged.domain.settings import (
     CompactionSettings,
     Limits,
@@ -72,7 +72,9 @@ class ReplayRun:
     dump_requests: Path | None
     as_json: bool
     settings: CompactionSettings
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    max_message_bytes: int | None = None
+    """None: the service's default, or the API's request limit for a recorded transcript
+    holding a larger message (`recorded_limit`)."""
 
 
 _run_options = stacked(
@@ -111,7 +113,7 @@ def _replay_options(command: Callable[..., None]) -> Callable[..., None]:
         db: str,
         dump_requests: Path | None,
         as_json: bool,
-        max_message_bytes: int,
+        max_message_bytes: int | None,
         preset: str,
         overrides: tuple[str, ...],
         **rest: Any,
@@ -184,7 +186,7 @@ def _run(transcript: Transcript, run: ReplayRun) -> None:
     window = run.window
     assert window is not None  # each command chose it
     reserve = run.max_output_tokens or min(8192, max(1, window // 4))
-    _check_whole(transcript, run.max_message_bytes)
+    max_message_bytes = _check_whole(transcript, run.max_message_bytes)
     try:
         # Checked before the store opens, so a refused start leaves no store behind either.
         check_tool_definitions(transcript.tools)
@@ -196,7 +198,7 @@ def _run(transcript: Transcript, run: ReplayRun) -> None:
     if run.dump_requests is not None:
         dump_folder(run.dump_requests)  # refused before any store is made
     fresh = _new_store_file(run.db)
-    app = open_store(run.db, max_message_bytes=run.max_message_bytes)
+    app = open_store(run.db, max_message_bytes=max_message_bytes)
     try:
         session_id = app.start_session(
             model=transcript.model or DEFAULT_MODEL,
@@ -300,13 +302,17 @@ def _feed(
     )
 
 
-def _check_whole(transcript: Transcript, max_message_bytes: int) -> None:
-    """Refuses a transcript a session would refuse part way, before any session exists."""
+def _check_whole(transcript: Transcript, given: int | None) -> int:
+    """Refuses a transcript a session would refuse part way, before any session exists; the
+    largest message the run takes (`recorded_limit`, with its note on standard error)."""
     try:
-        check_conversation(transcript, max_message_bytes)
+        limit, raised = recorded_limit(transcript, given)
     except TranscriptError as error:
         said = str(error).replace("(max_message_bytes)", "(--max-message-bytes)")
         raise click.ClickException(f"{said}; nothing was recorded") from None
+    if raised is not None:
+        click.echo(f"note: {raised}", err=True)
+    return limit
 
 
 def _numbered(transcript: Transcript) -> Iterator[tuple[int, Any]]:

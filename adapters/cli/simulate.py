@@ -14,6 +14,7 @@ from abridged.adapters.cli.common import (
     main,
     max_message_bytes_option,
     max_output_tokens_option,
+    recorded_limit,
     settings_option_values,
     settings_options,
     transcript_format_option,
@@ -39,10 +40,10 @@ from abridged.adapters.token_counters import default_token_counter
 from abridged.adapters.transcripts import (
     Transcript,
     TranscriptError,
-    check_conversation,
     load_transcript,
 )
 from abridged.domain.errors import InvalidSettingsError
+from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES
 from abridged.domain.settings import PRESETS, CompactionSettings, Limits
 
 MAX_RATE = 1_000.0
@@ -96,7 +97,7 @@ def simulate_command(
     transcript_format: str,
     write_rate: float,
     read_rate: float,
-    max_message_bytes: int,
+    max_message_bytes: int | None,
     as_json: bool,
 ) -> None:
     """Replay TRANSCRIPT... with abridged and reference strategies, side by side (`-` reads
@@ -125,7 +126,7 @@ def simulate_command(
     except InvalidSettingsError as error:
         raise click.UsageError(str(error)) from None
     check_one_stdin(transcripts)
-    loaded, unread = _load_all(transcripts, transcript_format, max_message_bytes)
+    loaded, unread, max_message_bytes = _load_all(transcripts, transcript_format, max_message_bytes)
     if not loaded:
         raise click.ClickException("\n".join(unread))
     unknown = [r for r in references.split(",") if r and r not in CHOICES]
@@ -323,11 +324,13 @@ def render_kinds(outcomes: Sequence[Outcome], totals_rows: Sequence[Total]) -> l
 
 
 def _load_all(
-    transcripts: Sequence[Path], transcript_format: str, max_message_bytes: int
-) -> tuple[list[Transcript], list[str]]:
-    """The transcripts read, and the errors of those that could not be (one file that cannot
-    be read does not cost the figures of the others); notes on standard error."""
+    transcripts: Sequence[Path], transcript_format: str, limit_given: int | None
+) -> tuple[list[Transcript], list[str], int]:
+    """The transcripts read, the errors of those that could not be (one file that cannot be
+    read does not cost the figures of the others), and the largest message the run takes
+    (`recorded_limit`); notes on standard error."""
     loaded, unread = [], []
+    largest = limit_given if limit_given is not None else DEFAULT_MAX_MESSAGE_BYTES
     for given in transcripts:
         if _sidecar(given, transcripts):
             # `simulate dir/*` names each transcript's metadata too: it is read with it.
@@ -337,15 +340,18 @@ def _load_all(
             with transcript_file(given) as (path, name), reading(path, Path(name).name) as advance:
                 transcript = load_transcript(path, transcript_format, advance, source=name)
             # A session would refuse it part way.
-            check_conversation(transcript, max_message_bytes)
+            limit, raised = recorded_limit(transcript, limit_given)
+            largest = max(largest, limit)
             loaded.append(transcript)
+            if raised is not None:
+                click.echo(f"note: {transcript.source}: {raised}", err=True)
         except TranscriptError as error:
             # One file that cannot be read does not cost the figures of the others.
             unread.append(str(error).replace("(max_message_bytes)", "(--max-message-bytes)"))
             continue
         for note in transcript.notes:
             click.echo(f"note: {transcript.source}: {note}", err=True)
-    return loaded, unread
+    return loaded, unread, largest
 
 
 def _sidecar(path: Path, transcripts: Sequence[Path]) -> bool:

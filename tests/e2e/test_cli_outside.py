@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from base64 import b64encode
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from click.testing import CliRunner
 
 from abridged.adapters.cli import main
 from abridged.adapters.cli.files import write_private
+from tests.support.images import chunk, png
 
 TRANSCRIPT = [
     {"role": "user", "content": "Hi"},
@@ -313,6 +315,45 @@ def test_a_message_over_the_limit_names_the_flag_that_raises_it(tmp_path: Path) 
     assert json.loads(replayed[1].splitlines()[-1])["summary"]["messages"] == 2
     assert simulated[0] == 1
     assert "(--max-message-bytes)" in simulated[2]
+
+
+def test_a_recorded_turn_over_the_services_default_is_replayed_up_to_the_apis_limit(
+    tmp_path: Path,
+) -> None:
+    # Eight screenshots a reply's parallel calls read, each under a megabyte: the API took the
+    # turn, but joined in one message its results pass the service's 6,000,000 bytes, and
+    # replay and simulate refused the whole log.
+    shot = png(640, 400)
+    padded = shot[:33] + chunk(b"tEXt", b"Comment\x00" + b"x" * 690_000) + shot[33:]
+    image = {"type": "base64", "media_type": "image/png", "data": b64encode(padded).decode()}
+    calls = [{"type": "tool_use", "id": f"t{i}", "name": "Read", "input": {}} for i in range(8)]
+    results = [
+        {
+            "type": "tool_result",
+            "tool_use_id": f"t{i}",
+            "content": [{"type": "image", "source": image}],
+        }
+        for i in range(8)
+    ]
+    messages = [
+        {"role": "user", "content": "Compare the screenshots."},
+        {"role": "assistant", "content": calls},
+        {"role": "user", "content": results},
+        {"role": "assistant", "content": "They match."},
+    ]
+    path = tmp_path / "screens.jsonl"
+    path.write_text("".join(json.dumps(m) + "\n" for m in messages), encoding="utf-8")
+
+    replayed = invoke("replay", str(path), "--db", ":memory:", "--json")
+    simulated = invoke("simulate", str(path), "--window", "200000", "--references", "", "--json")
+    refused = invoke("replay", str(path), "--db", ":memory:", "--max-message-bytes", "6000000")
+
+    assert replayed[0] == 0, replayed[2]
+    assert "this run takes messages of up to 33,554,432 bytes" in replayed[2]
+    assert simulated[0] == 0, simulated[2]
+    assert json.loads(simulated[1])["outcomes"][0]["requests"] == 2
+    assert refused[0] == 1
+    assert "over the limit of 6,000,000 (--max-message-bytes)" in refused[2]
 
 
 def test_a_reader_that_stops_early_ends_the_command_quietly_with_141(tmp_path: Path) -> None:

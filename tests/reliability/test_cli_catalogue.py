@@ -137,8 +137,13 @@ CLI_CASES: tuple[Case, ...] = (
     ),
     Case(
         "replay a message over the size limit",
+        [*REPLAY, "--max-message-bytes", "1000000"],
+        lines({"role": "user", "content": "x" * 1_100_000}),
+    ),
+    Case(
+        "replay a message over the API's request limit",
         REPLAY,
-        lines({"role": "user", "content": "x" * 6_100_000}),
+        lines({"role": "user", "content": "x" * 33_600_000}),
     ),
     Case(
         "replay a result that answers no call",
