@@ -23,7 +23,6 @@ from abridged.adapters.http.config import (
     ServeConfig,
     parse_tokens,
 )
-from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES
 
 APP = "abridged.adapters.http.app:app_from_env"
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
@@ -72,9 +71,9 @@ def _shown(flag: str, kind: click.ParamType[Any], default: object, help: str) ->
 @_shown(
     "--max-message-bytes",
     click.IntRange(min=1),
-    DEFAULT_MAX_MESSAGE_BYTES,
-    "A larger message (its JSON) is refused (413) and not stored. The API takes images of up "
-    "to 5 MB and requests of up to 32 MB: raise it to pass those through.",
+    DEFAULT_MAX_BODY_BYTES,
+    "A larger message (its JSON) is refused (413) and not stored; by default the API's own "
+    "request limit, so that every message the API takes passes.",
 )
 @_shown(
     "--log-level",

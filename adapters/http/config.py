@@ -12,7 +12,6 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES
 from abridged.domain.settings import CompactionSettings, settings_from
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
@@ -42,9 +41,11 @@ class ServeConfig:
     upstream: str = attrs.field(default=DEFAULT_UPSTREAM)
     upstream_timeout: float = DEFAULT_UPSTREAM_TIMEOUT
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    """The largest new message the proxy stores (its JSON, in UTF-8 bytes): the service's
-    `max_message_bytes`. A larger one is refused with 413, though the API would take it."""
+    max_message_bytes: int = DEFAULT_MAX_BODY_BYTES
+    """The largest new message the proxy stores (its JSON, in UTF-8 bytes; the service's
+    `max_message_bytes`): by default the API's own request limit, so that the proxy passes
+    every message the API takes (its largest image, 6.7 MB as base64; the results of a turn
+    that read many screenshots). A larger one is refused with 413."""
     client_timeout: float = DEFAULT_CLIENT_TIMEOUT
     tokens: Mapping[str, str] = attrs.field(factory=dict)
     preset: str = "default"

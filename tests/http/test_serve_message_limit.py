@@ -1,6 +1,6 @@
-"""`--max-message-bytes`: the proxy stores a message up to the service's limit, refuses a
-larger one as the API refuses a body too large (413, nothing stored, nothing sent), and
-passes a large image through once the limit is raised."""
+"""`--max-message-bytes`: the proxy stores a message up to its limit, refuses a larger one
+as the API refuses a body too large (413, nothing stored, nothing sent), and by default
+passes the API's largest image through."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ PNG = (
     + struct.pack(">I", zlib.crc32(b"IHDR" + _HEADER))
 )
 IMAGE = base64.b64encode(PNG + os.urandom(5_000_000 - len(PNG))).decode()
-"""A screenshot of 5 MB, the API's largest image: 6.7 MB as base64, over the default
-limit (its pixels are noise, after a real PNG header)."""
+"""A screenshot of 5 MB, the API's largest image: 6.7 MB as base64, over the library's
+default limit (its pixels are noise, after a real PNG header)."""
 
 
 def body() -> dict[str, Any]:
@@ -63,7 +63,10 @@ def test_a_message_over_the_limit_is_refused_and_not_stored(
     fake_anthropic: FakeAnthropic, tmp_path: Path
 ) -> None:
     db = str(tmp_path / "proxy.sqlite3")
-    with served(ServeConfig(db=db, upstream=fake_anthropic.base_url)) as url:
+    config = ServeConfig(
+        db=db, upstream=fake_anthropic.base_url, max_message_bytes=DEFAULT_MAX_MESSAGE_BYTES
+    )
+    with served(config) as url:
         answer = post(url)
     assert answer.status_code == 413
     assert answer.json()["error"]["type"] == "request_too_large"
@@ -75,11 +78,11 @@ def test_a_message_over_the_limit_is_refused_and_not_stored(
         assert sessions.list_sessions().sessions == ()
 
 
-def test_a_raised_limit_passes_a_large_image_through_and_stores_it(
+def test_the_apis_largest_image_passes_through_and_is_stored_by_default(
     fake_anthropic: FakeAnthropic, tmp_path: Path
 ) -> None:
     db = str(tmp_path / "proxy.sqlite3")
-    config = ServeConfig(db=db, upstream=fake_anthropic.base_url, max_message_bytes=8_000_000)
+    config = ServeConfig(db=db, upstream=fake_anthropic.base_url)
     with served(config) as url:
         answer = post(url)
     assert answer.status_code == 200, answer.text
