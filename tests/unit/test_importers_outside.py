@@ -22,6 +22,13 @@ def wires(transcript: Transcript) -> list[dict[str, Any]]:
     return [dict(m.to_wire()) for m in transcript.messages]
 
 
+def load_export(tmp_path: Path, messages: Sequence[object]) -> Transcript:
+    """`messages` saved as one JSON list, as other agents export a conversation, and read."""
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+    return load_transcript(path)
+
+
 def test_an_anthropic_request_body_keeps_its_system_tools_and_tool_blocks(
     tmp_path: Path,
 ) -> None:
@@ -337,10 +344,7 @@ def test_parts_of_other_types_that_hold_text_are_read_as_text(tmp_path: Path) ->
         },
         {"role": "assistant", "content": "One file: a.py."},
     ]
-    path = tmp_path / "export.json"
-    path.write_text(json.dumps(messages), encoding="utf-8")
-
-    transcript = load_transcript(path)
+    transcript = load_export(tmp_path, messages)
     sent = wires(transcript)
 
     assert sent[0]["content"] == [{"type": "text", "text": "List the folder."}]
@@ -442,10 +446,7 @@ def test_a_replys_calls_written_around_a_result_are_one_reply(tmp_path: Path) ->
         answer("c3"),
         {"role": "assistant", "content": "Read."},
     ]
-    path = tmp_path / "export.json"
-    path.write_text(json.dumps(messages), encoding="utf-8")
-
-    transcript = load_transcript(path)
+    transcript = load_export(tmp_path, messages)
     sent = wires(transcript)
 
     assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant"]
@@ -463,10 +464,7 @@ def test_replies_whose_calls_were_answered_stay_apart(tmp_path: Path) -> None:
         answer("c2"),
         {"role": "assistant", "content": "Read."},
     ]
-    path = tmp_path / "export.json"
-    path.write_text(json.dumps(messages), encoding="utf-8")
-
-    transcript = load_transcript(path)
+    transcript = load_export(tmp_path, messages)
 
     assert [m["role"] for m in wires(transcript)] == ["user", "assistant"] * 3
     assert not transcript.notes
@@ -488,10 +486,7 @@ def test_a_result_lost_on_the_way_does_not_carry_the_reply_on(tmp_path: Path) ->
     for i in range(5):
         messages += [call(f"c{i}"), answer(f"c{i}")]
     messages.append({"role": "assistant", "content": "Done."})
-    path = tmp_path / "export.json"
-    path.write_text(json.dumps(messages), encoding="utf-8")
-
-    sent = wires(load_transcript(path))
+    sent = wires(load_export(tmp_path, messages))
 
     assert [b["id"] for b in sent[1]["content"]] == ["a", "b", "c0"]
     assert [b["id"] for b in sent[3]["content"]] == ["c1"]
@@ -511,10 +506,7 @@ def test_a_call_id_used_again_starts_a_reply_of_its_own(tmp_path: Path) -> None:
         {"role": "tool", "tool_call_id": "call_0", "content": "OUTPUT OF rm"},
         {"role": "assistant", "content": "Done."},
     ]
-    path = tmp_path / "export.json"
-    path.write_text(json.dumps(messages), encoding="utf-8")
-
-    sent = wires(load_transcript(path))
+    sent = wires(load_export(tmp_path, messages))
 
     assert [b["id"] for b in sent[1]["content"]] == ["call_0", "call_1"]
     assert sent[2]["content"][0]["content"] == "out call_0"
@@ -597,10 +589,7 @@ def test_a_reasoning_part_is_not_read_as_the_reply(tmp_path: Path) -> None:
         {"type": "text", "text": "Reading it."},
     ]
     messages = [{"role": "user", "content": "Hi."}, reply, answer("c1")]
-    path = tmp_path / "export.json"
-    path.write_text(json.dumps(messages), encoding="utf-8")
-
-    transcript = load_transcript(path)
+    transcript = load_export(tmp_path, messages)
 
     assert wires(transcript)[1]["content"][0] == {"type": "text", "text": "Reading it."}
     assert "messages[1]: a content part of type 'reasoning' was skipped" in transcript.notes
