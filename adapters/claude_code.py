@@ -68,6 +68,12 @@ def import_claude_code(records: Iterable[tuple[int, JSON]], notes: Iterable[str]
     entries = _conversation(log.main, log.sidechain, notes)
     notes.extend(_read_as_text_notes(log.read_as_text))
     notes.extend(_queued_only(log.queued, entries))
+    if len(log.models) > 1:
+        later = ", ".join(f"{m} from line {n}" for m, n in list(log.models.items())[1:])
+        notes.append(
+            f"the replies come from more than one model ({log.model}, then {later}; a /model "
+            f"switch): the transcript is replayed on {log.model}"
+        )
     if log.synthetic:
         notes.append(f"{log.synthetic} synthetic API-error entries skipped")
     if log.again:
@@ -86,6 +92,8 @@ class _Entries:
     main: list[tuple[int, Mapping[str, JSON]]] = attrs.field(factory=list)
     sidechain: list[tuple[int, Mapping[str, JSON]]] = attrs.field(factory=list)
     model: str | None = None
+    models: dict[str, int] = attrs.field(factory=dict)
+    """Each model a reply came from, and the line of its first reply."""
     synthetic: int = 0
     again: int = 0
     seen: set[str] = attrs.field(factory=set)
@@ -141,8 +149,9 @@ class _Entries:
         if message.get("model") == "<synthetic>":
             self.synthetic += 1
             return
-        if kind == "assistant" and self.model is None and isinstance(message.get("model"), str):
-            self.model = str(message["model"])
+        if kind == "assistant" and isinstance(message.get("model"), str):
+            self.models.setdefault(str(message["model"]), number)
+            self.model = self.model or str(message["model"])
         self._keep(number, entry)
 
     def _keep(self, number: int, entry: Mapping[str, JSON]) -> None:

@@ -287,3 +287,18 @@ def test_a_prompt_only_a_remove_operation_holds_is_named_once(tmp_path: Path) ->
     assert len(notes) == 2
     assert "'actually, focus on the parser first'" in notes[0]
     assert "'and the lexer'" in notes[1]
+
+
+def test_a_model_switch_part_way_is_named_in_a_note(tmp_path: Path) -> None:
+    log = RealLog()
+    log.user("hi")
+    log.block("msg_01", text("Hello."))
+    log.user("/model sonnet")
+    log.block("msg_02", text("Switched."))
+    log.entries[-1]["message"]["model"] = "claude-sonnet-4-5"
+
+    transcript = load_transcript(log.write(tmp_path / "s.jsonl"))
+
+    assert transcript.model == "claude-opus-4-6"
+    [note] = [n for n in transcript.notes if "more than one model" in n]
+    assert "claude-opus-4-6, then claude-sonnet-4-5 from line 4" in note
