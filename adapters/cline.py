@@ -63,25 +63,17 @@ def _written(blocks: list[JSON]) -> list[tuple[str, str, bool, tuple[int, ...]]]
     found: list[tuple[str, str, bool, tuple[int, ...]]] = []
     index = 0
     while index < len(blocks):
-        text = _text(blocks[index])
-        header = WRITTEN_RESULT.match(text) if text is not None else None
-        refused = NOT_EXECUTED.match(text) if text is not None and header is None else None
-        if text is None or (header is None and refused is None):
-            index += 1
-            continue
-        if refused is not None:
-            found.append((refused.group(1), text, True, (index,)))
-            index += 1
-            continue
-        assert header is not None
-        output = text[header.end() :]
-        following = _text(blocks[index + 1]) if index + 1 < len(blocks) else None
-        if not output.strip() and following is not None and _an_output(following):
-            found.append((header.group(1), following, False, (index, index + 1)))
-            index += 2
-            continue
-        found.append((header.group(1), output, False, (index,)))
-        index += 1
+        text = _text(blocks[index]) or ""
+        taken: tuple[int, ...] = (index,)
+        if (refused := NOT_EXECUTED.match(text)) is not None:
+            found.append((refused.group(1), text, True, taken))
+        elif (header := WRITTEN_RESULT.match(text)) is not None:
+            output = text[header.end() :]
+            following = _text(blocks[index + 1]) if index + 1 < len(blocks) else None
+            if not output.strip() and following is not None and _an_output(following):
+                output, taken = following, (index, index + 1)
+            found.append((header.group(1), output, False, taken))
+        index += len(taken)
     return found
 
 
