@@ -26,6 +26,7 @@ import attrs
 
 from abridged.adapters.cline import written_results
 from abridged.adapters.recorded import (
+    blank_text,
     from_first_prompt,
     is_result,
     located,
@@ -286,7 +287,7 @@ def normalize(
     joined: list[tuple[int, str, list[JSON]]] = []
     blank = nulls = 0
     for number, role, blocks in _systems_before_replies(regrouped(list(raw), notes)):
-        kept = [b for b in blocks if not _blank_text(b)]
+        kept = [b for b in blocks if not blank_text(b)]
         for index, block in enumerate(kept):
             kept[index], cleared = without_null_flags(block)
             nulls += cleared
@@ -357,14 +358,6 @@ def _systems_before_replies(
     if held and ordered and ordered[-1][1] == "user":
         ordered.extend(held)
     return ordered
-
-
-def _blank_text(block: JSON) -> bool:
-    return (
-        isinstance(block, Mapping)
-        and block.get("type") == "text"
-        and (not isinstance(block.get("text"), str) or not block["text"].strip())
-    )
 
 
 def _named_calls(blocks: list[JSON]) -> list[tuple[str, str]]:

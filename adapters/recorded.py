@@ -85,14 +85,15 @@ def regrouped(raw: Records, notes: list[str]) -> Records:
 
 def _bare_calls(blocks: list[JSON]) -> bool:
     """Whether a record holds tool calls and nothing else (but blank text)."""
-    return any(_is_call(b) for b in blocks) and all(
-        _is_call(b)
-        or (
-            isinstance(b, Mapping)
-            and b.get("type") == "text"
-            and not str(b.get("text", "")).strip()
-        )
-        for b in blocks
+    return any(_is_call(b) for b in blocks) and all(_is_call(b) or blank_text(b) for b in blocks)
+
+
+def blank_text(block: JSON) -> bool:
+    """Whether `block` is a text block of only white space (which the API refuses)."""
+    return (
+        isinstance(block, Mapping)
+        and block.get("type") == "text"
+        and (not isinstance(block.get("text"), str) or not block["text"].strip())
     )
 
 

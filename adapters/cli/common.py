@@ -186,15 +186,18 @@ def recorded_limit(transcript: Transcript, given: int | None) -> tuple[int, str 
         check_conversation(transcript, given)
         return given, None
     found = first_invalid(transcript.messages, DEFAULT_MAX_MESSAGE_BYTES)
-    if found is None or not isinstance(found[1], MessageTooLargeError):
-        check_conversation(transcript, DEFAULT_MAX_MESSAGE_BYTES)
-        return DEFAULT_MAX_MESSAGE_BYTES, None
-    check_conversation(transcript, API_REQUEST_BYTES)
-    return API_REQUEST_BYTES, (
-        f"a message of {found[1].size:,} bytes is over the service's default of "
-        f"{DEFAULT_MAX_MESSAGE_BYTES:,}: this run takes messages of up to {API_REQUEST_BYTES:,} "
-        "bytes, the API's request limit (--max-message-bytes chooses another)"
-    )
+    if found is None:
+        return DEFAULT_MAX_MESSAGE_BYTES, None  # checked: not read a second time
+    if isinstance(found[1], MessageTooLargeError):
+        check_conversation(transcript, API_REQUEST_BYTES)
+        return API_REQUEST_BYTES, (
+            f"a message of {found[1].size:,} bytes is over the service's default of "
+            f"{DEFAULT_MAX_MESSAGE_BYTES:,}: this run takes messages of up to "
+            f"{API_REQUEST_BYTES:,} bytes, the API's request limit (--max-message-bytes "
+            "chooses another)"
+        )
+    check_conversation(transcript, DEFAULT_MAX_MESSAGE_BYTES)  # raises, naming the line
+    return DEFAULT_MAX_MESSAGE_BYTES, None
 
 
 def transcript_format_option(help: str) -> Callable[[FC], FC]:
