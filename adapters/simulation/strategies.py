@@ -37,7 +37,13 @@ import attrs
 from abridged.adapters.anthropic.request import render_request
 from abridged.adapters.recorded import is_reply
 from abridged.adapters.transcripts import Transcript, TranscriptError
-from abridged.application.ports import Summarizer, SummarizerError, Summary, TokenCounter
+from abridged.application.ports import (
+    Summarizer,
+    SummarizerError,
+    Summary,
+    TokenCounter,
+    with_earlier,
+)
 from abridged.application.service import Sessions
 from abridged.domain.errors import ContextOverflowError, SessionError
 from abridged.domain.inputs import DEFAULT_MAX_MESSAGE_BYTES
@@ -242,10 +248,17 @@ class _Reference(Strategy):
         return message_tokens(message, self.setup.counter.count)
 
     def summarize(self, summary: str | None, messages: Sequence[Message]) -> str:
-        earlier = (Message.user(summary),) if summary else ()
+        """The next summary: `messages` with the previous `summary` folded in, given the way
+        abridged gives a summarizer its earlier chunks (`with_earlier`: out of band where the
+        summarizer takes `earlier=`). Given as a user message, an extractive summarizer
+        quoted it as the user's request, one level deeper at every compaction, until the
+        task fell out of it; a model would read it as the summary it is."""
+        given, extra = with_earlier(
+            self.summarizer.inner.summarize, messages, (summary,) if summary else ()
+        )
         try:
             return self.summarizer.summarize(
-                earlier + tuple(messages), max_tokens=self.limits.summary_tokens
+                given, max_tokens=self.limits.summary_tokens, **extra
             ).text
         except SummarizerError:
             return summary or "[earlier messages dropped]"
