@@ -24,7 +24,18 @@ _NOT_CODE = (
 # them (`\"password\": \"…\"`, text holding JSON), with a letter or a digit in it (`...`
 # and `****` hide nothing). A placeholder is never redacted again.
 _CHAR = r"(?:[^\s\"'`,;\\]|\\(?![\"'\\nrt]))"
-_VALUE = r"(?!\[redacted )" + _NOT_CODE + "(?=" + _CHAR + "*?[A-Za-z0-9])(" + _CHAR + "{3,})"
+# A shell expansion's reference to another variable or command (`$OTHER`, `${OTHER}`,
+# `$(cat key)`) names a secret kept elsewhere, not the secret; and a `}` it ends in closes
+# the expansion, so a value given as `${API_KEY:-sk-…}` is redacted without its brace.
+_VALUE = (
+    r"(?!\[redacted )(?!\$[{(A-Za-z_])"
+    + _NOT_CODE
+    + "(?="
+    + _CHAR
+    + "*?[A-Za-z0-9])("
+    + _CHAR
+    + "{3,}(?<!}))"
+)
 # A value a sentence gives (`the password hunter2`, `password is Summer2024!`): a word with a
 # digit or a symbol in it, since `the password is wrong` gives none.
 _PROSE_VALUE = r"(?!\[redacted )(?=[^\s\"'`]*[0-9!@#$%^&*+=?~])" + _NOT_CODE + "(" + _CHAR + "{3,})"
@@ -38,7 +49,9 @@ _PASSWORD_STATE = (
 # A key's end and its separator: `password=`, `"password": "`, `\"password\": \"`, escaped
 # once or more (JSON text inside JSON).
 _QUOTE = r"(?:\\*[\"'])?"
-_IS = _QUOTE + r"\s*[:=]\s*" + _QUOTE
+# A shell expansion's `:+`, `:?` (`${API_KEY:+set}`, `${API_KEY:?missing}`) tests whether the
+# name is set and gives no value; its `:-`, `:=` give a default, read after the `-` or `=`.
+_IS = _QUOTE + r"\s*(?:=|:(?![+?])[-=]?+)\s*" + _QUOTE
 
 # A name holding one of the words, looked for ahead, then taken whole and never given back:
 # `[A-Z0-9_]*WORD[A-Z0-9_]*` would try every split of a long name (quadratic in its length).

@@ -330,6 +330,8 @@ def test_a_host_adds_its_own_kind_of_secret(store: Path) -> None:
         (f"< Set-Cookie: sid={DB_PASSWORD}; Path=/; HttpOnly", "cookie"),
         (f"curl -b 'sid={DB_PASSWORD}' https://app.internal/me", "cookie"),
         (f"mysqldump -h db -P 3306 -u root -p{DB_PASSWORD} app > app.sql", "password"),
+        # A shell expansion's default value, redacted without the brace that closes it.
+        (f'curl -H "x-api-key: ${{ANTHROPIC_API_KEY:-{DB_PASSWORD}}}" https://x', "secret"),
     ],
 )
 def test_each_default_kind_becomes_its_stable_placeholder(text: str, kind: str | None) -> None:
@@ -338,6 +340,28 @@ def test_each_default_kind_becomes_its_stable_placeholder(text: str, kind: str |
     kind = kind or "private-key"
     assert f"[redacted {kind}]" in redacted
     assert DefaultRedactor().redact(redacted) == redacted  # stable: nothing redacted twice
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'echo "ALCHEMY_API_KEY set: ${ALCHEMY_API_KEY:+yes}"',
+        'echo "${OPENAI_API_KEY:?missing}" && npm test',
+        'test -n "${GITHUB_TOKEN:-}" && echo ok',
+        'export API_KEY="${VAULT_API_KEY:-$FALLBACK_KEY}"',
+        "export API_TOKEN=$(cat /run/secrets/token)",
+    ],
+)
+def test_a_shell_expansion_that_holds_no_secret_is_left_as_written(command: str) -> None:
+    # A command the ledger quotes must still run: `${KEY:+yes}` only tests that the key is
+    # set, `$OTHER` and `$(cat …)` name where the secret is kept.
+    assert DefaultRedactor().redact(command) == command
+
+
+def test_a_shell_expansions_default_is_redacted_and_its_braces_kept() -> None:
+    redacted = DefaultRedactor().redact(f'export API_KEY="${{API_KEY:-{DB_PASSWORD}}}"')
+    assert leaked(redacted) == []
+    assert redacted == 'export API_KEY="${API_KEY:-[redacted secret]}"'
 
 
 def test_a_tool_inputs_secrets_are_found_by_their_keys_at_any_depth() -> None:
