@@ -13,9 +13,13 @@ from collections.abc import Iterable, Sequence
 
 UNIT = (
     r"(?:[KMGTP]i?B|[kKMG]?Hz|[mun]s|µs|secs?|seconds?|s|mins?|minutes?|hrs?|hours?|h|days?"
-    r"|px|rpm|rps|qps|req/s|tokens)(?![\w/%])"
+    r"|px|rpm|rps|qps|req/s|tokens|" + r"(?:[kKMB]|bn|mn|Mio|Mrd|x|×))(?![\w/%])"
 )
-"""A unit written after a number: sizes, frequencies, durations, rates, pixels, tokens."""
+"""A unit written after a number: sizes, frequencies, durations, rates, pixels, tokens; or
+its magnitude or a factor glued to it (`412k`, `2.5M`, `1.5x`), which change what it says."""
+MAGNITUDE = r"(?:[kKMBm]|bn|mn|Mio|Mrd)?"
+"""A magnitude glued to an amount (`€412k`, `$1.2M`, `£5m`, `2.5 Mrd`): part of the value,
+which without it would read a thousand or a million times smaller."""
 _NOT_COUNTED = (
     r"(?:and|or|nor|but|to|of|in|on|at|by|for|with|from|into|than|then|as|so|if|is|are|was"
     r"|were|be|the|this|that|these|those|it|its|per|via|vs|times|more|less|out|still|instead"
@@ -120,9 +124,16 @@ VALUE = re.compile(
     r"(?:[-+][0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?"
     + _E  # version, a package's pin too
     + r"|[$\u20ac\u00a3\u00a5\u20b9\u20a9\u20bd]\s?[0-9](?:[0-9,.]*[0-9])?"  # money
-    r"|(?<![\w.,'])(?:" + _GROUPED + r"|[0-9](?:[0-9,.']*[0-9])?)"
-    r"(?:\s?(?:" + _ISO + r")\b|[ \u00a0\u202f]?[$\u20ac\u00a3\u00a5\u20b9\u20a9\u20bd])"
-    r"|\b(?:" + _ISO + r")[ \u00a0]?[0-9](?:[0-9,.']*[0-9])?(?![\w.,'])"
+    + MAGNITUDE
+    + r"(?![A-Za-z0-9])"
+    r"|(?<![\w.,'])(?:"
+    + _GROUPED
+    + r"|[0-9](?:[0-9,.']*[0-9])?)"
+    + MAGNITUDE
+    + r"(?:\s?(?:"
+    + _ISO
+    + r")\b|[ \u00a0\u202f]?[$\u20ac\u00a3\u00a5\u20b9\u20a9\u20bd])"
+    r"|\b(?:" + _ISO + r")[ \u00a0]?[0-9](?:[0-9,.']*[0-9])?" + MAGNITUDE + r"(?![\w.,'])"
     r")"
 )
 """An exact value written in prose, of a shape that says what it is whatever the language
@@ -135,7 +146,8 @@ capitals and digits holding both (`JG7FMM`, not a size like `330KB`), an environ
 or constant (`FOO_BAR=1`, `$HOME`), an IPv4 address or `host:port`, a file's line
 (`order_2.py:632`, the start of a range `library.py:58-59`: the ledger keeps it as a
 name), and a money amount with its sign or ISO code, before or after it
-(`$1,299.00`, `12,50 €`, `21 907,44 €`, `120 USD`, `CHF 1'250.00`). A ticket's or an
+(`$1,299.00`, `12,50 €`, `21 907,44 €`, `120 USD`, `CHF 1'250.00`), with its magnitude
+(`€412k`, `$1.2M`, `2.5M EUR`). A ticket's or an
 invoice's id may have several parts (`INV-2026-0042`, `F-2026-118`). Its edges are ASCII: a
 value inside a sentence of a script without spaces (`注文ORD-12345を`) is found, one glued to
 Latin letters or digits is part of a longer word and is not. A number alone (`2 files`, a

@@ -105,7 +105,10 @@ MENTIONED = re.compile(
 `camelCase`, `PascalCase`; not inside a path, a file name or a URL. The same shapes as the
 ledger's `abridged.domain.ledger_mentions.MENTIONED`, written out here as every pattern of
 this module is: the measure does not change when the ledger's reading does."""
-NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,64}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?")
+MAGNITUDE = r"(?:(?:[kKMBm]|bn|mn|Mio|Mrd|x)(?![A-Za-z]))?"
+"""A magnitude or factor glued to a number (`€412k`, `$1.2M`, `1.5x`): part of the fact, so
+that `€412` of `€412k` is not counted as kept."""
+NUMBER = re.compile(r"\b[A-Za-z_][\w-]{2,64}[ \t]?[:=]?[ \t]\d[\d.,]*\d%?" + MAGNITUDE)
 OTHER_SCRIPT_NUMBER = re.compile(r"[^\W\d_A-Za-z]{2,64}[ \t]?[:=]?[ \t]?[0-9][0-9.,]*[0-9]%?")
 LOG_TIME = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}.*|[0-9]{1,2}[/.][0-9]{1,2}[/.][0-9]{2,4}|[0-9]{1,2}:[0-9]{2}.*"
@@ -123,11 +126,17 @@ VALUE = re.compile(
     r"|(?<![A-Za-z0-9_-])(?!\d+[KMGT]?B\b)(?:[A-Z][A-Z0-9]{1,9}(?:-[0-9]{2,}){1,4}"
     r"|[A-Z](?:-[0-9]{2,}){2,4}"
     r"|(?=[A-Z0-9]*[0-9])(?=[A-Z0-9]*[A-Z])[A-Z0-9]{5,12})(?![A-Za-z0-9_-])"  # ids, codes
-    r"|[$€£¥₹₩₽]\s?[0-9][0-9,.]*[0-9]"
-    r"|(?<![\w.,'])(?:[0-9]{1,3}(?:[ \u00a0\u202f][0-9]{3}){1,6}(?:[.,][0-9]{1,2})?"
-    r"|[0-9][0-9,.']{0,40})(?:\s?(?:" + ISO + r")\b|[ \u00a0\u202f]?[$€£¥₹₩₽])"
-    r"|\b(?:" + ISO + r")[ \u00a0]?[0-9][0-9,.']{0,40}[0-9]"  # money, sign or code either side
-    r"|\$\{?[A-Za-z_][A-Za-z0-9_]{2,}\}?"
+    r"|[$€£¥₹₩₽]\s?[0-9][0-9,.]*[0-9]" + MAGNITUDE + r"|(?<![\w.,'])(?:[0-9]{1,3}"
+    r"(?:[ \u00a0\u202f][0-9]{3}){1,6}(?:[.,][0-9]{1,2})?|[0-9][0-9,.']{0,40})"
+    + MAGNITUDE
+    + r"(?:\s?(?:"
+    + ISO
+    + r")\b|[ \u00a0\u202f]?[$€£¥₹₩₽])"
+    + r"|\b(?:"
+    + ISO
+    + r")[ \u00a0]?[0-9][0-9,.']{0,40}[0-9]"
+    + MAGNITUDE  # money, either side
+    + r"|\$\{?[A-Za-z_][A-Za-z0-9_]{2,}\}?"
     r"|(?<![A-Za-z0-9_$])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:=[^\s`'\",;]*[^\s`'\",;.:!?)])?"  # env
     r"|(?<![A-Za-z0-9_.])(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?::[0-9]{2,5})?"
     r"|[A-Za-z][A-Za-z0-9-]{0,62}(?:\.[A-Za-z0-9-]+)*:[0-9]{2,5})(?![A-Za-z0-9_.])"  # hosts

@@ -38,6 +38,11 @@ def said(text: str) -> list[tuple[str, str]]:
             "Set FOO_BAR=1 and $HOME, ${API_KEY}; mail a.b+c@example.co.uk.",
             ["FOO_BAR=1", "$HOME", "${API_KEY}", "a.b+c@example.co.uk"],
         ),
+        # An amount keeps its magnitude: `€412` would say a thousand times less.
+        (
+            "Lost €412k of MRR; budget $1.2M, £5m grant; worth 2.5M EUR.",
+            ["€412k", "$1.2M", "£5m", "2.5M EUR"],
+        ),
         (
             "Commit a1b2c3d is on v1.2.3, built with 3.11.4-rc1.",
             ["a1b2c3d", "v1.2.3", "3.11.4-rc1"],

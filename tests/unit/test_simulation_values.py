@@ -69,3 +69,11 @@ def test_a_pasted_logs_line_timestamps_are_not_values() -> None:
 
 def test_the_report_has_a_column_for_values() -> None:
     assert KIND_LABELS["values"] == "val"
+
+
+def test_an_amounts_magnitude_is_part_of_the_fact() -> None:
+    # `€412` is not what `€412k` says: a summary that kept only the digits did not keep it.
+    found = kinds(
+        (Role.USER, "SMB-EMEA lost €412k of MRR; the budget is $1.2M and the deal 2.5M EUR."),
+    )
+    assert found["values"] == ["€412k", "$1.2M", "2.5M EUR"]
