@@ -13,7 +13,7 @@ from abridged.adapters.token_counters import default_token_counter
 from abridged.adapters.transcripts import Transcript
 from abridged.domain.messages import Message
 
-TASK = "Port the billing service to Rust; keep `invoice_total` and the `--dry-run` flag of restore.sh."
+TASK = "Port the billing service to Rust; keep `invoice_total` and restore.sh's `--dry-run` flag."
 
 
 def long_session(turns: int) -> Transcript:
@@ -40,5 +40,6 @@ def test_the_references_keep_the_task_through_many_compactions() -> None:
         last = summaries(bodies[-1])
         # The previous summary was folded in as a summary: the task is still named, once,
         # and the summary does not quote itself one level deeper at every compaction.
-        assert "invoice_total" in last and "--dry-run" in last
+        assert "invoice_total" in last
+        assert "--dry-run" in last
         assert len(re.findall(r"User requests", last)) <= 1
