@@ -15,8 +15,13 @@ from abridged.domain.rule_words import sentences
 
 _WORDS = (
     r"instead of|rather than|decided|decide to|chose|chosen|opted|opt for|going with"
-    r"|(?:we|I)(?:'ll| will) use|let's use|settled on"
+    r"|(?:we|I)(?:'ll| will) use|let's use|settled on|now uses?|replaced(?: \S+){1,4} with"
+    # German, French, Spanish, Portuguese, Italian, Russian.
+    r"|statt|stattdessen|entschieden|au lieu de|plutôt que|décidé|en lugar de|en vez de"
+    r"|decidí|decidimos|em vez de|decidi|invece di|вместо|решил\w*|выбрал\w*"
 )
+_UNSPACED = r"ではなく|に切り替え|代わりに|而不是|改用|대신"
+"""The same words in the languages written without spaces (Japanese, Chinese, Korean)."""
 _SWITCHED = (
     r"(?:(?:^[\s>*_#-]*|(?<=\bi )|(?<=\bwe )|(?<='ll )|(?<='ve )|(?<=\blet's )|(?<=\band )"
     r"|(?<=\bthen )|(?<=\bwill )|(?<=\bshould ))switch(?:ed|ing)?"
@@ -26,11 +31,13 @@ _SWITCHED = (
 Jest to Vitest`, `we'll switch auth to JWT`, `I'm switching to uv`), not the noun (`the
 switch to Flash`, `our switch to pnpm`), what was done to something (`was switched to
 Opus`) nor what someone can do (`users can switch to dark mode`)."""
-DECISION = re.compile(r"\b(?:" + _WORDS + r")\b|" + _SWITCHED, re.IGNORECASE)
+DECISION = re.compile(r"\b(?:" + _WORDS + r")\b|" + _SWITCHED + "|" + _UNSPACED, re.IGNORECASE)
 """Words that say a choice was made between ways: `instead of`, `rather than`, `decided`,
-`chose`, `opted`, `going with`, `switched to`, `we'll use`, `settled on`; read in one
-sentence (`_SWITCHED` reads the sentence's start)."""
-_MAYBE = re.compile(r"\b(?:" + _WORDS + r"|switch(?:ed|ing)?\b)", re.IGNORECASE)
+`chose`, `opted`, `going with`, `switched to`, `we'll use`, `settled on`, what it now uses
+or replaced with what (`the limiter now uses a sliding-window log`), and the same words in
+German, French, Spanish, Portuguese, Italian, Russian, Japanese, Chinese and Korean; read
+in one sentence (`_SWITCHED` reads the sentence's start)."""
+_MAYBE = re.compile(r"\b(?:" + _WORDS + r"|switch(?:ed|ing)?\b)|" + _UNSPACED, re.IGNORECASE)
 """Whether a text may hold a decision at all: read before it is cut into sentences."""
 UNDECIDED = re.compile(
     r"(?:\bnot|n't|\bnever|\byet to|\bun)\s*(?:\w+\s+)?(?:decided|decide|chosen|chose|opted"

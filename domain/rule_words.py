@@ -6,9 +6,11 @@ leaves the facts ledger, the sentence stays (`abridged.domain.ledger.rules_of_dr
 
 The words are the imperative and modal ones (never, always, must, only, avoid, instead of,
 no longer, forbidden) of English, German, French, Spanish, Portuguese, Italian, Dutch,
-Russian, Japanese, Chinese and Korean. A bare negation (`not`, `nicht`, `не`, `não`) is left
-out: most sentences that hold one report something ("it does not build"), and a ledger
-that kept them all would have no room for the rules. So are words that mean something
+Russian, Arabic, Japanese, Chinese and Korean, and the English words that take a rule back
+(`stop …ing`, `no need to`, `anymore`, `from now on`): a rule's reversal is kept with it, or
+the ledger would show the rule as still standing. A bare negation (`not`, `nicht`, `не`,
+`não`) is left out: most sentences that hold one report something ("it does not build"),
+and a ledger that kept them all would have no room for the rules. So are words that mean something
 else in a neighbouring language (Italian `mai` is German for May, Portuguese `dois` is
 two); German `nie` stays, though Polish writes its `not` so. Japanese, Chinese and Korean
 write no spaces: their words are matched anywhere, and their sentences end at `。！？` as
@@ -23,6 +25,8 @@ _WORDS = (
     # English.
     r"never|always|don'?t|do not|must|mustn'?t|only|avoid|make sure|should ?n[o']t"
     r"|instead of|prefer|no longer|keep using|stick to"
+    # … and the words that take a rule back ("stop cc'ing legal", "no need to run it").
+    r"|stop [\w']+ing|no need to|not anymore|any ?more|from now on|going forward|scratch that"
     # German.
     r"|nie|niemals|immer|stets|nur|ausschließlich|muss|musst|müssen|keinesfalls"
     r"|auf keinen fall|d(?:arf|arfst|ürfen) (?:nicht|kein\w*)|vermeide\w*|statt|stattdessen"
@@ -40,6 +44,8 @@ _WORDS = (
     # Russian.
     r"|никогда|всегда|нельзя|должн\w*|только|избега\w*|вместо|обязательно|запрещ\w*"
     r"|больше не"
+    # Arabic (not `لا ت…`, "do not …", which also says what a thing does not do).
+    r"|أبدا|أبداً|دائما|دائماً|يجب|فقط|بدلا من|بدلاً من|ممنوع|إياك"
 )
 _UNSPACED = (
     # Japanese.

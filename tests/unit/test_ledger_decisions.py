@@ -140,3 +140,23 @@ def test_the_agent_switching_one_thing_to_another_is_its_decision(text: str) -> 
 )
 def test_a_switch_someone_else_made_or_may_make_is_not_the_agents_decision(text: str) -> None:
     assert decisions(text) == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "After the incident the limiter now uses a sliding-window log.",
+        "I replaced the token bucket with a sliding-window log.",
+        "Ich habe mich für Postgres statt MySQL entschieden.",
+        "Я решил использовать Postgres вместо MySQL.",
+        "MySQLではなくPostgresに切り替えました。",
+    ],
+)
+def test_a_later_choice_is_a_decision_in_any_words_it_is_made(sentence: str) -> None:
+    # The choice that replaced an earlier one must reach the ledger too, or the earlier one
+    # is all a later turn sees.
+    assert decisions(f"Done. {sentence}") == [sentence]
+
+
+def test_a_sentence_about_what_code_returns_is_no_decision() -> None:
+    assert decisions("The function now returns 3 values. The tests pass.") == []

@@ -29,6 +29,11 @@ RULES = {
     "ja": "マイグレーションは絶対に変更しないでください。",
     "zh": "请不要修改迁移文件。",
     "ko": "마이그레이션 파일은 절대 수정하지 마세요.",
+    "ar": "يجب ألا تعرض الأسعار للعميل دون موافقة المدير.",
+    # A rule taken back is a rule too: without it the ledger shows the old one as standing.
+    "en-stop": "Stop cc'ing legal on renewals.",
+    "en-no-need": "No need to run the migrations again.",
+    "en-anymore": "We don't ship on Fridays anymore, ship on Thursdays.",
 }
 REPORTS = {
     "en": "It does not build on the CI runner.",
@@ -42,6 +47,8 @@ REPORTS = {
     "ja": "テストがサーバーで失敗しました。",
     "zh": "服务器上的测试失败了。",
     "ko": "서버에서 테스트가 실패했습니다.",
+    "en-stopped": "The build stopped at step 3 yesterday.",
+    "ar": "الطابعة لا تعمل منذ الصباح.",
 }
 
 
