@@ -40,7 +40,10 @@ task would need again, verbatim:
   `$HOME`), IPv4 addresses and `host:port`, money with its sign or ISO code before or after
   it (`$1,299.00`, `12,50 €`, `21 907,44 €`, `120 USD`, `CHF 1'250.00`), dates written with
   their month's name (`April 19, 2026`, `19 avril 2026`, `March 2026`, since 2026-11-29); not
-  the date or time that starts a line (a pasted log's timestamps);
+  the date or time that starts a line (a pasted log's timestamps); and, since 2026-11-30,
+  an endpoint with its method (`POST /v2/refunds`), a phone number (`+33 6 12 34 56 78`),
+  a key combination (`Ctrl+Alt+T`), a version constraint (`elasticsearch-py>=8.12,<9`), a
+  pull or merge request (`PR 4821`);
 - **arguments**: the values the agent passed to tools other than shells: each string of a
   tool call's input (nested ones too), stripped, on one line, 4 to 80 characters, that is not
   file content, a path input, a `command`/`cmd`, a path-like word or a URL (ids, queries,
@@ -141,6 +144,21 @@ VALUE = re.compile(
     r"|(?<![A-Za-z0-9_.])(?:[0-9]{1,3}(?:\.[0-9]{1,3}){3}(?::[0-9]{2,5})?"
     r"|[A-Za-z][A-Za-z0-9-]{0,62}(?:\.[A-Za-z0-9-]+)*:[0-9]{2,5})(?![A-Za-z0-9_.])"  # hosts
 )
+MODIFIER = r"(?:Ctrl|Control|Cmd|Command|Alt|Option|Opt|Shift|Meta|Super|Win|Fn)"
+SHAPED = re.compile(
+    r"(?<![\w/])(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) /[^\s`'\"<>()\[\]{},;]*"
+    r"|(?<![\w+])\+[0-9]{1,3}(?:[ .-]?\(?[0-9]{1,5}\)?){2,6}(?![0-9])"
+    r"|(?<![\w)])\([0-9]{3}\) ?[0-9]{3}-[0-9]{4}(?![0-9])"
+    r"|(?<![\w+])" + MODIFIER + r"(?:\+" + MODIFIER + r")*\+(?:F[0-9]{1,2}|[A-Z][a-z]+|[A-Z0-9]"
+    r"|[`\[\]/\\,.;=-])(?![A-Za-z0-9])"
+    r"|(?<![\w.-])[A-Za-z][\w.-]*(?:>=|<=|~=|==|!=|~>) ?[0-9][\w.*]*"
+    r"(?:, ?(?:<|>|<=|>=|!=|==) ?[0-9][\w.*]*)*"
+    r"|\b(?:PR|MR) ?[#!]?[0-9]+\b"
+)
+"""Values of shapes written without backticks: an endpoint with its method, a phone number
+(of `PHONE_DIGITS` digits or more), a key combination, a package's version constraint, a
+pull or merge request."""
+PHONE_DIGITS = 8
 TEST_COUNTS = re.compile(
     r"(?<![\w.-])\d+ (?:passed|failed|passing|failing|errors?|skipped|xfailed|xpassed"
     r"|deselected|warnings?)(?:(?:[,;]| \|) \d+ (?:passed|failed|passing|failing|errors?|skipped"
@@ -282,6 +300,10 @@ def _named(
         head = text[text.rfind("\n", 0, match.start()) + 1 : match.start()]
         if not (SYSLOG_CLOCK.match(text, match.end()) and not head.strip(" \t[(")):
             add("values", match.group(0), position)
+    for match in SHAPED.finditer(text):
+        value = match.group(0).rstrip(".,;:!?")
+        if value[0] not in "+(" or sum(c.isdigit() for c in value) >= PHONE_DIGITS:
+            add("values", value, position)
 
 
 def _argument_values(inputs: Mapping[str, Any]) -> Iterable[str]:

@@ -369,3 +369,42 @@ def test_a_dates_value_is_not_repeated_by_a_number(text: str) -> None:
 )
 def test_a_number_takes_what_it_counts_not_the_word_that_goes_on(text: str, number: str) -> None:
     assert [t for k, t in said(text) if k == "number"] == [number]
+
+
+def test_values_an_agent_writes_in_prose_without_backticks_are_kept() -> None:
+    # An endpoint, a phone, a key combination, a version constraint, a dotted key and a pull
+    # request, written as people write them: a later turn cannot look them up elsewhere.
+    text = (
+        "Ines Moreau (+33 6 12 34 56 78, or (555) 123-4567) owns it. The probe hits "
+        "GET /healthz/limiter and POST /webhooks/stripe. Set limiter.lock_wait_ms and "
+        "indices.recovery.max_bytes_per_sec, pin elasticsearch-py>=8.12,<9, press Ctrl+Alt+T, "
+        "and see PR 4821 and MR !377."
+    )
+    found = [t for k, t in said(text) if k == "value"]
+    for value in [
+        "+33 6 12 34 56 78",
+        "(555) 123-4567",
+        "GET /healthz/limiter",
+        "POST /webhooks/stripe",
+        "limiter.lock_wait_ms",
+        "indices.recovery.max_bytes_per_sec",
+        "elasticsearch-py>=8.12,<9",
+        "Ctrl+Alt+T",
+        "PR 4821",
+        "MR !377",
+    ]:
+        assert value in found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Open app.config.js and api.example.com, then call os.path.join(a, b).",
+        "The check x == 5 holds; +12 34 is a score; Alt alone does nothing.",
+        "Read /srv/a.b.c/x and db.dev.internal:5432/app.",
+    ],
+)
+def test_file_names_hosts_calls_and_comparisons_are_not_such_values(text: str) -> None:
+    found = [t for k, t in said(text) if k == "value"]
+    shaped_like = [v for v in found if re.search(r"[+(]|==|\.[a-z]+\.[a-z]", v)]
+    assert shaped_like in ([], ["db.dev.internal:5432/app"])

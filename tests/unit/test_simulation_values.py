@@ -77,3 +77,20 @@ def test_an_amounts_magnitude_is_part_of_the_fact() -> None:
         (Role.USER, "SMB-EMEA lost €412k of MRR; the budget is $1.2M and the deal 2.5M EUR."),
     )
     assert found["values"] == ["€412k", "$1.2M", "2.5M EUR"]
+
+
+def test_endpoints_phones_shortcuts_constraints_and_pull_requests_are_values() -> None:
+    found = kinds(
+        (
+            Role.ASSISTANT,
+            "Ring +33 6 12 34 56 78 about GET /healthz/limiter; pin elasticsearch-py>=8.12,<9,"
+            " press Ctrl+Alt+T and merge PR 4821. The check x == 5 and +12 34 are not values.",
+        ),
+    )
+    assert found["values"] == [
+        "+33 6 12 34 56 78",
+        "GET /healthz/limiter",
+        "elasticsearch-py>=8.12,<9",
+        "Ctrl+Alt+T",
+        "PR 4821",
+    ]
