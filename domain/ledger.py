@@ -67,11 +67,11 @@ from abridged.domain.ledger_extraction import (
     TASK_SHARE,
     carried,
     extract,
-    stated_rules,
     task_chars,
     uncarried,
 )
 from abridged.domain.ledger_mentions import unquoted_mentions
+from abridged.domain.rule_words import stated_rules
 from abridged.domain.tokens import BLOCK_OVERHEAD, CountText, text_block_tokens
 
 __all__ = [

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from abridged.domain.messages import Message, TextBlock
 from abridged.domain.rule_words import sentences
 
 _WORDS = (
@@ -94,3 +95,21 @@ def decisions(text: str) -> list[str]:
 def _blank(match: re.Match[str]) -> str:
     """A code span or block as as many characters that hold no word, a fence's lines kept."""
     return "".join("\n" if c == "\n" else "\x00" for c in match.group(0))
+
+
+ANSWER_CHARS = 80
+"""A prompt up to this long, after a reply that ends with a question, is an answer to it."""
+QUESTION_CHARS = 240
+"""The most of the question kept with its answer (a longer one keeps its end)."""
+
+
+def question_asked(message: Message) -> str | None:
+    """The question the agent's reply ends with (its last text's last sentence, ending with
+    `?`), at most `QUESTION_CHARS` (its end); else `None`."""
+    texts = [b.text for b in message.content if isinstance(b, TextBlock) and b.text.strip()]
+    if not texts or message.tool_uses:
+        return None
+    last = next((p.strip() for p in reversed(sentences(texts[-1].strip())) if p.strip()), "")
+    if not last.rstrip("*_ ").endswith(("?", "？", "؟")):
+        return None
+    return last if len(last) <= QUESTION_CHARS else "…" + last[-QUESTION_CHARS:]

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from abridged.domain.command_lines import command_lines
-from abridged.domain.ledger_decisions import decisions
+from abridged.domain.ledger_decisions import ANSWER_CHARS, decisions, question_asked
 from abridged.domain.ledger_entry import LedgerEntry, LedgerKind, merge, outranks
 from abridged.domain.ledger_errors import PROSE_OR_HEADER, error_lines
 from abridged.domain.ledger_mentions import mentions
@@ -35,7 +35,7 @@ from abridged.domain.messages import (
     ToolUseBlock,
 )
 from abridged.domain.reply_shapes import compaction_summary
-from abridged.domain.rule_words import sentences, states_rule
+from abridged.domain.rule_words import stated_rules
 from abridged.domain.tokens import CountText
 
 REQUEST_CHARS = 1_500
@@ -47,7 +47,6 @@ names, the numbers it gives) are what an agent works from to the end. A pasted l
 that keeps its head, with the constraints, error lines, names, links and numbers of the rest."""
 TASK_SHARE = 0.15
 """The share of the ledger's room the task may take before its head is cut shorter."""
-CONSTRAINT_CHARS = 300
 NAME_CHARS = 120
 COMMAND_CHARS = 240
 PATH_CHARS = 300
@@ -117,11 +116,13 @@ def extract(
     tools = {call.id: call.name for _, message in messages for call in message.tool_uses}
     found: list[LedgerEntry] = []
     first = next((p for p, m in messages if m.is_user_prompt), None)
+    asked: str | None = None  # the question the message before ended with
     for position, message in messages:
         if message.is_user_prompt:
             cap = max(task, REQUEST_CHARS) if position == first else REQUEST_CHARS
-            found.extend(_prompt_entries(message, position, cap))
-        elif message.role is Role.ASSISTANT:
+            found.extend(_prompt_entries(message, position, cap, asked))
+        asked = question_asked(message) if message.role is Role.ASSISTANT else None
+        if message.role is Role.ASSISTANT:
             for block in message.content:
                 if isinstance(block, TextBlock):
                     found.extend(_named(block.text, position, backticks=True))
@@ -228,13 +229,19 @@ def uncarried(
     return tuple(e for e in found if e.key not in carried or outranks(e.kind, carried[e.key]))
 
 
-def _prompt_entries(message: Message, position: int, cap: int) -> Iterable[LedgerEntry]:
+def _prompt_entries(
+    message: Message, position: int, cap: int, asked: str | None = None
+) -> Iterable[LedgerEntry]:
     """A user prompt: whole when it fits `cap` characters; else its head, and what the rest
-    states that an agent must not lose (constraints, error lines, names, links, numbers)."""
+    states that an agent must not lose (constraints, error lines, names, links, numbers).
+    A short answer (`ANSWER_CHARS`) to the question the agent `asked` just before is kept
+    with it: "The larger one." or "Yes, drop it." says nothing alone."""
     text = _prompt_text(message)
     if not text:
         return
     head = text[:cap]
+    if asked is not None and len(text) <= ANSWER_CHARS:
+        head = f"{text} (answering: {asked})"
     yield LedgerEntry("request", head, position, position)
     if len(text) <= cap:
         return
@@ -252,19 +259,6 @@ def _prompt_entries(message: Message, position: int, cap: int) -> Iterable[Ledge
 
 def _prompt_text(message: Message) -> str:
     return "\n".join(b.text for b in message.content if isinstance(b, TextBlock)).strip()
-
-
-def stated_rules(text: str) -> list[str]:
-    """The sentences of a prompt that state a rule or a decision (`states_rule`, in the
-    languages `abridged.domain.rule_words` reads), each at most `CONSTRAINT_CHARS` long, in
-    order, each once."""
-    # A dict, not a list: a prompt of 40,000 distinct rules took seconds to deduplicate.
-    rules: dict[str, None] = {}
-    for part in sentences(text):
-        sentence = part.strip()[:CONSTRAINT_CHARS]
-        if len(sentence) > 3 and sentence not in rules and states_rule(sentence):
-            rules[sentence] = None
-    return list(rules)
 
 
 def _named(text: str, position: int, *, backticks: bool) -> Iterable[LedgerEntry]:

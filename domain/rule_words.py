@@ -132,3 +132,20 @@ def _goes_on(text: str, end: re.Match[str]) -> bool:
     if word.group("numbered"):
         return following.isdigit()
     return following.islower()
+
+
+CONSTRAINT_CHARS = 300
+"""The most of a rule's sentence the ledger keeps."""
+
+
+def stated_rules(text: str) -> list[str]:
+    """The sentences of a prompt that state a rule or a decision (`states_rule`, in the
+    languages `abridged.domain.rule_words` reads), each at most `CONSTRAINT_CHARS` long, in
+    order, each once."""
+    # A dict, not a list: a prompt of 40,000 distinct rules took seconds to deduplicate.
+    rules: dict[str, None] = {}
+    for part in sentences(text):
+        sentence = part.strip()[:CONSTRAINT_CHARS]
+        if len(sentence) > 3 and sentence not in rules and states_rule(sentence):
+            rules[sentence] = None
+    return list(rules)

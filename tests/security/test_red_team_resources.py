@@ -20,10 +20,11 @@ from abridged.adapters.summarizers.errors import error_snippets
 from abridged.application.redaction import DefaultRedactor
 from abridged.domain.framing import escape_framing
 from abridged.domain.ledger import LedgerEntry, advance
-from abridged.domain.ledger_extraction import carried, extract, stated_rules
+from abridged.domain.ledger_extraction import carried, extract
 from abridged.domain.ledger_runs import run_counts
 from abridged.domain.ledger_values import values
 from abridged.domain.messages import Message, Role, ToolResultBlock
+from abridged.domain.rule_words import stated_rules
 from abridged.domain.salience import LATEST_RULES, salient_lines
 from abridged.domain.validation import check_sequence
 from tests.support.red_team import LINEAR, growth

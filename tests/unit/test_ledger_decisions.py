@@ -160,3 +160,23 @@ def test_a_later_choice_is_a_decision_in_any_words_it_is_made(sentence: str) -> 
 
 def test_a_sentence_about_what_code_returns_is_no_decision() -> None:
     assert decisions("The function now returns 3 values. The tests pass.") == []
+
+
+def test_a_short_answer_is_kept_with_the_question_it_answers() -> None:
+    asked = Message(
+        Role.ASSISTANT, (TextBlock("Both frames are in stock. Which size, 54 cm or 56 cm?"),)
+    )
+    entries = extract(
+        [(1, asked), (2, Message.user("The larger one.")), (3, Message.user("Ship it."))]
+    )
+
+    requests = [e.text for e in entries if e.kind == "request"]
+    # The answer alone says nothing; the prompt after a prompt answers no question.
+    assert requests == ["The larger one. (answering: Which size, 54 cm or 56 cm?)", "Ship it."]
+
+
+def test_a_long_prompt_or_one_after_a_tool_call_is_not_an_answer() -> None:
+    asked = Message(Role.ASSISTANT, (TextBlock("Shall I go on?"),))
+    long = "Yes, and also " + "rename the module and update its imports " * 3
+    entries = extract([(1, asked), (2, Message.user(long))])
+    assert [e.text for e in entries if e.kind == "request"] == [long.strip()]

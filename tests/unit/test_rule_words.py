@@ -7,9 +7,8 @@ import pytest
 
 from abridged.adapters.simulation.facts import extract_facts
 from abridged.domain.ledger import RECENT_PER_KIND, LedgerEntry, consolidate, render_ledger
-from abridged.domain.ledger_extraction import stated_rules
 from abridged.domain.messages import Message
-from abridged.domain.rule_words import sentences, states_rule
+from abridged.domain.rule_words import sentences, stated_rules, states_rule
 from tests.support.builders import words
 from tests.support.fakes import FakeTokenCounter
 
