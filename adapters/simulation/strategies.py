@@ -248,18 +248,13 @@ class _Reference(Strategy):
         return message_tokens(message, self.setup.counter.count)
 
     def summarize(self, summary: str | None, messages: Sequence[Message]) -> str:
-        """The next summary: `messages` with the previous `summary` folded in, given the way
-        abridged gives a summarizer its earlier chunks (`with_earlier`: out of band where the
-        summarizer takes `earlier=`). Given as a user message, an extractive summarizer
-        quoted it as the user's request, one level deeper at every compaction, until the
-        task fell out of it; a model would read it as the summary it is."""
-        given, extra = with_earlier(
-            self.summarizer.inner.summarize, messages, (summary,) if summary else ()
-        )
+        """`messages` summarized with the previous `summary` folded in as abridged folds its
+        chunks (`with_earlier`), not as a user's message an extractive summarizer quotes."""
+        earlier = (summary,) if summary else ()
+        given, extra = with_earlier(self.summarizer.inner.summarize, messages, earlier)
         try:
-            return self.summarizer.summarize(
-                given, max_tokens=self.limits.summary_tokens, **extra
-            ).text
+            tokens = self.limits.summary_tokens
+            return self.summarizer.summarize(given, max_tokens=tokens, **extra).text
         except SummarizerError:
             return summary or "[earlier messages dropped]"
 
