@@ -72,6 +72,7 @@ class Lifecycle:
         new: tuple[str | None, int | None, int | None],
         settings: CompactionSettings | None,
         messages: Sequence[Message] = (),
+        top_level: bool = False,
     ) -> list[str]:
         """See `Sessions.reconfigure`; `new` is the model, its context window and output
         reservation, each `None` when unchanged; `messages` are appended after the change,
@@ -108,6 +109,7 @@ class Lifecycle:
             top_system = counted_system
             instructed = (
                 counted_system is not None
+                and not top_level
                 and (new_model is None or new_model[0] == session.model)
                 and self.ports.capabilities(session.model).system_messages
             )
@@ -130,6 +132,7 @@ class Lifecycle:
             top_tools = counted_tools
             if (
                 counted_tools is not None
+                and not top_level
                 and (new_model is None or new_model[0] == session.model)
                 and self.ports.capabilities(session.model).tool_changes
             ):
@@ -334,10 +337,17 @@ class LifecycleCommands:
         max_output_tokens: int | None = None,
         settings: CompactionSettings | None = None,
         messages: Sequence[Message | Mapping[str, JSON] | Any] = (),
+        top_level: bool = False,
     ) -> list[str]:
         """Changes the system prompt, tools, model (with its window and output reservation)
         or settings mid-session; the next request uses them. Returns the names of the events
         the changes recorded (one per change; none when nothing differs).
+
+        For a model that takes system messages, a new system prompt or tools go as a system
+        message after a user turn (`SystemPromptInstructed`, `ToolsInstructed`), the top of
+        the prompt left as it is. `top_level=True` rewrites the top instead
+        (`SystemPromptChanged`, `ToolsChanged`), as for other models: for a caller whose
+        requests carry a top level of their own, as `abridged serve` forwards its client's.
 
         `messages`, when given, are appended after the changes in the same write, as
         `append_messages` would append them: the messages a client sent with its new system
@@ -362,7 +372,7 @@ class LifecycleCommands:
         settings = optional_settings(settings)
         parsed = tuple(as_message(message) for message in messages)
         return self.lifecycle.reconfigure(
-            as_session_id(session_id), system, tools, new, settings, parsed
+            as_session_id(session_id), system, tools, new, settings, parsed, top_level
         )
 
     def clear_session(self, session_id: UUID | str, *, instructions: str | None = None) -> UUID:

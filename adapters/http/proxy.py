@@ -295,8 +295,10 @@ class MessagesProxy:
         if found.shape is not None:  # `route` checked the tenant
             changes = shape_changes(found.shape, body, system, tools)
             if changes:
-                # The changes and the messages sent with them: one write, all or nothing.
-                sessions.reconfigure(session_id, **changes, messages=new)
+                # The changes and the messages sent with them: one write, all or nothing. The
+                # client sends its top level as it stands (upstream too): the session records
+                # it there, not as a system message of its own the client never holds.
+                sessions.reconfigure(session_id, **changes, messages=new, top_level=True)
                 return sessions.prepare_request(session_id)
         if new:
             sessions.append_messages(session_id, new)  # one write, all or nothing

@@ -367,6 +367,26 @@ def test_a_changed_tool_definition_still_rewrites_the_tools() -> None:
     assert app.reconfigure(session_id, tools=[changed, TOOLS[1]]) == ["ToolsChanged"]
 
 
+def test_top_level_rewrites_the_top_on_a_model_that_takes_system_messages() -> None:
+    # A caller that sends its own top level (a proxy forwarding its client's): the change
+    # is recorded there, with no system message the caller would not send.
+    app = service()
+    session_id = start(app)
+    feed(app, session_id, 1)
+
+    recorded = app.reconfigure(
+        session_id, system="Be brief.", tools=[TOOLS[0], SEARCH], top_level=True
+    )
+
+    assert recorded == ["SystemPromptChanged", "ToolsChanged"]
+    app.append_message(session_id, Message.user("Search it."))
+    body = check_request(app.prepare_request(session_id), COUNTER)
+    assert body["system"][0]["text"] == "Be brief."
+    assert [t["name"] for t in body["tools"]] == [TOOLS[0]["name"], "search"]
+    assert "system" not in [m["role"] for m in body["messages"]]
+    assert audit_session(app, session_id).ok
+
+
 @pytest.mark.parametrize("stored", [False, True])
 def test_system_messages_that_fill_the_window_are_refused_at_append_never_at_a_request(
     stored: bool, tmp_path: Path
