@@ -12,6 +12,9 @@ A log has one entry a line. What the model saw, and how the log writes it:
   an entry written again (a `uuid` read already) is read once, with a note.
 - A rewind, or an edited prompt, writes the new prompt with the `parentUuid` of the entry it
   goes on from: the branch after that entry is left out, with a note.
+- A call's result can be written before the entry of its call (run as its block streamed):
+  its `parentUuid` names that entry, later in the log, and it is read right after it, with a
+  note that counts them.
 - `isMeta` user entries are hidden on the user's screen, not from the model: a skill's or a
   slash command's expanded prompt, Stop-hook feedback, a hook's reminder, the caveat before a
   local command's output. They are kept.
@@ -78,7 +81,11 @@ def import_claude_code(records: Iterable[tuple[int, JSON]], notes: Iterable[str]
         notes.append(f"{log.synthetic} synthetic API-error entries skipped")
     if log.again:
         notes.append(f"{log.again} entries written again (a uuid already read) skipped")
-    raw = _regrouped(_rewound(entries, log.lines, log.boundaries, notes), notes)
+    early = _written_before_calls(entries)
+    # A result written before its call stands, for a rewind, where it is read: after it.
+    lines = {**log.lines, **{uuid: log.lines[call] for uuid, call in early.items()}}
+    kept = _rewound(entries, lines, log.boundaries, notes)
+    raw = _regrouped(_after_their_calls(kept, early, notes), notes)
     return normalize(
         [(n, role, blocks) for n, role, blocks, _ in raw], model=log.model, notes=notes
     )
@@ -207,6 +214,62 @@ def _rewound(
                 del kept[cut:]
         kept.append((number, entry))
     return kept
+
+
+def _written_before_calls(entries: list[tuple[int, Mapping[str, JSON]]]) -> dict[str, str]:
+    """The entries of tool results written before the entry their `parentUuid` names (the
+    reply's entry holding their calls, read later in the log: Claude Code ran the call as its
+    block streamed, and wrote its result first), each by its uuid, with that parent's."""
+    read = {
+        entry["uuid"]: number for number, entry in entries if isinstance(entry.get("uuid"), str)
+    }
+    early: dict[str, str] = {}
+    for number, entry in entries:
+        uuid, parent = entry.get("uuid"), entry.get("parentUuid")
+        if (
+            isinstance(uuid, str)
+            and isinstance(parent, str)
+            and read.get(parent, 0) > number
+            and entry.get("type") == "user"
+            and not entry.get(READ_AS_USER_TEXT)
+            and not _prompt(entry)
+        ):
+            early[uuid] = parent
+    return early
+
+
+def _after_their_calls(
+    entries: list[tuple[int, Mapping[str, JSON]]], early: Mapping[str, str], notes: list[str]
+) -> list[tuple[int, Mapping[str, JSON]]]:
+    """`entries` with each of `early` (results written before their calls' entry) read right
+    after the entry its `parentUuid` names, if that entry is still read (not in a branch the
+    log left); in time linear in the log's length."""
+    present = {entry.get("uuid") for _, entry in entries}
+    held: dict[str, list[tuple[int, Mapping[str, JSON]]]] = {}
+    for item in entries:
+        uuid = item[1].get("uuid")
+        if isinstance(uuid, str) and uuid in early and early[uuid] in present:
+            held.setdefault(early[uuid], []).append(item)
+    if not held:
+        return entries
+    moved = sum(len(results) for results in held.values())
+    out: list[tuple[int, Mapping[str, JSON]]] = []
+    for item in entries:
+        uuid = item[1].get("uuid")
+        if isinstance(uuid, str) and uuid in early and early[uuid] in present:
+            continue
+        follow = [item]
+        while follow:
+            current = follow.pop()
+            out.append(current)
+            after = current[1].get("uuid")
+            # Pushed last first: each is read in the log's order.
+            follow.extend(reversed(held.pop(after, []) if isinstance(after, str) else []))
+    notes.append(
+        f"{moved} tool results written before the entry of their call (their `parentUuid` "
+        "names it, later in the log) read after it"
+    )
+    return out
 
 
 def _user_text_entry(entry: Mapping[str, JSON]) -> dict[str, JSON] | None:
