@@ -87,7 +87,10 @@ def import_claude_code(records: Iterable[tuple[int, JSON]], notes: Iterable[str]
     kept = _rewound(entries, lines, log.boundaries, notes)
     raw = _regrouped(_after_their_calls(kept, early, notes), notes)
     return normalize(
-        [(n, role, blocks) for n, role, blocks, _ in raw], model=log.model, notes=notes
+        [(n, role, blocks) for n, role, blocks, _ in raw],
+        model=log.model,
+        models=list(log.models),
+        notes=notes,
     )
 
 

@@ -7,10 +7,11 @@ Three formats besides abridged's own JSONL (`abridged.adapters.transcripts`):
 - **Anthropic Messages API** documents: a request body (`model`, `system`, `tools`,
   `messages`) or a JSON list of messages, saved as one JSON document.
 
-All end the same way (`normalize`): consecutive messages of one role are joined, a tool
-call left unanswered gets an error result saying so, two results for one call are joined in
-one, a result answering no call of the message before it is dropped, and the conversation
-starts at its first user message. What was changed to make a valid conversation is listed in
+All end the same way (`normalize`): thinking without a signature (another maker's model's)
+is dropped, consecutive messages of one role are joined, a tool call left unanswered gets an
+error result saying so, two results for one call are joined in one, a result answering no
+call of the message before it is dropped, and the conversation starts at its first user
+message. What was changed to make a valid conversation is listed in
 `Imported.notes`.
 """
 
@@ -33,6 +34,7 @@ from abridged.adapters.recorded import (
     null_flags_note,
     paired_results,
     regrouped,
+    signed_thinking,
     unique_call_ids,
     without_null_flags,
 )
@@ -278,15 +280,20 @@ def normalize(
     *,
     system: str = "",
     model: str | None = None,
+    models: Sequence[str] | None = None,
     notes: Sequence[str] = (),
 ) -> Imported:
-    """Messages from (line, role, blocks): blank text dropped, consecutive roles joined,
-    tool calls and results paired, a tool call id used again renamed, starting at the first
-    user message that is more than results (of calls made before the record starts)."""
+    """Messages from (line, role, blocks): unsigned thinking and blank text dropped,
+    consecutive roles joined, tool calls and results paired, a tool call id used again
+    renamed, starting at the first user message that is more than results (of calls made
+    before the record starts). `models`, every model the record names (by default `model`),
+    are named in a note on the thinking dropped."""
     notes = list(notes)
     joined: list[tuple[int, str, list[JSON]]] = []
     blank = nulls = 0
-    for number, role, blocks in _systems_before_replies(regrouped(list(raw), notes)):
+    named = ([model] if model else []) if models is None else models
+    signed = signed_thinking(list(raw), named, notes)
+    for number, role, blocks in _systems_before_replies(regrouped(signed, notes)):
         kept = [b for b in blocks if not blank_text(b)]
         for index, block in enumerate(kept):
             kept[index], cleared = without_null_flags(block)

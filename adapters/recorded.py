@@ -83,6 +83,38 @@ def regrouped(raw: Records, notes: list[str]) -> Records:
     return out
 
 
+def signed_thinking(raw: Records, models: Sequence[str], notes: list[str]) -> Records:
+    """`raw` without its thinking blocks that hold no signature (`""`, or none), with one
+    note that counts them and names `models`, those the record names. Claude signs its
+    thinking, and the API takes thinking back only with that signature: a model of another
+    maker behind a Messages-API-compatible endpoint (GLM, in Claude Code) writes it
+    unsigned, and no Claude model would take the conversation with it. A record left with no
+    block is left out, as a record written empty is."""
+    out: Records = []
+    dropped = 0
+    for number, role, blocks in raw:
+        kept = [b for b in blocks if not _unsigned_thinking(b)]
+        dropped += len(blocks) - len(kept)
+        if kept or not blocks:
+            out.append((number, role, kept))
+    if dropped:
+        names = list(dict.fromkeys(models))
+        named = f"model{'s' if len(names) > 1 else ''} {', '.join(names)}" if names else "no model"
+        notes.append(
+            f"{dropped} thinking blocks without a signature left out (the record names "
+            f"{named}): the API takes thinking back only with the signature a Claude model "
+            "gave it"
+        )
+    return out
+
+
+def _unsigned_thinking(block: JSON) -> bool:
+    if not isinstance(block, Mapping) or block.get("type") != "thinking":
+        return False
+    signature = block.get("signature")
+    return not (isinstance(signature, str) and signature)
+
+
 def _bare_calls(blocks: list[JSON]) -> bool:
     """Whether a record holds tool calls and nothing else (but blank text)."""
     return any(_is_call(b) for b in blocks) and all(_is_call(b) or blank_text(b) for b in blocks)
