@@ -1,7 +1,8 @@
 """Other agents' logs that abridged does not read, recognised so as to be refused by name.
 
-Read as abridged's JSONL, such a log fails at its first line with a message about a `role`
-it never had; named, the user knows what they gave and what is read instead.
+Read as abridged's JSONL (or as OpenAI chat), such a log fails at its first line with a
+message about a `role` it never had, or a format it is not in; named, the user knows what
+they gave and what is read instead.
 """
 
 from __future__ import annotations
@@ -45,13 +46,32 @@ _LANGCHAIN_TYPES = (
 )
 
 
-def foreign_format(records: Sequence[tuple[int, JSON]]) -> tuple[int, str] | None:
+def foreign_format(records: Sequence[tuple[int, JSON]], detected: str) -> tuple[int, str] | None:
     """The line and name of the first record in a format abridged recognises but does not
-    read (a Codex CLI rollout, OpenAI Responses API items, a LangChain message dump)."""
+    read (a Codex CLI rollout, OpenAI Responses API items, a LangChain message dump, a log
+    of one content block a record), given the format `records` were `detected` in.
+
+    A log of one block a record is refused in any format but Claude Code's: its `tool`
+    role reads as OpenAI chat, which then refused its first line for its `content`, naming
+    a format the file is not in. The other names are given only where the records read as
+    abridged's JSONL or the Messages API's: an OpenAI chat export may hold the Responses
+    API's parts (`output_text`), which its importer reads as text."""
+    if detected == "claude-code":
+        return None
     for number, record in records[:50]:
-        if isinstance(record, Mapping) and (name := _name(record)) is not None:
+        if not isinstance(record, Mapping):
+            continue
+        if "role" in record and isinstance(record.get("content"), Mapping):
+            return number, _ONE_BLOCK
+        if detected in ("abridged", "anthropic") and (name := _name(record)) is not None:
             return number, name
     return None
+
+
+_ONE_BLOCK = (
+    "a log of one content block a record ('content' an object, not a string or a list: each "
+    "block of a message, a tool's call or result among them, written as a record of its own)"
+)
 
 
 def _name(record: Mapping[str, JSON]) -> str | None:

@@ -132,8 +132,8 @@ def _import(
             if records is None:
                 records = read_records(_whole_text(path, source), notes)
         chosen = detect_format(records) if format == "auto" else format
-        foreign = foreign_format(records) if format == "auto" else None
-        if foreign is not None and chosen in ("abridged", "anthropic"):
+        foreign = foreign_format(records, chosen) if format == "auto" else None
+        if foreign is not None:
             line, name = foreign
             raise FormatError(line or None, f"this is {name}, not read here: {READ}")
         if chosen == "claude-code":

@@ -294,6 +294,40 @@ def test_other_agents_logs_are_refused_by_name_and_line(
     assert "Claude Code session logs" in str(raised.value)  # and what is read instead
 
 
+ONE_BLOCK_A_LINE = [
+    {"timestamp": "t", "role": "user", "content": {"type": "text", "text": "clone the repo"}},
+    {
+        "timestamp": "t",
+        "role": "assistant",
+        "content": {"type": "tool_use", "tool_name": "Bash", "tool_id": "toolu_1", "input": {}},
+    },
+    {
+        "timestamp": "t",
+        "role": "tool",
+        "content": {"type": "tool_result", "tool_id": "toolu_1", "output": "done"},
+    },
+]
+
+
+def test_a_log_of_one_content_block_a_line_is_refused_as_a_format_not_read(
+    tmp_path: Path,
+) -> None:
+    # sentinel transcript.jsonl, an export of a Claude Code session: its `tool` role read
+    # as OpenAI chat, refused at line 1 with "message content must be a string or a list of
+    # parts", as if the file were OpenAI chat written wrong.
+    path = write_lines(tmp_path / "transcript.jsonl", ONE_BLOCK_A_LINE)
+
+    with pytest.raises(TranscriptError) as raised:
+        load_transcript(path)
+
+    assert raised.value.line == 1
+    assert "this is a log of one content block a record" in str(raised.value)
+    assert "not read here: abridged reads its own JSONL, Claude Code session logs" in str(
+        raised.value
+    )
+    assert "must be a string or a list of parts" not in str(raised.value)
+
+
 def test_crlf_line_ends_and_a_byte_order_mark_are_read(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
     text = "".join(json.dumps(r) + "\r\n" for r in CLAUDE_CODE)
