@@ -1,7 +1,7 @@
 """The lines of a shell command that are commands (`command_lines`): what a multi-line
 command ran, without the scripts it carried (a here-document's body, a string left open
-across lines, as `python -c "…"` spans them). The facts ledger lists the paths those lines
-name (`abridged.domain.ledger_extraction`)."""
+across lines, as `python -c "…"` spans them), and the paths a line names (`named_paths`).
+The facts ledger lists them (`abridged.domain.ledger_extraction`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,24 @@ QUOTING = re.compile(r"[\\'\"#]")
 LATER_LINES = 20
 """The command lines after the first that are read at most (a long script of commands names
 its paths in its first ones; the rest would crowd the ledger)."""
+PATH_WORD = re.compile(r"(?<![\w:/.@+-])(?:~|\.{1,2})?/?(?:[\w.@+-]{1,255}/)+[\w.@+-]*\w")
+"""A path of folders, each named in at most 255 characters (as file systems allow), starting
+where a run of the characters a path holds starts: a try that started at each word or slash
+of a run like `a-a-a-…` or `/+/+/+…` read the rest of it (quadratic time)."""
+HEADER = re.compile(
+    r"""(?<![\w-])(?:-H|--header)(?:=|[ \t]*)(?:'[^'\n]{0,1000}'|"[^"\n]{0,1000}"|\S+)"""
+    r"""|content[-_]type['"]?[ \t]*[:=][ \t]*['"]?[^\s'";,]+""",
+    re.IGNORECASE,
+)
+"""A request's header in a command: a header flag's argument (`-H 'Accept: text/html'`,
+`--header=…`; a quoted one read up to 1,000 characters, so that a line of unclosed quotes is
+read in linear time), or a `Content-Type` and its value (`{"Content-Type": "…"}` too)."""
+MEDIA_TYPE = re.compile(
+    r"(?<![\w/.@+-])(?:application|audio|font|image|message|model|multipart|text|video)"
+    r"/[\w.+-]+(?![\w/])",
+    re.IGNORECASE,
+)
+"""A media type (`type/subtype`) of one of the registered top-level types."""
 
 
 def command_lines(command: str, limit: int = LATER_LINES + 1) -> list[str]:
@@ -40,6 +58,16 @@ def command_lines(command: str, limit: int = LATER_LINES + 1) -> list[str]:
         if quote is None and (heredoc := HEREDOC.search(line)) is not None:
             terminator = heredoc.group(2)
     return found
+
+
+def named_paths(line: str) -> list[str]:
+    """The paths `line` names (`PATH_WORD`), but the media types in a request's headers
+    (`curl -H 'Content-Type: application/json'`), which name a format, not a file."""
+    return PATH_WORD.findall(HEADER.sub(_blank_media_types, line))
+
+
+def _blank_media_types(header: re.Match[str]) -> str:
+    return MEDIA_TYPE.sub(lambda media: " " * len(media.group()), header.group())
 
 
 def _quote_after(line: str, quote: str | None) -> str | None:

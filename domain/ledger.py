@@ -46,6 +46,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
+from abridged.domain.command_lines import PATH_WORD
 from abridged.domain.framing import escape_framing, fenced
 from abridged.domain.ledger_entry import (
     KEPT_SHARE_PER_KIND,
@@ -61,7 +62,6 @@ from abridged.domain.ledger_entry import (
 )
 from abridged.domain.ledger_errors import ERROR_LINE, error_lines
 from abridged.domain.ledger_extraction import (
-    PATH_WORD,
     REQUEST_CHARS,
     TASK_CHARS,
     TASK_SHARE,

@@ -9,7 +9,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from abridged.domain.command_lines import command_lines
+from abridged.domain.command_lines import PATH_WORD, command_lines, named_paths
 from abridged.domain.ledger_decisions import ANSWER_CHARS, decisions, question_asked
 from abridged.domain.ledger_entry import LedgerEntry, LedgerKind, merge, outranks
 from abridged.domain.ledger_errors import PROSE_OR_HEADER, error_lines
@@ -74,10 +74,6 @@ issue comment), read as an argument: its ids, dates, links and labels are facts.
 WRITES = ("edit", "write", "replace", "patch", "insert", "delete", "move", "rename", "str_replace")
 CREATES = ("create", "new_file", "mkdir", "touch")
 SHELL_TOOL = re.compile(r"bash|shell|terminal|exec|run|cmd|command", re.IGNORECASE)
-PATH_WORD = re.compile(r"(?<![\w:/.@+-])(?:~|\.{1,2})?/?(?:[\w.@+-]{1,255}/)+[\w.@+-]*\w")
-"""A path of folders, each named in at most 255 characters (as file systems allow), starting
-where a run of the characters a path holds starts: a try that started at each word or slash
-of a run like `a-a-a-…` or `/+/+/+…` read the rest of it (quadratic time)."""
 BACKTICKED = re.compile(r"`([^`\n]{3,80})`")
 FLAG = re.compile(r"(?<![\w-])--[a-zA-Z][\w-]+")
 URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`]+")
@@ -355,8 +351,8 @@ def _call_entries(
     if command is not None and shell:
         first, *lines = command_lines(command)
         shown = first[:COMMAND_CHARS]
-        paths += [w[:PATH_CHARS] for w in PATH_WORD.findall(first) if w not in shown]
-        later = [w[:PATH_CHARS] for line in lines for w in PATH_WORD.findall(line)]
+        paths += [w[:PATH_CHARS] for w in named_paths(first) if w not in shown]
+        later = [w[:PATH_CHARS] for line in lines for w in named_paths(line)]
     for path in dict.fromkeys(paths):
         yield LedgerEntry(kind, path, position, position)
     for path in dict.fromkeys(p for p in later if p not in paths):
@@ -439,5 +435,5 @@ def _paths(inputs: Mapping[str, JSON], skip: set[str]) -> Iterable[str]:
             and key not in PATH_KEYS
             and not _content(key, value)
         ):
-            for word in PATH_WORD.findall(value):
+            for word in named_paths(value):
                 yield word[:PATH_CHARS]

@@ -164,3 +164,27 @@ def test_after_many_compactions_a_request_still_holds_every_id_the_agent_looked_
     assert sessions.session(session_id).generation >= 3
     shown = json.dumps(body["messages"])
     assert [reservation for reservation in ids if reservation not in shown] == []
+
+
+def test_a_media_type_in_a_requests_header_is_not_a_file_read() -> None:
+    # `application/json` was listed among the files read: a shell command's later lines
+    # (and its first, past the command's entry) are read for paths, and a media type reads
+    # as one.
+    command = (
+        "curl -s -X POST http://localhost:3000/api/v1/orders \\\n"
+        "  -H 'Content-Type: application/json' \\\n"
+        '  -H "Accept: text/html" --header=Accept:multipart/form-data \\\n'
+        "  -d @fixtures/order.json | tee out/orders.log"
+    )
+    messages = [
+        Message.user("Post an order."),
+        *_call("t1", "bash", command=command),
+        *_call("t2", "bash", command=f"{'echo ok; ' * 30}curl -H 'Accept: image/png' x/y.png"),
+        *_call("t3", "http_get", url="http://h/a", header="Content-Type: text/plain; q=1"),
+    ]
+    entries = _entries(messages)
+
+    listed = {text for text, kind in entries.items() if kind.startswith("file-")}
+    media = {"application/json", "text/html", "multipart/form-data", "image/png", "text/plain"}
+    assert not listed & media
+    assert {"out/orders.log", "x/y.png"} <= listed  # the paths beside them still are
