@@ -97,9 +97,9 @@ def _blank(match: re.Match[str]) -> str:
     return "".join("\n" if c == "\n" else "\x00" for c in match.group(0))
 
 
-ANSWER_CHARS = 80
+ANSWER_CHARS = 40
 """A prompt up to this long, after a reply that ends with a question, is an answer to it."""
-QUESTION_CHARS = 240
+QUESTION_CHARS = 160
 """The most of the question kept with its answer (a longer one keeps its end)."""
 
 

@@ -213,14 +213,12 @@ CONSTRAINT = re.compile(
 )
 """A version constraint, with the package's name when it has one (`elasticsearch-py>=8.12,<9`,
 `>=3.11`), read from the name before its first operator."""
-_DOTTED_PART = re.compile(r"\.[a-z][a-z0-9_]*(?:\.[a-z]|_)")
-"""Where a dotted key may be: a lowercase part after a `.`, then another part or a `_`."""
-KEY = re.compile(
-    r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*){2,}|[a-z][a-z0-9_]*\.[a-z][a-z0-9]*_[a-z0-9_]+"
-)
-"""A lowercase dotted key of three parts or more, or of two with a `_` in the last
-(`indices.recovery.max_bytes_per_sec`, `limiter.lock_wait_ms`); not a file's or a host's
-name, which ends in an extension or a domain."""
+_DOTTED_PART = re.compile(r"\.[a-z][a-z0-9_]*\.[a-z]")
+"""Where a dotted key may be: a lowercase part between two `.`."""
+KEY = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*){2,}")
+"""A lowercase dotted key of three parts or more (`indices.recovery.max_bytes_per_sec`); not
+a file's or a host's name, which ends in an extension or a domain. Two parts are not enough:
+most are an attribute of code (`self.library_service`, `mock.side_effect`)."""
 _NAME_BACK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _PHONE_DIGITS = 8
 """A phone number has at least this many digits (`+1 555 0100` is one, `+12 34` is not)."""

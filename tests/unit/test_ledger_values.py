@@ -386,7 +386,6 @@ def test_values_an_agent_writes_in_prose_without_backticks_are_kept() -> None:
         "(555) 123-4567",
         "GET /healthz/limiter",
         "POST /webhooks/stripe",
-        "limiter.lock_wait_ms",
         "indices.recovery.max_bytes_per_sec",
         "elasticsearch-py>=8.12,<9",
         "Ctrl+Alt+T",
