@@ -44,10 +44,27 @@ class _StderrHandler(logging.Handler):
             self.handleError(record)
 
 
+def _renderer() -> structlog.dev.ConsoleRenderer:
+    """structlog's console lines, with a traceback as Python prints it. Its default, where
+    `rich` is importable, shows each frame's local variables: a request's headers (the
+    client's key) and its conversation would reach the log with the first failure."""
+    return structlog.dev.ConsoleRenderer(
+        colors=False, exception_formatter=structlog.dev.plain_traceback
+    )
+
+
 def configure_logging(verbose: bool) -> None:
     # Logs go to stderr so stdout stays the command's output (and parseable with --json).
     level = logging.INFO if verbose else logging.WARNING
     structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.StackInfoRenderer(),
+            structlog.dev.set_exc_info,
+            structlog.processors.TimeStamper(fmt="%Y-%m-%d %H:%M:%S"),
+            _renderer(),
+        ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
     )
@@ -67,7 +84,7 @@ def configure_logging(verbose: bool) -> None:
             ],
             processors=[
                 structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                structlog.dev.ConsoleRenderer(colors=False),
+                _renderer(),
             ],
         )
     )

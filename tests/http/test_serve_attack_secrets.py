@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -21,6 +26,7 @@ from tests.support.raw_http import raw_request
 from tests.support.serve import served
 
 KEY = "sk-ant-api03-SECRET-never-stored-0123456789"
+ROOT = Path(__file__).resolve().parents[2]
 TOKEN_A = next(iter(TOKENS))
 BODY = {
     "model": "claude-sonnet-4-6",
@@ -130,3 +136,53 @@ def test_a_failing_store_is_logged_not_described_to_clients(
     for answer in (health, listed):
         assert "db.internal" not in answer.text
         assert "10.1.2.3" not in answer.text
+
+
+@pytest.mark.parametrize("rich", ["importable", "absent"])
+def test_a_logged_failure_shows_no_frames_local_variables(rich: str, tmp_path: Path) -> None:
+    # What `abridged serve` logs when the store fails under a request: the traceback of a
+    # frame holding the request's headers and body. Rendered with rich's tracebacks (the
+    # console renderer's default where rich is importable), each frame's locals were
+    # printed, the client's key and its conversation among them.
+    script = textwrap.dedent(
+        f"""
+        import sys
+        if {rich == "absent"!r}:
+            sys.modules["rich"] = None  # as on a machine without it
+        import logging
+        import os
+        import structlog
+        from abridged.adapters.cli.common import configure_logging
+
+        configure_logging(False)  # what every command, `serve` among them, runs first
+
+        def messages(headers, body):
+            key = headers["x-api-key"]
+            raise RuntimeError("the store failed")
+
+        try:
+            # Neither is in the source, which a traceback quotes: only in the frames' values.
+            messages({{"x-api-key": os.environ["KEY"]}}, {{"messages": [os.environ["ASKED"]]}})
+        except RuntimeError:
+            logging.getLogger("abridged.adapters.http.proxy").exception("a request failed")
+            structlog.get_logger().exception("a command failed")
+        print("rich" in sys.modules and sys.modules["rich"] is not None)
+        """
+    )
+    (tmp_path / "failing.py").write_text(script)  # a file: the traceback quotes its lines
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "failing.py")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,  # this checkout's package, as the test run imports it
+        env={**os.environ, "PYTHONPATH": str(ROOT), "KEY": KEY, "ASKED": "my private question"},
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    if rich == "absent":
+        assert done.stdout.strip() == "False"
+    assert done.stderr.count("RuntimeError: the store failed") == 2  # the traceback is there
+    assert done.stderr.count('raise RuntimeError("the store failed")') == 2  # and its lines
+    assert "SECRET" not in done.stderr
+    assert "my private question" not in done.stderr
