@@ -139,26 +139,28 @@ def list_sessions(
     tags: Iterable[str] = (),
     limit: int = 50,
     cursor: str | None = None,
+    deleted: bool = False,
 ) -> SessionPage:
     """Sessions, newest first, filtered by metadata (every key with its value) and tags
-    (every one); deleted sessions are left out. See `Sessions.list_sessions`."""
+    (every one); deleted sessions are left out unless `deleted` (an erasure looks for them
+    too: they still hold their events). See `Sessions.list_sessions`."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
         raise SessionError(f"limit must be between 1 and {MAX_PAGE}, got {limit!r}")
     wanted = checked_metadata(metadata)
     wanted_tags = set(checked_tags(tags))
     before = _cursor(cursor)
     started: list[tuple[int, Any]] = []
-    deleted: set[UUID] = set()
+    gone: set[UUID] = set()
     topics = stored_topics(Session.Started) + stored_topics(Session.Deleted)
     deleted_topics = set(stored_topics(Session.Deleted))
     for notification in _notifications(app, topics):
         if notification.topic in deleted_topics:
-            deleted.add(notification.originator_id)
+            gone.add(notification.originator_id)
         elif before is None or notification.id < before:
             started.append((notification.id, notification))
     found: list[tuple[int, Any]] = []
     for position, notification in reversed(started):
-        if notification.originator_id in deleted:
+        if notification.originator_id in gone and not deleted:
             continue
         event = app.mapper.to_domain_event(notification)
         event_metadata: Mapping[str, str] = getattr(event, "metadata", {}) or {}

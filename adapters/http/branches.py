@@ -18,7 +18,7 @@ from contextlib import suppress
 from uuid import UUID
 
 from abridged.adapters.http.history import StoredDigests
-from abridged.application.management import MAX_PAGE
+from abridged.application.management import MAX_PAGE, list_sessions
 from abridged.application.service import Sessions
 from abridged.domain.errors import SessionError, UnknownSessionError
 
@@ -28,25 +28,33 @@ BRANCH_KEY = "abridged:branch_of"
 STARTED_IN_A_DELETION = "its parent was deleted as it started"
 
 
-def listed_branches(sessions: Sessions, parent: UUID, tenant: str) -> list[UUID]:
-    """The branches the proxy started from `parent` (not deleted), newest first."""
+def listed_branches(
+    sessions: Sessions, parent: UUID, tenant: str, *, deleted: bool = False
+) -> list[UUID]:
+    """The branches the proxy started from `parent`, newest first: those not deleted, or
+    with `deleted` those deleted too (an erasure's: a deleted branch still holds its
+    copy of the history)."""
     found: list[UUID] = []
     cursor = None
     wanted = {TENANT_KEY: tenant, BRANCH_KEY: str(parent)}
     while True:
-        page = sessions.list_sessions(metadata=wanted, limit=MAX_PAGE, cursor=cursor)
+        page = list_sessions(
+            sessions, metadata=wanted, limit=MAX_PAGE, cursor=cursor, deleted=deleted
+        )
         found.extend(info.id for info in page.sessions)
         if (cursor := page.next_cursor) is None:
             return found
 
 
-def branches_of(sessions: Sessions, session_id: UUID, tenant: str) -> list[UUID]:
+def branches_of(
+    sessions: Sessions, session_id: UUID, tenant: str, *, deleted: bool = False
+) -> list[UUID]:
     """The proxy's branches of the session, and theirs in turn, parents first: each holds a
-    copy of the history it diverged from."""
+    copy of the history it diverged from. With `deleted`, the deleted ones too."""
     found: list[UUID] = []
     waiting = [session_id]
     while waiting:
-        for branch in listed_branches(sessions, waiting.pop(0), tenant):
+        for branch in listed_branches(sessions, waiting.pop(0), tenant, deleted=deleted):
             if branch not in found and branch != session_id:
                 found.append(branch)
                 waiting.append(branch)
@@ -58,8 +66,9 @@ def delete_with_branches(
 ) -> None:
     """Deletes (or erases) the session and every branch of it, the branches first (a failure
     part-way leaves the session to find them from), then those a request started from any
-    of them meanwhile."""
-    tree = branches_of(sessions, session_id, tenant)
+    of them meanwhile. An erasure takes the branches deleted already too (by an earlier
+    deletion of the session, or of the branch): each still holds its copy."""
+    tree = branches_of(sessions, session_id, tenant, deleted=erase)
     for branch in reversed(tree):
         _delete(sessions, branch, reason, erase)
     sessions.delete_session(session_id, reason, erase=erase)
@@ -71,12 +80,12 @@ def delete_with_branches(
         late = [
             branch
             for parent in deleted
-            for branch in listed_branches(sessions, parent, tenant)
+            for branch in listed_branches(sessions, parent, tenant, deleted=erase)
             if branch not in done
         ]
         deleted = []
         for branch in late:
-            subtree = [branch, *branches_of(sessions, branch, tenant)]
+            subtree = [branch, *branches_of(sessions, branch, tenant, deleted=erase)]
             for each in reversed(subtree):
                 if each not in done:
                     _delete(sessions, each, reason, erase)

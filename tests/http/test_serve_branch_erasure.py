@@ -223,3 +223,32 @@ def test_a_branch_started_after_the_deletion_listed_the_branches_is_deleted_too(
     assert removed.status_code == 204
     assert answers[0].status_code == 200  # answered: the branch was stored
     assert filed.list_sessions().sessions == ()  # and deleted with its parent
+
+
+@pytest.mark.parametrize("deleted_first", ["the session", "its branch"])
+def test_erasing_a_session_deleted_already_erases_its_deleted_branches(
+    url: str, filed: Sessions, deleted_first: str
+) -> None:
+    # Deleted first, erased later: the deletion had deleted the branches with it, deleted
+    # sessions are not listed, and the erase found none of them; each kept a copy of the
+    # conversation the tenant could no longer reach (its id listed nowhere).
+    history = send(url, TOKEN_A, [{"role": "user", "content": SECRET}])
+    send(url, TOKEN_A, [*history, {"role": "user", "content": "Remember it."}])
+    branch = send(url, TOKEN_A, [*history, {"role": "user", "content": "Forget it."}])
+    send(url, TOKEN_A, [*branch, {"role": "user", "content": "Whisper it."}])
+    send(url, TOKEN_A, [*branch, {"role": "user", "content": "Sing it."}])
+    ours = filed.list_sessions().sessions
+    (root,) = [s.id for s in ours if BRANCH_KEY not in s.metadata]
+    (first,) = [s.id for s in ours if s.metadata.get(BRANCH_KEY) == str(root)]
+    assert len(ours) == 3  # the root, its branch and the branch's
+    headers = {"authorization": f"Bearer {TOKEN_A}"}
+
+    gone = root if deleted_first == "the session" else first
+    deleted = httpx2.delete(f"{url}/v1/sessions/{gone}", headers=headers)
+    assert deleted.status_code == 204
+    erased = httpx2.delete(f"{url}/v1/sessions/{root}?erase=true", headers=headers)
+
+    assert erased.status_code == 204
+    for session in ours:
+        with pytest.raises(UnknownSessionError):
+            filed.history(session.id)

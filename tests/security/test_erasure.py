@@ -182,6 +182,24 @@ def test_erasing_takes_the_sessions_derived_from_it(db: str) -> None:
     assert [s.id for s in app.list_sessions().sessions] == [unrelated]
 
 
+def test_erasing_a_deleted_session_takes_its_deleted_derived_sessions(db: str) -> None:
+    # Deleted first (the session and a session started from it), erased later: a deleted
+    # session still holds its events, so the erase finds and removes it as well.
+    app = service(db, SlowSummarizer())
+    app.summarizer.inner.go.set()  # type: ignore[attr-defined]
+    parent = secret_session(app, turns=3)
+    resumed = app.resume_session(parent)
+    cleared = app.clear_session(resumed)
+    app.delete_session(resumed, "user request")
+    app.delete_session(parent, "user request")
+
+    erased = app.delete_session(parent, "user request", erase=True)
+
+    assert set(erased) == {parent, resumed, cleared}
+    for session_id in erased:
+        assert stored_rows(db, session_id) == 0
+
+
 def test_erasing_without_cascade_keeps_the_derived_sessions(db: str) -> None:
     app = service(db, SlowSummarizer())
     app.summarizer.inner.go.set()  # type: ignore[attr-defined]
