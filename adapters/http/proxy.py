@@ -77,6 +77,7 @@ from abridged.adapters.http.wire import (
     json_body,
     new_texts,
     outgoing,
+    regenerates,
     response_headers,
     session_name,
     session_system,
@@ -216,7 +217,7 @@ class MessagesProxy:
         root = root_id(tenant, name)
 
         def reshaped(shape: Shape | None) -> bool:  # asked on another model, say
-            return bool(shape and shape_changes(shape, body))
+            return regenerates(shape, body)
 
         # Routed holding the lock of the session the name reached last: usually one lock, one read.
         guess = self._routes.get(root, root)

@@ -391,7 +391,10 @@ def shape_changes(
     tools: list[Any] | None = None,
 ) -> dict[str, Any]:
     """What a request changes of what its session was asked with, as `reconfigure`'s
-    arguments: its system prompt, tools or model, or more output tokens than reserved."""
+    arguments: its system prompt, tools, model or output reservation. The reservation
+    follows each request's `max_tokens`, down as well as up: recorded before the upstream
+    answers, a `max_tokens` the upstream refused (over the model's output limit) would
+    otherwise shrink the room for the history of every later request for good."""
     system = session_system(body) if system is None else system
     if tools is None:
         tools = [stripped(tool) for tool in body.get("tools") or []]
@@ -402,6 +405,18 @@ def shape_changes(
         changes["tools"] = tools
     if shape.model != body["model"]:
         changes["model"] = body["model"]
-    if body["max_tokens"] > shape.reserved_output:
+    if body["max_tokens"] != shape.reserved_output:
         changes["max_output_tokens"] = body["max_tokens"]
     return changes
+
+
+def regenerates(shape: Shape | None, body: dict[str, Any]) -> bool:
+    """Whether a request sent again, its reply recorded, asks for another reply than that
+    one: on another model, system prompt or tools, or with more output tokens than it was
+    asked with (a smaller `max_tokens` is the same request, which the recorded reply
+    answers)."""
+    if shape is None:
+        return False
+    if body["max_tokens"] > shape.reserved_output:
+        return True
+    return bool(shape_changes(shape, body).keys() - {"max_output_tokens"})
