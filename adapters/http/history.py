@@ -172,7 +172,9 @@ def _feed(digest: Any, value: Any, depth: int) -> int | None:
                 return None
             size += fed
         return size
-    # true, false, null and numbers, as JSON writes them (1, 1.0 and true differ).
+    # true, false, null and numbers, as JSON writes them (1, 1.0 and true differ): this is
+    # the key of a parse, and a message is stored as its client spelled it. Routing compares
+    # numbers as the doubles they are (`message_digest`).
     data = json.dumps(value).encode()
     digest.update(b"v%d:" % len(data))
     digest.update(data)

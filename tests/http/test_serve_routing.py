@@ -148,3 +148,49 @@ def test_a_client_that_sorts_the_keys_of_tool_inputs_stays_in_one_session(
     sent = fake_anthropic.requests_to()[-1].body["messages"]
     assert list(sent[1]["content"][0]["input"]) == ["query", "filters", "limit"]  # as stored
     assert list(sent[1]["content"][0]["input"]["filters"]) == ["table", "last"]
+
+
+# A tool call's input as the model wrote it, and as a JavaScript client (JSON.parse, then
+# JSON.stringify) or a Go one (float64) writes it back: the same doubles, spelled otherwise.
+RESPELLED = [
+    ({"factor": 1.0, "scale": [2.50e1, -0.0]}, '{"factor":1,"scale":[25,0]}'),
+    ({"id": 12345678901234567891}, '{"id":12345678901234567000}'),
+    ({"tiny": 1e-7, "big": 1e21}, '{"tiny":1e-7,"big":1e+21}'),
+]
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+@pytest.mark.parametrize(("recorded", "sent_back"), RESPELLED, ids=["fraction", "2^53", "exp"])
+def test_a_client_that_respells_the_numbers_of_a_reply_stays_in_one_session(
+    proxy: str,
+    fake_anthropic: fake.FakeAnthropic,
+    store: Sessions,
+    stream: bool,
+    recorded: dict[str, Any],
+    sent_back: str,
+) -> None:
+    # The digests compared the numbers' JSON spellings: the reply sent back diverged from
+    # the recorded one, and the client's next request went to a branch holding its whole
+    # history.
+    tools = [{"name": "scale", "input_schema": {"type": "object"}}]
+    call = {"type": "tool_use", "id": "toolu_01", "name": "scale", "input": recorded}
+    fake_anthropic.enqueue(fake.message([call], stop_reason="tool_use"))
+    question = {"role": "user", "content": "Scale it."}
+    named = {"x-api-key": fake.TEST_API_KEY, "x-abridged-session": "numbers"}
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 64, "tools": tools, "stream": stream}
+    first = httpx2.post(
+        f"{proxy}/v1/messages", json={**body, "messages": [question]}, headers=named
+    )
+    assert first.status_code == 200, first.text
+
+    reply = {"role": "assistant", "content": [{**call, "input": json.loads(sent_back)}]}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01"}]}
+    later = {**body, "stream": False, "messages": [question, reply, result]}
+    second = httpx2.post(f"{proxy}/v1/messages", json=later, headers=named)
+
+    assert second.status_code == 200, second.text
+    (info,) = store.list_sessions().sessions  # no branch
+    kept = [e.message.to_wire() for e in store.history(info.id) if isinstance(e, MessageAppended)]
+    assert json.dumps(kept[1]["content"][0]["input"]) == json.dumps(recorded)  # byte for byte
+    forwarded = fake_anthropic.requests_to()[-1].body["messages"][1]["content"][0]["input"]
+    assert json.dumps(forwarded) == json.dumps(recorded)  # as stored, spelled as recorded
