@@ -17,6 +17,7 @@ from uuid import UUID
 
 import attrs
 
+from abridged.adapters.http.digests import message_digest
 from abridged.adapters.http.history import ABANDONED, ClientHistory, Route, Stored, StoredDigests
 from abridged.adapters.http.locks import RequestLocks
 from abridged.application.service import PreparedRequest, Sessions
@@ -40,21 +41,26 @@ class Prepared:
     last: str
     """The digest of the last of them."""
     unanswered: int = 0
-    """How many of the messages this request appended come after the last reply: those
-    withdrawn when its client goes away before the reply (`take_back`)."""
+    """How many of its history's messages come after the last reply: those withdrawn when
+    its client goes away before the reply (`take_back`), whether this request appended
+    them or an earlier one that was not answered (a request sent again after a 529)."""
+    tail: tuple[str, ...] = ()
+    """Their digests: withdrawn only while the session's view still ends with them."""
 
     @classmethod
     def of(
         cls, found: Route, body: dict[str, Any], prepared: PreparedRequest, history: ClientHistory
     ) -> Prepared:
         """The request `body` prepared for the session `found` routes `history` to."""
+        count = unanswered(history, found)
         return cls(
             found.session_id,
             body,
             prepared,
             len(history),
             history.digests[-1],
-            unanswered(history, found),
+            count,
+            history.digests[len(history) - count :],
         )
 
 
@@ -74,18 +80,24 @@ def take_back(
     reason: str = ABANDONED,
 ) -> bool:
     """The client of `ready` went away before its reply (or the reply was empty,
-    `EMPTY_REPLY`): the messages its request appended after the last reply are withdrawn;
+    `EMPTY_REPLY`): the messages of its history after the last reply are withdrawn;
     whether they were. Nothing is withdrawn once the session has moved on (a reply
-    recorded, another request's messages appended)."""
+    recorded, another request's messages appended), nor when its view does not end with
+    those messages (a host withdrew them, a compaction summarized them)."""
     if not ready.unanswered:
         return False
     with locks.held(ready.session_id):
         if not holds_last(stored.get(ready.session_id), ready):
             return False
         try:
-            count = sessions.session(ready.session_id).message_count
+            session = sessions.session(ready.session_id)
+            shown = session.entries[-ready.unanswered :]
+            if tuple(message_digest(entry.message) for entry in shown) != ready.tail:
+                return False
             sessions.withdraw_turn(
-                ready.session_id, position=count - ready.unanswered, reason=reason
+                ready.session_id,
+                position=session.message_count - ready.unanswered,
+                reason=reason,
             )
         except SessionError as error:
             # The messages stay: the next request goes on from them, or in a branch.
@@ -120,13 +132,15 @@ def empty_reply(reply: dict[str, Any]) -> bool:
 
 
 def unanswered(history: ClientHistory, found: Route) -> int:
-    """How many of the messages a request appends come after the last reply in its history;
-    0 when it appends none, or when one of them is a `role: "system"` message (a withdrawal
-    queues those for the next user message, where the client would send them again)."""
+    """How many messages come after the last reply in a request's history, whether it
+    appends them or a request before it did (one the upstream refused, sent again); 0 for a
+    request answered already (`replay`), or when one of them is a `role: "system"` message
+    (a withdrawal queues those for the next user message, where the client would send them
+    again)."""
     if found.replay is not None:
         return 0
     count = 0
-    for message in reversed(history.messages[found.start :]):  # from the end: no full scan
+    for message in reversed(history.messages):  # from the end: no full scan
         if message.role is Role.ASSISTANT:
             break
         if message.is_system:

@@ -161,6 +161,53 @@ def test_a_stream_the_client_stops_stops_upstream_and_the_session_goes_on(
     assert audit_session(served_store.store, info.id).ok
 
 
+@pytest.mark.parametrize("refused", ["529", "error event"])
+def test_a_retried_request_the_client_stops_is_taken_back_too(
+    served_store: Served, fake_anthropic: FakeAnthropic, release: threading.Event, refused: str
+) -> None:
+    # The first try stored the question and was refused (a 529, or an `overloaded_error`
+    # mid-stream); the client sends it again (nothing new to append) and the user presses
+    # Esc. Only the messages a request appended itself were taken back: the question stayed,
+    # and Claude Code's next request (the interruption joined to it) went to a branch
+    # started from its whole history.
+    if refused == "529":
+        fake_anthropic.enqueue(fake.overloaded())
+        assert post(served_store.url, body(QUESTION, stream=False)).status_code == 529
+    else:
+        fake_anthropic.enqueue(fake.overloaded_midstream())
+        assert "overloaded_error" in post(served_store.url, body(QUESTION)).text
+    assert served_store.conversations() == [[QUESTION]]
+    fake_anthropic.enqueue(fake.held(fake.message(fake.CANNED_TEXT), release))
+    cut_mid_stream(served_store.url, [QUESTION])
+    assert fake_anthropic.abandoned.acquire(timeout=SECONDS)
+    wait_for_metric(served_store.url, "abridged_serve_withdrawn 1")
+
+    answer = post(served_store.url, body(*INTERRUPTION_IN_THE_QUESTION, stream=False))
+
+    assert answer.status_code == 200, answer.text
+    reply = said_as_stored({"role": "assistant", "content": answer.json()["content"]})
+    assert served_store.conversations() == [[*INTERRUPTION_IN_THE_QUESTION, reply]]  # no branch
+    (info,) = served_store.store.list_sessions().sessions
+    assert audit_session(served_store.store, info.id).ok
+
+
+def test_a_retried_request_answered_with_nothing_is_taken_back_too(
+    served_store: Served, fake_anthropic: FakeAnthropic
+) -> None:
+    # The same after a 529, with the retry answered with nothing: the turn the client sends
+    # again with "Please continue" joined (the API's advice) goes on in the same session.
+    fake_anthropic.enqueue(fake.overloaded(), fake.message([]))
+    assert post(served_store.url, body(QUESTION, stream=False)).status_code == 529
+    assert post(served_store.url, body(QUESTION, stream=False)).status_code == 200
+    again = {"role": "user", "content": [*QUESTION["content"], *said("user", "Go on")["content"]]}
+
+    answer = post(served_store.url, body(again, stream=False))
+
+    assert answer.status_code == 200, answer.text
+    reply = said_as_stored({"role": "assistant", "content": answer.json()["content"]})
+    assert served_store.conversations() == [[again, reply]]  # no branch
+
+
 def said_as_stored(message: dict[str, Any]) -> dict[str, Any]:
     """Role and content, without the proxy's cache markers."""
     content = [
