@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 BROKEN_OFF = (
@@ -14,12 +15,22 @@ BROKEN_OFF = (
 `error` event, where a stream that merely stops would be taken as a whole, shorter reply."""
 
 
+BLANK_LINE = re.compile(rb"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r)")
+"""A line's end and an empty line's: where an event ends. Server-sent events end a line
+with CRLF, LF or CR (a CRLF is one line end, never a CR's and an LF's)."""
+
+
 def complete_events(data: bytes | bytearray, start: int = 0) -> int:
     """How many bytes of `data` are whole events (up to the last blank line), 0 when none
     ends after `start` (where an earlier call found none): the proxy passes events on
-    whole, so that an `error` event it adds never follows half of one."""
-    ends = [(data.rfind(b"\n\n", start), 2), (data.rfind(b"\r\n\r\n", start), 4)]
-    return max((at + size for at, size in ends if at >= 0), default=0)
+    whole, so that an `error` event it adds never follows half of one. Lines may end with
+    CR alone: such a stream was held whole until it ended. A CR that ends `data` may be
+    the first half of a CRLF; the events end there all the same (the LF, passed on next,
+    ends no line of its own after a CR)."""
+    end = 0
+    for found in BLANK_LINE.finditer(data, start):
+        end = found.end()
+    return end
 
 
 class ReplyAccumulator:
@@ -30,7 +41,7 @@ class ReplyAccumulator:
     def __init__(self) -> None:
         self._buffer = bytearray()
         self._searched = 0
-        self._carried_cr = b""
+        self._after_cr = False
         self._message: dict[str, Any] | None = None
         self._partial: dict[int, str] = {}
         self._pieces: dict[tuple[int, str], list[str]] = {}
@@ -80,14 +91,17 @@ class ReplyAccumulator:
             self._broken = True
 
     def _line_feeds(self, chunk: bytes) -> bytes:
-        """`chunk` with its line ends as `\n` (SSE ends a line with CRLF, LF or CR). A CR
-        at the end of a chunk waits for the next: the network may cut a CRLF in two, and
-        read apart, the CR and the LF would make a blank line that ends no event, or none
-        where one ends."""
-        data, self._carried_cr = self._carried_cr + chunk, b""
-        if data.endswith(b"\r"):
-            data, self._carried_cr = data[:-1], b"\r"
-        return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        """`chunk` with its line ends as `\n` (SSE ends a line with CRLF, LF or CR). The
+        network may cut a CRLF in two, and read apart, the CR and the LF would make a blank
+        line that ends no event: an LF that starts a chunk after a CR is that CR's. (A CR
+        that ends a chunk counts at once: held for the next chunk, the last of a stream
+        whose lines end with CR alone was never read, nor its reply recorded.)"""
+        if not chunk:
+            return chunk
+        if self._after_cr and chunk.startswith(b"\n"):
+            chunk = chunk[1:]
+        self._after_cr = chunk.endswith(b"\r")
+        return chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
     def _event(self, event: dict[str, Any]) -> None:
         kind = event["type"]

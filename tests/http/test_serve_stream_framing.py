@@ -13,6 +13,7 @@ import attrs
 import httpx2
 import pytest
 
+from abridged.adapters.http.sse import BROKEN_OFF
 from abridged.application.service import Sessions
 from abridged.domain.events import MessageAppended
 from tests.support import fake_anthropic as fake
@@ -68,7 +69,7 @@ def cuts(stream: bytes) -> dict[str, tuple[int, ...]]:
     [
         *[
             (line_end, where)
-            for line_end in ("\n", "\r\n")
+            for line_end in ("\n", "\r\n", "\r")
             for where in (
                 "inside a UTF-8 character",
                 "between event and data",
@@ -93,6 +94,27 @@ def test_a_stream_cut_anywhere_passes_whole_and_is_recorded(
     answer = httpx2.post(f"{proxy}/v1/messages", json=body, headers={"x-api-key": TEST_API_KEY})
     assert answer.content == stream  # nothing added: no "broke off" error after a whole reply
     assert recorded(store)[1] == {"role": "assistant", "content": [{"type": "text", "text": TEXT}]}
+
+
+@pytest.mark.parametrize("line_end", ["\n", "\r\n", "\r"], ids=["LF", "CRLF", "CR"])
+def test_a_stream_that_breaks_off_passes_its_whole_events_on_then_an_error(
+    proxy: str, fake_anthropic: FakeAnthropic, store: Sessions, line_end: str
+) -> None:
+    # The events before the break reach the client, and the error event follows them. With
+    # CR line ends (which server-sent events allow) no event was seen to end: the stream was
+    # held whole until it ended, and dropped when it broke off, the error event alone sent.
+    stream = encoded(line_end)
+    broken = stream[: stream.index(b"event: message_delta")]  # whole events, no message_stop
+    fake_anthropic.enqueue(fake.malformed(broken, "text/event-stream; charset=utf-8"))
+    body = {
+        "model": MODEL,
+        "max_tokens": 50,
+        "stream": True,
+        "messages": [{"role": "user", "content": "Où est l'erreur ?"}],
+    }
+    answer = httpx2.post(f"{proxy}/v1/messages", json=body, headers={"x-api-key": TEST_API_KEY})
+    assert answer.content == broken + BROKEN_OFF
+    assert len(recorded(store)) == 1  # the question; no reply
 
 
 FALLBACK = {

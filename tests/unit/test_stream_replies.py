@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from abridged.adapters.http.sse import ReplyAccumulator
+from abridged.adapters.http.sse import ReplyAccumulator, complete_events
 
 
 def streamed(*blocks: tuple[dict[str, Any], list[str]]) -> bytes:
@@ -101,7 +101,7 @@ def long_reply(pieces: list[str]) -> list[dict[str, Any]]:
 @given(
     pieces=st.lists(st.text(max_size=20), min_size=1, max_size=30),
     cuts=st.lists(st.integers(min_value=0), max_size=40),
-    line_end=st.sampled_from(["\n", "\r\n"]),
+    line_end=st.sampled_from(["\n", "\r\n", "\r"]),
 )
 def test_a_reply_fed_in_any_pieces_is_the_reply_fed_whole(
     pieces: list[str], cuts: list[int], line_end: str
@@ -121,3 +121,30 @@ def test_a_reply_fed_in_any_pieces_is_the_reply_fed_whole(
         "citations": [{"n": 0}, {"n": 1}, {"n": 2}],
     }
     assert content[2]["input"] == {"said": "".join(pieces)}
+
+
+@given(
+    pieces=st.lists(st.text(max_size=20), min_size=1, max_size=10),
+    cuts=st.lists(st.integers(min_value=0), max_size=40),
+    line_end=st.sampled_from(["\n", "\r\n", "\r"]),
+)
+def test_a_stream_cut_anywhere_is_passed_on_event_by_event(
+    pieces: list[str], cuts: list[int], line_end: str
+) -> None:
+    # As the proxy relays a stream: each piece it passes on ends where an event ends, and
+    # nothing is held back once an event has ended. With CR line ends, none was seen to
+    # end: the whole stream was held until the upstream closed it.
+    data = events(*long_reply(pieces), line_end=line_end)
+    at = sorted({cut % (len(data) + 1) for cut in cuts})
+    pending, passed = bytearray(), 0
+    for start, end in zip([0, *at], [*at, len(data)], strict=True):
+        searched = max(len(pending) - 3, 0)
+        pending += data[start:end]
+        if whole := complete_events(pending, searched):
+            passed += whole
+            del pending[:whole]
+            ended = data[:passed]
+            # A CR that ends a piece may be the first half of a CRLF; it ends the event.
+            assert ended.endswith(2 * line_end.encode()) or ended.endswith(b"\r\n\r")
+    # All of it, but the LF of a last CRLF that came alone (passed on with the stream's end).
+    assert data[passed:] in (b"", b"\n" if line_end == "\r\n" else b"")
