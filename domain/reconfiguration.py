@@ -162,11 +162,13 @@ class Reconfiguring(SessionState):
                 session.calibration = round(within_bounds(scaled), 6)
                 session.tokenizer_ratio = self.tokenizer_ratio
             session.thinking_bound = self.thinking_bound
+            if self.model != session.model:
+                # A window the old model's provider enforced says nothing about the new model;
+                # the same model asked for another reservation still has it.
+                session.provider_window = None
             session.model = self.model
             session.context_window = self.context_window
             session.reserved_output = self.reserved_output
-            # A window the old model's provider enforced says nothing about the new model.
-            session.provider_window = None
 
     class SettingsChanged(SessionEvent):
         """The compaction settings changed; later decisions use the new ones."""

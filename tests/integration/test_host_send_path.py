@@ -111,6 +111,25 @@ def test_the_providers_error_numbers_and_plain_numbers_are_accepted(make_app: Ma
         assert prepared.context.estimate <= prepared.context.budget <= 6_000 - 1_000
 
 
+def test_a_learned_window_outlives_another_reservation_but_not_another_model(
+    make_app: MakeApp,
+) -> None:
+    # A proxied client asks for its own max_tokens at every request: the window the provider
+    # enforced must not be forgotten each time the reservation moves, or the next request
+    # overflows again.
+    app = make_app()
+    session_id = start(app, window=20_000, threshold_ratio=1.0)
+    grow(app, session_id, turns=20, size=150)
+    app.report_overflow(session_id, 6_000, tokens=9_000)
+
+    app.reconfigure(session_id, max_output_tokens=2_000)
+    assert app.session(session_id).provider_window == 6_000
+    assert app.prepare_request(session_id).context.budget <= 6_000 - 2_000
+
+    app.reconfigure(session_id, model="claude-opus-4-6", context_window=20_000)
+    assert app.session(session_id).provider_window is None
+
+
 def test_an_error_that_is_not_an_overflow_is_refused_and_records_nothing(
     make_app: MakeApp, fake_anthropic: FakeAnthropic
 ) -> None:
