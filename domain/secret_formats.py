@@ -145,7 +145,11 @@ SECRET_FORMATS: tuple[SecretPattern, ...] = (
     ),
     SecretPattern(
         "bearer-token",
-        r"(?=[BbTt])\b(?i:bearer|token|basic)\s+(?!\[redacted )([A-Za-z0-9\-._~+/]{16,}=*)",
+        # A credential has a run of ten letters and digits, and a digit or 24 characters:
+        # `Token Program/Token-2022` (a Solana program's name) is words, not a credential.
+        r"(?=[BbTt])\b(?i:bearer|token|basic)\s+(?!\[redacted )"
+        r"(?=[A-Za-z0-9\-._~+/]*?[A-Za-z0-9]{10})(?=[A-Za-z0-9\-._~+/]*?[0-9]|[A-Za-z0-9\-._~+/]{24})"
+        r"([A-Za-z0-9\-._~+/]{16,}=*)",
         1,
         hints=("bearer", "token", "basic"),
         starts=("bearer", "token", "basic"),

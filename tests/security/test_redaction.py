@@ -358,6 +358,19 @@ def test_a_shell_expansion_that_holds_no_secret_is_left_as_written(command: str)
     assert DefaultRedactor().redact(command) == command
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Detection matches Token Program/Token-2022 instruction indices (4=freeze).",
+        "Inject the Token AuthenticationService into the handler.",
+    ],
+)
+def test_words_after_token_are_not_a_credential(text: str) -> None:
+    # A credential has a long run of letters and digits, and a digit or many characters: a
+    # prompt about Solana's Token Program is not one, and the ledger must quote it as given.
+    assert DefaultRedactor().redact(text) == text
+
+
 def test_a_shell_expansions_default_is_redacted_and_its_braces_kept() -> None:
     redacted = DefaultRedactor().redact(f'export API_KEY="${{API_KEY:-{DB_PASSWORD}}}"')
     assert leaked(redacted) == []
