@@ -281,6 +281,7 @@ class Compactor:
             block=written.block,
             iterations=written.iterations,
             chained_revision=chained,
+            text_tokens=written.text_tokens,
         )
         pruned = 0
         plan = prune_after(session, compacted=True)

@@ -315,7 +315,7 @@ def _parent_summary(
         written.text,
         request.first_position,
         parent.message_count - 1,
-        written.tokens,
+        written.as_text_tokens,  # its block, if any, is not carried: it reads as text
         written.model,
         0,
     )

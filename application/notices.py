@@ -12,7 +12,7 @@ from typing import Literal, TypeAlias
 
 import attrs
 
-from abridged.domain.context import raw_estimate
+from abridged.domain.context import compaction_chunk, raw_estimate
 from abridged.domain.reply_shapes import leads_with_compaction
 from abridged.domain.session import Session
 
@@ -118,7 +118,8 @@ def breakdown_of(session: Session, extra_tokens: int = 0) -> TokenBreakdown:
         # The API compacted on its own: it drops what is sent before its block, so nothing is.
         summary = ledger = carried = 0
     else:
-        summary = sum(chunk.tokens for chunk in session.summaries)
+        chunks, lead = session.summaries, compaction_chunk(session.summaries)
+        summary = sum(c.tokens if c is lead else c.text_tokens or c.tokens for c in chunks)
         ledger, carried = session.ledger_tokens, session.carried_tokens
     messages = session.tail_tokens + carried
     parts = session.system_tokens + session.tools_tokens + summary + ledger + messages

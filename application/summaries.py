@@ -49,6 +49,13 @@ class WrittenSummary:
     """The API's `usage.iterations` when the API compacted."""
     chained_revision: int | None = None
     """The prefix revision the API's block was written over exactly (`Summary.prefix_revision`)."""
+    text_tokens: int | None = None
+    """With a `block`: the tokens of the summary read as text (`SummaryChunk.text_tokens`)."""
+
+    @property
+    def as_text_tokens(self) -> int:
+        """The tokens of the summary as `render_summary` text (a chunk without its block)."""
+        return self.tokens if self.text_tokens is None else self.text_tokens
 
 
 @attrs.frozen
@@ -101,6 +108,8 @@ class SummaryWriter:
             if request.earlier:
                 strategy = request.folding_strategy
             tokens = wire_block_tokens(WireBlock.of(json.loads(block)), self.counter.count)
+            last = request.decision.retained_from - 1
+            shown = render_summary(text, request.first_position, last, request.generation)
             return WrittenSummary(
                 text,
                 tokens,
@@ -111,6 +120,7 @@ class SummaryWriter:
                 block,
                 summary.iterations,
                 summary.prefix_revision,
+                text_block_tokens(shown, self.counter.count),
             )
         if request.earlier:
             strategy = request.folding_strategy

@@ -113,6 +113,8 @@ class SummaryChunk:
     the block then stands for all of it, ledger and earlier chunks included, and the kept
     turns follow it with nothing between, so the thinking they show stays valid
     (platform.claude.com/docs/en/build-with-claude/compaction-thinking-blocks)."""
+    text_tokens: int | None = None
+    """With a `block`: its tokens as `render_summary` text, once another chunk's block leads."""
 
 
 def compaction_chunk(summaries: Sequence[SummaryChunk]) -> SummaryChunk | None:
@@ -237,6 +239,7 @@ def raw_estimate(
     # The API's compaction block is a message of its own, first in the conversation, unless
     # it leads a kept reply that nothing else comes before (`build_context`).
     blocked = any(chunk.block for chunk in summaries)
+    lead = compaction_chunk(summaries)  # the others read as text
     if blocked:
         leading = separate
         separate = separate and (len(summaries) > 1 or bool(ledger_tokens))
@@ -250,7 +253,7 @@ def raw_estimate(
         REQUEST_OVERHEAD
         + view.system_tokens
         + view.tools_tokens
-        + sum(chunk.tokens for chunk in summaries)
+        + sum(c.tokens if c is lead else c.text_tokens or c.tokens for c in summaries)
         + ledger_tokens
         + carried_tokens
         + (MESSAGE_OVERHEAD if separate else 0)

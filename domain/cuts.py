@@ -236,7 +236,8 @@ def beside_tail(view: ContextView, extra_tokens: int) -> tuple[int, bool]:
     messages in view (the summaries at their largest), and whether the compaction folds the
     existing chunks into one."""
     limits = view.limits
-    existing = sum(c.tokens for c in view.summaries)
+    # At their largest: a chunk with a block reads as text once the new chunk's block leads.
+    existing = sum(max(c.tokens, c.text_tokens or 0) for c in view.summaries)
     resummarize = bool(view.summaries) and (
         limits.settings.summary_strategy == "update"
         or existing + limits.summary_tokens > limits.summaries_tokens

@@ -239,8 +239,9 @@ class ApiCompacted(SessionEvent):
     """The API compacted the conversation itself (threshold compaction, `compact_20260112`):
     the model reply at `position` starts with its `compaction` block and the API drops
     everything sent before it, so the view starts at that reply. `summary` stands for the
-    messages before it (its text is the block's content; it is never sent: the block is, in
-    the reply); earlier chunks are folded into it."""
+    messages before it (its text is the block's content; the reply's block is sent, not it,
+    until a compaction summarizes the reply: then it reads as text, counted so when adopted);
+    earlier chunks are folded into it."""
 
     position: int
     generation: int

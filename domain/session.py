@@ -21,10 +21,11 @@ from collections.abc import Sequence
 from typing import Any, TypeAlias
 from uuid import UUID
 
+import attrs
 from eventsourcing.domain import Aggregate
 
 from abridged.domain import events
-from abridged.domain.context import Entry, SummaryChunk, raw_estimate
+from abridged.domain.context import Entry, SummaryChunk, raw_estimate, render_summary
 from abridged.domain.degradation import shaped
 from abridged.domain.errors import InvalidMessageError
 from abridged.domain.ledger import LedgerUpdate, changes, check_update
@@ -36,7 +37,12 @@ from abridged.domain.reply_shapes import leads_with_compaction
 from abridged.domain.reshowing import ReshownMessage
 from abridged.domain.settings import CompactionSettings
 from abridged.domain.state import SessionState
-from abridged.domain.tokens import MESSAGE_OVERHEAD, CountText, message_block_tokens
+from abridged.domain.tokens import (
+    MESSAGE_OVERHEAD,
+    CountText,
+    message_block_tokens,
+    text_block_tokens,
+)
 from abridged.domain.turn_context import TurnContexts
 from abridged.domain.usage import Usage
 from abridged.domain.validation import check_counts
@@ -124,7 +130,7 @@ class Session(Reconfiguring, TurnContexts, Withdrawals, Aggregate):
         )
         if reply and leads_with_compaction(message):
             # The API compacted on its own (`compact_20260112`): it drops what came before.
-            self.adopt_api_compaction()
+            self.adopt_api_compaction(count)
         if message.role is Role.USER and self.queued_system:
             queued = self.queued_system
             for instruction in queued:
@@ -166,10 +172,12 @@ class Session(Reconfiguring, TurnContexts, Withdrawals, Aggregate):
         block: str | None = None,
         iterations: tuple[str, ...] = (),
         chained_revision: int | None = None,
+        text_tokens: int | None = None,
     ) -> CompactionOutcome:
         """Replaces the messages before `decision.retained_from` by a summary chunk; with
         `ledger`, the facts ledger is updated first (`LedgerUpdated`)."""
         chunk, replaced = next_chunk(self, decision, text, tokens, model, block, chained_revision)
+        chunk = attrs.evolve(chunk, text_tokens=text_tokens) if block is not None else chunk
         # The ledger first: the event's before and after (re-derived by an audit from the
         # state before each event) both count it as this compaction leaves it.
         if ledger is not None:
@@ -257,24 +265,22 @@ class Session(Reconfiguring, TurnContexts, Withdrawals, Aggregate):
 
     ApiCompacted: TypeAlias = events.ApiCompacted
 
-    def adopt_api_compaction(self) -> None:
+    def adopt_api_compaction(self, count: CountText) -> None:
         """Records that the API compacted on its own: the last message, a model reply that
-        starts with a `compaction` block, leads the view from now on (`ApiCompacted`)."""
+        starts with a `compaction` block, leads the view from now on (`ApiCompacted`).
+        The chunk counts as the text requests show it in (`count`) once a compaction
+        summarizes that reply; until then the reply's block is sent, not the chunk."""
         position = self.message_count - 1
         reply = self.entries[-1].message if self.entries else None
         if reply is None or not leads_with_compaction(reply) or position <= self.retained_from:
             return
         block = reply.content[0]
         content = block.to_wire().get("content") if isinstance(block, WireBlock) else None
+        text = content if isinstance(content, str) and content.strip() else "(compacted by the API)"
         first = self.summaries[0].first_position if self.summaries else self.retained_from
-        chunk = SummaryChunk(
-            content if isinstance(content, str) and content.strip() else "(compacted by the API)",
-            first,
-            position - 1,
-            0,
-            self.model,
-            self.generation + 1,
-        )
+        shown = render_summary(text, first, position - 1, self.generation + 1)
+        tokens = text_block_tokens(shown, count)
+        chunk = SummaryChunk(text, first, position - 1, tokens, self.model, self.generation + 1)
         kept = self.entries[position - self.retained_from :]
         after = self.calibrated(
             raw_estimate(self, [chunk], kept, sum(e.shown_tokens for e in kept))
