@@ -239,7 +239,7 @@ def session_stats(events: Sequence[Aggregate.Event]) -> SessionStats:
                 for name in _USAGE:
                     counts[name] += getattr(event.usage, name)
                 reported = event.usage.prompt_tokens
-                if event.request_estimate and reported:
+                if event.request_estimate and reported and event.calibrates:
                     predicted = math.ceil(event.request_estimate * calibration)
                     errors.append((reported - predicted) / predicted)
                     calibration = moving_calibration(calibration, reported, event.request_estimate)

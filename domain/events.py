@@ -159,6 +159,10 @@ class MessageAppended(SessionEvent):
     """For a model reply, the model that wrote it (the reply's own `model`, else the session's
     when it was recorded): which models may read its thinking (`None`: not a reply, or stored
     before it was recorded)."""
+    calibrates: bool = True
+    """Whether `usage` moves the calibration: not for a reply the API compacted first (its
+    `input_tokens` count the context after the compaction, not what was sent). Events stored
+    before it load with `True`, and replay as they ran."""
 
     def apply(self, session: Session) -> None:
         entry = Entry(
@@ -172,7 +176,7 @@ class MessageAppended(SessionEvent):
         session.add_entry(entry, self.originator_version, self.saving)
         if self.model is not None:
             session.note_producer(entry, self.model)
-        if self.usage is not None and self.request_estimate:
+        if self.usage is not None and self.request_estimate and self.calibrates:
             session.calibration = moving_calibration(
                 session.calibration, self.usage.prompt_tokens, self.request_estimate
             )

@@ -44,7 +44,7 @@ from abridged.domain.tokens import (
     text_block_tokens,
 )
 from abridged.domain.turn_context import TurnContexts
-from abridged.domain.usage import Usage
+from abridged.domain.usage import Usage, compacted_first
 from abridged.domain.validation import check_counts
 from abridged.domain.vocabulary import CompactionStrategy, Fallback, SessionOrigin, Trigger
 from abridged.domain.withdrawal import Withdrawals
@@ -127,6 +127,7 @@ class Session(Reconfiguring, TurnContexts, Withdrawals, Aggregate):
             saving=self.saving_of_next(entry),
             prefix_revision=self.prefix_revision if reply else None,
             model=(model or self.model) if reply else None,
+            calibrates=not ((reply and leads_with_compaction(message)) or compacted_first(usage)),
         )
         if reply and leads_with_compaction(message):
             # The API compacted on its own (`compact_20260112`): it drops what came before.
@@ -267,9 +268,8 @@ class Session(Reconfiguring, TurnContexts, Withdrawals, Aggregate):
 
     def adopt_api_compaction(self, count: CountText) -> None:
         """Records that the API compacted on its own: the last message, a model reply that
-        starts with a `compaction` block, leads the view from now on (`ApiCompacted`).
-        The chunk counts as the text requests show it in (`count`) once a compaction
-        summarizes that reply; until then the reply's block is sent, not the chunk."""
+        starts with a `compaction` block, leads the view from now on (`ApiCompacted`). Its
+        chunk counts (`count`) as the text it is sent as once a compaction summarizes it."""
         position = self.message_count - 1
         reply = self.entries[-1].message if self.entries else None
         if reply is None or not leads_with_compaction(reply) or position <= self.retained_from:

@@ -45,6 +45,14 @@ class Usage:
         return self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
 
 
+def compacted_first(usage: Usage | None) -> bool:
+    """Whether the API compacted the request before answering (a `compaction` entry in
+    `iterations`): `input_tokens` then counts the context after the compaction, not what was
+    sent, and the reply does not calibrate."""
+    entries = (json.loads(i) for i in usage.iterations) if usage is not None else ()
+    return any(isinstance(e, dict) and e.get("type") == "compaction" for e in entries)
+
+
 def within_bounds(factor: float) -> float:
     """`factor` clamped to `CALIBRATION_BOUNDS`."""
     low, high = CALIBRATION_BOUNDS

@@ -1,5 +1,7 @@
-"""A summary the API wrote counts as it is sent in each request: the block while it leads,
-the text it reads as once another chunk leads or a compaction summarizes its reply."""
+"""What the API's own compaction counts for. A summary the API wrote counts as it is sent
+in each request: the block while it leads, the text it reads as once another chunk leads or
+a compaction summarizes its reply. A reply the API compacted does not calibrate: its usage
+counts the context after the compaction, not the request sent."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from abridged.application.auditing import audit_session
 from abridged.application.ports import SentPrefix, Summary
 from abridged.application.service import Sessions
 from abridged.domain.messages import Message
+from abridged.domain.reply_shapes import leads_with_compaction
 from abridged.domain.session import Session
 from abridged.domain.settings import CompactionSettings
 from tests.conftest import MakeApp
@@ -98,3 +101,45 @@ def test_an_earlier_block_counts_as_text_once_a_later_block_leads(make_app: Make
     body = check_request(app.prepare_request(session_id), COUNTER)  # the estimate is exact
     assert body["messages"][0]["content"][0]["signature"] == "c2ln2"
     assert any(t.startswith('<conversation-summary generation="1"') for t in texts(body))
+
+
+def test_a_reply_the_api_compacted_leaves_the_calibration_as_it_was(app: Sessions) -> None:
+    session_id = start(app)
+    for i in range(3):
+        app.append_message(session_id, Message.user(f"Question {i}: " + words(500)))
+        sent = app.prepare_request(session_id).context.raw_estimate
+        usage = {"input_tokens": sent, "output_tokens": 5}  # the estimate was right
+        app.record_reply(session_id, Message.assistant("Done."), usage=usage, request_estimate=sent)
+    assert app.session(session_id).calibration == 1.0
+    app.append_message(session_id, Message.user("Go on."))
+    sent = app.prepare_request(session_id).context.raw_estimate
+    summary = words(50, "done")
+    # What the API returns when its threshold compaction ran: the top-level input is the
+    # compacted context; the compaction entry of `iterations` read the request sent.
+    reply = {
+        "role": "assistant",
+        "content": [
+            {"type": "compaction", "content": summary, "signature": "c2ln"},
+            {"type": "text", "text": "Going on."},
+        ],
+        "usage": {
+            "input_tokens": 100,
+            "output_tokens": 10,
+            "iterations": [
+                {"type": "compaction", "input_tokens": sent, "output_tokens": 60},
+                {"type": "message", "input_tokens": 100, "output_tokens": 10},
+            ],
+        },
+    }
+
+    app.record_reply(session_id, reply, request_estimate=sent)
+
+    assert app.session(session_id).calibration == 1.0  # it was 0.75
+    replayed: Session = app.repository.get(session_id)
+    assert replayed.calibration == 1.0
+    app.append_message(session_id, Message.user("Next: " + words(2_000)))
+    check_request(app.prepare_request(session_id), COUNTER, calibration=1.0)
+    replies = [e for e in app.history(session_id) if isinstance(e, Session.MessageAppended)]
+    compacted = next(e for e in replies if leads_with_compaction(e.message))
+    assert compacted.request_estimate == sent
+    assert not compacted.calibrates
