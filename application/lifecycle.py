@@ -171,7 +171,7 @@ class Lifecycle:
                     # blocks written before the prefix last changed (the old model kept them
                     # through a compaction) would be refused.
                     self.compactor.downgrade_reasoning(session, True)
-            recorded = [type(e).__name__ for e in session.pending_events]
+            recorded = self._checked(session)
             self.appender.append_all(session, messages, message_counts)
             if session.pending_events:
                 self.uow.save(session)
@@ -179,6 +179,13 @@ class Lifecycle:
             return recorded
 
         return self.uow.run(session_id, command)
+
+    def _checked(self, session: Session) -> list[str]:
+        """The names of the events a reconfiguration recorded, once what no compaction
+        reduces is checked to fit still: every request would overflow otherwise."""
+        if session.pending_events:
+            session.check_room_in_view(self.ports.counter.count)
+        return [type(e).__name__ for e in session.pending_events]
 
     def continue_session(
         self,
@@ -354,7 +361,9 @@ class LifecycleCommands:
         prompt or tools. All or nothing: when one is refused, nothing is recorded.
 
         Raises `InvalidSettingsError` for inconsistent limits or a system prompt and tools
-        too large for the budget, `InvalidToolDefinitionError` for tools `start_session`
+        too large for the budget, `ContextTooSmallError` when what no compaction reduces
+        (the system messages in view, the room for summaries and the last exchange too,
+        calibrated) would not fit, `InvalidToolDefinitionError` for tools `start_session`
         would refuse, `InvalidMessageError` for removing every tool while tool calls are in
         the context, `InvalidArgumentError` for text UTF-8 cannot encode; nothing is recorded
         then."""

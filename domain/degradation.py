@@ -215,38 +215,10 @@ def shaped(
         settings.salient_chars,
         settings.salient_rules,
     )
-    irreducible = exchange_irreducible(
-        message,
-        counts,
-        previous.message if previous else None,
-        previous.block_tokens if previous else (),
-    )
-    if message.role is Role.ASSISTANT and message.tool_uses:
-        # Calls go out with their results: room for those at their smallest, since calls
-        # accepted whose results could not be would leave the session stuck.
-        irreducible = smallest_tokens(message, counts) + MESSAGE_OVERHEAD
-        irreducible += MIN_BLOCK_TOKENS * len(message.tool_uses)
-    span = carried_span(retained) if results_carried(message) else ()
-    waiting = calls_waiting(message) if message.role is Role.ASSISTANT else ()
     salient = salient_of(settings)
-    if span or waiting or (message.tool_uses and _holds_server_results(message)):
-        # It goes with them at its smallest, as counted (`least_shown`); so does a reply
-        # whose calls' results go with it beside a server tool's result: that keeps its
-        # shape (encrypted parts whole), often far more than `MIN_BLOCK_TOKENS`.
-        _, least = plan_degradations(message, 0, count, shown_counts, truncations, salient)
-        irreducible = MESSAGE_OVERHEAD + sum(least)
-        if message.tool_uses:
-            irreducible += MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS * len(message.tool_uses)
-    if span:
-        # A reply holding the results of an earlier reply's server calls goes with it and
-        # the messages between (no cut falls between them): room for all at their smallest.
-        irreducible += sum(least_shown(e, count, salient) for e in span)
-    if waiting:
-        # A paused turn whose continuation could never be recorded would be stuck: room for
-        # that reply, holding the results of its calls, at its smallest.
-        irreducible += MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS * len(waiting)
-    if message.role is Role.SYSTEM:
-        irreducible += turn_room(retained)
+    irreducible = exchange_need(
+        message, counts, count, retained, truncations, shown_counts, salient
+    )
     check_room(
         limits,
         system_tokens,
@@ -267,6 +239,7 @@ def shaped(
         return tuple(truncations), tuple(shown_counts)
     answers = previous is not None and bool(message.tool_results)
     partner = previous.shown_tokens if previous is not None and answers else None
+    span = carried_span(retained) if results_carried(message) else ()
     if answers and previous is not None and results_carried(previous.message):
         # Answering a reply that went with an earlier one: all of them go with this.
         span = carried_span(retained)
@@ -281,6 +254,53 @@ def shaped(
         truncations,
         salient,
     )
+
+
+def exchange_need(
+    message: Message,
+    counts: Sequence[int],
+    count: CountText,
+    retained: Sequence[ShownEntry],
+    truncations: Sequence[Truncation],
+    shown_counts: Sequence[int],
+    salient: tuple[int, int] = (0, 1),
+) -> int:
+    """Tokens the exchange `message` (after the `retained` messages) must send unchanged
+    whatever is compacted, at its smallest: what `shaped` checks room for (`check_room`).
+    `truncations` and `shown_counts` are its tool outputs' cuts and its blocks as shown."""
+    previous = retained[-1] if retained else None
+    irreducible = exchange_irreducible(
+        message,
+        counts,
+        previous.message if previous else None,
+        previous.block_tokens if previous else (),
+    )
+    if message.role is Role.ASSISTANT and message.tool_uses:
+        # Calls go out with their results: room for those at their smallest, since calls
+        # accepted whose results could not be would leave the session stuck.
+        irreducible = smallest_tokens(message, counts) + MESSAGE_OVERHEAD
+        irreducible += MIN_BLOCK_TOKENS * len(message.tool_uses)
+    span = carried_span(retained) if results_carried(message) else ()
+    waiting = calls_waiting(message) if message.role is Role.ASSISTANT else ()
+    if span or waiting or (message.tool_uses and _holds_server_results(message)):
+        # It goes with them at its smallest, as counted (`least_shown`); so does a reply
+        # whose calls' results go with it beside a server tool's result: that keeps its
+        # shape (encrypted parts whole), often far more than `MIN_BLOCK_TOKENS`.
+        _, least = plan_degradations(message, 0, count, shown_counts, truncations, salient)
+        irreducible = MESSAGE_OVERHEAD + sum(least)
+        if message.tool_uses:
+            irreducible += MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS * len(message.tool_uses)
+    if span:
+        # A reply holding the results of an earlier reply's server calls goes with it and
+        # the messages between (no cut falls between them): room for all at their smallest.
+        irreducible += sum(least_shown(e, count, salient) for e in span)
+    if waiting:
+        # A paused turn whose continuation could never be recorded would be stuck: room for
+        # that reply, holding the results of its calls, at its smallest.
+        irreducible += MESSAGE_OVERHEAD + MIN_BLOCK_TOKENS * len(waiting)
+    if message.role is Role.SYSTEM:
+        irreducible += turn_room(retained)
+    return irreducible
 
 
 def plan_degradations(

@@ -21,6 +21,7 @@ from uuid import UUID
 from eventsourcing.domain import CanMutateAggregate
 
 from abridged.domain.capabilities import capabilities_for
+from abridged.domain.degradation import check_room, exchange_need, salient_of
 from abridged.domain.events import SessionEvent
 from abridged.domain.indexes import recompute
 from abridged.domain.inputs import tool_key
@@ -28,7 +29,7 @@ from abridged.domain.instructions import instruction_message
 from abridged.domain.messages import Message, Role, WireBlock
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.state import SessionState
-from abridged.domain.tokens import REQUEST_OVERHEAD
+from abridged.domain.tokens import REQUEST_OVERHEAD, CountText
 from abridged.domain.usage import within_bounds
 from abridged.domain.validation import check_reconfiguration
 
@@ -239,6 +240,42 @@ class Reconfiguring(SessionState):
                 settings=settings,
                 settings_fingerprint=settings.fingerprint,
             )
+
+    def check_room_in_view(self, count: CountText) -> None:
+        """Raises `ContextTooSmallError` when what no compaction reduces does not fit the
+        budget: the system prompt, the tools, the system messages in view, the room kept for
+        summaries and the last exchange at its smallest, calibrated; the check a start and an
+        append make (`check_room`), for the session as it stands (after a reconfiguration)."""
+        entries, irreducible = self.entries, 0
+        # As `system_message_tokens`, left uncached: a check changes nothing a replay derives.
+        system_messages = self.counted_system_tokens
+        if system_messages is None:
+            instructions = (e.shown_tokens for e in entries if e.message.is_system)
+            system_messages = sum(instructions, self.carried_tokens)
+        if entries:
+            last = entries[-1]
+            if last.message.is_system:
+                system_messages -= last.shown_tokens  # counted with its exchange
+            shown = last.block_tokens
+            irreducible = exchange_need(
+                last.message,
+                shown,
+                count,
+                entries[:-1],
+                last.truncations,
+                shown,
+                salient_of(self.settings),
+            )
+        check_room(
+            self.limits,
+            self.system_tokens,
+            self.tools_tokens,
+            irreducible,
+            calibration=self.calibration,
+            what="the last exchange at its smallest (thinking, server tools and system "
+            "messages whole)",
+            system_messages=system_messages,
+        )
 
     def instruct_system_prompt(self, system: str) -> Message | None:
         """Records a new system prompt as a system message (for a model that takes them),

@@ -14,6 +14,7 @@ import attrs
 from abridged.application.service import Sessions
 from abridged.domain import errors
 from abridged.domain.messages import Message, ToolResultBlock, ToolUseBlock
+from abridged.domain.settings import CompactionSettings
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(16)).decode()
 JPEG = base64.b64encode(b"\xff\xd8\xff\xe0" + bytes(16)).decode()
@@ -413,6 +414,15 @@ API_CASES: tuple[Case, ...] = (
     ),
     Case("tool a string", tools("run"), E.InvalidToolDefinitionError),
     Case("tools a string", start(tools="run"), E.InvalidToolDefinitionError),
+    Case(
+        "a system prompt leaving no room for the summaries' share",
+        lambda app, b: app.reconfigure(
+            b.asking,
+            system="word " * 10_000,
+            settings=CompactionSettings(summaries_share=0.5, summary_share=0.1),
+        ),
+        E.ContextTooSmallError,
+    ),
     # Requests and compactions.
     Case(
         "a request after the model's reply",
