@@ -265,6 +265,8 @@ def _whole_history(uow: UnitOfWork, session_id: UUID) -> list[Message]:
 def _fits(
     ports: ServicePorts, start: Mapping[str, Any], limits: Limits, messages: list[Message]
 ) -> bool:
+    if not start["tools"] and any(m.tool_uses or m.tool_results for m in messages):
+        return False  # its tool calls could not be sent without tools: from the summary
     fixed = (
         REQUEST_OVERHEAD
         + system_tokens(start["system"], ports.counter.count)

@@ -38,7 +38,7 @@ from abridged.domain.replies import shown_reply
 from abridged.domain.reshowing import ReshownMessage
 from abridged.domain.settings import CompactionSettings, Limits
 from abridged.domain.tail import DeferredTail, TailSource, entry_itself, shown_message_of
-from abridged.domain.validation import check_blocks, check_next
+from abridged.domain.validation import check_blocks, check_next, check_tools_defined
 
 
 class SessionState(TailIndexes):
@@ -304,6 +304,7 @@ class SessionState(TailIndexes):
         check_blocks(shown_reply(message) if reply else message)
         at = len(self.entries)
         check_next(lambda k: self.entries[k].message, at, message, lambda: self.tool_ids)
+        check_tools_defined(bool(self.tools), (message,))
 
     # Index maintenance, called by the mutators.
 

@@ -399,8 +399,22 @@ def check_reconfiguration(
             f"the system prompt and tools ({fixed_tokens} tokens) would not fit the budget of "
             f"{budget} tokens"
         )
-    if not has_tools and any(m.tool_uses or m.tool_results for m in retained):
+    check_tools_defined(
+        has_tools,
+        retained,
+        "the context still holds tool calls and results, and the Messages API needs tools "
+        "defined for them: keep at least one tool until they are compacted",
+    )
+
+
+def check_tools_defined(has_tools: bool, messages: Iterable[Message], problem: str = "") -> None:
+    """`InvalidMessageError` when `messages` hold tool calls or results (`tool_use`,
+    `tool_result`) and the session defines no tools: the Messages API refuses every request
+    holding them without `tools`. Server tools' calls and results need no tool of the host."""
+    if not has_tools and any(m.tool_uses or m.tool_results for m in messages):
         raise InvalidMessageError(
-            "the context still holds tool calls and results, and the Messages API needs "
-            "tools defined for them: keep at least one tool until they are compacted"
+            problem
+            or "the session defines no tools, and the Messages API refuses tool_use and "
+            "tool_result blocks in a request without tools: give the session its tools "
+            "(start_session(tools=...) or reconfigure(tools=...)) first; nothing was written"
         )

@@ -47,7 +47,10 @@ def test_a_large_message_is_stored_as_json_and_reads_back_exactly(db: str) -> No
     result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": TOOL_OUTPUT}
     with bootstrap(db) as writer:
         session_id = writer.start_session(
-            model="claude-sonnet-4-6", context_window=200_000, max_output_tokens=1_000
+            model="claude-sonnet-4-6",
+            context_window=200_000,
+            max_output_tokens=1_000,
+            tools=[{"name": "Read", "input_schema": {"type": "object"}}],
         )
         writer.append_message(session_id, {"role": "user", "content": "Read a.jsonl"})
         writer.record_reply(session_id, {"role": "assistant", "content": [call]})

@@ -423,6 +423,17 @@ API_CASES: tuple[Case, ...] = (
         ),
         E.ContextTooSmallError,
     ),
+    Case(
+        "tool calls brought into a session without tools",
+        start(
+            messages=[
+                Message.user("hello"),
+                Message.assistant(ToolUseBlock("toolu_new", "run", {})),
+                Message.user(ToolResultBlock("toolu_new", "ok")),
+            ]
+        ),
+        E.InvalidMessageError,
+    ),
     # Requests and compactions.
     Case(
         "a request after the model's reply",

@@ -28,6 +28,8 @@ from abridged.domain.messages import Message, ToolResultBlock, ToolUseBlock
 from tests.support.fakes import FakeSummarizer, FakeTokenCounter
 from tests.support.postgres import fresh_database
 
+RUN = {"name": "run", "input_schema": {"type": "object"}}
+
 
 def test_a_string_session_id_works_on_sqlite(tmp_path: Path) -> None:
     app = bootstrap(tmp_path / "s.sqlite3")
@@ -230,7 +232,9 @@ def test_the_password_stays_out_of_store_errors() -> None:
 
 def test_a_large_tool_output_is_stored_on_postgresql(postgres_server: str) -> None:
     app = pg_app(fresh_database(postgres_server))
-    session_id = app.start_session(model="m", context_window=200_000, max_output_tokens=1_000)
+    session_id = app.start_session(
+        model="m", context_window=200_000, max_output_tokens=1_000, tools=[RUN]
+    )
     app.append_message(session_id, Message.user("go"))
     app.record_reply(session_id, Message.assistant(ToolUseBlock("t1", "run", {})))
 
@@ -248,7 +252,9 @@ def test_a_message_of_nine_megabytes_is_stored_on_postgresql_when_allowed(
         env=persistence_env(fresh_database(postgres_server)),
         max_message_bytes=20_000_000,
     )
-    session_id = app.start_session(model="m", context_window=200_000, max_output_tokens=1_000)
+    session_id = app.start_session(
+        model="m", context_window=200_000, max_output_tokens=1_000, tools=[RUN]
+    )
     app.append_message(session_id, Message.user("go"))
     app.record_reply(session_id, Message.assistant(ToolUseBlock("t1", "run", {})))
 

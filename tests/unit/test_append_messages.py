@@ -100,7 +100,10 @@ def test_a_session_starts_with_its_messages_in_one_write_or_not_at_all(
     assert [e.message for e in app.session(session_id).entries] == messages
     with pytest.raises(OrphanToolResultError) as refused:
         app.start_session(
-            model="claude-sonnet-4-5", max_output_tokens=400, messages=[*messages, ORPHAN]
+            model="claude-sonnet-4-5",
+            max_output_tokens=400,
+            tools=TOOLS,
+            messages=[*messages, ORPHAN],
         )
     assert "message 8 of 9" in refused.value.__notes__[0]
     assert len(inserts) == 1

@@ -33,7 +33,9 @@ from tests.support.anthropic_rules import violations
 
 @pytest.fixture
 def started(app: Sessions) -> tuple[Sessions, object]:
-    session_id = app.start_session(model="m", context_window=10_000, max_output_tokens=1_000)
+    session_id = app.start_session(
+        model="m", context_window=10_000, max_output_tokens=1_000, tools=RUN
+    )
     app.append_message(session_id, Message.user("Fix the parser."))
     app.append_message(
         session_id,
@@ -163,7 +165,9 @@ BAD_ASSISTANT_MESSAGES = [
 def test_bad_assistant_message_is_refused_and_nothing_is_written(
     app: Sessions, message: Message, error: type[Exception]
 ) -> None:
-    session_id = app.start_session(model="m", context_window=10_000, max_output_tokens=1_000)
+    session_id = app.start_session(
+        model="m", context_window=10_000, max_output_tokens=1_000, tools=RUN
+    )
     app.append_message(session_id, Message.user("go"))
     app.append_message(session_id, Message.assistant(ToolUseBlock("call_old", "a", {})))
     app.append_message(session_id, Message.user(ToolResultBlock("call_old", "done")))
@@ -175,8 +179,13 @@ def test_bad_assistant_message_is_refused_and_nothing_is_written(
     assert len(app.history(session_id)) == before
 
 
+RUN = [{"name": "run", "input_schema": {"type": "object"}}]
+
+
 def test_a_session_starts_with_a_user_message(app: Sessions) -> None:
-    session_id = app.start_session(model="m", context_window=10_000, max_output_tokens=1_000)
+    session_id = app.start_session(
+        model="m", context_window=10_000, max_output_tokens=1_000, tools=RUN
+    )
 
     with pytest.raises(RoleOrderError):
         app.append_message(session_id, Message.assistant("Hello"))
@@ -206,7 +215,9 @@ def test_a_session_starts_with_a_user_message(app: Sessions) -> None:
     ],
 )
 def test_malformed_wire_messages_get_typed_errors(app: Sessions, wire: dict[str, object]) -> None:
-    session_id = app.start_session(model="m", context_window=10_000, max_output_tokens=1_000)
+    session_id = app.start_session(
+        model="m", context_window=10_000, max_output_tokens=1_000, tools=RUN
+    )
 
     with pytest.raises(InvalidMessageError):
         app.append_message(session_id, wire)
@@ -215,7 +226,9 @@ def test_malformed_wire_messages_get_typed_errors(app: Sessions, wire: dict[str,
 
 
 def test_malformed_block_is_a_malformed_block_error(app: Sessions) -> None:
-    session_id = app.start_session(model="m", context_window=10_000, max_output_tokens=1_000)
+    session_id = app.start_session(
+        model="m", context_window=10_000, max_output_tokens=1_000, tools=RUN
+    )
     with pytest.raises(MalformedBlockError, match="a search_result needs a non-blank source"):
         app.append_message(session_id, {"role": "user", "content": [{"type": "search_result"}]})
 
@@ -255,7 +268,9 @@ def test_a_document_the_api_produced_with_an_empty_text_is_taken_and_sent_unchan
         "citations": {"enabled": True},
         "retrieved_at": "2026-11-20T10:15:00Z",
     }
-    session_id = app.start_session(model="m", context_window=10_000, max_output_tokens=1_000)
+    session_id = app.start_session(
+        model="m", context_window=10_000, max_output_tokens=1_000, tools=RUN
+    )
     app.append_message(
         session_id, {"role": "user", "content": [{"type": "text", "text": "Read it."}, document]}
     )

@@ -137,7 +137,10 @@ def test_a_call_entry_is_one_bounded_line_that_starts_with_the_first_argument_ve
 def test_after_many_compactions_a_request_still_holds_every_id_the_agent_looked_up() -> None:
     sessions = bootstrap()  # in memory, the extractive summarizer, cl100k counts
     session_id = sessions.start_session(
-        model="claude-sonnet-4-5", context_window=8_000, max_output_tokens=1_000
+        model="claude-sonnet-4-5",
+        context_window=8_000,
+        max_output_tokens=1_000,
+        tools=[{"name": "get_reservation_details", "input_schema": {"type": "object"}}],
     )
     ids = [f"R{k:03d}X{(k * 7919) % 1000:03d}" for k in range(24)]
     policy = " ".join(f"Clause {k}: fares are final unless the carrier cancels." for k in range(60))

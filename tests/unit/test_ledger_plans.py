@@ -79,7 +79,13 @@ def test_a_later_status_moves_a_held_item_on_in_a_new_segment() -> None:
 def test_after_many_compactions_the_request_still_holds_the_plan_and_where_the_agent_is() -> None:
     sessions = bootstrap()  # in memory, the extractive summarizer, cl100k counts
     session_id = sessions.start_session(
-        model="claude-sonnet-4-5", context_window=8_000, max_output_tokens=1_000
+        model="claude-sonnet-4-5",
+        context_window=8_000,
+        max_output_tokens=1_000,
+        tools=[
+            {"name": "TodoWrite", "input_schema": {"type": "object"}},
+            {"name": "bash", "input_schema": {"type": "object"}},
+        ],
     )
     steps = [f"Port module {k:02d} of the parser to the new API" for k in range(12)]
     output = " ".join(f"line {k}: the module compiles with warnings." for k in range(150))
