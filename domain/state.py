@@ -304,7 +304,8 @@ class SessionState(TailIndexes):
         check_blocks(shown_reply(message) if reply else message)
         at = len(self.entries)
         check_next(lambda k: self.entries[k].message, at, message, lambda: self.tool_ids)
-        check_tools_defined(bool(self.tools), (message,))
+        # Tools given inline (`ToolsInstructed`, on models that take them) define tools too.
+        check_tools_defined(bool(self.tools or self.instructed_tools), (message,))
 
     # Index maintenance, called by the mutators.
 

@@ -82,3 +82,19 @@ def test_server_tools_blocks_need_no_tool_of_the_host() -> None:
     app.record_reply(
         session_id, Message.assistant(WireBlock.of(search), WireBlock.of(found), TextBlock("3.14."))
     )
+
+
+def test_tools_given_inline_on_a_model_that_takes_them_define_tools() -> None:
+    # On a model that takes tool changes mid-conversation, tools added to a session started
+    # without any go inline; the model's call of one of them is a call of a defined tool.
+    app = service()
+    session_id = app.start_session(
+        model="claude-opus-4-8", context_window=200_000, max_output_tokens=1_000
+    )
+    app.append_message(session_id, Message.user("List the files."))
+    app.reconfigure(session_id, tools=[TOOL])
+    assert app.session(session_id).instructed_tools
+
+    app.record_reply(session_id, CALL)
+
+    assert app.session(session_id).entries[-1].message.tool_uses
