@@ -16,13 +16,14 @@ from abridged.domain.errors import (
     InvalidMessageError,
     InvalidToolDefinitionError,
     InvalidUsageError,
+    MalformedBlockError,
     MessageTooLargeError,
     UnencodableContentError,
 )
 from abridged.domain.messages import JSON, TOOL_NAME_PATTERN, Message, Role
 from abridged.domain.replies import shown_reply
 from abridged.domain.reply_shapes import check_server_turn
-from abridged.domain.validation import check_blocks, check_sequence
+from abridged.domain.validation import check_blocks, check_cache_control, check_sequence
 
 DEFAULT_MAX_MESSAGE_BYTES = 6_000_000
 """The largest message (its Messages API JSON, UTF-8) a session accepts by default. The API
@@ -91,6 +92,39 @@ def tool_key(tool: Mapping[str, JSON]) -> str:
     return str(tool.get("name"))
 
 
+MAX_BREAKPOINTS = 4
+"""The most `cache_control` breakpoints a request may carry."""
+
+
+def _check_tool_marks(tools: Sequence[Mapping[str, JSON]]) -> None:
+    """The host's `cache_control` marks on its tools, sent with every request, must be ones
+    the API takes: `{"type": "ephemeral"}` with an optional `ttl` of "5m" or "1h", at most
+    `MAX_BREAKPOINTS`, and no 1-hour mark after a 5-minute one (tools come first in cache
+    order). `render_request` leaves the library's own marks the room these leave."""
+    marks = 0
+    short_seen = False
+    for index, tool in enumerate(tools):
+        control = tool.get("cache_control")
+        if control is None:
+            continue
+        where = f"tools[{index}]"
+        try:
+            check_cache_control({"cache_control": control}, where)
+        except MalformedBlockError as error:
+            raise InvalidToolDefinitionError(str(error)) from None
+        marks += 1
+        if marks > MAX_BREAKPOINTS:
+            raise InvalidToolDefinitionError(
+                f"{where}: at most {MAX_BREAKPOINTS} cache_control breakpoints fit a request"
+            )
+        hour = isinstance(control, Mapping) and control.get("ttl") == "1h"
+        if hour and short_seen:
+            raise InvalidToolDefinitionError(
+                f"{where}: a 1h cache_control may not follow a 5m one (the longer comes first)"
+            )
+        short_seen = short_seen or not hour
+
+
 def check_tool_definitions(tools: Sequence[Mapping[str, JSON]]) -> None:
     """Raises `InvalidToolDefinitionError` for a tool the Messages API would refuse: every tool
     needs a unique `name` matching `[a-zA-Z0-9_-]{1,64}`, and a custom tool an `input_schema`
@@ -104,6 +138,9 @@ def check_tool_definitions(tools: Sequence[Mapping[str, JSON]]) -> None:
         where = f"tools[{index}]"
         if not isinstance(tool, Mapping):
             raise InvalidToolDefinitionError(f"{where} must be an object")
+    _check_tool_marks(tools)
+    for index, tool in enumerate(tools):
+        where = f"tools[{index}]"
         if tool.get("type") == "mcp_toolset":
             server = tool.get("mcp_server_name")
             if not isinstance(server, str) or not server:
