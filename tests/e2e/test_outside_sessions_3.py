@@ -102,6 +102,7 @@ def test_the_exception_a_pasted_log_ends_with_is_in_every_request_at_16k() -> No
         max_output_tokens=4_000,
         context_window=16_000,
         system=transcript.system,
+        tools=list(transcript.tools),
     )
     held: list[bool] = []
     compacted = False

@@ -15,6 +15,7 @@ from abridged.application.service import Sessions
 from abridged.domain.messages import ImageBlock, Message, ToolResultBlock, ToolUseBlock
 from abridged.domain.settings import CompactionSettings
 from tests.conftest import MakeApp
+from tests.support.builders import TOOLS
 from tests.support.red_team import Recording
 
 REDACTOR = DefaultRedactor()
@@ -103,6 +104,7 @@ def start(app: Sessions, system: str = "You are a careful agent.") -> UUID:
         model="claude-test",
         context_window=200_000,
         max_output_tokens=1_000,
+        tools=TOOLS,
         system=system,
         settings=CompactionSettings(keep_recent_turns=1, keep_recent_tokens=1),
     )

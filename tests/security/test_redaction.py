@@ -21,6 +21,7 @@ from abridged.application.service import Sessions
 from abridged.domain.messages import Message, ToolResultBlock, ToolUseBlock
 from abridged.domain.redaction import DEFAULT_PATTERNS, redact_message
 from abridged.domain.settings import CompactionSettings
+from tests.support.builders import TOOLS
 from tests.support.fakes import FakeTokenCounter
 
 AWS_KEY = "AKIAZ7Q3WXEXAMPLE4KJ"
@@ -159,6 +160,7 @@ def run_session(app: Sessions) -> tuple[UUID, list[str]]:
         model="claude-test",
         context_window=200_000,
         max_output_tokens=1_000,
+        tools=TOOLS,
         system="You are a careful agent.",
         settings=CompactionSettings(
             keep_recent_turns=1, keep_recent_tokens=1, summary_strategy="update"
@@ -281,6 +283,7 @@ def test_a_host_adds_its_own_kind_of_secret(store: Path) -> None:
             model="claude-test",
             context_window=200_000,
             max_output_tokens=1_000,
+            tools=TOOLS,
             settings=CompactionSettings(keep_recent_turns=1, keep_recent_tokens=1),
         )
         app.append_message(session_id, Message.user(f"Look up EMP-123456 with {AWS_KEY}."))

@@ -25,6 +25,7 @@ from abridged.domain.messages import (
 from abridged.domain.redaction import redact_message
 from abridged.domain.settings import CompactionSettings
 from tests.security.redaction_corpus import LEAKS, ORDINARY, Leak
+from tests.support.builders import TOOLS
 from tests.support.fakes import FakeTokenCounter
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "transcripts"
@@ -168,6 +169,7 @@ def test_a_corpus_secret_anywhere_never_reaches_the_summarizer_or_the_next_reque
             model="claude-test",
             context_window=200_000,
             max_output_tokens=1_000,
+            tools=TOOLS,
             settings=CompactionSettings(keep_recent_turns=1, keep_recent_tokens=1),
         )
         for message in [*_holding(kind, text, "toolu_1"), Message.user("Next task.")]:

@@ -23,7 +23,7 @@ from abridged.domain.errors import InvalidArgumentError
 from abridged.domain.messages import Message
 from abridged.domain.settings import CompactionSettings
 from tests.integration.test_stored_sessions import FIXTURE, stored
-from tests.support.builders import exchange, words
+from tests.support.builders import TOOLS, exchange, words
 from tests.support.fakes import FakeTokenCounter
 
 SECRET_TEXT = "Please deploy build 41 to staging."
@@ -40,6 +40,7 @@ def make_session(path: Path | str, turns: int = 4) -> UUID:
             model="claude-test",
             context_window=20_000,
             max_output_tokens=1_000,
+            tools=TOOLS,
             settings=CompactionSettings(keep_recent_turns=1),
         )
         app.append_message(session_id, Message.user(SECRET_TEXT))
