@@ -109,7 +109,9 @@ def question_asked(message: Message) -> str | None:
     texts = [b.text for b in message.content if isinstance(b, TextBlock) and b.text.strip()]
     if not texts or message.tool_uses:
         return None
-    last = next((p.strip() for p in reversed(sentences(texts[-1].strip())) if p.strip()), "")
+    # Only the text's end is read: the question is its last sentence, kept to its end.
+    end = texts[-1].strip()[-4 * QUESTION_CHARS :]
+    last = next((p.strip() for p in reversed(sentences(end)) if p.strip()), "")
     if not last.rstrip("*_ ").endswith(("?", "？", "؟")):
         return None
     return last if len(last) <= QUESTION_CHARS else "…" + last[-QUESTION_CHARS:]

@@ -84,12 +84,18 @@ _NOT_BEFORE_A_NAME = frozenset(_NAME_CHARACTERS + "@/$")
 _NAME_FIRST = frozenset(_NAME_CHARACTERS) - frozenset(".-")
 
 
+def _word_start(text: str, end: int) -> int:
+    """Where the run of name characters (`_NAME_CHARACTERS`) that ends at `end` starts, read
+    at most 256 back (a longer run starts before that)."""
+    window = text[max(0, end - 256) : end]
+    return end - (len(window) - len(window.rstrip(_NAME_CHARACTERS)))
+
+
 def _file_name_before(text: str, end: int) -> int | None:
     """Where the file's name that ends at `end` starts (its run of name characters, at most
     255), or `None` when it has none, starts with `.` or `-`, or is glued to a folder, an
     `@`, a `$` or a longer run (a `GLUED` word's, read there)."""
-    window = text[max(0, end - 256) : end]
-    start = end - (len(window) - len(window.rstrip(_NAME_CHARACTERS)))
+    start = _word_start(text, end)
     if start == end or end - start > 255 or text[start] not in _NAME_FIRST:
         return None
     if start > 0 and text[start - 1] in _NOT_BEFORE_A_NAME:
@@ -219,7 +225,6 @@ KEY = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*){2,}")
 """A lowercase dotted key of three parts or more (`indices.recovery.max_bytes_per_sec`); not
 a file's or a host's name, which ends in an extension or a domain. Two parts are not enough:
 most are an attribute of code (`self.library_service`, `mock.side_effect`)."""
-_NAME_BACK = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _PHONE_DIGITS = 8
 """A phone number has at least this many digits (`+1 555 0100` is one, `+12 34` is not)."""
 _EXTENSION_SET = frozenset(_EXTENSIONS.split("|")) | {"com", "org", "net", "io", "dev"}
@@ -270,14 +275,6 @@ def shaped(text: str) -> Iterable[str]:
         value = found.group(0)
         if value.rsplit(".", 1)[-1] not in _EXTENSION_SET:
             yield value
-
-
-def _word_start(text: str, end: int) -> int:
-    """Where the run of name characters that ends at `end` starts (at most 255 back)."""
-    start = end
-    while start > 0 and end - start < 255 and text[start - 1] in _NAME_BACK:
-        start -= 1
-    return start
 
 
 LINE_HEAD = re.compile(r"[\s\[(]*")
